@@ -1,0 +1,151 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""kops API objects (Cluster, InstanceGroup) in the kops.k8s.io/v1alpha2 wire format.
+
+Objects are plain dicts shaped exactly like the YAML a kops user keeps in git
+(``apiVersion``, ``kind``, ``metadata``, ``spec``).  Every layer downstream
+works on these dicts; nothing converts them to another internal shape, so a
+load followed by a dump gives back the same data.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import yaml
+
+from ansible_collections.kubeops.kops.plugins.module_utils.api import errors
+
+API_VERSION = "kops.k8s.io/v1alpha2"
+CLUSTER = "Cluster"
+INSTANCE_GROUP = "InstanceGroup"
+KINDS = (CLUSTER, INSTANCE_GROUP)
+CLUSTER_LABEL = "kops.k8s.io/cluster"
+IG_LABEL = "kops.k8s.io/instancegroup"
+
+# InstanceGroup roles as v1alpha2 spells them.
+ROLE_CONTROL_PLANE = "Master"
+ROLE_NODE = "Node"
+ROLE_BASTION = "Bastion"
+ROLE_APISERVER = "APIServer"
+IG_ROLES = (ROLE_CONTROL_PLANE, ROLE_NODE, ROLE_BASTION, ROLE_APISERVER)
+# The directory names kops uses for a role under igconfig/.
+ROLE_DIRS = {
+    ROLE_CONTROL_PLANE: "control-plane",
+    ROLE_NODE: "node",
+    ROLE_BASTION: "bastion",
+    ROLE_APISERVER: "apiserver",
+}
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that keeps timestamps as the strings the user wrote.
+
+    kops treats ``creationTimestamp`` and friends as opaque strings; turning
+    them into datetime objects would change them on the way back out.
+    """
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+class _Dumper(yaml.SafeDumper):
+    """Dumps like sigs.k8s.io/yaml: sorted keys, block style, indentless lists."""
+
+    def ignore_aliases(self, data):
+        return True
+
+
+def _represent_str(dumper, data):
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def load_yaml_documents(text, source="<input>"):
+    """Parse a multi-document YAML text into a list of dicts (empty documents dropped)."""
+    try:
+        docs = list(yaml.load_all(text, Loader=_Loader))
+    except yaml.YAMLError as exc:
+        raise errors.ValidationError(
+            [errors.invalid(source, None, "not valid YAML: %s" % exc)], subject=source
+        )
+    return [d for d in docs if d is not None]
+
+
+def load_objects(text, source="<input>"):
+    """Load kops objects from YAML, rejecting anything kops would reject on read.
+
+    Checks apiVersion/kind and, through the schema, every field path (an
+    unknown field is an error naming its path, as kops' strict decoding does).
+    """
+    from ansible_collections.kubeops.kops.plugins.module_utils.api import schema
+
+    objs = load_yaml_documents(text, source)
+    problems = []
+    for index, obj in enumerate(objs):
+        where = "%s[%d]" % (source, index) if len(objs) > 1 else source
+        if not isinstance(obj, dict):
+            problems.append(errors.invalid(where, obj, "each YAML document must be a kops object (a mapping)"))
+            continue
+        if obj.get("apiVersion") != API_VERSION:
+            problems.append(errors.unsupported("%s.apiVersion" % where, obj.get("apiVersion"), [API_VERSION]))
+            continue
+        if obj.get("kind") not in KINDS:
+            problems.append(errors.unsupported("%s.kind" % where, obj.get("kind"), KINDS))
+            continue
+        problems.extend(schema.check_fields(obj))
+    if problems:
+        raise errors.ValidationError(problems, subject=source)
+    return objs
+
+
+def dump_objects(objs):
+    """Dump objects the way kops writes them: sorted keys, ``---`` between documents."""
+    return "\n---\n\n".join(dump_object(o) for o in objs)
+
+
+def dump_object(obj):
+    return yaml.dump(obj, Dumper=_Dumper, default_flow_style=False, sort_keys=True,
+                     allow_unicode=True, width=float("inf"))
+
+
+def split_objects(objs):
+    """Return (cluster, [instance groups]) from a list of loaded objects."""
+    clusters = [o for o in objs if o.get("kind") == CLUSTER]
+    igs = [o for o in objs if o.get("kind") == INSTANCE_GROUP]
+    if len(clusters) > 1:
+        raise errors.ValidationError(
+            [errors.invalid("kind", CLUSTER, "found %d Cluster objects; give one cluster per file" % len(clusters))])
+    return (clusters[0] if clusters else None), igs
+
+
+def new_cluster(name):
+    return {"apiVersion": API_VERSION, "kind": CLUSTER, "metadata": {"name": name}, "spec": {}}
+
+
+def new_instance_group(cluster_name, name):
+    return {
+        "apiVersion": API_VERSION,
+        "kind": INSTANCE_GROUP,
+        "metadata": {"name": name, "labels": {CLUSTER_LABEL: cluster_name}},
+        "spec": {},
+    }
+
+
+def name_of(obj):
+    return (obj.get("metadata") or {}).get("name")
+
+
+def spec_of(obj):
+    return obj.setdefault("spec", {})
+
+
+def deepcopy(obj):
+    return copy.deepcopy(obj)
