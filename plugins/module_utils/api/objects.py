@@ -61,7 +61,13 @@ class _Dumper(yaml.SafeDumper):
 
 
 def _represent_str(dumper, data):
-    style = "|" if "\n" in data else None
+    style = None
+    if "\n" in data:
+        style = "|"
+    elif dumper.resolve(yaml.ScalarNode, data, (True, False)) != "tag:yaml.org,2002:str":
+        # A string that would read back as another type (a timestamp, "true",
+        # "0") is double-quoted, as Go's YAML writer does.
+        style = '"'
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
 

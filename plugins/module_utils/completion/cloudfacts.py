@@ -1,0 +1,123 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""Facts about the cloud that spec completion needs, passed in as data.
+
+Completion never calls a cloud API itself (see docs/architecture.md): what it
+needs to know -- the CIDR of an existing VPC, the zone of an existing subnet,
+the default machine type offered in some zones, a hosted zone's ID -- comes
+from a CloudFacts object.  StaticCloudFacts answers from a dict (tests, kops'
+own test cloud, users who want no lookups); AwsCloudFacts asks EC2/Route53
+through cloud/aws.py.
+"""
+
+from __future__ import annotations
+
+import re
+
+# kops' instance type preferences (awsup DefaultInstanceType): the first one
+# offered in every zone of the group and matching the image architecture wins.
+AWS_MACHINE_TYPE_CANDIDATES = {
+    "Master": ("t3.medium", "c5.large", "c4.large", "t4g.medium"),
+    "Node": ("t3.medium", "c5.large", "c4.large", "t4g.medium"),
+    "APIServer": ("t3.medium", "c5.large", "c4.large", "t4g.medium"),
+    "Bastion": ("t3.micro", "t2.micro", "t4g.micro"),
+}
+GCE_MACHINE_TYPES = {"Master": "e2-medium", "Node": "e2-medium", "APIServer": "e2-medium", "Bastion": "e2-micro"}
+
+
+class CloudFactsError(ValueError):
+    pass
+
+
+def aws_region_of_zone(zone):
+    """us-east-1a -> us-east-1 (and kops' test zone us-test-1a -> us-test-1)."""
+    if not re.match(r"^[a-z]{2}(-[a-z0-9]+)+-\d+[a-z]$", zone or ""):
+        raise CloudFactsError("zone %r is not an AWS availability zone (expected e.g. us-east-1a)" % (zone,))
+    return zone[:-1]
+
+
+def gce_region_of_zone(zone):
+    """us-central1-a -> us-central1."""
+    parts = (zone or "").rsplit("-", 1)
+    if len(parts) != 2 or not parts[0] or len(parts[1]) != 1:
+        raise CloudFactsError("zone %r is not a GCE zone (expected e.g. us-central1-a)" % (zone,))
+    return parts[0]
+
+
+REGION_OF_ZONE = {"aws": aws_region_of_zone, "gce": gce_region_of_zone}
+
+
+class StaticCloudFacts(object):
+    """Cloud facts from plain data.
+
+    data keys (all optional):
+      machine_types: {cloud: {role: type}} default machine type per IG role ("Master", "Node", "Bastion", "APIServer")
+      vpcs: {vpc_id: cidr}
+      subnets: {subnet_id: {"cidr": ..., "zone": ..., "vpc": ...}}
+      hosted_zones: {dns_name: zone_id}
+      gce_used_cidrs: [cidr, ...] already used in the GCE network
+    """
+
+    def __init__(self, data=None):
+        data = data or {}
+        self.machine_types = dict(data.get("machine_types") or {})
+        self.vpcs = dict(data.get("vpcs") or {})
+        self.subnets = dict(data.get("subnets") or {})
+        self.hosted_zones = dict(data.get("hosted_zones") or {})
+        self.gce_used_cidrs = list(data.get("gce_used_cidrs") or [])
+
+    def default_machine_type(self, cloud, role, zones, architecture="amd64"):
+        chosen = (self.machine_types.get(cloud) or {}).get(role)
+        if chosen:
+            return chosen
+        if cloud == "gce":
+            return GCE_MACHINE_TYPES[role]
+        if cloud == "aws":
+            for candidate in AWS_MACHINE_TYPE_CANDIDATES[role]:
+                if candidate.startswith("t4g") == (architecture == "arm64"):
+                    return candidate
+        raise CloudFactsError("no default machine type known for role %s on %s; set machineType" % (role, cloud))
+
+    def vpc_cidr(self, vpc_id):
+        if vpc_id not in self.vpcs:
+            raise CloudFactsError("VPC %r not found; check network_id, or give network_cidrs" % vpc_id)
+        return self.vpcs[vpc_id]
+
+    def subnet(self, subnet_id):
+        """{"cidr", "zone", "vpc"} of an existing subnet."""
+        if subnet_id not in self.subnets:
+            raise CloudFactsError("subnet %r not found; check subnet_ids" % subnet_id)
+        return self.subnets[subnet_id]
+
+    def find_hosted_zone(self, name):
+        """ID of the hosted zone with the longest name that is a suffix of ``name``."""
+        best = None
+        for zone_name, zone_id in self.hosted_zones.items():
+            zone_name = zone_name.rstrip(".")
+            if name == zone_name or name.endswith("." + zone_name):
+                if best is None or len(zone_name) > len(best[0]):
+                    best = (zone_name, zone_id)
+        return best[1] if best else None
+
+    def used_gce_cidrs(self, network_name):
+        return list(self.gce_used_cidrs)
+
+
+def kops_test_cloud():
+    """The mock cloud of kops' own integration tests (region us-test-1, GCE us-test1).
+
+    Its values are what kops' fixtures under conformance/kops were generated
+    against, so the conformance tests feed them in as facts.
+    """
+    return StaticCloudFacts({
+        "machine_types": {"aws": {"Master": "m3.medium", "Node": "t2.medium", "APIServer": "m3.medium",
+                                  "Bastion": "t2.micro"}},
+        "vpcs": {"vpc-12345678": "10.0.0.0/12"},
+        "subnets": {
+            "subnet-1": {"cidr": "10.10.0.0/24", "zone": "us-test-1a", "vpc": "vpc-12345678"},
+            "subnet-2": {"cidr": "10.11.0.0/24", "zone": "us-test-1a", "vpc": "vpc-12345678"},
+        },
+        "hosted_zones": {"example.com": "Z1AFAKE1ZON3YO"},
+    })
+

@@ -1,0 +1,751 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""create-cluster options -> the user spec `kops create cluster` writes.
+
+The options are kops' CreateClusterOptions, snake-cased (see
+docs/create-cluster-options.md).  The result is the Cluster and the
+InstanceGroups exactly as kops stores them in `<cluster>/config` and
+`<cluster>/instancegroup/<name>`: after kops' PerformAssignments (network and
+subnet CIDRs) but before the full completion, which update computes.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import io
+import re
+
+from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import fieldpaths
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import subnets as subnet_alloc
+from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import (
+    REGION_OF_ZONE, CloudFactsError, StaticCloudFacts)
+
+MASTER, NODE, BASTION, APISERVER = (objects.ROLE_CONTROL_PLANE, objects.ROLE_NODE,
+                                    objects.ROLE_BASTION, objects.ROLE_APISERVER)
+DEFAULT_ACCESS = ["0.0.0.0/0", "::/0"]
+DEFAULT_AWS_NETWORK_CIDR = "172.20.0.0/16"
+DEFAULT_NON_MASQUERADE_CIDR = "100.64.0.0/10"
+SUPPORTED_CLOUDS = ("aws", "gce")
+
+# Every option create_cluster accepts, with its default.  Keys are kops'
+# CreateClusterOptions names snake-cased (conformance/kops/options-map.yaml).
+OPTION_DEFAULTS = {
+    "cluster_name": None,
+    "cloud_provider": None,
+    "channel": channels.DEFAULT_CHANNEL,
+    "kubernetes_version": None,
+    "config_base": None,
+    "authorization": "RBAC",
+    "admin_access": None,
+    "ssh_access": None,
+    "zones": [],
+    "control_plane_zones": [],
+    "control_plane_count": 0,
+    "control_plane_sizes": [],
+    "control_plane_image": None,
+    "control_plane_volume_size": 0,
+    "control_plane_volume_type": None,
+    "control_plane_security_groups": [],
+    "control_plane_tenancy": None,
+    "node_count": 0,
+    "node_sizes": [],
+    "node_image": None,
+    "node_volume_size": 0,
+    "node_volume_type": None,
+    "node_security_groups": [],
+    "node_tenancy": None,
+    "bastion_image": None,
+    "image": None,
+    "networking": "cilium",
+    "network_cidrs": [],
+    "network_id": None,
+    "subnet_ids": [],
+    "utility_subnet_ids": [],
+    "topology": None,
+    "ipv6": False,
+    "bastion": False,
+    "dns_type": None,
+    "dns_zone": None,
+    "egress": None,
+    "api_load_balancer_type": None,
+    "api_ssl_certificate": None,
+    "api_public_name": None,
+    "api_server_count": 0,
+    "api_server_sizes": [],
+    "associate_public_ip": None,
+    "project": None,
+    "gce_service_account": None,
+    "discovery_store": None,
+    "encrypt_etcd_storage": None,
+    "etcd_clusters": ["main", "events"],
+    "etcd_storage_type": None,
+    "instance_manager": "cloudgroups",
+    "kubernetes_feature_gates": [],
+    "cloud_labels": None,
+    "disable_subnet_tags": False,
+    "sets": [],
+    "unsets": [],
+    # Accepted like kops accepts them; kops 1.37 creates no instance groups
+    # for these experimental roles yet, and neither do we.
+    "etcd_count": 0,
+    "etcd_sizes": [],
+    "kube_controller_manager_count": 0,
+    "kube_controller_manager_sizes": [],
+    "scheduler_count": 0,
+    "scheduler_sizes": [],
+}
+LIST_OPTIONS = tuple(k for k, v in OPTION_DEFAULTS.items() if isinstance(v, list))
+
+# kops --networking values -> spec.networking
+NETWORKING = {
+    "kubenet": {"kubenet": {}},
+    "external": {"external": {}},
+    "cni": {"cni": {}},
+    "kopeio": {"kopeio": {}},
+    "kopeio-vxlan": {"kopeio": {}},
+    "flannel": {"flannel": {"backend": "vxlan"}},
+    "flannel-vxlan": {"flannel": {"backend": "vxlan"}},
+    "flannel-udp": {"flannel": {"backend": "udp"}},
+    "calico": {"calico": {}},
+    "kube-router": {"kubeRouter": {}},
+    "amazonvpc": {"amazonvpc": {}},
+    "amazon-vpc-routed-eni": {"amazonvpc": {}},
+    "cilium": {"cilium": {"enableNodePort": True}},
+    "cilium-etcd": {"cilium": {"enableNodePort": True, "etcdManaged": True}},
+    "cilium-eni": {"cilium": {"enableNodePort": True, "ipam": "eni"}},
+    "gcp": {"gcp": {}},
+    "gce": {"gcp": {}},
+    "kindnet": {"kindnet": {}},
+}
+# Networking that replaces kube-proxy: kops writes kubeProxy.enabled=false at create.
+NETWORKING_WITHOUT_KUBE_PROXY = ("kube-router", "cilium", "cilium-etcd", "cilium-eni")
+
+DNS_TYPES = {"public": "Public", "private": "Private", "none": "None"}
+TOPOLOGIES = ("public", "private")
+# Cilium's etcd gets compaction settings kops adds to the extra "cilium" etcd cluster.
+CILIUM_ETCD_ENV = [{"name": "ETCD_AUTO_COMPACTION_MODE", "value": "revision"},
+                   {"name": "ETCD_AUTO_COMPACTION_RETENTION", "value": "2500"}]
+GUESS_CLOUD_FROM_STORE = {"s3://": "aws", "gs://": "gce"}
+GRAVITON_TYPE = re.compile(r"^[a-z]+\d+g[a-z]*\.")
+
+
+class CreateClusterError(ValueError):
+    """A bad create-cluster option: the message names the option and the fix."""
+
+
+def normalize_options(options):
+    """Defaults filled in, unknown option names rejected, list options accepted as CSV strings."""
+    options = dict(options or {})
+    unknown = sorted(k for k in options if k not in OPTION_DEFAULTS)
+    if unknown:
+        raise CreateClusterError("unknown create-cluster option(s): %s; supported options are listed in "
+                                 "docs/create-cluster-options.md" % ", ".join(unknown))
+    result = copy.deepcopy(OPTION_DEFAULTS)
+    for key, value in options.items():
+        if value is None:
+            continue
+        if key in LIST_OPTIONS and isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        result[key] = value
+    return result
+
+
+def new_cluster(options, state_store=None, facts=None):
+    """Return (cluster, instance_groups) for create-cluster options.
+
+    state_store is the store URL (configBase = <store>/<cluster name>);
+    facts is a CloudFacts (see cloudfacts.py) answering cloud questions.
+    """
+    opt = normalize_options(options)
+    facts = facts or StaticCloudFacts()
+    name = opt["cluster_name"]
+    if not name:
+        raise CreateClusterError("cluster_name is required (the cluster's DNS name, e.g. k8s.example.com)")
+    if not opt["zones"]:
+        raise CreateClusterError("zones: must specify at least one zone for the cluster (e.g. zones: [us-east-1a])")
+
+    channel = channels.load_channel(opt["channel"])
+    cluster = objects.new_cluster(name)
+    spec = cluster["spec"]
+    spec["channel"] = opt["channel"]
+    spec["kubernetesVersion"] = opt["kubernetes_version"] or channel.recommended_kubernetes_version()
+    _check_version(spec["kubernetesVersion"])
+    spec["configBase"] = opt["config_base"] or _config_base(state_store, name)
+    spec["authorization"] = _authorization(opt["authorization"])
+    spec["iam"] = {"allowContainerRegistry": True, "legacy": False}
+    spec["kubelet"] = {"anonymousAuth": False}
+    _apply_feature_gates(spec, opt["kubernetes_feature_gates"])
+    spec["kubernetesApiAccess"] = list(opt["admin_access"] or DEFAULT_ACCESS)
+    spec["sshAccess"] = list(opt["ssh_access"] or spec["kubernetesApiAccess"])
+
+    cloud = _cloud_provider(opt, spec["configBase"])
+    spec["cloudProvider"] = cloud
+    _setup_discovery(opt, spec, cloud)
+    _setup_vpc(opt, spec, cloud, facts)
+    zone_subnets = _setup_zones(opt, spec, cloud, facts)
+    _setup_networking(opt, spec)
+    bastions = _setup_topology(opt, spec, cloud, facts)
+    control_planes = _setup_control_plane(opt, spec, cloud, zone_subnets)
+    nodes = _setup_nodes(opt, spec, cloud, zone_subnets)
+    apiservers = _setup_apiservers(opt, cloud, zone_subnets)
+    _setup_api(opt, spec, cloud)
+
+    groups = control_planes + apiservers + nodes + bastions
+    for ig in groups:
+        _complete_new_group(opt, cluster, ig, channel, facts)
+    _apply_flag_overrides(opt, spec, control_planes, nodes, groups)
+    fieldpaths.unset_fields(cluster, opt["unsets"])
+    fieldpaths.set_fields(cluster, opt["sets"])
+    if (spec.get("networking", {}).get("calico") or {}).get("bpfEnabled"):
+        spec.setdefault("kubeProxy", {}).setdefault("enabled", False)
+    perform_assignments(cluster, facts)
+    for ig in groups:
+        ig["metadata"]["labels"] = {objects.CLUSTER_LABEL: name}
+    groups.sort(key=objects.name_of)
+    return cluster, groups
+
+
+def _check_version(version):
+    from ansible_collections.kubeops.kops.plugins.module_utils.completion import semver
+    if not version or not semver.is_valid(version):
+        raise CreateClusterError("kubernetes_version: cannot parse %r (expected e.g. v1.34.2)" % (version,))
+
+
+def _config_base(state_store, name):
+    if not state_store:
+        raise CreateClusterError("state_store is required (e.g. s3://my-kops-state or file:///var/lib/kops); "
+                                 "or set KOPS_STATE_STORE")
+    return "%s/%s" % (state_store.rstrip("/"), name)
+
+
+def _authorization(mode):
+    mode = (mode or "RBAC").lower()
+    if mode == "rbac":
+        return {"rbac": {}}
+    if mode == "alwaysallow":
+        return {"alwaysAllow": {}}
+    raise CreateClusterError("authorization: unknown mode %r (use RBAC or AlwaysAllow)" % mode)
+
+
+def parse_feature_gate(text):
+    """"+Gate"/"Gate" -> ("Gate", True); "-Gate" -> ("Gate", False)."""
+    text = (text or "").strip()
+    enabled = not text.startswith("-")
+    gate = text.lstrip("+-").strip()
+    if not gate:
+        raise CreateClusterError("kubernetes_feature_gates: %r must name a feature gate (e.g. +InPlacePodVerticalScaling)"
+                                 % text)
+    return gate, enabled
+
+
+def _apply_feature_gates(spec, gates):
+    if not gates:
+        return
+    parsed = dict(parse_feature_gate(g) for g in gates)
+    values = {gate: "true" if on else "false" for gate, on in parsed.items()}
+    for component in ("kubelet", "kubeAPIServer", "kubeControllerManager", "kubeProxy", "kubeScheduler"):
+        spec.setdefault(component, {})["featureGates"] = dict(values)
+
+
+def _cloud_provider(opt, config_base):
+    cloud = opt["cloud_provider"]
+    if not cloud:
+        cloud = next((c for prefix, c in GUESS_CLOUD_FROM_STORE.items() if config_base.startswith(prefix)), None)
+        if not cloud:
+            raise CreateClusterError("cloud_provider: cannot guess the cloud from the state store %r; "
+                                     "set cloud_provider to aws or gce" % config_base)
+    if cloud not in SUPPORTED_CLOUDS:
+        raise CreateClusterError("cloud_provider: %r is not supported (use one of: %s)"
+                                 % (cloud, ", ".join(SUPPORTED_CLOUDS)))
+    return cloud
+
+
+def _setup_discovery(opt, spec, cloud):
+    if not opt["discovery_store"]:
+        return
+    discovery = {"discoveryStore": "%s/%s" % (opt["discovery_store"].rstrip("/"), opt["cluster_name"])}
+    if cloud == "aws":
+        discovery["enableAWSOIDCProvider"] = True
+        spec["iam"]["useServiceAccountExternalPermissions"] = True
+    spec["serviceAccountIssuerDiscovery"] = discovery
+
+
+def _setup_vpc(opt, spec, cloud, facts):
+    if opt["network_id"]:
+        spec["networkID"] = opt["network_id"]
+    if cloud == "aws":
+        if not opt["network_id"] and opt["subnet_ids"]:
+            spec["networkID"] = _fact(facts.subnet, opt["subnet_ids"][0], "subnet_ids").get("vpc")
+            if not spec["networkID"]:
+                raise CreateClusterError("subnet_ids: cannot determine the VPC of subnet %s; set network_id"
+                                         % opt["subnet_ids"][0])
+    elif cloud == "gce":
+        spec["cloudConfig"] = {}
+        if opt["project"]:
+            spec["project"] = opt["project"]
+        if opt["gce_service_account"]:
+            spec["cloudConfig"]["gceServiceAccount"] = opt["gce_service_account"]
+
+
+def _fact(lookup, key, option):
+    try:
+        return lookup(key)
+    except CloudFactsError as exc:
+        raise CreateClusterError("%s: %s" % (option, exc))
+
+
+def _region(cloud, zone, option="zones"):
+    try:
+        return REGION_OF_ZONE[cloud](zone)
+    except CloudFactsError as exc:
+        raise CreateClusterError("%s: %s" % (option, exc))
+
+
+def _all_zones(opt):
+    return sorted(set(opt["zones"]) | set(opt["control_plane_zones"]))
+
+
+def _zone_to_subnet_ids(opt, spec, facts, ids, option):
+    """Map each zone to the one given subnet id in it (kops: two subnets in a zone is an error)."""
+    result = {}
+    for subnet_id in ids:
+        info = _fact(facts.subnet, subnet_id, option)
+        if spec.get("networkID") and info.get("vpc") and info["vpc"] != spec["networkID"]:
+            raise CreateClusterError("%s: subnet %s not found in VPC %s" % (option, subnet_id, spec["networkID"]))
+        zone = info.get("zone")
+        if zone in result:
+            raise CreateClusterError("%s: subnet %s and %s have the same zone" % (option, subnet_id, result[zone]))
+        result[zone] = subnet_id
+    return result
+
+
+def _setup_zones(opt, spec, cloud, facts):
+    """Create the subnets (one per zone on AWS, one per region on GCE) and map zone -> subnets."""
+    subnets = spec.setdefault("subnets", [])
+    by_name = {}
+    zone_subnets = {}
+
+    def add(subnet):
+        if subnet["name"] not in by_name:
+            by_name[subnet["name"]] = subnet
+            subnets.append(subnet)
+        return by_name[subnet["name"]]
+
+    if cloud == "gce":
+        if len(opt["subnet_ids"]) > 1:
+            raise CreateClusterError("subnet_ids: expected exactly one subnet for GCE, got %d" % len(opt["subnet_ids"]))
+        for zone in _all_zones(opt):
+            region = _region(cloud, zone)
+            subnet = {"name": region, "region": region}
+            if opt["subnet_ids"]:
+                subnet["id"] = opt["subnet_ids"][0]
+            zone_subnets.setdefault(zone, []).append(add(subnet))
+        return zone_subnets
+
+    ids = _zone_to_subnet_ids(opt, spec, facts, opt["subnet_ids"], "subnet_ids") if opt["subnet_ids"] else {}
+    for zone in _all_zones(opt):
+        _region(cloud, zone)
+        subnet = {"name": zone, "zone": zone}
+        if opt["egress"]:
+            subnet["egress"] = opt["egress"]
+        if zone in ids:
+            subnet["id"] = ids[zone]
+        zone_subnets.setdefault(zone, []).append(add(subnet))
+    for index, cidr in enumerate(opt["network_cidrs"][1:]):
+        zone = opt["zones"][index % len(opt["zones"])]
+        subnet = {"name": "%s-%d" % (zone, index + 1), "zone": zone, "cidr": cidr}
+        if opt["egress"]:
+            subnet["egress"] = opt["egress"]
+        if zone in ids:
+            subnet["id"] = ids[zone]
+        zone_subnets.setdefault(zone, []).append(add(subnet))
+    return zone_subnets
+
+
+def _setup_networking(opt, spec):
+    choice = opt["networking"] or "cilium"
+    if choice not in NETWORKING:
+        raise CreateClusterError("networking: unknown networking mode %r (use one of: %s)"
+                                 % (choice, ", ".join(sorted(NETWORKING))))
+    spec["networking"] = copy.deepcopy(NETWORKING[choice])
+    if choice in NETWORKING_WITHOUT_KUBE_PROXY:
+        spec.setdefault("kubeProxy", {})["enabled"] = False
+
+
+def _topology(opt):
+    topology = (opt["topology"] or ("private" if opt["ipv6"] else "public")).lower()
+    if topology not in TOPOLOGIES:
+        raise CreateClusterError("topology: invalid topology %r (use public or private)" % opt["topology"])
+    return topology
+
+
+def _dns_type(opt):
+    if not opt["dns_type"]:
+        return "Public" if opt["dns_zone"] else "None"
+    dns = DNS_TYPES.get(str(opt["dns_type"]).lower())
+    if not dns:
+        raise CreateClusterError("dns_type: unknown DNS type %r (use public, private or none)" % opt["dns_type"])
+    return dns
+
+
+def _new_group(name, role, min_size=None, max_size=None):
+    ig = objects.new_instance_group("", name)
+    ig["metadata"].pop("labels")
+    if min_size is not None:
+        ig["spec"]["minSize"] = min_size
+    if max_size is not None:
+        ig["spec"]["maxSize"] = max_size
+    ig["spec"]["role"] = role
+    return ig
+
+
+def _setup_topology(opt, spec, cloud, facts):
+    topology = _topology(opt)
+    spec["topology"] = {"dns": {"type": _dns_type(opt)}}
+    subnets = spec["subnets"]
+    bastions = []
+    if topology == "public":
+        if opt["bastion"]:
+            raise CreateClusterError("bastion: a bastion needs topology: private")
+        for subnet in subnets:
+            subnet["type"] = "Public"
+    else:
+        if "kubenet" in spec["networking"]:
+            raise CreateClusterError("networking: kubenet does not support private topology; choose e.g. cilium or calico")
+        for subnet in subnets:
+            subnet["type"] = "Private"
+        utility_ids = {}
+        if opt["utility_subnet_ids"] and cloud == "aws":
+            utility_ids = _zone_to_subnet_ids(opt, spec, facts, opt["utility_subnet_ids"], "utility_subnet_ids")
+        private = [s for s in subnets if s["type"] == "Private"]
+        if opt["ipv6"]:
+            subnets.extend(_derived_subnet(s, "dualstack-", "DualStack", utility_ids) for s in private)
+        if cloud != "gce":
+            subnets.extend(_derived_subnet(s, "utility-", "Utility", utility_ids)
+                           for s in [s for s in subnets if s["type"] == "Private"])
+        if opt["bastion"]:
+            bastion = _new_group("bastions", BASTION, 1, 1)
+            if spec["topology"]["dns"]["type"] != "None":
+                spec["topology"]["bastion"] = {"bastionPublicName": "bastion." + opt["cluster_name"]}
+            if opt["ipv6"]:
+                bastion["spec"]["subnets"] = [s["name"] for s in subnets if s["type"] == "DualStack"]
+            if cloud == "gce":
+                bastion["spec"]["zones"] = _all_zones(opt)
+            if opt["bastion_image"]:
+                bastion["spec"]["image"] = opt["bastion_image"]
+            bastions.append(bastion)
+    if opt["ipv6"]:
+        if cloud != "aws":
+            raise CreateClusterError("ipv6: IPv6 clusters are supported on AWS only")
+        spec["nonMasqueradeCIDR"] = "::/0"
+        spec["cloudControllerManager"] = {}
+        for index, subnet in enumerate(subnets):
+            subnet["ipv6CIDR"] = "/64#%x" % index
+    return bastions
+
+
+def _derived_subnet(private, prefix, kind, ids):
+    subnet = {"name": prefix + private["name"], "type": kind}
+    for key in ("zone", "region"):
+        if private.get(key):
+            subnet[key] = private[key]
+    if private.get("zone") in ids:
+        subnet["id"] = ids[private["zone"]]
+    return subnet
+
+
+def _setup_control_plane(opt, spec, cloud, zone_subnets):
+    count = int(opt["control_plane_count"] or 0)
+    zones = list(opt["control_plane_zones"])
+    if zones:
+        if count and count < len(zones):
+            raise CreateClusterError("control_plane_count: specified %d control-plane zones, but also requested %d "
+                                     "control-plane nodes; if specifying both, the count should match"
+                                     % (len(zones), count))
+        count = count or len(zones)
+    else:
+        zones = list(opt["zones"])
+        count = count or 1
+    groups = []
+    for index in range(count):
+        zone = zones[index % len(zones)]
+        name = zone + ("-%d" % (1 + index // len(zones)) if count > len(zones) else "")
+        ig = _new_group("control-plane-" + name, MASTER, 1, 1)
+        main_subnet = zone_subnets[zone][0]["name"]
+        ig["spec"]["subnets"] = ["dualstack-" + main_subnet if opt["ipv6"] and _topology(opt) == "private"
+                                 else main_subnet]
+        if cloud == "gce":
+            ig["spec"]["zones"] = [zone]
+        _apply_sizes(ig, opt["control_plane_sizes"], cloud)
+        if opt["control_plane_image"]:
+            ig["spec"]["image"] = opt["control_plane_image"]
+        groups.append(ig)
+    spec["etcdClusters"] = [_etcd_cluster(name, groups, _encrypt_etcd(opt, cloud), opt["etcd_storage_type"])
+                            for name in _etcd_cluster_names(opt)]
+    return groups
+
+
+def _etcd_cluster_names(opt):
+    names = list(opt["etcd_clusters"])
+    if opt["networking"] == "cilium-etcd":
+        names.append("cilium")
+    return names
+
+
+def _encrypt_etcd(opt, cloud):
+    if opt["encrypt_etcd_storage"] is not None:
+        return bool(opt["encrypt_etcd_storage"])
+    return cloud == "aws"
+
+
+def etcd_member_names(group_names):
+    """kops' member names: drop the control-plane- prefix, then the common prefix; digits get etcd-."""
+    names = [n[len("control-plane-"):] if n.startswith("control-plane-") else
+             n[len("master-"):] if n.startswith("master-") else n for n in group_names]
+    while names and len(names[0]) > 1 and all(n.startswith(names[0][0]) for n in names):
+        names = [n[1:] for n in names]
+    return ["etcd-" + n if n[:1].isdigit() else n for n in names]
+
+
+def _etcd_cluster(name, control_planes, encrypted, storage_type):
+    cluster = {
+        "name": name,
+        "manager": {"backupRetentionDays": 90},
+        "cpuRequest": "200m" if name == "main" else "100m",
+        "memoryRequest": "100Mi",
+        "etcdMembers": [],
+    }
+    for member, ig in zip(etcd_member_names([objects.name_of(g) for g in control_planes]), control_planes):
+        entry = {"name": member, "instanceGroup": objects.name_of(ig)}
+        if encrypted:
+            entry["encryptedVolume"] = True
+        if storage_type:
+            entry["volumeType"] = storage_type
+        cluster["etcdMembers"].append(entry)
+    if name == "cilium":
+        cluster["manager"]["env"] = copy.deepcopy(CILIUM_ETCD_ENV)
+    return cluster
+
+
+def _apply_sizes(ig, sizes, cloud, mixed=True):
+    if not sizes:
+        return
+    ig["spec"]["machineType"] = sizes[0]
+    if mixed and cloud == "aws" and len(sizes) > 1:
+        ig["spec"]["mixedInstancesPolicy"] = {"instances": list(sizes)}
+
+
+def _split_count(total, buckets):
+    per, remainder = divmod(total, buckets)
+    return [per + (1 if i < remainder else 0) for i in range(buckets)]
+
+
+def _setup_nodes(opt, spec, cloud, zone_subnets):
+    manager = opt["instance_manager"]
+    if manager == "karpenter":
+        if not opt["discovery_store"]:
+            raise CreateClusterError("instance_manager: karpenter requires discovery_store")
+        spec["karpenter"] = {"enabled": True}
+        ig = _new_group("nodes", NODE)
+        ig["spec"]["manager"] = "Karpenter"
+        if opt["node_count"]:
+            ig["spec"]["minSize"] = int(opt["node_count"])
+        _apply_sizes(ig, opt["node_sizes"], "aws")
+        return [ig]
+    if manager != "cloudgroups":
+        raise CreateClusterError("instance_manager: invalid value %r (use cloudgroups or karpenter)" % manager)
+    zones = opt["zones"]
+    groups = []
+    for zone, count in zip(zones, _split_count(int(opt["node_count"] or len(zones)), len(zones))):
+        ig = _new_group("nodes-" + zone, NODE, count, count)
+        in_zone = zone_subnets[zone]
+        # The main subnet may be smaller and is kept for the control plane.
+        ig["spec"]["subnets"] = [s["name"] for s in (in_zone if len(in_zone) == 1 else in_zone[1:])]
+        if cloud == "gce":
+            ig["spec"]["zones"] = [zone]
+        _apply_sizes(ig, opt["node_sizes"], cloud)
+        if opt["node_image"]:
+            ig["spec"]["image"] = opt["node_image"]
+        groups.append(ig)
+    return groups
+
+
+def _setup_apiservers(opt, cloud, zone_subnets):
+    total = int(opt["api_server_count"] or 0)
+    if not total:
+        return []
+    if len(opt["api_server_sizes"]) > 1:
+        raise CreateClusterError("api_server_sizes: multiple machine types for an API server group are not supported")
+    groups = []
+    for zone, count in zip(opt["zones"], _split_count(total, len(opt["zones"]))):
+        ig = _new_group("apiserver-" + zone, APISERVER, count, count)
+        ig["spec"]["subnets"] = [s["name"] for s in zone_subnets[zone]]
+        if cloud == "gce":
+            ig["spec"]["zones"] = [zone]
+        _apply_sizes(ig, opt["api_server_sizes"], cloud, mixed=False)
+        groups.append(ig)
+    return groups
+
+
+def _setup_api(opt, spec, cloud):
+    api = spec.setdefault("api", {})
+    lb_type = opt["api_load_balancer_type"]
+    if lb_type or opt["api_ssl_certificate"] or _topology(opt) == "private" or spec["topology"]["dns"]["type"] == "None":
+        types = {None: "Public", "": "Public", "public": "Public", "internal": "Internal"}
+        if (lb_type or "").lower() not in types:
+            raise CreateClusterError("api_load_balancer_type: unknown type %r (use public or internal)" % lb_type)
+        api["loadBalancer"] = {"type": types[(lb_type or "").lower()]}
+        if opt["api_ssl_certificate"]:
+            api["loadBalancer"]["sslCertificate"] = opt["api_ssl_certificate"]
+        if cloud == "aws":
+            api["loadBalancer"]["class"] = "Network"
+    else:
+        api["dns"] = {}
+
+
+def machine_architecture(machine_type):
+    """amd64 unless the machine type is an AWS Graviton type (m7g.large, t4g.medium, ...)."""
+    return channels.ARCH_ARM64 if machine_type and GRAVITON_TYPE.match(machine_type) else channels.ARCH_AMD64
+
+
+def _complete_new_group(opt, cluster, ig, channel, facts):
+    spec = cluster["spec"]
+    ig_spec = ig["spec"]
+    cloud = spec["cloudProvider"]
+    if not ig_spec.get("image"):
+        ig_spec["image"] = opt["image"] or channel.find_image(
+            cloud, spec["kubernetesVersion"], machine_architecture(ig_spec.get("machineType")))
+        if not ig_spec["image"]:
+            raise CreateClusterError("image: the %s channel has no %s image for Kubernetes %s; set image"
+                                     % (channel.name, cloud, spec["kubernetesVersion"]))
+    if not ig_spec.get("machineType") and ig_spec.get("manager") != "Karpenter":
+        zones = ig_spec.get("zones") or _zones_of_subnets(spec, ig_spec.get("subnets") or [])
+        try:
+            ig_spec["machineType"] = facts.default_machine_type(
+                cloud, ig_spec["role"], zones, machine_architecture(None))
+        except CloudFactsError as exc:
+            raise CreateClusterError("%s_sizes: %s" % ("node" if ig_spec["role"] == NODE else "control_plane", exc))
+    if not ig_spec.get("subnets"):
+        ig_spec["subnets"] = ([s["name"] for s in spec["subnets"] if s.get("type") not in ("DualStack", "Utility")]
+                              or [s["name"] for s in spec["subnets"] if s.get("type") != "Utility"])
+    ig_spec.setdefault("nodeLabels", {})[objects.IG_LABEL] = objects.name_of(ig)
+
+
+def _zones_of_subnets(spec, names):
+    return sorted({s.get("zone") for s in spec.get("subnets") or [] if s["name"] in names and s.get("zone")})
+
+
+def parse_cloud_labels(text):
+    """kops' --cloud-labels: "k=v,k2=v2", values may be double-quoted (and contain , or =)."""
+    if isinstance(text, dict):
+        return {str(k): str(v) for k, v in text.items()}
+    records = text.replace(",", "\n")
+    labels = {}
+    try:
+        for row in csv.reader(io.StringIO(records), delimiter="=", skipinitialspace=True, strict=True):
+            if not row:
+                continue
+            if len(row) != 2:
+                raise ValueError("expected key=value, got %r" % "=".join(row))
+            labels[row[0]] = row[1]
+    except (csv.Error, ValueError) as exc:
+        raise CreateClusterError("cloud_labels: one or more key=value pairs are malformed: %s" % exc)
+    return labels
+
+
+def _apply_flag_overrides(opt, spec, control_planes, nodes, groups):
+    """What kops' create command sets after NewCluster (cmd/kops/create_cluster.go)."""
+    if opt["cloud_labels"]:
+        labels = parse_cloud_labels(opt["cloud_labels"])
+        if labels:
+            spec["cloudLabels"] = labels
+    if opt["associate_public_ip"] is not None:
+        for ig in groups:
+            ig["spec"]["associatePublicIp"] = bool(opt["associate_public_ip"])
+    per_role = (
+        (control_planes, "tenancy", opt["control_plane_tenancy"]),
+        (nodes, "tenancy", opt["node_tenancy"]),
+        (nodes, "additionalSecurityGroups", list(opt["node_security_groups"]) or None),
+        (control_planes, "additionalSecurityGroups", list(opt["control_plane_security_groups"]) or None),
+        (control_planes, "rootVolumeSize", int(opt["control_plane_volume_size"] or 0) or None),
+        (control_planes, "rootVolumeType", opt["control_plane_volume_type"]),
+        (nodes, "rootVolumeSize", int(opt["node_volume_size"] or 0) or None),
+        (nodes, "rootVolumeType", opt["node_volume_type"]),
+    )
+    for targets, field, value in per_role:
+        if value:
+            for ig in targets:
+                ig["spec"][field] = copy.deepcopy(value)
+    if opt["dns_zone"]:
+        spec["dnsZone"] = opt["dns_zone"]
+    if opt["network_cidrs"]:
+        spec["networkCIDR"] = opt["network_cidrs"][0]
+        if opt["network_cidrs"][1:]:
+            spec["additionalNetworkCIDRs"] = list(opt["network_cidrs"][1:])
+    if opt["disable_subnet_tags"]:
+        spec["tagSubnets"] = False
+    if opt["api_public_name"]:
+        spec["masterPublicName"] = opt["api_public_name"]
+
+
+def perform_assignments(cluster, facts):
+    """kops' PerformAssignments: network CIDR, non-masquerade CIDR, API name, subnet CIDRs."""
+    spec = cluster["spec"]
+    cloud = spec.get("cloudProvider")
+    for etcd in spec.get("etcdClusters") or []:
+        etcd.setdefault("manager", {}).setdefault("backupRetentionDays", 90)
+    spec.setdefault("topology", {})
+    try:
+        if cloud == "gce":
+            _gce_network_assignments(spec, facts)
+        if cloud == "aws" and not spec.get("networkCIDR"):
+            spec["networkCIDR"] = (_fact(facts.vpc_cidr, spec["networkID"], "network_id")
+                                   if spec.get("networkID") else DEFAULT_AWS_NETWORK_CIDR)
+            if "amazonvpc" in spec.get("networking", {}) and spec.get("nonMasqueradeCIDR") != "::/0":
+                spec["nonMasqueradeCIDR"] = spec["networkCIDR"]
+        spec.setdefault("nonMasqueradeCIDR", DEFAULT_NON_MASQUERADE_CIDR)
+        if (spec["topology"].get("dns") or {}).get("type", "Public") == "Public" and not spec.get("masterPublicName"):
+            spec["masterPublicName"] = "api." + objects.name_of(cluster)
+        if cloud == "aws":
+            subnet_alloc.fill_shared_subnets(spec, facts)
+            subnet_alloc.allocate_subnet_cidrs(spec)
+    except subnet_alloc.AllocationError as exc:
+        raise CreateClusterError(str(exc))
+
+
+def _gce_network_assignments(spec, facts):
+    used = facts.used_gce_cidrs(spec.get("networkID"))
+    if "gcp" in spec.get("networking", {}) or "kindnet" in spec.get("networking", {}):
+        _gce_ip_alias_assignments(spec, used)
+    else:
+        subnet_alloc.allocate_gce_subnet_cidrs(spec, used)
+
+
+def _gce_ip_alias_assignments(spec, used):
+    """IP aliases: pods /14, services /16, nodes /19, all from 10.0.0.0/8."""
+    subnets = spec.get("subnets") or []
+    if len(subnets) != 1:
+        raise CreateClusterError("zones: GCE IP-alias networking needs exactly one subnet (one region)")
+    if spec.get("podCIDR") and spec.get("serviceClusterIPRange") and subnets[0].get("cidr"):
+        return
+    import ipaddress
+    pool = ipaddress.ip_network(subnet_alloc.GCE_SUBNET_RANGE)
+    taken = [ipaddress.ip_network(c, strict=False) for c in used]
+
+    def allocate(prefix):
+        candidates = pool.subnets(new_prefix=prefix)
+        next(candidates)
+        for candidate in candidates:
+            if not any(candidate.overlaps(t) for t in taken):
+                taken.append(candidate)
+                return str(candidate)
+        raise CreateClusterError("no free /%d left in %s" % (prefix, pool))
+
+    spec["podCIDR"] = allocate(14)
+    spec["serviceClusterIPRange"] = allocate(16)
+    subnets[0]["cidr"] = allocate(19)
+    spec["nonMasqueradeCIDR"] = str(pool)
