@@ -15,11 +15,11 @@ from __future__ import annotations
 import copy
 import csv
 import io
-import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import fieldpaths
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import instance_groups
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import subnets as subnet_alloc
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import (
     REGION_OF_ZONE, CloudFactsError, StaticCloudFacts)
@@ -130,7 +130,6 @@ TOPOLOGIES = ("public", "private")
 CILIUM_ETCD_ENV = [{"name": "ETCD_AUTO_COMPACTION_MODE", "value": "revision"},
                    {"name": "ETCD_AUTO_COMPACTION_RETENTION", "value": "2500"}]
 GUESS_CLOUD_FROM_STORE = {"s3://": "aws", "gs://": "gce"}
-GRAVITON_TYPE = re.compile(r"^[a-z]+\d+g[a-z]*\.")
 
 
 class CreateClusterError(ValueError):
@@ -196,7 +195,10 @@ def new_cluster(options, state_store=None, facts=None):
 
     groups = control_planes + apiservers + nodes + bastions
     for ig in groups:
-        _complete_new_group(opt, cluster, ig, channel, facts)
+        try:
+            instance_groups.fill_new_group_defaults(cluster, ig, channel, facts, image=opt["image"])
+        except instance_groups.InstanceGroupDefaultsError as exc:
+            raise CreateClusterError(str(exc))
     _apply_flag_overrides(opt, spec, control_planes, nodes, groups)
     fieldpaths.unset_fields(cluster, opt["unsets"])
     fieldpaths.set_fields(cluster, opt["sets"])
@@ -605,38 +607,6 @@ def _setup_api(opt, spec, cloud):
             api["loadBalancer"]["class"] = "Network"
     else:
         api["dns"] = {}
-
-
-def machine_architecture(machine_type):
-    """amd64 unless the machine type is an AWS Graviton type (m7g.large, t4g.medium, ...)."""
-    return channels.ARCH_ARM64 if machine_type and GRAVITON_TYPE.match(machine_type) else channels.ARCH_AMD64
-
-
-def _complete_new_group(opt, cluster, ig, channel, facts):
-    spec = cluster["spec"]
-    ig_spec = ig["spec"]
-    cloud = spec["cloudProvider"]
-    if not ig_spec.get("image"):
-        ig_spec["image"] = opt["image"] or channel.find_image(
-            cloud, spec["kubernetesVersion"], machine_architecture(ig_spec.get("machineType")))
-        if not ig_spec["image"]:
-            raise CreateClusterError("image: the %s channel has no %s image for Kubernetes %s; set image"
-                                     % (channel.name, cloud, spec["kubernetesVersion"]))
-    if not ig_spec.get("machineType") and ig_spec.get("manager") != "Karpenter":
-        zones = ig_spec.get("zones") or _zones_of_subnets(spec, ig_spec.get("subnets") or [])
-        try:
-            ig_spec["machineType"] = facts.default_machine_type(
-                cloud, ig_spec["role"], zones, machine_architecture(None))
-        except CloudFactsError as exc:
-            raise CreateClusterError("%s_sizes: %s" % ("node" if ig_spec["role"] == NODE else "control_plane", exc))
-    if not ig_spec.get("subnets"):
-        ig_spec["subnets"] = ([s["name"] for s in spec["subnets"] if s.get("type") not in ("DualStack", "Utility")]
-                              or [s["name"] for s in spec["subnets"] if s.get("type") != "Utility"])
-    ig_spec.setdefault("nodeLabels", {})[objects.IG_LABEL] = objects.name_of(ig)
-
-
-def _zones_of_subnets(spec, names):
-    return sorted({s.get("zone") for s in spec.get("subnets") or [] if s["name"] in names and s.get("zone")})
 
 
 def parse_cloud_labels(text):

@@ -1,0 +1,83 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""Defaults a new InstanceGroup gets when it is created (kops create cluster / create ig).
+
+These are written to the user's InstanceGroup object: image, machine type,
+sizes, subnets and the ``kops.k8s.io/instancegroup`` node label.  The rest of
+kops' PopulateInstanceGroupSpec (kubelet merge, taints) belongs to the
+completed spec and is computed by completion/populate.py on every update.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
+from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import CloudFactsError
+
+GRAVITON_TYPE = re.compile(r"^[a-z]+\d+g[a-z]*\.")
+# Default (minSize, maxSize) per role when the user gives none (kops PopulateInstanceGroupSpec).
+DEFAULT_SIZES = {
+    objects.ROLE_CONTROL_PLANE: (1, 1),
+    objects.ROLE_BASTION: (1, 1),
+    objects.ROLE_NODE: (2, 2),
+    objects.ROLE_APISERVER: (2, 2),
+}
+# Subnet types an instance group lands in when it names none: first choice, then fallback.
+DEFAULT_SUBNET_EXCLUSIONS = (("DualStack", "Utility"), ("Utility",))
+
+
+class InstanceGroupDefaultsError(ValueError):
+    pass
+
+
+def machine_architecture(machine_type):
+    """amd64 unless the machine type is an AWS Graviton type (m7g.large, t4g.medium, ...)."""
+    return channels.ARCH_ARM64 if machine_type and GRAVITON_TYPE.match(machine_type) else channels.ARCH_AMD64
+
+
+def default_subnets(cluster_spec):
+    for excluded in DEFAULT_SUBNET_EXCLUSIONS:
+        names = [s["name"] for s in cluster_spec.get("subnets") or [] if s.get("type") not in excluded]
+        if names:
+            return names
+    return []
+
+
+def _zones_of_subnets(cluster_spec, names):
+    return sorted({s.get("zone") for s in cluster_spec.get("subnets") or [] if s["name"] in names and s.get("zone")})
+
+
+def fill_new_group_defaults(cluster, ig, channel, facts, image=None, sizes=False):
+    """Fill image, machineType, subnets, node label (and min/max when sizes=True) in place."""
+    spec = cluster["spec"]
+    ig_spec = ig["spec"]
+    name = objects.name_of(ig)
+    cloud = spec["cloudProvider"]
+    role = ig_spec.setdefault("role", objects.ROLE_NODE)
+    if not ig_spec.get("image"):
+        ig_spec["image"] = image or channel.find_image(
+            cloud, spec["kubernetesVersion"], machine_architecture(ig_spec.get("machineType")))
+        if not ig_spec["image"]:
+            raise InstanceGroupDefaultsError(
+                "instance group %s: spec.image: the %s channel has no %s image for Kubernetes %s; set image"
+                % (name, channel.name, cloud, spec["kubernetesVersion"]))
+    if not ig_spec.get("subnets") and role != objects.ROLE_CONTROL_PLANE:
+        ig_spec["subnets"] = default_subnets(spec)
+    if not ig_spec.get("subnets"):
+        raise InstanceGroupDefaultsError("instance group %s: spec.subnets: name at least one of the cluster's "
+                                         "subnets (%s)" % (name, ", ".join(s["name"] for s in spec.get("subnets") or [])))
+    if not ig_spec.get("machineType") and ig_spec.get("manager") != "Karpenter":
+        zones = ig_spec.get("zones") or _zones_of_subnets(spec, ig_spec["subnets"])
+        try:
+            ig_spec["machineType"] = facts.default_machine_type(cloud, role, zones, machine_architecture(None))
+        except CloudFactsError as exc:
+            raise InstanceGroupDefaultsError("instance group %s: spec.machineType: %s" % (name, exc))
+    if sizes and ig_spec.get("manager") != "Karpenter":
+        low, high = DEFAULT_SIZES.get(role, (1, 1))
+        ig_spec.setdefault("minSize", low)
+        ig_spec.setdefault("maxSize", high)
+    ig_spec.setdefault("nodeLabels", {})[objects.IG_LABEL] = name
+    return ig
