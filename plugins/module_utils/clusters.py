@@ -1,0 +1,273 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""The cluster service: what the modules call.
+
+It ties the layers together in their one direction (api -> completion ->
+statestore) and returns *plans*: the objects before and after, the store
+writes that would make it so, and whether anything changes.  A plan is
+computed without writing anything, so check mode is simply "do not execute";
+nothing is written unless every object validates.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+
+from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, objects, validation
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels, instance_groups, new_cluster
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
+from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import StaticCloudFacts
+from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
+
+# Metadata the store manages itself; comparing specs ignores it.
+VOLATILE_METADATA = ("creationTimestamp", "generation", "resourceVersion", "uid")
+
+
+class ClusterError(ValueError):
+    """A request that cannot be honoured; the message says what to change."""
+
+
+def now_timestamp():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def comparable(obj):
+    """obj without the metadata the store manages, for change detection."""
+    if obj is None:
+        return None
+    obj = copy.deepcopy(obj)
+    meta = obj.get("metadata") or {}
+    for key in VOLATILE_METADATA:
+        meta.pop(key, None)
+    return obj
+
+
+class Plan(object):
+    """Objects before/after and the store writes between them."""
+
+    def __init__(self, cluster_name, before, after, completed=None):
+        self.cluster_name = cluster_name
+        self.before = before          # {relpath: object or None}
+        self.after = after            # {relpath: object or None}
+        self.completed = completed    # completed Cluster (computed, not stored)
+
+    @property
+    def changed_paths(self):
+        paths = set(self.before) | set(self.after)
+        return sorted(p for p in paths if comparable(self.before.get(p)) != comparable(self.after.get(p)))
+
+    @property
+    def changed(self):
+        return bool(self.changed_paths)
+
+    def objects_after(self):
+        return [self.after[p] for p in sorted(self.after) if self.after[p] is not None]
+
+    def diff(self):
+        """Ansible diff: the YAML of every object the plan touches, before and after."""
+        paths = self.changed_paths
+        before = [self.before[p] for p in paths if self.before.get(p) is not None]
+        after = [self.after[p] for p in paths if self.after.get(p) is not None]
+        return {
+            "before": objects.dump_objects(before) if before else "",
+            "after": objects.dump_objects(after) if after else "",
+            "before_header": "%s (state store)" % self.cluster_name,
+            "after_header": "%s (planned)" % self.cluster_name,
+        }
+
+
+class ClusterService(object):
+    def __init__(self, state_store=None, facts=None):
+        self.store = vfs.open_store(state_store)
+        self.facts = facts or StaticCloudFacts()
+
+    # -- reading -------------------------------------------------------------
+
+    def cluster_store(self, name):
+        return layout.ClusterStore(self.store, name)
+
+    def list_clusters(self):
+        return layout.list_clusters(self.store)
+
+    def read(self, name):
+        """(cluster, [instance groups]) as stored, or (None, [])."""
+        store = self.cluster_store(name)
+        cluster = store.read_cluster()
+        if cluster is None:
+            return None, []
+        return cluster, store.read_instance_groups()
+
+    def _current(self, name):
+        cluster, igs = self.read(name)
+        current = {}
+        if cluster is not None:
+            current[layout.CLUSTER_CONFIG] = cluster
+        for ig in igs:
+            current[layout.instance_group_path(objects.name_of(ig))] = ig
+        return current
+
+    # -- planning ------------------------------------------------------------
+
+    def plan_create(self, options, overwrite=False):
+        """Plan `kops create cluster` from create-cluster options.
+
+        An existing cluster whose stored spec equals what the options produce
+        is left alone (changed=False).  One that differs is refused unless
+        overwrite=True, as kops refuses to create over an existing cluster.
+        """
+        state_store = self.store.url("").rstrip("/")
+        cluster, igs = new_cluster.new_cluster(options, state_store=state_store, facts=self.facts)
+        name = objects.name_of(cluster)
+        current = self._current(name)
+        if current and not overwrite:
+            desired = _keyed(cluster, igs)
+            if any(comparable(current.get(p)) != comparable(o) for p, o in desired.items()):
+                raise ClusterError(
+                    "cluster %r already exists in %s with a different spec; use replace_cluster.yml "
+                    "(cluster module `definition`) to change it, or overwrite: true to recreate it from options"
+                    % (name, state_store))
+        return self._plan_objects(name, cluster, igs, current, prune=overwrite)
+
+    def plan_replace(self, documents, force=False, prune=False):
+        """Plan `kops replace -f`: the Cluster and/or InstanceGroups given replace the stored ones.
+
+        A new cluster needs force=True (kops replace --force).  With
+        prune=True, stored instance groups missing from the documents are deleted.
+        """
+        cluster, igs = objects.split_objects(documents)
+        name = objects.name_of(cluster) if cluster else _cluster_of_groups(igs)
+        current = self._current(name)
+        if not current and not force:
+            raise ClusterError("cluster %r does not exist in %s; set force: true to create it (kops replace --force)"
+                               % (name, self.store.url("")))
+        if cluster is None:
+            cluster = current.get(layout.CLUSTER_CONFIG)
+            if cluster is None:
+                raise ClusterError("cluster %r does not exist; give its Cluster object too" % name)
+        elif current.get(layout.CLUSTER_CONFIG) is None:
+            cluster = self._assign_new_cluster(cluster)
+        kept = {objects.name_of(ig): ig for ig in self._stored_groups(current)} if not prune else {}
+        kept.update({objects.name_of(ig): ig for ig in igs})
+        return self._plan_objects(name, cluster, list(kept.values()), current, prune=True)
+
+    def plan_instance_group(self, cluster_name, group, state="present"):
+        """Plan create/update/delete of one instance group (kops create/replace/delete ig)."""
+        current = self._current(cluster_name)
+        cluster = current.get(layout.CLUSTER_CONFIG)
+        if cluster is None:
+            raise ClusterError("cluster %r does not exist in %s; create it first" % (cluster_name, self.store.url("")))
+        name = objects.name_of(group)
+        groups = {objects.name_of(ig): ig for ig in self._stored_groups(current)}
+        if state == "absent":
+            groups.pop(name, None)
+        else:
+            group = copy.deepcopy(group)
+            group.setdefault("apiVersion", objects.API_VERSION)
+            group.setdefault("kind", objects.INSTANCE_GROUP)
+            if name not in groups:
+                channel = channels.load_channel(cluster["spec"].get("channel"))
+                try:
+                    instance_groups.fill_new_group_defaults(cluster, group, channel, self.facts, sizes=True)
+                except instance_groups.InstanceGroupDefaultsError as exc:
+                    raise ClusterError(str(exc))
+            groups[name] = group
+        return self._plan_objects(cluster_name, cluster, list(groups.values()), current, prune=True)
+
+    def plan_delete(self, name):
+        current = self._current(name)
+        return Plan(name, current, {p: None for p in current})
+
+    # -- executing -----------------------------------------------------------
+
+    def execute(self, plan):
+        """Write the plan's changes to the store, all or nothing."""
+        if not plan.changed:
+            return
+        store = self.cluster_store(plan.cluster_name)
+        if not any(plan.after.values()):
+            store.delete_cluster()
+            return
+        changes = []
+        for path in plan.changed_paths:
+            obj = plan.after.get(path)
+            changes.append((path, objects.dump_object(obj).encode("utf-8") if obj is not None else None))
+        store.apply(changes)
+
+    # -- internals -----------------------------------------------------------
+
+    @staticmethod
+    def _stored_groups(current):
+        return [o for p, o in sorted(current.items()) if o is not None and o.get("kind") == objects.INSTANCE_GROUP]
+
+    def _assign_new_cluster(self, cluster):
+        """What kops create -f does to a new Cluster: configBase and PerformAssignments."""
+        cluster = copy.deepcopy(cluster)
+        spec = cluster.setdefault("spec", {})
+        spec.setdefault("configBase", "%s/%s" % (self.store.url("").rstrip("/"), objects.name_of(cluster)))
+        try:
+            new_cluster.perform_assignments(cluster, self.facts)
+        except new_cluster.CreateClusterError as exc:
+            raise ClusterError(str(exc))
+        return cluster
+
+    def _plan_objects(self, name, cluster, igs, current, prune):
+        cluster = copy.deepcopy(cluster)
+        igs = [copy.deepcopy(ig) for ig in igs]
+        for ig in igs:
+            ig.setdefault("metadata", {}).setdefault("labels", {})[objects.CLUSTER_LABEL] = name
+        completed = self.validate(cluster, igs)
+        desired = _keyed(cluster, igs)
+        _carry_metadata(desired, current)
+        after = dict(desired)
+        if prune:
+            for path in current:
+                after.setdefault(path, None)
+        else:
+            for path, obj in current.items():
+                after.setdefault(path, obj)
+        return Plan(name, current, after, completed)
+
+    def validate(self, cluster, igs):
+        """Validate user spec and its completion; raise ValidationError with every problem."""
+        problems = validation.deep_validate(cluster, igs, strict=False)
+        if problems:
+            raise errors.ValidationError(problems, subject="cluster %s" % objects.name_of(cluster))
+        completed = populate.populate_cluster_spec(cluster, igs, self.facts)
+        problems = validation.validate_cluster(completed, strict=True)
+        if problems:
+            raise errors.ValidationError(problems, subject="completed spec of cluster %s" % objects.name_of(cluster))
+        return completed
+
+
+def _keyed(cluster, igs):
+    keyed = {layout.CLUSTER_CONFIG: cluster}
+    for ig in igs:
+        keyed[layout.instance_group_path(objects.name_of(ig))] = ig
+    return keyed
+
+
+def _carry_metadata(desired, current):
+    """Keep creationTimestamp of stored objects; bump generation when a spec changes (as kops does)."""
+    for path, obj in desired.items():
+        meta = obj.setdefault("metadata", {})
+        old = current.get(path)
+        if old is None:
+            meta.setdefault("creationTimestamp", now_timestamp())
+            continue
+        old_meta = old.get("metadata") or {}
+        for key in VOLATILE_METADATA:
+            if key in old_meta and key not in meta:
+                meta[key] = old_meta[key]
+        if comparable(old) != comparable(obj) and old.get("spec") != obj.get("spec"):
+            meta["generation"] = int(old_meta.get("generation") or 0) + 1
+
+
+def _cluster_of_groups(igs):
+    names = {((ig.get("metadata") or {}).get("labels") or {}).get(objects.CLUSTER_LABEL) for ig in igs}
+    names.discard(None)
+    if len(names) != 1:
+        raise ClusterError("instance groups must carry the label %s naming one cluster (or give the Cluster object)"
+                           % objects.CLUSTER_LABEL)
+    return names.pop()
