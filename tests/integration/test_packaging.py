@@ -1,0 +1,50 @@
+"""The collection installed the Ansible way: galaxy build + install, FQCNs, ansible-doc."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tests.integration.conftest import BIN, REPO, ansible_env
+
+MODULES = sorted(p.stem for p in (REPO / "plugins" / "modules").glob("*.py") if p.stem != "__init__")
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    work = tmp_path_factory.mktemp("galaxy")
+    build = subprocess.run([str(BIN / "ansible-galaxy"), "collection", "build", "--output-path", str(work), str(REPO)],
+                           capture_output=True, text=True, env=ansible_env(work / "none"))
+    assert build.returncode == 0, build.stderr
+    tarball = next(work.glob("kubeops-kops-*.tar.gz"))
+    target = work / "collections"
+    install = subprocess.run([str(BIN / "ansible-galaxy"), "collection", "install", "--offline", "-p", str(target),
+                              str(tarball)], capture_output=True, text=True, env=ansible_env(target))
+    assert install.returncode == 0, install.stderr
+    return target
+
+
+def test_tarball_has_no_dev_files(installed):
+    root = installed / "ansible_collections" / "kubeops" / "kops"
+    assert (root / "plugins" / "modules" / "cluster.py").exists()
+    assert (root / "playbooks" / "create_cluster.yml").exists()
+    assert not (root / ".venv").exists() and not (root / "build").exists()
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_module_documentation_renders(installed, module):
+    proc = subprocess.run([str(BIN / "ansible-doc"), "kubeops.kops.%s" % module], capture_output=True, text=True,
+                          env=ansible_env(installed))
+    assert proc.returncode == 0, proc.stderr
+    assert "EXAMPLES" in proc.stdout and "RETURN VALUES" in proc.stdout
+    assert "[WARNING]" not in proc.stderr, proc.stderr
+
+
+def test_playbook_by_fqcn_from_installed_collection(installed, playbook, tmp_path):
+    store = "state_store=file://%s" % (tmp_path / "state")
+    code, run = playbook("kubeops.kops.create_cluster", "-e", store, "-e", "cluster_name=fqcn.example.com",
+                         "-e", "cloud_provider=gce", "-e", "zones=europe-west1-b", "-e", "networking=cni",
+                         "-e", "project=my-project", collections=installed)
+    assert code == 0, run
+    assert (tmp_path / "state" / "fqcn.example.com" / "config").exists()

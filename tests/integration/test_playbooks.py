@@ -1,0 +1,82 @@
+"""The user-facing playbooks, run with ansible-playbook against a file:// store."""
+
+from __future__ import annotations
+
+import pathlib
+
+import yaml
+
+from tests.integration.conftest import REPO, task_results
+
+PLAYBOOKS = REPO / "playbooks"
+HA = ["-e", "cluster_name=ha.example.com", "-e", "cloud_provider=aws", "-e", "networking=cni",
+      "-e", '{"zones": ["us-east-1a", "us-east-1b", "us-east-1c"]}',
+      "-e", '{"control_plane_zones": ["us-east-1a", "us-east-1b", "us-east-1c"]}',
+      "-e", "kubernetes_version=v1.34.2"]
+
+
+def _files(root):
+    root = pathlib.Path(root)
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_create_get_replace_round_trip(playbook, tmp_path):
+    store_dir = tmp_path / "state"
+    store = "state_store=file://%s" % store_dir
+
+    code, check = playbook(PLAYBOOKS / "create_cluster.yml", "-e", store, *HA, "--check")
+    assert code == 0, check
+    assert task_results(check, "Write the cluster spec to the state store")["changed"] is True
+    assert not store_dir.exists() or _files(store_dir) == {}
+
+    code, run = playbook(PLAYBOOKS / "create_cluster.yml", "-e", store, *HA)
+    assert code == 0, run
+    assert run["stats"]["localhost"]["changed"] == 1
+    files = _files(store_dir)
+    assert "ha.example.com/config" in files and len(files) == 7
+
+    code, again = playbook(PLAYBOOKS / "create_cluster.yml", "-e", store, *HA)
+    assert code == 0 and again["stats"]["localhost"]["changed"] == 0
+    assert _files(store_dir) == files
+
+    exported = tmp_path / "ha.yaml"
+    code, got = playbook(PLAYBOOKS / "get_cluster.yml", "-e", store, "-e", "cluster_name=ha.example.com",
+                         "-e", "output=%s" % exported)
+    assert code == 0, got
+    documents = list(yaml.safe_load_all(exported.read_text()))
+    assert [d["metadata"]["name"] for d in documents][:2] == ["ha.example.com", "control-plane-us-east-1a"]
+
+    for document in documents:
+        if document["metadata"]["name"] == "nodes-us-east-1c":
+            document["spec"]["maxSize"] = 5
+    exported.write_text("\n---\n".join(yaml.safe_dump(d) for d in documents))
+    code, replaced = playbook(PLAYBOOKS / "replace_cluster.yml", "-e", store, "-e", "spec_file=%s" % exported)
+    assert code == 0, replaced
+    result = task_results(replaced, "Replace the cluster spec with %s" % exported)
+    assert result["changed_paths"] == ["instancegroup/nodes-us-east-1c"]
+    stored = yaml.safe_load(_files(store_dir)["ha.example.com/instancegroup/nodes-us-east-1c"])
+    assert stored["spec"]["maxSize"] == 5
+
+
+def test_get_cluster_prints_yaml_to_stdout(playbook, tmp_path):
+    store = "state_store=file://%s" % (tmp_path / "state")
+    assert playbook(PLAYBOOKS / "create_cluster.yml", "-e", store, *HA)[0] == 0
+    code, text = playbook(PLAYBOOKS / "get_cluster.yml", "-e", store, "-e", "cluster_name=ha.example.com",
+                          json_output=False)
+    assert code == 0, text
+    assert "kind: InstanceGroup" in text and "name: nodes-us-east-1b" in text
+
+
+def test_bad_option_fails_clearly(playbook, tmp_path):
+    store_dir = tmp_path / "state"
+    code, text = playbook(PLAYBOOKS / "create_cluster.yml", "-e", "state_store=file://%s" % store_dir, *HA,
+                          "-e", "networking=wavenet", json_output=False)
+    assert code != 0
+    assert "networking: unknown networking mode 'wavenet'" in text
+    assert not store_dir.exists() or _files(store_dir) == {}
+
+
+def test_option_names_list_matches_the_module():
+    from ansible_collections.kubeops.kops.plugins.module_utils.completion import new_cluster
+    listed = yaml.safe_load((PLAYBOOKS / "vars" / "create_cluster_options.yml").read_text())
+    assert listed["kops_create_cluster_option_names"] == list(new_cluster.OPTION_DEFAULTS)
