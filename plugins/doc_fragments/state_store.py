@@ -23,6 +23,20 @@ options:
         C(gce_used_cidrs) (list).
       - When a needed fact is missing the module fails and names it; it never guesses a CIDR.
     type: dict
+  cloud_lookup:
+    description:
+      - Ask AWS (read-only EC2 and Route53 calls) for the facts O(cloud_facts) does not give,
+        as C(kops create cluster) does; for example the CIDR of an existing VPC or the default machine
+        type offered in the cluster's zones.
+      - Credentials, profile and endpoint resolve like the AWS CLI.
+    type: bool
+    default: false
+  region:
+    description: AWS region for O(cloud_lookup). Defaults to the region of the cluster's first zone.
+    type: str
+  profile:
+    description: AWS profile for O(cloud_lookup).
+    type: str
 requirements:
   - python >= 3.9
   - PyYAML

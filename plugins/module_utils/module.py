@@ -18,6 +18,9 @@ from ansible.module_utils.basic import AnsibleModule
 STATE_STORE_ARGS = dict(
     state_store=dict(type="str"),
     cloud_facts=dict(type="dict"),
+    cloud_lookup=dict(type="bool", default=False),
+    region=dict(type="str"),
+    profile=dict(type="str"),
 )
 
 
@@ -28,10 +31,23 @@ class KopsModule(AnsibleModule):
         kwargs.setdefault("supports_check_mode", True)
         AnsibleModule.__init__(self, argument_spec=spec, **kwargs)
 
-    def service(self):
+    def service(self, zone_hint=None):
+        """The cluster service over this module's state store and cloud facts.
+
+        zone_hint: a zone of the cluster, to find the AWS region for lookups
+        when the region option is not given.
+        """
         from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
-        from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import StaticCloudFacts
-        return ClusterService(self.params.get("state_store"), facts=StaticCloudFacts(self.params.get("cloud_facts")))
+        return ClusterService(self.params.get("state_store"), facts=self.cloud_facts(zone_hint))
+
+    def cloud_facts(self, zone_hint=None):
+        from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts
+        data = self.params.get("cloud_facts")
+        if not self.params.get("cloud_lookup"):
+            return cloudfacts.StaticCloudFacts(data)
+        from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws_facts import AwsCloudFacts
+        region = self.params.get("region") or (cloudfacts.aws_region_of_zone(zone_hint) if zone_hint else None)
+        return AwsCloudFacts(region, data, profile=self.params.get("profile"))
 
     def fail_from(self, exc):
         problems = [str(e) for e in getattr(exc, "errors", [])]

@@ -127,8 +127,9 @@ def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 
     params = module.params
-    service = module.service()
     options = dict(params["options"] or {})
+    zones = options.get("zones") or []
+    service = module.service(zone_hint=(zones.split(",")[0] if isinstance(zones, str) else (zones or [None])[0]))
     if params["name"] and options and options.get("cluster_name") not in (None, params["name"]):
         module.fail_json(msg="name %r and options.cluster_name %r differ; give one of them"
                          % (params["name"], options["cluster_name"]))
