@@ -12,7 +12,7 @@ export PYTHONPATH := $(CURDIR)/$(COLL)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 DEMO_STORE ?= file://$(CURDIR)/out/state
 
-.PHONY: venv demo test unit lint sanity-docs clean collection
+.PHONY: venv demo test lint sanity clean collection
 
 venv: $(BIN)/.installed $(COLL_LINK)
 
@@ -42,11 +42,16 @@ demo: venv
 
 test: venv $(BIN)/.installed-test
 	$(BIN)/python -m pytest -q tests
-	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory lint sanity
 
 lint: $(BIN)/.installed-test $(COLL_LINK)
-	$(BIN)/yamllint -s playbooks roles meta galaxy.yml
-	$(BIN)/ansible-lint --offline --profile production playbooks roles
+	$(BIN)/ruff check --select F,E9 plugins tests bench
+	$(BIN)/yamllint -s playbooks meta galaxy.yml
+	$(BIN)/ansible-lint --offline --profile production playbooks
+
+# ansible-test sanity (validate-modules, import, pylint, pep8, ...), offline-safe.
+sanity: $(BIN)/.installed-test
+	tests/sanity/run.sh
 
 collection:
 	$(BIN)/ansible-galaxy collection build --force --output-path build/

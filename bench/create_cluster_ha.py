@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Wall time of playbooks/create_cluster.yml for kops' `ha` create_cluster fixture.
 
     .venv/bin/python bench/create_cluster_ha.py [--runs 5] [--case ha]
@@ -32,7 +31,7 @@ def run_playbook(extra_vars_file, store):
     started = time.monotonic()
     proc = subprocess.run([str(pathlib.Path(sys.executable).parent / "ansible-playbook"),
                            str(REPO / "playbooks" / "create_cluster.yml"), "-e", "@%s" % extra_vars_file,
-                           "-e", "state_store=file://%s" % store], env=env, capture_output=True, text=True)
+                           "-e", "state_store=file://%s" % store], env=env, capture_output=True, text=True, check=False)
     elapsed = time.monotonic() - started
     if proc.returncode:
         raise SystemExit(proc.stdout + proc.stderr)

@@ -18,9 +18,9 @@ options:
   cloud_facts:
     description:
       - Facts about the cloud that spec completion would otherwise look up, as data.
-      - Keys C(machine_types) (C({cloud: {role: type}})), C(vpcs) (C({vpc_id: cidr})),
-        C(subnets) (C({subnet_id: {cidr, zone, vpc}})), C(hosted_zones) (C({dns_name: zone_id})),
-        C(gce_used_cidrs) (list).
+      - "Keys: C(machine_types) (cloud -> role -> machine type), C(vpcs) (VPC id -> CIDR),
+        C(subnets) (subnet id -> C(cidr), C(zone), C(vpc)), C(hosted_zones) (DNS name -> zone id),
+        C(gce_used_cidrs) (list of CIDRs already used in the GCE network)."
       - When a needed fact is missing the module fails and names it; it never guesses a CIDR.
     type: dict
   cloud_lookup:

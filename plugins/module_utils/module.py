@@ -13,7 +13,9 @@ from __future__ import annotations
 import functools
 import traceback
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 
 STATE_STORE_ARGS = dict(
     state_store=dict(type="str"),
@@ -30,6 +32,8 @@ class KopsModule(AnsibleModule):
         spec.update(argument_spec)
         kwargs.setdefault("supports_check_mode", True)
         AnsibleModule.__init__(self, argument_spec=spec, **kwargs)
+        if objects.yaml is None:
+            self.fail_json(msg=missing_required_lib("PyYAML"))
 
     def service(self, zone_hint=None):
         """The cluster service over this module's state store and cloud facts.

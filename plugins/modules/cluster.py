@@ -21,7 +21,7 @@ options:
   name:
     description:
       - Cluster name (a DNS name such as V(k8s.example.com)).
-      - Taken from O(options.cluster_name) or the Cluster in O(definition) when not given.
+      - Taken from C(options.cluster_name) or the Cluster in O(definition) when not given.
     type: str
   state:
     description:
@@ -60,11 +60,13 @@ extends_documentation_fragment:
   - kubeops.kops.state_store
 attributes:
   check_mode:
+    description: Check mode computes the same plan and writes nothing.
     support: full
   diff_mode:
+    description: Shows the YAML of every object that changes, before and after.
     support: full
 author:
-  - kubeops maintainers
+  - kubeops maintainers (@kubeops)
 """
 
 EXAMPLES = r"""
@@ -178,7 +180,7 @@ def _definition_name(module):
 
     if module.params["definition"] is None:
         module.fail_json(msg="state=absent needs name (the cluster to delete)")
-    cluster, _ = objects.split_objects(_load_definition(module))
+    cluster = objects.split_objects(_load_definition(module))[0]
     return objects.name_of(cluster)
 
 

@@ -27,11 +27,13 @@ extends_documentation_fragment:
   - kubeops.kops.state_store
 attributes:
   check_mode:
+    description: The module only reads.
     support: full
   diff_mode:
+    description: Nothing changes, so there is nothing to diff.
     support: none
 author:
-  - kubeops maintainers
+  - kubeops maintainers (@kubeops)
 """
 
 EXAMPLES = r"""

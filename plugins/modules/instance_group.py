@@ -44,11 +44,13 @@ extends_documentation_fragment:
   - kubeops.kops.state_store
 attributes:
   check_mode:
+    description: Check mode computes the same plan and writes nothing.
     support: full
   diff_mode:
+    description: Shows the YAML of every object that changes, before and after.
     support: full
 author:
-  - kubeops maintainers
+  - kubeops maintainers (@kubeops)
 """
 
 EXAMPLES = r"""

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import copy
 
-import yaml
+try:
+    import yaml
+except ImportError:  # reported by require_yaml(), so the module can say what to install
+    yaml = None
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import errors
 
@@ -39,45 +42,56 @@ ROLE_DIRS = {
 }
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that keeps timestamps as the strings the user wrote.
+def require_yaml():
+    if yaml is None:
+        raise ImportError("PyYAML is required by kubeops.kops (pip install PyYAML)")
 
-    kops treats ``creationTimestamp`` and friends as opaque strings; turning
-    them into datetime objects would change them on the way back out.
+
+_YAML_CLASSES = {}
+
+
+def _yaml_classes():
+    """(Loader, Dumper), built on first use so importing this file never needs PyYAML.
+
+    The Loader is a SafeLoader that keeps timestamps as the strings the user
+    wrote (kops treats creationTimestamp and friends as opaque; datetime
+    objects would change them on the way back out).  The Dumper writes like
+    sigs.k8s.io/yaml: sorted keys, block style, indentless lists, and strings
+    that would read back as another type double-quoted.
     """
+    if not _YAML_CLASSES:
+        require_yaml()
 
+        class Loader(yaml.SafeLoader):
+            pass
 
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+        Loader.yaml_implicit_resolvers = {
+            first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+            for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+        }
 
+        class Dumper(yaml.SafeDumper):
+            def ignore_aliases(self, data):
+                return True
 
-class _Dumper(yaml.SafeDumper):
-    """Dumps like sigs.k8s.io/yaml: sorted keys, block style, indentless lists."""
+        def represent_str(dumper, data):
+            style = None
+            if "\n" in data:
+                style = "|"
+            elif dumper.resolve(yaml.ScalarNode, data, (True, False)) != "tag:yaml.org,2002:str":
+                style = '"'
+            return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
-    def ignore_aliases(self, data):
-        return True
-
-
-def _represent_str(dumper, data):
-    style = None
-    if "\n" in data:
-        style = "|"
-    elif dumper.resolve(yaml.ScalarNode, data, (True, False)) != "tag:yaml.org,2002:str":
-        # A string that would read back as another type (a timestamp, "true",
-        # "0") is double-quoted, as Go's YAML writer does.
-        style = '"'
-    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
-
-
-_Dumper.add_representer(str, _represent_str)
+        Dumper.add_representer(str, represent_str)
+        _YAML_CLASSES.update(loader=Loader, dumper=Dumper)
+    return _YAML_CLASSES["loader"], _YAML_CLASSES["dumper"]
 
 
 def load_yaml_documents(text, source="<input>"):
     """Parse a multi-document YAML text into a list of dicts (empty documents dropped)."""
+    loader = _yaml_classes()[0]
     try:
-        docs = list(yaml.load_all(text, Loader=_Loader))
+        docs = list(yaml.load_all(text, Loader=loader))
     except yaml.YAMLError as exc:
         raise errors.ValidationError(
             [errors.invalid(source, None, "not valid YAML: %s" % exc)], subject=source
@@ -118,7 +132,7 @@ def dump_objects(objs):
 
 
 def dump_object(obj):
-    return yaml.dump(obj, Dumper=_Dumper, default_flow_style=False, sort_keys=True,
+    return yaml.dump(obj, Dumper=_yaml_classes()[1], default_flow_style=False, sort_keys=True,
                      allow_unicode=True, width=float("inf"))
 
 

@@ -30,12 +30,12 @@ def _boto3():
 
 
 def session(region=None, profile=None):
-    boto3, _ = _boto3()
+    boto3 = _boto3()[0]
     return boto3.session.Session(region_name=region or None, profile_name=profile or None)
 
 
 def client_config(max_attempts=10):
-    _, config = _boto3()
+    config = _boto3()[1]
     return config.Config(
         retries={"mode": os.environ.get("AWS_RETRY_MODE", "standard"), "max_attempts": max_attempts},
         user_agent_extra=USER_AGENT,

@@ -5,8 +5,7 @@
 
 from __future__ import annotations
 
-import yaml
-
+from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import semver
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.channel_data import CHANNEL_TEXT
 
@@ -57,4 +56,5 @@ def load_channel(name=DEFAULT_CHANNEL):
         raise ChannelError(
             "spec.channel: channel %r is not available offline; use one of %s, or set "
             "kubernetesVersion and instance group images explicitly" % (name, ", ".join(sorted(CHANNEL_TEXT))))
-    return Channel(name, (yaml.safe_load(text) or {}).get("spec"))
+    documents = objects.load_yaml_documents(text, source="channel %s" % name)
+    return Channel(name, (documents[0] if documents else {}).get("spec"))

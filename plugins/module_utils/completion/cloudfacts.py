@@ -120,4 +120,3 @@ def kops_test_cloud():
         },
         "hosted_zones": {"example.com": "Z1AFAKE1ZON3YO"},
     })
-
