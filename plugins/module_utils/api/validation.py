@@ -1,0 +1,711 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""kops' semantic validation rules (pkg/apis/kops/validation), on v1alpha2 dicts.
+
+Every rule returns FieldErrors naming the field path, what is wrong and what
+would be valid.  deep_validate() checks a cluster with its instance groups;
+strict=True is for a completed spec, which must have every default filled.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+
+from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, objects
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import semver
+
+OLDEST_SUPPORTED_KUBERNETES = "1.32.0"
+MINIMUM_CONTAINERD = "2.1.0"
+CLOUDS = ("aws", "gce", "azure", "digitalocean", "hetzner", "openstack", "scaleway", "linode", "metal")
+DNS_TYPES = ("Public", "Private", "None")
+DNS_TYPES_BY_CLOUD = {"aws": DNS_TYPES, "gce": DNS_TYPES, "openstack": DNS_TYPES,
+                      "digitalocean": ("None", "Public"), "scaleway": ("None", "Public")}
+ETCD_CLUSTER_NAMES = ("main", "events", "cilium", "leases")
+SUBNET_TYPES = ("Public", "Private", "Utility", "DualStack")
+EGRESS_PREFIXES = ("nat-", "eipalloc-", "i-", "tgw-")
+ROOT_VOLUME_TYPES_AWS = ("standard", "gp3", "gp2", "io1", "io2")
+LB_TYPES = ("Public", "Internal")
+NETWORKING_PLUGINS = ("cni", "cilium", "calico", "flannel", "kubenet", "amazonvpc", "kubeRouter", "kindnet",
+                      "gcp", "external", "kopeio")
+REMOVED_NETWORKING = {"classic": "removed", "weave": "removed in kOps 1.29", "romana": "removed",
+                      "lyftvpc": "removed", "canal": "removed in kOps 1.28"}
+NETWORKING_WITHOUT_IPV6 = ("kubenet", "flannel", "kopeio", "kubeRouter", "amazonvpc")
+AWS_ONLY_NETWORKING = ("amazonvpc",)
+RESERVED_CLOUD_LABELS = ("Name", "KubernetesCluster")
+RESERVED_CLOUD_LABEL_PREFIXES = ("kubernetes.io/cluster/", "k8s.io/role/", "kops.k8s.io/")
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+IPV6_SUBNET_SHORTHAND = re.compile(r"^/\d+#[0-9a-fA-F]+$")
+SG_ID = re.compile(r"^sg-.+$")
+# Fields a completed (strict) spec must have.
+STRICT_CLUSTER_FIELDS = ("kubelet", "masterKubelet", "kubeControllerManager", "kubeDNS", "kubeScheduler",
+                         "kubeAPIServer", "kubeProxy", "podCIDR", "serviceClusterIPRange")
+
+
+# -- small helpers -------------------------------------------------------------
+
+def _net(value):
+    try:
+        return ipaddress.ip_network(str(value), strict=False)
+    except ValueError:
+        return None
+
+
+def _cidr(path, value, problems, detail="must be a CIDR such as 172.20.0.0/16"):
+    network = _net(value)
+    if network is None:
+        problems.append(errors.invalid(path, value, detail))
+    return network
+
+
+def _contains(outer, inner):
+    return outer is not None and inner is not None and outer.version == inner.version and inner.subnet_of(outer)
+
+
+def _overlaps(left, right):
+    return left is not None and right is not None and left.version == right.version and left.overlaps(right)
+
+
+def _dns_type(spec):
+    return ((spec.get("topology") or {}).get("dns") or {}).get("type") or "Public"
+
+
+def _networking(spec):
+    return spec.get("networking") or {}
+
+
+def _is_ipv6(spec):
+    return spec.get("nonMasqueradeCIDR") == "::/0"
+
+
+# -- cluster -------------------------------------------------------------------
+
+def validate_cluster(cluster, strict=False):
+    problems = []
+    spec = cluster.get("spec") or {}
+    _check_name(cluster, spec, problems)
+    _check_version(spec, problems)
+    _check_cloud(spec, problems)
+    _check_dns(cluster, spec, problems)
+    _check_network_cidrs(spec, problems, strict)
+    _check_subnets(spec, problems, strict)
+    _check_etcd(spec, problems)
+    _check_networking(spec, problems)
+    _check_access(spec, problems)
+    _check_api(spec, problems)
+    _check_components(spec, problems)
+    _check_iam(spec, problems)
+    _check_misc(spec, problems)
+    if strict:
+        for field in STRICT_CLUSTER_FIELDS:
+            if not spec.get(field):
+                problems.append(errors.required("spec.%s" % field, "a completed spec must set it"))
+    return problems
+
+
+def _check_name(cluster, spec, problems):
+    name = objects.name_of(cluster)
+    if not name:
+        problems.append(errors.required("metadata.name", "the cluster name (a DNS name such as k8s.example.com)"))
+        return
+    if len(name) > 253 or not DNS1123_SUBDOMAIN.match(name):
+        problems.append(errors.invalid("metadata.name", name, "must be a DNS-1123 subdomain: lower case "
+                                       "letters, digits, '-' and '.', starting and ending with a letter or digit"))
+    elif "." not in name and _dns_type(spec) != "None":
+        problems.append(errors.invalid("metadata.name", name, "must be a fully-qualified DNS name (e.g. "
+                                       "k8s.example.com), or set spec.topology.dns.type: None"))
+    if name.endswith(".k8s.local") and _dns_type(spec) != "None":
+        problems.append(errors.forbidden("spec.topology.dns.type", "gossip DNS support was removed in kOps 1.37; "
+                                         "clusters named *.k8s.local must use dns type None"))
+    for field in ("gossipConfig", "dnsControllerGossipConfig"):
+        if spec.get(field):
+            problems.append(errors.forbidden("spec.%s" % field, "gossip was removed in kOps 1.37; remove this field"))
+
+
+def _check_version(spec, problems):
+    version = spec.get("kubernetesVersion")
+    if not version:
+        problems.append(errors.required("spec.kubernetesVersion", "e.g. v1.34.2"))
+        return
+    if not semver.is_valid(version):
+        problems.append(errors.invalid("spec.kubernetesVersion", version,
+                                       "unable to determine kubernetes version; expected e.g. v1.34.2"))
+    elif semver.parse(version) < semver.parse(OLDEST_SUPPORTED_KUBERNETES):
+        problems.append(errors.invalid("spec.kubernetesVersion", version, "kOps 1.37 supports Kubernetes %s and "
+                                       "newer; upgrade the cluster with an older kOps first" % OLDEST_SUPPORTED_KUBERNETES))
+
+
+def _check_cloud(spec, problems):
+    cloud = spec.get("cloudProvider")
+    if not cloud:
+        problems.append(errors.required("spec.cloudProvider", "one of: %s" % ", ".join(CLOUDS)))
+    elif cloud not in CLOUDS:
+        problems.append(errors.unsupported("spec.cloudProvider", cloud, CLOUDS))
+
+
+def _check_dns(cluster, spec, problems):
+    dns = _dns_type(spec)
+    if dns not in DNS_TYPES:
+        problems.append(errors.unsupported("spec.topology.dns.type", dns, DNS_TYPES))
+        return
+    allowed = DNS_TYPES_BY_CLOUD.get(spec.get("cloudProvider"), ("None",))
+    if spec.get("cloudProvider") in CLOUDS and dns not in allowed:
+        problems.append(errors.unsupported("spec.topology.dns.type", dns, allowed,
+                                           "not supported on %s" % spec.get("cloudProvider")))
+
+
+def _check_network_cidrs(spec, problems, strict):
+    cloud = spec.get("cloudProvider")
+    network = None
+    if spec.get("networkCIDR"):
+        if cloud == "gce":
+            problems.append(errors.forbidden("spec.networkCIDR", "networkCIDR is not used on GCE (subnets are "
+                                             "regional); remove it"))
+        network = _cidr("spec.networkCIDR", spec["networkCIDR"], problems)
+    elif cloud == "aws" and strict:
+        problems.append(errors.required("spec.networkCIDR", "the VPC CIDR, e.g. 172.20.0.0/16"))
+    extras = []
+    for index, cidr in enumerate(spec.get("additionalNetworkCIDRs") or []):
+        path = "spec.additionalNetworkCIDRs[%d]" % index
+        if cloud == "gce":
+            problems.append(errors.forbidden(path, "additional network CIDRs are not supported on GCE"))
+        extra = _cidr(path, cidr, problems)
+        if _overlaps(extra, network):
+            problems.append(errors.invalid(path, cidr, "overlaps the networkCIDR %s" % network))
+        extras.append(extra)
+
+    nmc = None
+    if spec.get("nonMasqueradeCIDR"):
+        nmc = _cidr("spec.nonMasqueradeCIDR", spec["nonMasqueradeCIDR"], problems)
+        if nmc is not None and nmc.version == 6 and str(nmc) != "::/0":
+            problems.append(errors.invalid("spec.nonMasqueradeCIDR", spec["nonMasqueradeCIDR"],
+                                           "an IPv6 nonMasqueradeCIDR must be ::/0"))
+        exempt = "amazonvpc" in _networking(spec) or ((_networking(spec).get("cilium") or {}).get("ipam") == "eni")
+        if not exempt and nmc is not None and nmc.version == 4:
+            for path, other in [("spec.networkCIDR", network)] + [
+                    ("spec.additionalNetworkCIDRs[%d]" % i, e) for i, e in enumerate(extras)]:
+                if _overlaps(nmc, other):
+                    problems.append(errors.invalid("spec.nonMasqueradeCIDR", spec["nonMasqueradeCIDR"],
+                                                   "must not overlap %s (%s); pods and services would clash with "
+                                                   "the VPC" % (path, other)))
+    elif strict:
+        problems.append(errors.required("spec.nonMasqueradeCIDR", "e.g. 100.64.0.0/10"))
+
+    if spec.get("podCIDR"):
+        pod = _cidr("spec.podCIDR", spec["podCIDR"], problems)
+        if nmc is not None and pod is not None and nmc.version == pod.version and not _contains(nmc, pod):
+            problems.append(errors.invalid("spec.podCIDR", spec["podCIDR"],
+                                           "must be inside the nonMasqueradeCIDR %s" % nmc))
+    if spec.get("serviceClusterIPRange"):
+        service = _cidr("spec.serviceClusterIPRange", spec["serviceClusterIPRange"], problems)
+        if nmc is not None and service is not None and nmc.version == service.version and not _contains(nmc, service):
+            problems.append(errors.invalid("spec.serviceClusterIPRange", spec["serviceClusterIPRange"],
+                                           "must be inside the nonMasqueradeCIDR %s" % nmc))
+
+
+def _check_subnets(spec, problems, strict):
+    subnets = spec.get("subnets") or []
+    cloud = spec.get("cloudProvider")
+    if not subnets:
+        problems.append(errors.required("spec.subnets", "must configure at least one subnet (use zones)"))
+        return
+    network = _net(spec.get("networkCIDR")) if spec.get("networkCIDR") else None
+    extras = [_net(c) for c in spec.get("additionalNetworkCIDRs") or []]
+    pod = _net(spec.get("podCIDR")) if spec.get("podCIDR") else None
+    service = _net(spec.get("serviceClusterIPRange")) if spec.get("serviceClusterIPRange") else None
+    names = {}
+    with_id = [bool(s.get("id")) for s in subnets]
+    if any(with_id) and not all(with_id):
+        problems.append(errors.forbidden("spec.subnets", "cannot mix subnets with specified ID and unspecified ID; "
+                                         "give every subnet an id (shared VPC) or none"))
+    regions = set()
+    seen_cidrs = []
+    for index, subnet in enumerate(subnets):
+        path = "spec.subnets[%d]" % index
+        name = subnet.get("name")
+        if not name:
+            problems.append(errors.required(path + ".name", "each subnet needs a name"))
+        elif name in names:
+            problems.append(errors.duplicate(path + ".name", name, "subnet names must be unique"))
+        names[name] = index
+        kind = subnet.get("type")
+        if kind not in SUBNET_TYPES:
+            problems.append(errors.unsupported(path + ".type", kind, SUBNET_TYPES))
+        elif kind == "DualStack" and not _is_ipv6(spec):
+            problems.append(errors.forbidden(path + ".type", "DualStack subnets are only for IPv6 clusters "
+                                             "(nonMasqueradeCIDR ::/0)"))
+        if cloud == "aws" and not subnet.get("zone") and not subnet.get("id"):
+            problems.append(errors.required(path + ".zone", "the availability zone of the subnet, e.g. us-east-1a"))
+        if cloud == "gce":
+            if not subnet.get("region"):
+                problems.append(errors.required(path + ".region", "GCE subnets are regional, e.g. us-central1"))
+            regions.add(subnet.get("region"))
+        elif subnet.get("zone"):
+            regions.add(subnet["zone"][:-1])
+        _check_subnet_cidr(spec, subnet, path, network, extras, pod, service, seen_cidrs, problems, strict)
+        _check_egress(subnet, path, problems)
+        ipv6 = subnet.get("ipv6CIDR")
+        if ipv6:
+            if cloud != "aws":
+                problems.append(errors.forbidden(path + ".ipv6CIDR", "IPv6 subnets are supported on AWS only"))
+            elif not IPV6_SUBNET_SHORTHAND.match(ipv6):
+                network6 = _cidr(path + ".ipv6CIDR", ipv6, problems, "must be an IPv6 CIDR or /64#N (the Nth /64 of "
+                                 "the VPC's IPv6 block)")
+                if network6 is not None and network6.version != 6:
+                    problems.append(errors.invalid(path + ".ipv6CIDR", ipv6, "must be an IPv6 CIDR"))
+                if _overlaps(network6, service):
+                    problems.append(errors.invalid(path + ".ipv6CIDR", ipv6, "must not overlap serviceClusterIPRange"))
+    if len({r for r in regions if r}) > 1:
+        problems.append(errors.forbidden("spec.subnets", "clusters cannot span regions (found %s); use subnets of one "
+                                         "region" % ", ".join(sorted(r for r in regions if r))))
+
+
+def _check_subnet_cidr(spec, subnet, path, network, extras, pod, service, seen, problems, strict):
+    cidr = subnet.get("cidr")
+    if not cidr:
+        if strict and not (subnet.get("ipv6CIDR") and subnet.get("type") == "Private"):
+            problems.append(errors.required(path + ".cidr", "a completed spec gives every subnet a CIDR"))
+        return
+    net = _cidr(path + ".cidr", cidr, problems)
+    if net is None:
+        return
+    parents = [n for n in [network] + extras if n is not None]
+    if parents and not any(_contains(p, net) for p in parents):
+        problems.append(errors.invalid(path + ".cidr", cidr, "is not a subnet of the networkCIDR %s%s" % (
+            network, (" or of additionalNetworkCIDRs " + ", ".join(str(e) for e in extras if e)) if extras else "")))
+    if pod is not None and "amazonvpc" not in _networking(spec) and _overlaps(net, pod):
+        problems.append(errors.invalid(path + ".cidr", cidr, "overlaps the podCIDR %s" % pod))
+    if _overlaps(net, service):
+        problems.append(errors.invalid(path + ".cidr", cidr, "overlaps the serviceClusterIPRange %s" % service))
+    for other_name, other in seen:
+        if _overlaps(net, other):
+            problems.append(errors.invalid(path + ".cidr", cidr, "overlaps subnet %s (%s); subnets must not overlap"
+                                           % (other_name, other)))
+    seen.append((subnet.get("name"), net))
+
+
+def _check_egress(subnet, path, problems):
+    egress = subnet.get("egress")
+    if not egress:
+        return
+    if egress != "External" and not egress.startswith(EGRESS_PREFIXES):
+        problems.append(errors.invalid(path + ".egress", egress, "must be a NAT gateway (nat-...), elastic IP "
+                                       "(eipalloc-...), instance (i-...), transit gateway (tgw-...) or External"))
+    elif subnet.get("type") not in ("Private", "DualStack"):
+        problems.append(errors.forbidden(path + ".egress", "egress can only be specified for private subnets"))
+
+
+def _check_etcd(spec, problems):
+    clusters = spec.get("etcdClusters") or []
+    if not clusters:
+        problems.append(errors.required("spec.etcdClusters", "etcd clusters main and events"))
+        return
+    names, versions, stores = set(), set(), {}
+    for index, etcd in enumerate(clusters):
+        path = "spec.etcdClusters[%d]" % index
+        name = etcd.get("name")
+        if name not in ETCD_CLUSTER_NAMES:
+            problems.append(errors.unsupported(path + ".name", name, ETCD_CLUSTER_NAMES))
+        elif name in names:
+            problems.append(errors.duplicate(path + ".name", name, "each etcd cluster name once"))
+        names.add(name)
+        members = etcd.get("etcdMembers") or []
+        if not members:
+            problems.append(errors.required(path + ".etcdMembers", "at least one member per control-plane group"))
+        elif len(members) % 2 == 0:
+            problems.append(errors.invalid(path + ".etcdMembers", len(members), "etcd needs an odd number of members "
+                                           "for quorum (1, 3 or 5); use an odd number of control-plane zones"))
+        member_names = set()
+        for m_index, member in enumerate(members):
+            m_path = "%s.etcdMembers[%d]" % (path, m_index)
+            if not member.get("name"):
+                problems.append(errors.required(m_path + ".name", "a member name such as a"))
+            elif member["name"] in member_names:
+                problems.append(errors.duplicate(m_path + ".name", member["name"], "member names must be unique"))
+            member_names.add(member.get("name"))
+            if not member.get("instanceGroup"):
+                problems.append(errors.required(m_path + ".instanceGroup", "the control-plane group running it"))
+        if etcd.get("image") and not etcd.get("version"):
+            problems.append(errors.required(path + ".version", "set version when image is set"))
+        if etcd.get("version"):
+            if not semver.is_valid(etcd["version"]) or semver.parse(etcd["version"]).major != 3:
+                problems.append(errors.invalid(path + ".version", etcd["version"], "etcd version must be 3.x"))
+            versions.add(etcd["version"])
+        store = (etcd.get("backups") or {}).get("backupStore")
+        if store:
+            if store in stores:
+                problems.append(errors.duplicate(path + ".backups.backupStore", store, "shared with etcd cluster %s; "
+                                                 "each etcd cluster needs its own backup store" % stores[store]))
+            stores[store] = name
+    if len(versions) > 1:
+        problems.append(errors.invalid("spec.etcdClusters", sorted(versions), "all etcd clusters must run the same "
+                                       "version"))
+
+
+def _check_networking(spec, problems):
+    networking = _networking(spec)
+    chosen = [k for k in networking if k in NETWORKING_PLUGINS or k in REMOVED_NETWORKING]
+    for name in chosen:
+        if name in REMOVED_NETWORKING:
+            problems.append(errors.forbidden("spec.networking.%s" % name, "%s networking was %s; choose e.g. "
+                                             "cilium or calico" % (name, REMOVED_NETWORKING[name])))
+    if len(chosen) > 1:
+        problems.append(errors.forbidden("spec.networking", "only one networking option permitted (found %s)"
+                                         % ", ".join(sorted(chosen))))
+    elif not chosen and strictish(spec):
+        problems.append(errors.required("spec.networking", "one networking option, e.g. cilium: {}"))
+    for name in chosen:
+        if name in NETWORKING_WITHOUT_IPV6 and _is_ipv6(spec):
+            problems.append(errors.forbidden("spec.networking.%s" % name, "%s does not support IPv6" % name))
+        if name in AWS_ONLY_NETWORKING and spec.get("cloudProvider") != "aws":
+            problems.append(errors.forbidden("spec.networking.%s" % name, "%s networking is AWS only" % name))
+    kube_proxy_enabled = (spec.get("kubeProxy") or {}).get("enabled", True)
+    needs_no_kube_proxy = {
+        "kubeRouter": "kubeRouter" in networking,
+        "cilium.enableNodePort": bool((networking.get("cilium") or {}).get("enableNodePort")),
+        "calico.bpfEnabled": bool((networking.get("calico") or {}).get("bpfEnabled")),
+    }
+    for what, needed in needs_no_kube_proxy.items():
+        if needed and kube_proxy_enabled is not False:
+            problems.append(errors.forbidden("spec.kubeProxy.enabled", "%s replaces kube-proxy; set "
+                                             "spec.kubeProxy.enabled: false" % what))
+    cilium_version = (networking.get("cilium") or {}).get("version")
+    if cilium_version and not str(cilium_version).lstrip("v").startswith("1.18."):
+        problems.append(errors.invalid("spec.networking.cilium.version", cilium_version, "kOps 1.37 supports "
+                                       "Cilium v1.18.x"))
+
+
+def strictish(spec):
+    """Networking is required once a spec is completed or a cloud is chosen (kops requires one)."""
+    return bool(spec.get("cloudProvider"))
+
+
+def _check_access(spec, problems):
+    for field in ("kubernetesApiAccess", "sshAccess", "nodePortAccess"):
+        for index, entry in enumerate(spec.get(field) or []):
+            path = "spec.%s[%d]" % (field, index)
+            if str(entry).startswith("pl-"):
+                if spec.get("cloudProvider") != "aws":
+                    problems.append(errors.forbidden(path, "prefix lists (pl-...) are supported on AWS only"))
+                continue
+            _cidr(path, entry, problems, "must be a CIDR such as 203.0.113.0/24 (or an AWS prefix list pl-...)")
+
+
+def _check_api(spec, problems):
+    api = spec.get("api") or {}
+    lb = api.get("loadBalancer")
+    cloud = spec.get("cloudProvider")
+    if api.get("dns") is not None and lb is not None:
+        problems.append(errors.forbidden("spec.api", "use either api.dns or api.loadBalancer, not both"))
+    if lb is None:
+        if _dns_type(spec) == "None" and cloud == "aws" and "dns" in api:
+            problems.append(errors.forbidden("spec.api.dns", "with dns type None the API needs a load balancer; "
+                                             "set spec.api.loadBalancer"))
+        return
+    if lb.get("type") and lb["type"] not in LB_TYPES:
+        problems.append(errors.unsupported("spec.api.loadBalancer.type", lb["type"], LB_TYPES))
+    if cloud == "aws":
+        if lb.get("class") == "Classic":
+            problems.append(errors.forbidden("spec.api.loadBalancer.class", "Classic load balancers were removed in "
+                                             "kOps 1.37; use class: Network"))
+        elif lb.get("class") not in (None, "Network"):
+            problems.append(errors.unsupported("spec.api.loadBalancer.class", lb.get("class"), ("Network",)))
+        if lb.get("useForInternalApi") and lb.get("type") == "Internal":
+            problems.append(errors.forbidden("spec.api.loadBalancer.useForInternalApi", "an internal load balancer "
+                                             "is already used internally; remove useForInternalApi"))
+        if lb.get("sslPolicy") and not lb.get("sslCertificate"):
+            problems.append(errors.forbidden("spec.api.loadBalancer.sslPolicy", "sslPolicy requires sslCertificate"))
+        if lb.get("type") == "Internal" and not any(s.get("type") == "Private" for s in spec.get("subnets") or []):
+            problems.append(errors.forbidden("spec.api.loadBalancer.type", "an Internal load balancer needs at least "
+                                             "one Private subnet"))
+    else:
+        for field in ("class", "sslCertificate", "sslPolicy", "crossZoneLoadBalancing", "accessLog",
+                      "securityGroupOverride", "additionalSecurityGroups"):
+            if lb.get(field) not in (None, [], ""):
+                problems.append(errors.forbidden("spec.api.loadBalancer.%s" % field, "only supported on AWS"))
+
+
+def _check_components(spec, problems):
+    if spec.get("docker"):
+        problems.append(errors.forbidden("spec.docker", "Docker CRI support was removed in Kubernetes 1.24; use "
+                                         "containerd"))
+    containerd = spec.get("containerd") or {}
+    version = containerd.get("version")
+    if version and semver.is_valid(version) and semver.parse(version) < semver.parse(MINIMUM_CONTAINERD):
+        problems.append(errors.invalid("spec.containerd.version", version, "kOps 1.37 needs containerd %s or newer"
+                                       % MINIMUM_CONTAINERD))
+    apiserver = spec.get("kubeAPIServer") or {}
+    if apiserver.get("insecurePort"):
+        problems.append(errors.forbidden("spec.kubeAPIServer.insecurePort", "the insecure port is not supported; "
+                                         "remove it"))
+    if bool(apiserver.get("proxyClientCertFile")) != bool(apiserver.get("proxyClientKeyFile")):
+        problems.append(errors.forbidden("spec.kubeAPIServer.proxyClientCertFile", "proxyClientCertFile and "
+                                         "proxyClientKeyFile must be set together"))
+    if apiserver.get("serviceClusterIPRange") and spec.get("serviceClusterIPRange") and \
+            apiserver["serviceClusterIPRange"] != spec["serviceClusterIPRange"]:
+        problems.append(errors.invalid("spec.kubeAPIServer.serviceClusterIPRange", apiserver["serviceClusterIPRange"],
+                                       "must equal spec.serviceClusterIPRange %s" % spec["serviceClusterIPRange"]))
+    if spec.get("cloudProvider") == "aws" and apiserver.get("authorizationMode") and \
+            "Node" not in apiserver["authorizationMode"].split(","):
+        problems.append(errors.invalid("spec.kubeAPIServer.authorizationMode", apiserver["authorizationMode"],
+                                       "must include Node (e.g. Node,RBAC)"))
+    dns = spec.get("kubeDNS") or {}
+    service = _net(spec.get("serviceClusterIPRange")) if spec.get("serviceClusterIPRange") else None
+    if dns.get("serverIP"):
+        try:
+            address = ipaddress.ip_address(dns["serverIP"])
+        except ValueError:
+            problems.append(errors.invalid("spec.kubeDNS.serverIP", dns["serverIP"], "must be an IP address"))
+        else:
+            if service is not None and address not in service:
+                problems.append(errors.invalid("spec.kubeDNS.serverIP", dns["serverIP"], "must be inside "
+                                               "serviceClusterIPRange %s" % service))
+        kubelet_dns = (spec.get("kubelet") or {}).get("clusterDNS")
+        node_local = (dns.get("nodeLocalDNS") or {})
+        allowed = {dns["serverIP"], node_local.get("localIP") or "169.254.20.10"}
+        if kubelet_dns and kubelet_dns not in allowed and not node_local.get("enabled"):
+            problems.append(errors.invalid("spec.kubelet.clusterDNS", kubelet_dns, "must match kubeDNS.serverIP %s"
+                                           % dns["serverIP"]))
+    if (dns.get("nodeLocalDNS") or {}).get("enabled") and dns.get("provider") not in (None, "CoreDNS"):
+        problems.append(errors.forbidden("spec.kubeDNS.nodeLocalDNS", "NodeLocalDNS requires the CoreDNS provider"))
+
+
+def _check_iam(spec, problems):
+    iam = spec.get("iam") or {}
+    if iam.get("legacy"):
+        problems.append(errors.forbidden("spec.iam.legacy", "legacy IAM permissions are no longer supported; set "
+                                         "legacy: false"))
+    for role, policy in (spec.get("additionalPolicies") or {}).items():
+        path = "spec.additionalPolicies[%s]" % role
+        try:
+            statements = json.loads(policy)
+        except (TypeError, ValueError) as exc:
+            problems.append(errors.invalid(path, policy, "must be a JSON list of IAM statements (%s)" % exc))
+            continue
+        if not isinstance(statements, list) or any(not isinstance(s, dict) or "Effect" not in s for s in statements):
+            problems.append(errors.invalid(path, policy, "must be a JSON list of statements, each with an Effect"))
+    for role, arns in (spec.get("externalPolicies") or {}).items():
+        for index, arn in enumerate(arns or []):
+            if not str(arn).startswith("arn:"):
+                problems.append(errors.invalid("spec.externalPolicies[%s][%d]" % (role, index), arn,
+                                               "must be an IAM policy ARN (arn:aws:iam::...)"))
+
+
+def _check_misc(spec, problems):
+    for index, entry in enumerate(spec.get("sysctlParameters") or []):
+        if "=" not in str(entry):
+            problems.append(errors.invalid("spec.sysctlParameters[%d]" % index, entry, "must be name=value"))
+    for index, asset in enumerate(spec.get("fileAssets") or []):
+        for field in ("name", "content"):
+            if not asset.get(field):
+                problems.append(errors.required("spec.fileAssets[%d].%s" % (index, field), "file assets need %s" % field))
+    for index, hook in enumerate(spec.get("hooks") or []):
+        if not hook.get("manifest") and not hook.get("execContainer"):
+            problems.append(errors.required("spec.hooks[%d]" % index, "a hook needs manifest or execContainer"))
+    for key in spec.get("cloudLabels") or {}:
+        if key in RESERVED_CLOUD_LABELS or key.startswith(RESERVED_CLOUD_LABEL_PREFIXES):
+            problems.append(errors.forbidden("spec.cloudLabels[%s]" % key, "%s is reserved for kOps' own tags" % key))
+    for index, addon in enumerate(spec.get("addons") or []):
+        if str(addon.get("manifest", "")).startswith("file://"):
+            problems.append(errors.forbidden("spec.addons[%d].manifest" % index, "file:// addon manifests are not "
+                                             "supported; publish it at an https:// or s3:// URL"))
+    assets = spec.get("assets") or {}
+    if assets.get("containerProxy") and assets.get("containerRegistry"):
+        problems.append(errors.forbidden("spec.assets.containerProxy", "containerProxy cannot be used together with "
+                                         "containerRegistry"))
+    repository = assets.get("fileRepository") or ""
+    scheme_cloud = {"s3://": "aws", "gs://": "gce", "azureblob://": "azure"}
+    for scheme, cloud in scheme_cloud.items():
+        if repository.startswith(scheme) and spec.get("cloudProvider") != cloud:
+            problems.append(errors.invalid("spec.assets.fileRepository", repository, "%s repositories need the %s "
+                                           "cloud" % (scheme, cloud)))
+    discovery = spec.get("serviceAccountIssuerDiscovery") or {}
+    store = discovery.get("discoveryStore") or ""
+    if store.startswith("s3://") and "." in store[5:].split("/")[0]:
+        problems.append(errors.invalid("spec.serviceAccountIssuerDiscovery.discoveryStore", store,
+                                       "S3 bucket names for discovery must not contain dots"))
+    if discovery.get("enableAWSOIDCProvider") and not store and not discovery.get("discoveryService"):
+        problems.append(errors.forbidden("spec.serviceAccountIssuerDiscovery.enableAWSOIDCProvider",
+                                         "needs a discoveryStore"))
+
+
+# -- instance groups -------------------------------------------------------------
+
+def validate_instance_group(ig, cluster=None, strict=False):
+    problems = []
+    spec = ig.get("spec") or {}
+    name = objects.name_of(ig)
+    if not name:
+        problems.append(errors.required("metadata.name", "the instance group name"))
+    elif not DNS1123_SUBDOMAIN.match(name):
+        problems.append(errors.invalid("metadata.name", name, "must be a DNS-1123 subdomain (lower case letters, "
+                                       "digits, '-' and '.')"))
+    role = spec.get("role")
+    if not role:
+        problems.append(errors.required("spec.role", "one of: %s" % ", ".join(objects.IG_ROLES)))
+    elif role not in objects.IG_ROLES:
+        problems.append(errors.unsupported("spec.role", role, objects.IG_ROLES))
+    _check_sizes(spec, role, problems, strict)
+    _check_group_labels(ig, spec, name, problems)
+    _check_group_volumes(spec, problems, cluster)
+    if strict and not spec.get("image"):
+        problems.append(errors.required("spec.image", "a completed instance group has an image"))
+    if cluster is not None:
+        _cross_validate(ig, spec, role, cluster, problems)
+    return problems
+
+
+def _check_sizes(spec, role, problems, strict):
+    low, high = spec.get("minSize"), spec.get("maxSize")
+    for field, value in (("minSize", low), ("maxSize", high)):
+        if value is not None and value < 0:
+            problems.append(errors.invalid("spec.%s" % field, value, "must be zero or more"))
+        elif value is None and strict and spec.get("manager") != "Karpenter":
+            problems.append(errors.required("spec.%s" % field, "a completed instance group has sizes"))
+    if low is not None and high is not None and high < low:
+        problems.append(errors.invalid("spec.maxSize", high, "must be at least minSize (%d)" % low))
+    if role == objects.ROLE_CONTROL_PLANE:
+        for field, value in (("minSize", low), ("maxSize", high)):
+            if value is not None and value > 1:
+                problems.append(errors.invalid("spec.%s" % field, value, "control-plane instance groups must have "
+                                               "at most 1 instance; add more InstanceGroups instead"))
+    warm = spec.get("warmPool")
+    if warm:
+        if role not in (objects.ROLE_NODE, objects.ROLE_APISERVER):
+            problems.append(errors.forbidden("spec.warmPool", "warm pools are only for Node and APIServer groups"))
+        if spec.get("maxPrice") or (spec.get("mixedInstancesPolicy") or {}).get("onDemandAboveBase") not in (None, 100):
+            problems.append(errors.forbidden("spec.warmPool", "warm pools cannot be used with spot instances"))
+
+
+def _check_group_labels(ig, spec, name, problems):
+    label = (spec.get("cloudLabels") or {}).get(objects.IG_LABEL)
+    if label is not None and label != name:
+        problems.append(errors.invalid("spec.cloudLabels[%s]" % objects.IG_LABEL, label,
+                                       "must equal the instance group name %s" % name))
+    for key in spec.get("nodeLabels") or {}:
+        if key.count("/") > 1:
+            problems.append(errors.invalid("spec.nodeLabels[%s]" % key, key, "a label key has at most one '/'"))
+    seen = set()
+    for index, taint in enumerate(spec.get("taints") or []):
+        path = "spec.taints[%d]" % index
+        # kops parses key[=value]:effect and leaves the effect to the kubelet.
+        if not re.match(r"^[^=:]+(=[^:]*)?:[^:]+$", str(taint)):
+            problems.append(errors.invalid(path, taint, "must be key[=value]:effect, effect one of %s"
+                                           % ", ".join(TAINT_EFFECTS)))
+        elif taint in seen:
+            problems.append(errors.duplicate(path, taint, "each taint once"))
+        seen.add(taint)
+
+
+def _check_group_volumes(spec, problems, cluster):
+    cloud = ((cluster or {}).get("spec") or {}).get("cloudProvider")
+    volume_type = spec.get("rootVolumeType")
+    if cloud == "aws" and volume_type and volume_type not in ROOT_VOLUME_TYPES_AWS:
+        problems.append(errors.unsupported("spec.rootVolumeType", volume_type, ROOT_VOLUME_TYPES_AWS))
+    for field in ("rootVolumeSize", "rootVolumeIops", "rootVolumeThroughput"):
+        if spec.get(field) is not None and spec[field] <= 0:
+            problems.append(errors.invalid("spec.%s" % field, spec[field], "must be greater than zero"))
+    for index, group in enumerate(spec.get("additionalSecurityGroups") or []):
+        if cloud == "aws" and not SG_ID.match(str(group)):
+            problems.append(errors.invalid("spec.additionalSecurityGroups[%d]" % index, group,
+                                           "must be a security group id (sg-...)"))
+    metadata = spec.get("instanceMetadata") or {}
+    hop = metadata.get("httpPutResponseHopLimit")
+    if hop is not None and not 1 <= hop <= 64:
+        problems.append(errors.invalid("spec.instanceMetadata.httpPutResponseHopLimit", hop, "must be 1-64"))
+    if metadata.get("httpTokens") not in (None, "optional", "required"):
+        problems.append(errors.unsupported("spec.instanceMetadata.httpTokens", metadata["httpTokens"],
+                                           ("optional", "required")))
+    devices, paths = set(), set()
+    for index, volume in enumerate(spec.get("volumes") or []):
+        if volume.get("device") in devices:
+            problems.append(errors.duplicate("spec.volumes[%d].device" % index, volume.get("device")))
+        devices.add(volume.get("device"))
+    for index, mount in enumerate(spec.get("volumeMounts") or []):
+        if mount.get("path") in paths:
+            problems.append(errors.duplicate("spec.volumeMounts[%d].path" % index, mount.get("path")))
+        paths.add(mount.get("path"))
+
+
+def _cross_validate(ig, spec, role, cluster, problems):
+    cluster_spec = cluster.get("spec") or {}
+    subnet_names = [s.get("name") for s in cluster_spec.get("subnets") or []]
+    subnets = spec.get("subnets") or []
+    for index, subnet in enumerate(subnets):
+        if subnet not in subnet_names:
+            problems.append(errors.not_found("spec.subnets[%d]" % index, subnet, "the cluster's subnets are: %s"
+                                             % ", ".join(subnet_names)))
+    if role == objects.ROLE_CONTROL_PLANE and not subnets:
+        problems.append(errors.required("spec.subnets", "a control-plane group must name its subnet"))
+    if role == objects.ROLE_APISERVER and cluster_spec.get("cloudProvider") not in ("aws", "gce"):
+        problems.append(errors.forbidden("spec.role", "APIServer groups are supported on AWS and GCE only"))
+    if spec.get("manager") == "Karpenter" and (cluster_spec.get("cloudProvider") != "aws" or role != objects.ROLE_NODE):
+        problems.append(errors.forbidden("spec.manager", "Karpenter manages Node groups on AWS only"))
+
+
+# -- everything together -----------------------------------------------------------
+
+def deep_validate(cluster, instance_groups, strict=False):
+    """Cluster, each instance group (paths prefixed with the group), and the rules across them."""
+    problems = list(validate_cluster(cluster, strict=strict))
+    names = set()
+    for ig in instance_groups:
+        name = objects.name_of(ig) or "?"
+        if name in names:
+            problems.append(errors.duplicate("instancegroup[%s].metadata.name" % name, name))
+        names.add(name)
+        for problem in validate_instance_group(ig, cluster, strict=strict):
+            problem.path = "instancegroup[%s].%s" % (name, problem.path)
+            problems.append(problem)
+    roles = {objects.name_of(ig): (ig.get("spec") or {}).get("role") for ig in instance_groups}
+    control_planes = sorted(n for n, r in roles.items() if r == objects.ROLE_CONTROL_PLANE)
+    if not instance_groups:
+        problems.append(errors.required("instancegroups", "a cluster needs instance groups (control plane and nodes)"))
+    elif not control_planes:
+        problems.append(errors.required("instancegroups", "must have at least one control-plane (role: Master) "
+                                        "instance group"))
+    elif not any(r not in (objects.ROLE_CONTROL_PLANE, None) for r in roles.values()):
+        problems.append(errors.required("instancegroups", "must have at least one non-control-plane instance "
+                                        "group (role: Node)"))
+    for index, etcd in enumerate((cluster.get("spec") or {}).get("etcdClusters") or []):
+        members = etcd.get("etcdMembers") or []
+        groups = [m.get("instanceGroup") for m in members]
+        for m_index, group in enumerate(groups):
+            path = "spec.etcdClusters[%d].etcdMembers[%d].instanceGroup" % (index, m_index)
+            if group and instance_groups and group not in roles:
+                problems.append(errors.not_found(path, group, "no instance group of that name"))
+            elif group and roles.get(group) not in (None, objects.ROLE_CONTROL_PLANE):
+                problems.append(errors.invalid(path, group, "etcd members must run on control-plane groups"))
+            elif group and groups.index(group) != m_index:
+                problems.append(errors.duplicate(path, group, "each member on its own control-plane group"))
+        for name in control_planes:
+            if name not in groups:
+                problems.append(errors.forbidden("spec.etcdClusters[%d].etcdMembers" % index, "InstanceGroup %s with "
+                                                 "role ControlPlane must have a member in etcd cluster %s"
+                                                 % (name, etcd.get("name"))))
+    return problems
+
+
+def validate_cluster_update(old, new):
+    """Changes kops refuses on an existing cluster (etcd layout is immutable)."""
+    problems = []
+    old_etcd = {e.get("name"): e for e in (old.get("spec") or {}).get("etcdClusters") or []}
+    new_etcd = {e.get("name"): e for e in (new.get("spec") or {}).get("etcdClusters") or []}
+    for name, before in old_etcd.items():
+        if name not in new_etcd:
+            problems.append(errors.forbidden("spec.etcdClusters", "etcd cluster %s cannot be removed" % name))
+            continue
+        after = new_etcd[name]
+        index = list(new_etcd).index(name)
+        old_members = {m.get("name"): m.get("instanceGroup") for m in before.get("etcdMembers") or []}
+        for m_index, member in enumerate(after.get("etcdMembers") or []):
+            if member.get("name") in old_members and old_members[member["name"]] != member.get("instanceGroup"):
+                problems.append(errors.forbidden("spec.etcdClusters[%d].etcdMembers[%d].instanceGroup"
+                                                 % (index, m_index), "an etcd member's instance group cannot change"))
+        if after.get("image") and after.get("image") != before.get("image"):
+            problems.append(errors.forbidden("spec.etcdClusters[%d].image" % index,
+                                             "image can only be set on a new etcd cluster"))
+    return problems
