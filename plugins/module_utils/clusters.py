@@ -166,12 +166,17 @@ class ClusterService(object):
             group = copy.deepcopy(group)
             group.setdefault("apiVersion", objects.API_VERSION)
             group.setdefault("kind", objects.INSTANCE_GROUP)
-            if name not in groups:
-                channel = channels.load_channel(cluster["spec"].get("channel"))
-                try:
-                    instance_groups.fill_new_group_defaults(cluster, group, channel, self.facts, sizes=True)
-                except instance_groups.InstanceGroupDefaultsError as exc:
-                    raise ClusterError(str(exc))
+            stored = (groups.get(name) or {}).get("spec") or {}
+            # What the user leaves out keeps its stored value, else gets kops' default:
+            # a second run with the same spec changes nothing.
+            for field in instance_groups.DEFAULTED_FIELDS:
+                if field not in group["spec"] and field in stored:
+                    group["spec"][field] = copy.deepcopy(stored[field])
+            channel = channels.load_channel(cluster["spec"].get("channel"))
+            try:
+                instance_groups.fill_new_group_defaults(cluster, group, channel, self.facts, sizes=True)
+            except instance_groups.InstanceGroupDefaultsError as exc:
+                raise ClusterError(str(exc))
             groups[name] = group
         return self._plan_objects(cluster_name, cluster, list(groups.values()), current, prune=True)
 

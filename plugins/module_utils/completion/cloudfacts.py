@@ -104,12 +104,15 @@ class StaticCloudFacts(object):
         return list(self.gce_used_cidrs)
 
 
-def kops_test_cloud():
+def kops_test_cloud(cloud="aws"):
     """The mock cloud of kops' own integration tests (region us-test-1, GCE us-test1).
 
     Its values are what kops' fixtures under conformance/kops were generated
-    against, so the conformance tests feed them in as facts.
+    against, so the conformance tests feed them in as facts.  kops' mock GCE
+    DNS names its one managed zone "1".
     """
+    if cloud == "gce":
+        return StaticCloudFacts({"hosted_zones": {"example.com": "1"}})
     return StaticCloudFacts({
         "machine_types": {"aws": {"Master": "m3.medium", "Node": "t2.medium", "APIServer": "m3.medium",
                                   "Bastion": "t2.micro"}},

@@ -25,6 +25,8 @@ DEFAULT_SIZES = {
     objects.ROLE_NODE: (2, 2),
     objects.ROLE_APISERVER: (2, 2),
 }
+# The fields fill_new_group_defaults may fill in.
+DEFAULTED_FIELDS = ("role", "image", "machineType", "subnets", "minSize", "maxSize", "nodeLabels")
 # Subnet types an instance group lands in when it names none: first choice, then fallback.
 DEFAULT_SUBNET_EXCLUSIONS = (("DualStack", "Utility"), ("Utility",))
 

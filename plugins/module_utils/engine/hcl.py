@@ -45,7 +45,6 @@ def literal(value, indent=0):
     if isinstance(value, dict):
         if not value:
             return "{}"
-        pad = "  " * (indent + 1)
         lines = _attributes(value, indent + 1)
         return "{\n" + "\n".join(lines) + "\n" + "  " * indent + "}" if lines else "{}"
     raise TypeError("cannot write %r as HCL" % (value,))
