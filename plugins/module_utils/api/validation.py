@@ -421,7 +421,7 @@ def _check_api(spec, problems):
         if lb.get("type") == "Internal" and not any(s.get("type") == "Private" for s in spec.get("subnets") or []):
             problems.append(errors.forbidden("spec.api.loadBalancer.type", "an Internal load balancer needs at least "
                                              "one Private subnet"))
-    else:
+    elif cloud in CLOUDS:
         for field in ("class", "sslCertificate", "sslPolicy", "crossZoneLoadBalancing", "accessLog",
                       "securityGroupOverride", "additionalSecurityGroups"):
             if lb.get(field) not in (None, [], ""):
@@ -568,10 +568,11 @@ def _check_sizes(spec, role, problems, strict):
     if low is not None and high is not None and high < low:
         problems.append(errors.invalid("spec.maxSize", high, "must be at least minSize (%d)" % low))
     if role == objects.ROLE_CONTROL_PLANE:
-        for field, value in (("minSize", low), ("maxSize", high)):
-            if value is not None and value > 1:
-                problems.append(errors.invalid("spec.%s" % field, value, "control-plane instance groups must have "
-                                               "at most 1 instance; add more InstanceGroups instead"))
+        # One message: maxSize bounds minSize, so report maxSize when it is over.
+        field, value = ("maxSize", high) if (high or 0) > 1 else ("minSize", low)
+        if value is not None and value > 1:
+            problems.append(errors.invalid("spec.%s" % field, value, "control-plane instance groups must have "
+                                           "at most 1 instance; add more InstanceGroups instead"))
     warm = spec.get("warmPool")
     if warm:
         if role not in (objects.ROLE_NODE, objects.ROLE_APISERVER):
@@ -635,7 +636,7 @@ def _cross_validate(ig, spec, role, cluster, problems):
     subnet_names = [s.get("name") for s in cluster_spec.get("subnets") or []]
     subnets = spec.get("subnets") or []
     for index, subnet in enumerate(subnets):
-        if subnet not in subnet_names:
+        if subnet_names and subnet not in subnet_names:  # no subnets at all is reported on the cluster
             problems.append(errors.not_found("spec.subnets[%d]" % index, subnet, "the cluster's subnets are: %s"
                                              % ", ".join(subnet_names)))
     if role == objects.ROLE_CONTROL_PLANE and not subnets:
@@ -670,17 +671,22 @@ def deep_validate(cluster, instance_groups, strict=False):
     elif not any(r not in (objects.ROLE_CONTROL_PLANE, None) for r in roles.values()):
         problems.append(errors.required("instancegroups", "must have at least one non-control-plane instance "
                                         "group (role: Node)"))
+    if not control_planes:
+        return problems  # etcd membership cannot be judged without control-plane groups
     for index, etcd in enumerate((cluster.get("spec") or {}).get("etcdClusters") or []):
         members = etcd.get("etcdMembers") or []
         groups = [m.get("instanceGroup") for m in members]
+        before = len(problems)
         for m_index, group in enumerate(groups):
             path = "spec.etcdClusters[%d].etcdMembers[%d].instanceGroup" % (index, m_index)
-            if group and instance_groups and group not in roles:
+            if group and group not in roles:
                 problems.append(errors.not_found(path, group, "no instance group of that name"))
             elif group and roles.get(group) not in (None, objects.ROLE_CONTROL_PLANE):
                 problems.append(errors.invalid(path, group, "etcd members must run on control-plane groups"))
             elif group and groups.index(group) != m_index:
                 problems.append(errors.duplicate(path, group, "each member on its own control-plane group"))
+        if len(problems) > before:
+            continue  # a member is wrong; that message says it, a missing-member one would only echo it
         for name in control_planes:
             if name not in groups:
                 problems.append(errors.forbidden("spec.etcdClusters[%d].etcdMembers" % index, "InstanceGroup %s with "

@@ -1,0 +1,69 @@
+"""kops' validation rules: every kops fixture passes; every spec in bad_specs/ fails with its one message."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+
+import pytest
+import yaml
+
+from ansible_collections.kubeops.kops.plugins.module_utils.api import objects, validation
+
+from tests.conformance import kops_fixtures
+
+BAD_SPECS = sorted((pathlib.Path(__file__).parent / "bad_specs").glob("*.yaml"))
+EXPECT = re.compile(r"^# expect: (\S+(?:, \S+)*): (.+)$")
+
+
+def _documents(path):
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+GOOD_USER_SPECS = sorted(list(kops_fixtures.CREATE_CLUSTER.glob("*/expected-v1alpha2.yaml"))
+                         + list(kops_fixtures.UPDATE_CLUSTER.glob("*/in-v1alpha2.yaml")))
+COMPLETED_SPECS = sorted(kops_fixtures.UPDATE_CLUSTER.glob("*/data/*completed.spec*"))
+
+
+@pytest.mark.parametrize("path", GOOD_USER_SPECS, ids=lambda p: "/".join(p.parts[-3:-1]))
+def test_kops_fixtures_are_valid(path):
+    cluster, groups = objects.split_objects(_documents(path))
+    assert [str(p) for p in validation.deep_validate(cluster, groups)] == []
+
+
+@pytest.mark.parametrize("path", COMPLETED_SPECS, ids=lambda p: p.parts[-3])
+def test_kops_completed_specs_are_valid_strictly(path):
+    assert [str(p) for p in validation.validate_cluster(_documents(path)[0], strict=True)] == []
+
+
+def test_the_corpus_is_large_and_distinct():
+    assert len(BAD_SPECS) >= 30
+    expectations = [EXPECT.match(p.read_text().splitlines()[0]).groups() for p in BAD_SPECS]
+    assert len(set(expectations)) == len(expectations)
+
+
+@pytest.mark.parametrize("path", BAD_SPECS, ids=lambda p: p.stem)
+def test_bad_spec_fails_with_one_clear_message(path):
+    expected_path, expected_text = EXPECT.match(path.read_text().splitlines()[0]).groups()
+    cluster, groups = objects.split_objects(_documents(path))
+    problems = validation.deep_validate(cluster, groups)
+    # One mistake, one message; a mistake repeated in both etcd clusters lists both paths.
+    assert [p.path for p in problems] == expected_path.split(", "), [str(p) for p in problems]
+    assert all(expected_text in str(p) for p in problems)
+
+
+def test_strict_requires_completed_fields():
+    cluster, groups = objects.split_objects(kops_fixtures.load_expected("minimal-1.35"))
+    paths = {p.path for p in validation.validate_cluster(cluster, strict=True)}
+    assert {"spec.kubeAPIServer", "spec.podCIDR", "spec.serviceClusterIPRange"} <= paths
+
+
+def test_cluster_update_rules():
+    cluster, _groups = objects.split_objects(kops_fixtures.load_expected("ha"))
+    changed = yaml.safe_load(yaml.safe_dump(cluster))
+    changed["spec"]["etcdClusters"] = changed["spec"]["etcdClusters"][:1]
+    changed["spec"]["etcdClusters"][0]["etcdMembers"][0]["instanceGroup"] = "control-plane-us-test-1b"
+    messages = [str(p) for p in validation.validate_cluster_update(cluster, changed)]
+    assert any("events cannot be removed" in m for m in messages)
+    assert any("etcdMembers[0].instanceGroup" in m and "cannot change" in m for m in messages)
+    assert validation.validate_cluster_update(cluster, cluster) == []
