@@ -8,8 +8,15 @@ import re
 
 import yaml
 
-ROOT = pathlib.Path(os.environ.get("KOPS_CONFORMANCE_DIR", pathlib.Path(__file__).resolve().parents[2].parent
-                                   / "shared" / "conformance" / "kops"))
+REPO = pathlib.Path(__file__).resolve().parents[2]
+# Where kops' fixtures live: $KOPS_CONFORMANCE_DIR, else the steering repo's
+# shared/ beside this checkout (../shared), else the workplace's /work/shared.
+CANDIDATES = [pathlib.Path(p) for p in (os.environ.get("KOPS_CONFORMANCE_DIR"),) if p] + [
+    REPO.parent / "shared" / "conformance" / "kops", pathlib.Path("/work/shared/conformance/kops")]
+ROOT = next((c for c in CANDIDATES if (c / "create_cluster").is_dir()), None)
+if ROOT is None:
+    raise RuntimeError("kops conformance fixtures not found; looked in %s (set KOPS_CONFORMANCE_DIR)"
+                       % ", ".join(str(c) for c in CANDIDATES))
 CREATE_CLUSTER = ROOT / "create_cluster"
 UPDATE_CLUSTER = ROOT / "update_cluster"
 
