@@ -67,7 +67,7 @@ def _attributes(body, indent):
     run = []
 
     def flush():
-        width = max(len(_key(k)) for k, _ in run) if run else 0
+        width = max(len(_key(item[0])) for item in run) if run else 0
         for key, text in run:
             lines.append("%s%s = %s" % (pad, _key(key).ljust(width), text))
         del run[:]

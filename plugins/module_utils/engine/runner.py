@@ -46,7 +46,7 @@ def prefetch(tasks, cloud):
         kind = type(task)
         if kind not in seen:
             seen.add(kind)
-            kind.find_all(cloud, [t for t in tasks if type(t) is kind])
+            kind.find_all(cloud, [t for t in tasks if isinstance(t, kind)])
 
 
 def run(tasks, cloud, dry_run=False, workers=8):

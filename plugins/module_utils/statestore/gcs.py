@@ -68,8 +68,8 @@ class GCSStore(Store):
         if response.status_code >= 400:
             hint = {403: "; check the credentials' permissions on the bucket",
                     404: "; create the bucket or fix state_store"}.get(response.status_code, "")
-            raise StoreError("state store %s: %s: HTTP %d %s%s" % (self.base_url, what, response.status_code,
-                                                                 response.text[:200], hint))
+            raise StoreError("state store %s: %s: HTTP %d %s%s"
+                             % (self.base_url, what, response.status_code, response.text[:200], hint))
         return response
 
     def read(self, relpath):

@@ -81,7 +81,7 @@ class ClusterStore(object):
         Object stores have no multi-object transactions, so we keep what each
         path held before and put it back if a later write fails.
         """
-        previous = [(relpath, self.read(relpath)) for relpath, _ in changes]
+        previous = [(change[0], self.read(change[0])) for change in changes]
         done = []
         try:
             for relpath, data in changes:

@@ -54,8 +54,8 @@ class S3Store(Store):
             "AccessDenied": "check the credentials' permissions on the bucket",
             "403": "check the credentials' permissions on the bucket",
         }
-        return StoreError("state store %s: %s: %s%s" % (self.base_url, what, code or exc,
-                                                         ("; " + hints[code]) if code in hints else ""))
+        hint = ("; " + hints[code]) if code in hints else ""
+        return StoreError("state store %s: %s: %s%s" % (self.base_url, what, code or exc, hint))
 
     def read(self, relpath):
         import botocore.exceptions

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pathlib
-import re
 
 import pytest
 import yaml
@@ -13,7 +12,6 @@ from ansible_collections.kubeops.kops.plugins.module_utils.api import objects, v
 from tests.conformance import kops_fixtures
 
 BAD_SPECS = sorted((pathlib.Path(__file__).parent / "bad_specs").glob("*.yaml"))
-EXPECT = re.compile(r"^# expect: (\S+(?:, \S+)*): (.+)$")
 
 
 def _documents(path):
@@ -36,20 +34,26 @@ def test_kops_completed_specs_are_valid_strictly(path):
     assert [str(p) for p in validation.validate_cluster(_documents(path)[0], strict=True)] == []
 
 
+def _bad_case(path):
+    """A corpus file: {expect: {paths, message}, documents: [Cluster, InstanceGroup...]}."""
+    case = yaml.safe_load(path.read_text())
+    return case["expect"], case["documents"]
+
+
 def test_the_corpus_is_large_and_distinct():
     assert len(BAD_SPECS) >= 30
-    expectations = [EXPECT.match(p.read_text().splitlines()[0]).groups() for p in BAD_SPECS]
+    expectations = [(tuple(e["paths"]), e["message"]) for e, _docs in map(_bad_case, BAD_SPECS)]
     assert len(set(expectations)) == len(expectations)
 
 
 @pytest.mark.parametrize("path", BAD_SPECS, ids=lambda p: p.stem)
 def test_bad_spec_fails_with_one_clear_message(path):
-    expected_path, expected_text = EXPECT.match(path.read_text().splitlines()[0]).groups()
-    cluster, groups = objects.split_objects(_documents(path))
+    expect, documents = _bad_case(path)
+    cluster, groups = objects.split_objects(documents)
     problems = validation.deep_validate(cluster, groups)
     # One mistake, one message; a mistake repeated in both etcd clusters lists both paths.
-    assert [p.path for p in problems] == expected_path.split(", "), [str(p) for p in problems]
-    assert all(expected_text in str(p) for p in problems)
+    assert [p.path for p in problems] == expect["paths"], [str(p) for p in problems]
+    assert all(expect["message"] in str(p) for p in problems)
 
 
 def test_strict_requires_completed_fields():
