@@ -34,11 +34,11 @@ $(COLL_LINK):
 # file:// state store; no cloud account involved.
 demo: venv
 	$(BIN)/ansible-playbook playbooks/create_cluster.yml \
-	  -e @playbooks/vars/demo.yml -e state_store=$(DEMO_STORE)
+	  -e @playbooks/vars/demo.yml -e state_store=$(DEMO_STORE) -e out_dir=$(CURDIR)/out/terraform
 	$(BIN)/ansible-playbook playbooks/get_cluster.yml \
 	  -e cluster_name=demo.example.com -e state_store=$(DEMO_STORE) \
 	  -e output=$(CURDIR)/out/demo.example.com.yaml
-	@echo "Cluster spec: out/demo.example.com.yaml  state store: $(DEMO_STORE)"
+	@echo "Cluster spec: out/demo.example.com.yaml  Terraform: out/terraform/kubernetes.tf  state store: $(DEMO_STORE)"
 
 test: venv $(BIN)/.installed-test
 	$(BIN)/python -m pytest -q tests

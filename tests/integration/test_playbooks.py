@@ -80,3 +80,16 @@ def test_option_names_list_matches_the_module():
     from ansible_collections.kubeops.kops.plugins.module_utils.completion import new_cluster
     listed = yaml.safe_load((PLAYBOOKS / "vars" / "create_cluster_options.yml").read_text())
     assert listed["kops_create_cluster_option_names"] == list(new_cluster.OPTION_DEFAULTS)
+
+
+def test_create_cluster_with_terraform_target(playbook, tmp_path):
+    store = "state_store=file://%s" % (tmp_path / "state")
+    out = tmp_path / "terraform"
+    code, run = playbook(PLAYBOOKS / "create_cluster.yml", "-e", store, *HA, "-e", "target=terraform",
+                         "-e", "out_dir=%s" % out)
+    assert code == 0, run
+    text = (out / "kubernetes.tf").read_text()
+    assert 'resource "aws_subnet" "us-east-1c-ha-example-com"' in text
+    code, again = playbook(PLAYBOOKS / "update_cluster.yml", "-e", store, "-e", "cluster_name=ha.example.com",
+                           "-e", "target=terraform", "-e", "out_dir=%s" % out)
+    assert code == 0 and again["stats"]["localhost"]["changed"] == 0

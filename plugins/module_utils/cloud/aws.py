@@ -60,3 +60,66 @@ def describe_error(exc, what):
     error = response.get("Error") or {}
     code = error.get("Code") or type(exc).__name__
     return AwsError("%s: %s: %s" % (what, code, error.get("Message") or exc))
+
+
+class AwsCloud(object):
+    """The AWS side of one cluster's reconcile: clients, and each kind's lookup done once.
+
+    Lookups are cached per kind (one paginated describe per kind, filtered by
+    the cluster tag) and shared by the engine's worker threads.
+    """
+
+    def __init__(self, cluster_name, region, profile=None):
+        import threading
+        self.cluster_name = cluster_name
+        self.region = region
+        self.profile = profile
+        self._clients = {}
+        self._cache = {}
+        self._key_locks = {}
+        self._lock = threading.Lock()
+
+    def client(self, service):
+        with self._lock:
+            if service not in self._clients:
+                self._clients[service] = client(service, region=self.region, profile=self.profile)
+            return self._clients[service]
+
+    @property
+    def ec2(self):
+        return self.client("ec2")
+
+    def cluster_filter(self):
+        return [{"Name": "tag:KubernetesCluster", "Values": [self.cluster_name]}]
+
+    def lookup(self, key, fetch):
+        """fetch() once per key (e.g. a kind), then the cached result.
+
+        Tasks of one kind run side by side; a per-key lock makes the others
+        wait for the first one's call instead of repeating it.
+        """
+        import threading
+        with self._lock:
+            if key in self._cache:
+                return self._cache[key]
+            key_lock = self._key_locks.setdefault(key, threading.Lock())
+        with key_lock:
+            with self._lock:
+                if key in self._cache:
+                    return self._cache[key]
+            value = fetch()
+            with self._lock:
+                self._cache[key] = value
+            return value
+
+    def forget(self, key):
+        with self._lock:
+            self._cache.pop(key, None)
+
+
+def tag_list(tags):
+    return [{"Key": k, "Value": v} for k, v in sorted(tags.items())]
+
+
+def tag_dict(tag_items):
+    return {t["Key"]: t["Value"] for t in tag_items or []}

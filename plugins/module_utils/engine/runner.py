@@ -68,6 +68,9 @@ def run(tasks, cloud, dry_run=False, workers=8):
 
 
 def _reconcile(task, cloud, dry_run):
+    if dry_run and any(not dep.outputs.get("id") for dep in task.dependencies()):
+        # Something it refers to does not exist yet, so neither can this: no need to ask.
+        return PlanEntry(task.kind, task.name, CREATE, task.desired_fields())
     actual = task.find(cloud)
     if actual is None:
         if not dry_run:

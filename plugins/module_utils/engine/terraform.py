@@ -1,0 +1,31 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""kubernetes.tf, laid out as kops writes it: locals, outputs, providers, resources, terraform."""
+
+from __future__ import annotations
+
+from ansible_collections.kubeops.kops.plugins.module_utils.engine import hcl
+
+REQUIRED_VERSION = ">= 0.15.0"
+AWS_PROVIDER = {"source": "hashicorp/aws", "version": ">= 5.0.0"}
+
+
+def render(tasks, region, outputs=None):
+    """The text of kubernetes.tf for a list of tasks (each with kind, terraform_name, render_terraform())."""
+    blocks = []
+    outputs = outputs or {}
+    if outputs:
+        blocks.append(hcl.block("locals", dict(outputs)))
+        for name in sorted(outputs):
+            blocks.append(hcl.block(hcl.header("output", name), {"value": outputs[name]}))
+    blocks.append(hcl.block(hcl.header("provider", "aws"), {"region": region}))
+    blocks.append(hcl.block(hcl.header("provider", "aws"), {"alias": "files", "region": region}))
+    for task in sorted(tasks, key=lambda t: (t.kind, t.terraform_name)):
+        blocks.append(hcl.block(hcl.header("resource", task.kind, task.terraform_name), task.render_terraform()))
+    blocks.append(hcl.block("terraform", {
+        "required_version": REQUIRED_VERSION,
+        "required_providers": hcl.Block({"aws": dict(AWS_PROVIDER, configuration_aliases=[
+            hcl.Expression("aws.files")])}),
+    }))
+    return "\n\n".join(blocks) + "\n"

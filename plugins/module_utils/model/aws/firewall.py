@@ -1,0 +1,74 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""Security groups and rules, as kops' FirewallModelBuilder and ExternalAccessModelBuilder.
+
+Rule names follow kops: from-<source>-<ingress|egress>-<protocol>-<from>to<to>-<group>.
+Nodes may reach the control plane on every port except etcd's (2380-2381 peers,
+4001-4002 clients), hence the split TCP ranges.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+
+GROUPS = (("masters", "Security group for masters"), ("nodes", "Security group for nodes"))
+# (protocol, from, to) nodes may open towards the control plane.
+NODE_TO_CONTROL_PLANE = (("tcp", 1, 2379), ("tcp", 2382, 4000), ("tcp", 4003, 65535), ("udp", 1, 65535))
+ALL = ("-1", 0, 0)
+PORTS = {"ssh": 22, "https": 443}
+
+
+def _rule(tasks, group, source_label, direction, protocol, from_port, to_port, **peer):
+    proto_label = "all" if protocol == "-1" else protocol
+    name = "from-%s-%s-%s-%dto%d-%s" % (source_label, direction, proto_label, from_port, to_port, group.name)
+    task = ec2.SecurityGroupRule(name, type=direction, security_group_id=Ref(group), protocol=protocol,
+                                 from_port=from_port, to_port=to_port, **peer)
+    tasks[task.key] = task
+    return task
+
+
+def _cidr_peer(cidr):
+    return {"ipv6_cidr_blocks": [cidr]} if ":" in cidr else {"cidr_blocks": [cidr]}
+
+
+def build_firewall(cluster, tasks, vpc):
+    name = cluster["metadata"]["name"]
+    spec = cluster["spec"]
+    groups = {}
+    for role, description in GROUPS:
+        group_name = "%s.%s" % (role, name)
+        group = ec2.SecurityGroup(group_name, name=group_name, description=description, vpc_id=Ref(vpc),
+                                  tags=cluster_tags(name, group_name))
+        tasks[group.key] = groups[role] = group
+    masters, nodes = groups["masters"], groups["nodes"]
+
+    for group in (masters, nodes):
+        for egress in ("0.0.0.0/0", "::/0"):
+            _egress(tasks, group, egress)
+    _rule(tasks, masters, masters.name, "ingress", *ALL, source_security_group_id=Ref(masters))
+    _rule(tasks, nodes, masters.name, "ingress", *ALL, source_security_group_id=Ref(masters))
+    _rule(tasks, nodes, nodes.name, "ingress", *ALL, source_security_group_id=Ref(nodes))
+    for protocol, low, high in NODE_TO_CONTROL_PLANE:
+        _rule(tasks, masters, nodes.name, "ingress", protocol, low, high, source_security_group_id=Ref(nodes))
+
+    for cidr in spec.get("sshAccess") or []:
+        for group in (masters, nodes):
+            _rule(tasks, group, cidr, "ingress", "tcp", PORTS["ssh"], PORTS["ssh"], **_cidr_peer(cidr))
+    if "loadBalancer" not in (spec.get("api") or {}):
+        for cidr in spec.get("kubernetesApiAccess") or []:
+            _rule(tasks, masters, cidr, "ingress", "tcp", PORTS["https"], PORTS["https"], **_cidr_peer(cidr))
+    for cidr in spec.get("nodePortAccess") or []:
+        for protocol in ("tcp", "udp"):
+            _rule(tasks, nodes, cidr, "ingress", protocol, 30000, 32767, **_cidr_peer(cidr))
+    return groups
+
+
+def _egress(tasks, group, cidr):
+    task = ec2.SecurityGroupRule("from-%s-egress-all-0to0-%s" % (group.name, cidr), type="egress",
+                                 security_group_id=Ref(group), protocol="-1", from_port=0, to_port=0,
+                                 **_cidr_peer(cidr))
+    tasks[task.key] = task
+    return task

@@ -1,0 +1,61 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""kops' names and tags for AWS objects (pkg/model/names.go, awsup tags, terraformWriter)."""
+
+from __future__ import annotations
+
+import base64
+import struct
+
+TAG_CLUSTER = "KubernetesCluster"
+TAG_NAME = "Name"
+TAG_CLUSTER_OWNERSHIP = "kubernetes.io/cluster/%s"
+
+
+def cluster_tags(cluster_name, name, shared=False, extra=None):
+    """The tags kops puts on every object it owns (or shares, for BYO network objects)."""
+    tags = {
+        TAG_CLUSTER: cluster_name,
+        TAG_NAME: name,
+        TAG_CLUSTER_OWNERSHIP % cluster_name: "shared" if shared else "owned",
+    }
+    tags.update(extra or {})
+    return tags
+
+
+def terraform_name(name):
+    """kops' sanitizeName: '.' -> '-', '/' -> '--', ':' -> '_'; a leading digit gets 'prefix_'."""
+    if name[:1].isdigit():
+        name = "prefix_" + name
+    return name.replace(".", "-").replace("/", "--").replace(":", "_")
+
+
+def fnv32a(text):
+    value = 0x811C9DC5
+    for byte in text.encode("utf-8"):
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return value
+
+
+def hash_string(text, length=6):
+    """kops' truncate.HashString: fnv32a, base32hex, lower case, first `length` characters."""
+    digest = base64.b32hexencode(struct.pack(">I", fnv32a(text))).decode("ascii").lower().rstrip("=")
+    return digest[:length]
+
+
+def truncate(text, max_length, always_hash=False, hash_length=6):
+    if not always_hash and len(text) <= max_length:
+        return text
+    suffix = hash_string(text, hash_length)
+    return text[:max_length - len(suffix) - 1] + "-" + suffix
+
+
+def resource_name_32(cluster_name, prefix):
+    """Load balancer / target group names: <prefix>-<cluster with dots as dashes>, 32 chars, hashed."""
+    return truncate("%s-%s" % (prefix, cluster_name.replace(".", "-")), 32, always_hash=True)
+
+
+def cidr_label(cidr):
+    """A CIDR in a rule name: 0.0.0.0/0 -> 0-0-0-0--0, ::/0 -> __--0 (after terraform_name)."""
+    return terraform_name(cidr.replace(":", "_"))

@@ -1,0 +1,100 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""The network of a cluster, as kops' NetworkModelBuilder builds it (pkg/model/awsmodel/network.go):
+VPC, DHCP options, internet gateway, the public route table and its default routes,
+subnets with their route table associations, and per zone a NAT gateway, its
+elastic IP and a private route table for private topologies.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+
+# Subnet tags by type (kops: which load balancers may use the subnet).
+SUBNET_ROLE_TAGS = {
+    "Public": {"kubernetes.io/role/elb": "1", "kubernetes.io/role/internal-elb": "1"},
+    "Utility": {"kubernetes.io/role/elb": "1"},
+    "Private": {"kubernetes.io/role/internal-elb": "1"},
+    "DualStack": {"kubernetes.io/role/internal-elb": "1"},
+}
+DEFAULT_ROUTES = (("destination_cidr_block", "0.0.0.0/0"), ("destination_ipv6_cidr_block", "::/0"))
+
+
+def dhcp_domain_name(region):
+    """AWS' own default: ec2.internal in us-east-1, <region>.compute.internal elsewhere."""
+    return "ec2.internal" if region == "us-east-1" else "%s.compute.internal" % region
+
+
+def region_of(spec):
+    zones = [s.get("zone") for s in spec.get("subnets") or [] if s.get("zone")]
+    return zones[0][:-1] if zones else None
+
+
+def build_network(cluster, tasks):
+    """Add the network tasks to `tasks` (a dict key -> task); returns {subnet name: Subnet task}."""
+    name = cluster["metadata"]["name"]
+    spec = cluster["spec"]
+    region = region_of(spec)
+
+    def add(task):
+        tasks[task.key] = task
+        return task
+
+    vpc = add(ec2.VPC(name, cidr_block=spec["networkCIDR"], enable_dns_hostnames=True, enable_dns_support=True,
+                      assign_generated_ipv6_cidr_block=True, tags=cluster_tags(name, name)))
+    vpc_id = Ref(vpc)
+    dhcp = add(ec2.DHCPOptions(name, domain_name=dhcp_domain_name(region), domain_name_servers=["AmazonProvidedDNS"],
+                               tags=cluster_tags(name, name)))
+    add(ec2.VPCDHCPOptionsAssociation(name, vpc_id=vpc_id, dhcp_options_id=Ref(dhcp)))
+    gateway = add(ec2.InternetGateway(name, vpc_id=vpc_id, tags=cluster_tags(name, name)))
+    public_table = add(ec2.RouteTable(name, vpc_id=vpc_id, tags=cluster_tags(
+        name, name, extra={"kubernetes.io/kops/role": "public"})))
+    for field, destination in DEFAULT_ROUTES:
+        add(ec2.Route("route-" + destination, route_table_id=Ref(public_table), gateway_id=Ref(gateway),
+                      **{field: destination}))
+
+    subnets = {}
+    for subnet in spec.get("subnets") or []:
+        subnet_name = "%s.%s" % (subnet["name"], name)
+        subnets[subnet["name"]] = add(ec2.Subnet(
+            subnet_name, vpc_id=vpc_id, cidr_block=subnet.get("cidr"), availability_zone=subnet["zone"],
+            enable_resource_name_dns_a_record_on_launch=True, private_dns_hostname_type_on_launch="resource-name",
+            tags=cluster_tags(name, subnet_name, extra=dict({"SubnetType": subnet["type"]},
+                                                            **SUBNET_ROLE_TAGS.get(subnet["type"], {})))))
+
+    private_tables = _build_private_egress(cluster, tasks, subnets, add, vpc_id)
+    for subnet in spec.get("subnets") or []:
+        kind = subnet["type"]
+        table = public_table if kind in ("Public", "Utility") else private_tables.get(subnet["zone"])
+        if table is None:
+            continue
+        label = "private-" + subnet["name"] if kind in ("Private", "DualStack") else subnet["name"]
+        add(ec2.RouteTableAssociation("%s.%s" % (label, name), route_table_id=Ref(table),
+                                      subnet_id=Ref(subnets[subnet["name"]])))
+    return subnets
+
+
+def _build_private_egress(cluster, tasks, subnets, add, vpc_id):
+    """Per zone with private subnets: EIP + NAT gateway in the zone's utility subnet, private route table."""
+    name = cluster["metadata"]["name"]
+    spec = cluster["spec"]
+    tables = {}
+    zones = sorted({s["zone"] for s in spec.get("subnets") or [] if s["type"] in ("Private", "DualStack")})
+    for zone in zones:
+        utility = next((s for s in spec["subnets"] if s["type"] == "Utility" and s["zone"] == zone), None)
+        if utility is None:
+            continue
+        zone_name = "%s.%s" % (zone, name)
+        eip = add(ec2.ElasticIP(zone_name, domain="vpc", tags=cluster_tags(name, zone_name)))
+        nat = add(ec2.NatGateway(zone_name, allocation_id=Ref(eip), subnet_id=Ref(subnets[utility["name"]]),
+                                 tags=cluster_tags(name, zone_name)))
+        table_name = "private-%s.%s" % (zone, name)
+        table = add(ec2.RouteTable(table_name, vpc_id=vpc_id, tags=cluster_tags(
+            name, table_name, extra={"kubernetes.io/kops/role": "private-" + zone})))
+        add(ec2.Route("route-private-%s-0.0.0.0/0" % zone, route_table_id=Ref(table), nat_gateway_id=Ref(nat),
+                      destination_cidr_block="0.0.0.0/0"))
+        tables[zone] = table
+    return tables

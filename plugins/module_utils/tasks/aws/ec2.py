@@ -1,0 +1,373 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""EC2 network and firewall tasks: VPC, DHCP options, internet gateway, route tables,
+routes, subnets, security groups and their rules.
+
+Each kind is found with one describe call filtered by the cluster tag (cached
+on the AwsCloud), matched by its Name tag, compared field by field, and
+created or updated; nothing the cluster does not own is deleted.  Field names
+are Terraform's, so render_terraform() is the fields themselves.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import paginate, tag_dict, tag_list
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Task
+
+
+class TaggedEc2Task(Task):
+    """An EC2 object identified by its Name tag among the cluster's tagged objects of its kind."""
+
+    describe = None        # (operation, result key)
+    resource_type = None   # TagSpecifications ResourceType
+    id_key = None
+
+    @classmethod
+    def describe_cluster_objects(cls, cloud):
+        operation, key = cls.describe
+        return cloud.lookup(cls.kind, lambda: paginate(cloud.ec2, operation, key, Filters=cloud.cluster_filter()))
+
+    def find(self, cloud):
+        for item in self.describe_cluster_objects(cloud):
+            if tag_dict(item.get("Tags")).get("Name") == self.fields["tags"]["Name"]:
+                self.outputs["id"] = item[self.id_key]
+                actual = self.normalize(item)
+                actual["tags"] = tag_dict(item.get("Tags"))
+                return actual
+        return None
+
+    def normalize(self, item):
+        return {}
+
+    def compare(self, actual):
+        changes = Task.compare(self, actual)
+        wanted = self.fields.get("tags") or {}
+        if any(actual["tags"].get(k) != v for k, v in wanted.items()):
+            changes["tags"] = (actual["tags"], wanted)
+        return changes
+
+    def tag_specifications(self):
+        return [{"ResourceType": self.resource_type, "Tags": tag_list(self.fields["tags"])}]
+
+    def update(self, cloud, actual, changes):
+        immutable = sorted(set(changes) - {"tags"} - set(self.mutable))
+        if immutable:
+            raise ValueError("%s: %s cannot be changed in place (%s)" % (
+                self.key, ", ".join(immutable), "; ".join("%s: %s -> %s" % (f, changes[f][0], changes[f][1])
+                                                          for f in immutable)))
+        if "tags" in changes:
+            cloud.ec2.create_tags(Resources=[self.outputs["id"]], Tags=tag_list(self.fields["tags"]))
+        self.update_mutable(cloud, {f: changes[f] for f in changes if f in self.mutable})
+
+    mutable = ()
+
+    def update_mutable(self, cloud, changes):
+        pass
+
+
+class VPC(TaggedEc2Task):
+    kind = "aws_vpc"
+    describe = ("describe_vpcs", "Vpcs")
+    resource_type = "vpc"
+    id_key = "VpcId"
+    compared = ("cidr_block", "enable_dns_hostnames", "enable_dns_support")
+    mutable = ("enable_dns_hostnames", "enable_dns_support")
+
+    def find(self, cloud):
+        actual = TaggedEc2Task.find(self, cloud)
+        if actual is not None:
+            self.outputs["cidr_block"] = actual["cidr_block"]
+            for flag, attribute in (("enable_dns_hostnames", "enableDnsHostnames"),
+                                    ("enable_dns_support", "enableDnsSupport")):
+                described = cloud.ec2.describe_vpc_attribute(VpcId=self.outputs["id"], Attribute=attribute)
+                actual[flag] = described[attribute[0].upper() + attribute[1:]]["Value"]
+        return actual
+
+    def normalize(self, item):
+        self.outputs["dhcp_options_id"] = item.get("DhcpOptionsId")
+        ipv6 = [a for a in item.get("Ipv6CidrBlockAssociationSet") or [] if a.get("Ipv6CidrBlock")]
+        if ipv6:
+            self.outputs["ipv6_cidr_block"] = ipv6[0]["Ipv6CidrBlock"]
+        return {"cidr_block": item["CidrBlock"]}
+
+    def create(self, cloud):
+        desired = self.desired()
+        created = cloud.ec2.create_vpc(CidrBlock=desired["cidr_block"],
+                                       AmazonProvidedIpv6CidrBlock=bool(desired.get("assign_generated_ipv6_cidr_block")),
+                                       TagSpecifications=self.tag_specifications())["Vpc"]
+        self.outputs.update(id=created["VpcId"], cidr_block=created["CidrBlock"])
+        self.update_mutable(cloud, {f: (None, desired[f]) for f in self.mutable if f in desired})
+
+    def update_mutable(self, cloud, changes):
+        for flag, attribute in (("enable_dns_support", "EnableDnsSupport"),
+                                ("enable_dns_hostnames", "EnableDnsHostnames")):
+            if flag in changes:
+                cloud.ec2.modify_vpc_attribute(VpcId=self.outputs["id"], **{attribute: {"Value": changes[flag][1]}})
+
+
+class DHCPOptions(TaggedEc2Task):
+    kind = "aws_vpc_dhcp_options"
+    describe = ("describe_dhcp_options", "DhcpOptions")
+    resource_type = "dhcp-options"
+    id_key = "DhcpOptionsId"
+    compared = ("domain_name", "domain_name_servers")
+
+    def normalize(self, item):
+        values = {c["Key"]: [v["Value"] for v in c.get("Values") or []] for c in item.get("DhcpConfigurations") or []}
+        return {"domain_name": (values.get("domain-name") or [None])[0],
+                "domain_name_servers": values.get("domain-name-servers")}
+
+    def create(self, cloud):
+        desired = self.desired()
+        created = cloud.ec2.create_dhcp_options(
+            DhcpConfigurations=[{"Key": "domain-name", "Values": [desired["domain_name"]]},
+                                {"Key": "domain-name-servers", "Values": desired["domain_name_servers"]}])["DhcpOptions"]
+        self.outputs["id"] = created["DhcpOptionsId"]
+        # Tag after create, as kops does (moto also ignores TagSpecifications on this call).
+        cloud.ec2.create_tags(Resources=[self.outputs["id"]], Tags=tag_list(self.fields["tags"]))
+
+
+class VPCDHCPOptionsAssociation(Task):
+    kind = "aws_vpc_dhcp_options_association"
+    compared = ("dhcp_options_id",)
+
+    def find(self, cloud):
+        # The VPC's own lookup already says which options it uses.
+        desired = self.desired()
+        self.outputs["id"] = desired["vpc_id"]
+        return {"dhcp_options_id": self.fields["vpc_id"].task.outputs.get("dhcp_options_id"),
+                "vpc_id": desired["vpc_id"]}
+
+    def create(self, cloud):
+        self.update(cloud, None, None)
+
+    def update(self, cloud, actual, changes):
+        desired = self.desired()
+        cloud.ec2.associate_dhcp_options(DhcpOptionsId=desired["dhcp_options_id"], VpcId=desired["vpc_id"])
+        self.fields["vpc_id"].task.outputs["dhcp_options_id"] = desired["dhcp_options_id"]
+
+
+class InternetGateway(TaggedEc2Task):
+    kind = "aws_internet_gateway"
+    describe = ("describe_internet_gateways", "InternetGateways")
+    resource_type = "internet-gateway"
+    id_key = "InternetGatewayId"
+    compared = ("vpc_id",)
+
+    def normalize(self, item):
+        attached = [a["VpcId"] for a in item.get("Attachments") or []]
+        return {"vpc_id": attached[0] if attached else None}
+
+    def create(self, cloud):
+        created = cloud.ec2.create_internet_gateway(TagSpecifications=self.tag_specifications())["InternetGateway"]
+        self.outputs["id"] = created["InternetGatewayId"]
+        self.update_mutable(cloud, {"vpc_id": (None, self.desired()["vpc_id"])})
+
+    mutable = ("vpc_id",)
+
+    def update_mutable(self, cloud, changes):
+        if "vpc_id" in changes:
+            cloud.ec2.attach_internet_gateway(InternetGatewayId=self.outputs["id"], VpcId=changes["vpc_id"][1])
+
+
+class RouteTable(TaggedEc2Task):
+    kind = "aws_route_table"
+    describe = ("describe_route_tables", "RouteTables")
+    resource_type = "route-table"
+    id_key = "RouteTableId"
+    compared = ("vpc_id",)
+
+    def normalize(self, item):
+        self.outputs["routes"] = item.get("Routes") or []
+        self.outputs["associations"] = item.get("Associations") or []
+        return {"vpc_id": item.get("VpcId")}
+
+    def create(self, cloud):
+        created = cloud.ec2.create_route_table(VpcId=self.desired()["vpc_id"],
+                                               TagSpecifications=self.tag_specifications())["RouteTable"]
+        self.outputs.update(id=created["RouteTableId"], routes=[], associations=[])
+
+
+class Route(Task):
+    kind = "aws_route"
+    compared = ("gateway_id", "nat_gateway_id")
+    TARGETS = (("gateway_id", "GatewayId"), ("nat_gateway_id", "NatGatewayId"), ("instance_id", "InstanceId"),
+               ("transit_gateway_id", "TransitGatewayId"), ("egress_only_gateway_id", "EgressOnlyInternetGatewayId"))
+
+    def _destination(self):
+        desired = self.desired()
+        if desired.get("destination_ipv6_cidr_block"):
+            return "DestinationIpv6CidrBlock", desired["destination_ipv6_cidr_block"]
+        return "DestinationCidrBlock", desired["destination_cidr_block"]
+
+    def _table(self):
+        return self.fields["route_table_id"].task
+
+    def find(self, cloud):
+        key, value = self._destination()
+        for route in self._table().outputs.get("routes") or []:
+            if route.get(key) == value:
+                self.outputs["id"] = "%s-%s" % (self.desired()["route_table_id"], value)
+                return {field: route.get(api) for field, api in self.TARGETS}
+        return None
+
+    def _target_args(self):
+        desired = self.desired()
+        return {api: desired[field] for field, api in self.TARGETS if desired.get(field)}
+
+    def create(self, cloud):
+        key, value = self._destination()
+        cloud.ec2.create_route(RouteTableId=self.desired()["route_table_id"], **dict({key: value}, **self._target_args()))
+        self.outputs["id"] = "%s-%s" % (self.desired()["route_table_id"], value)
+
+    def update(self, cloud, actual, changes):
+        key, value = self._destination()
+        cloud.ec2.replace_route(RouteTableId=self.desired()["route_table_id"],
+                                **dict({key: value}, **self._target_args()))
+
+
+class Subnet(TaggedEc2Task):
+    kind = "aws_subnet"
+    describe = ("describe_subnets", "Subnets")
+    resource_type = "subnet"
+    id_key = "SubnetId"
+    compared = ("cidr_block", "availability_zone", "vpc_id")
+
+    def normalize(self, item):
+        return {"cidr_block": item["CidrBlock"], "availability_zone": item["AvailabilityZone"],
+                "vpc_id": item["VpcId"]}
+
+    def create(self, cloud):
+        desired = self.desired()
+        created = cloud.ec2.create_subnet(VpcId=desired["vpc_id"], CidrBlock=desired["cidr_block"],
+                                          AvailabilityZone=desired["availability_zone"],
+                                          TagSpecifications=self.tag_specifications())["Subnet"]
+        self.outputs["id"] = created["SubnetId"]
+        # Set once at create: moto ignores it, so comparing it would never converge there.
+        cloud.ec2.modify_subnet_attribute(SubnetId=self.outputs["id"], PrivateDnsHostnameTypeOnLaunch=desired.get(
+            "private_dns_hostname_type_on_launch", "resource-name"))
+        cloud.ec2.modify_subnet_attribute(SubnetId=self.outputs["id"],
+                                          EnableResourceNameDnsARecordOnLaunch={"Value": True})
+
+
+class RouteTableAssociation(Task):
+    kind = "aws_route_table_association"
+
+    def find(self, cloud):
+        desired = self.desired()
+        for association in self.fields["route_table_id"].task.outputs.get("associations") or []:
+            if association.get("SubnetId") == desired["subnet_id"]:
+                self.outputs["id"] = association["RouteTableAssociationId"]
+                return {}
+        return None
+
+    def create(self, cloud):
+        desired = self.desired()
+        self.outputs["id"] = cloud.ec2.associate_route_table(RouteTableId=desired["route_table_id"],
+                                                             SubnetId=desired["subnet_id"])["AssociationId"]
+
+
+class SecurityGroup(TaggedEc2Task):
+    kind = "aws_security_group"
+    describe = ("describe_security_groups", "SecurityGroups")
+    resource_type = "security-group"
+    id_key = "GroupId"
+    compared = ("description", "vpc_id")
+
+    def normalize(self, item):
+        return {"description": item.get("Description"), "vpc_id": item.get("VpcId")}
+
+    def create(self, cloud):
+        desired = self.desired()
+        self.outputs["id"] = cloud.ec2.create_security_group(
+            GroupName=desired["name"], Description=desired["description"], VpcId=desired["vpc_id"],
+            TagSpecifications=self.tag_specifications())["GroupId"]
+
+
+class SecurityGroupRule(Task):
+    kind = "aws_security_group_rule"
+
+    def _signature(self):
+        d = self.desired()
+        protocol = str(d["protocol"])
+        ports = (None, None) if protocol == "-1" else (d["from_port"], d["to_port"])
+        peer = (d.get("cidr_blocks") or [None])[0] or (d.get("ipv6_cidr_blocks") or [None])[0] \
+            or d.get("source_security_group_id")
+        return (d["type"] == "egress", protocol, ports, peer)
+
+    @staticmethod
+    def _rule_signature(rule):
+        protocol = str(rule.get("IpProtocol"))
+        ports = (None, None) if protocol == "-1" else (rule.get("FromPort"), rule.get("ToPort"))
+        peer = rule.get("CidrIpv4") or rule.get("CidrIpv6") or (rule.get("ReferencedGroupInfo") or {}).get("GroupId")
+        return (bool(rule.get("IsEgress")), protocol, ports, peer)
+
+    def find(self, cloud):
+        group = self.desired()["security_group_id"]
+        rules = cloud.lookup("rules:" + group, lambda: paginate(
+            cloud.ec2, "describe_security_group_rules", "SecurityGroupRules",
+            Filters=[{"Name": "group-id", "Values": [group]}]))
+        wanted = self._signature()
+        for rule in rules:
+            if self._rule_signature(rule) == wanted:
+                self.outputs["id"] = rule["SecurityGroupRuleId"]
+                return {}
+        return None
+
+    def create(self, cloud):
+        d = self.desired()
+        permission = {"IpProtocol": str(d["protocol"])}
+        if permission["IpProtocol"] != "-1":
+            permission.update(FromPort=d["from_port"], ToPort=d["to_port"])
+        if d.get("cidr_blocks"):
+            permission["IpRanges"] = [{"CidrIp": c} for c in d["cidr_blocks"]]
+        if d.get("ipv6_cidr_blocks"):
+            permission["Ipv6Ranges"] = [{"CidrIpv6": c} for c in d["ipv6_cidr_blocks"]]
+        if d.get("source_security_group_id"):
+            permission["UserIdGroupPairs"] = [{"GroupId": d["source_security_group_id"]}]
+        authorize = cloud.ec2.authorize_security_group_egress if d["type"] == "egress" \
+            else cloud.ec2.authorize_security_group_ingress
+        result = authorize(GroupId=d["security_group_id"], IpPermissions=[permission])
+        rules = result.get("SecurityGroupRules") or [{}]
+        self.outputs["id"] = rules[0].get("SecurityGroupRuleId", self.name)
+        cloud.forget("rules:" + d["security_group_id"])
+
+
+class ElasticIP(TaggedEc2Task):
+    kind = "aws_eip"
+    describe = ("describe_addresses", "Addresses")
+    resource_type = "elastic-ip"
+    id_key = "AllocationId"
+
+    @classmethod
+    def describe_cluster_objects(cls, cloud):
+        # DescribeAddresses is not paginated.
+        return cloud.lookup(cls.kind, lambda: cloud.ec2.describe_addresses(Filters=cloud.cluster_filter())["Addresses"])
+
+    def create(self, cloud):
+        self.outputs["id"] = cloud.ec2.allocate_address(Domain="vpc", TagSpecifications=self.tag_specifications())[
+            "AllocationId"]
+
+
+class NatGateway(TaggedEc2Task):
+    kind = "aws_nat_gateway"
+    describe = ("describe_nat_gateways", "NatGateways")
+    resource_type = "natgateway"
+    id_key = "NatGatewayId"
+    compared = ("subnet_id",)
+
+    @classmethod
+    def describe_cluster_objects(cls, cloud):
+        # Deleted gateways linger in the listing for an hour; they are not ours any more.
+        items = TaggedEc2Task.describe_cluster_objects.__func__(cls, cloud)
+        return [g for g in items if g.get("State") not in ("deleted", "deleting", "failed")]
+
+    def normalize(self, item):
+        return {"subnet_id": item.get("SubnetId")}
+
+    def create(self, cloud):
+        desired = self.desired()
+        self.outputs["id"] = cloud.ec2.create_nat_gateway(
+            AllocationId=desired["allocation_id"], SubnetId=desired["subnet_id"],
+            TagSpecifications=self.tag_specifications())["NatGateway"]["NatGatewayId"]

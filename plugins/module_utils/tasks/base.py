@@ -1,0 +1,119 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""What every cloud task is: desired fields, references to other tasks, find/compare/apply/render.
+
+A field that holds a Ref (another task's id, arn, ...) is a dependency: the
+engine runs that task first and the Ref resolves to what it found or created.
+Terraform output writes the same Ref as an expression (``aws_vpc.x.id``).
+"""
+
+from __future__ import annotations
+
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Expression
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import terraform_name
+
+
+class Ref(object):
+    __slots__ = ("task", "attribute")
+
+    def __init__(self, task, attribute="id"):
+        self.task = task
+        self.attribute = attribute
+
+    def resolve(self):
+        value = self.task.outputs.get(self.attribute)
+        if value is None:
+            raise ValueError("%s has no %s yet" % (self.task.key, self.attribute))
+        return value
+
+    def terraform(self):
+        return Expression("%s.%s.%s" % (self.task.kind, self.task.terraform_name, self.attribute))
+
+    def __repr__(self):
+        return "name:%s" % self.task.name
+
+
+def walk_refs(value):
+    if isinstance(value, Ref):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            for ref in walk_refs(item):
+                yield ref
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            for ref in walk_refs(item):
+                yield ref
+
+
+def resolve(value):
+    if isinstance(value, Ref):
+        return value.resolve()
+    if isinstance(value, dict):
+        return {k: resolve(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [resolve(v) for v in value]
+    return value
+
+
+def to_terraform(value):
+    if isinstance(value, Ref):
+        return value.terraform()
+    if isinstance(value, dict):
+        return {k: to_terraform(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_terraform(v) for v in value]
+    return value
+
+
+class Task(object):
+    """One cloud object.  Subclasses set kind and implement find/create/update/render."""
+
+    kind = None
+    # Fields compared with the cloud; others (e.g. tags handled separately) are create-only.
+    compared = ()
+
+    def __init__(self, name, /, **fields):
+        self.name = name
+        self.fields = fields
+        self.outputs = {}
+
+    @property
+    def key(self):
+        return "%s/%s" % (self.kind, self.name)
+
+    @property
+    def terraform_name(self):
+        return terraform_name(self.name)
+
+    def dependencies(self):
+        seen = {}
+        for ref in walk_refs(self.fields):
+            seen[ref.task.key] = ref.task
+        return list(seen.values())
+
+    def desired(self):
+        return resolve(self.fields)
+
+    def desired_fields(self):
+        """Desired fields for a plan, references shown as name:<task> when not yet resolvable."""
+        shown = {}
+        for field, value in sorted(self.fields.items()):
+            try:
+                shown[field] = (None, resolve(value))
+            except ValueError:
+                shown[field] = (None, repr(value))
+        return shown
+
+    @classmethod
+    def find_all(cls, cloud, tasks):
+        """Look up every object of this kind in one call where the API allows (default: nothing)."""
+
+    def compare(self, actual):
+        desired = self.desired()
+        return {f: (actual.get(f), desired[f]) for f in self.compared
+                if f in desired and desired[f] is not None and actual.get(f) != desired[f]}
+
+    def render_terraform(self):
+        return to_terraform(self.fields)

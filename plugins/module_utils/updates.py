@@ -1,0 +1,91 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""`kops update cluster`: completed spec -> AWS tasks -> engine -> target.
+
+Targets: direct (reconcile through the AWS APIs), terraform (write
+kubernetes.tf), and the dry run (check mode: find and compare only).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.engine import runner, terraform
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.network import region_of
+from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout
+
+TARGETS = ("direct", "terraform")
+
+
+class UpdateError(ValueError):
+    pass
+
+
+def load_completed(service, cluster_name):
+    cluster, groups = service.read(cluster_name)
+    if cluster is None:
+        raise UpdateError("cluster %r not found in %s; create it first" % (cluster_name, service.store.url("")))
+    completed = service.validate(cluster, groups)
+    if completed["spec"].get("cloudProvider") != "aws":
+        raise UpdateError("cluster %s: cloudProvider %s is not supported by cluster_update yet (aws only)"
+                          % (cluster_name, completed["spec"].get("cloudProvider")))
+    return completed
+
+
+def apply_direct(service, cluster_name, dry_run, cloud_factory, workers=8):
+    """Reconcile the cluster's AWS objects; returns (plan, completed spec, completed spec written?)."""
+    completed = load_completed(service, cluster_name)
+    tasks = list(aws_model.build_tasks(completed).values())
+    cloud = cloud_factory(cluster_name, region_of(completed["spec"]))
+    plan = runner.run(tasks, cloud, dry_run=dry_run, workers=workers)
+    store = service.cluster_store(cluster_name)
+    spec_text = objects.dump_object(completed).encode("utf-8")
+    spec_changed = store.read(layout.COMPLETED_SPEC) != spec_text
+    if spec_changed and not dry_run:
+        store.apply([(layout.COMPLETED_SPEC, spec_text)])
+    return plan, completed, spec_changed
+
+
+def render_terraform(service, cluster_name, out_dir, dry_run):
+    """Write <out_dir>/kubernetes.tf; returns (path, changed)."""
+    completed = load_completed(service, cluster_name)
+    tasks = list(aws_model.build_tasks(completed).values())
+    text = terraform.render(tasks, region_of(completed["spec"]), outputs=_outputs(completed, tasks))
+    path = os.path.join(out_dir, "kubernetes.tf")
+    try:
+        with open(path) as handle:
+            changed = handle.read() != text
+    except FileNotFoundError:
+        changed = True
+    if changed and not dry_run:
+        os.makedirs(out_dir, exist_ok=True)
+        temp = path + ".tmp"
+        with open(temp, "w") as handle:
+            handle.write(text)
+        os.replace(temp, path)
+    return path, changed, text
+
+
+def _outputs(completed, tasks):
+    """The outputs kops writes that this model covers (cluster, region, VPC, subnets, route table, groups)."""
+    from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Expression
+    name = completed["metadata"]["name"]
+    by_kind = {}
+    for task in tasks:
+        by_kind.setdefault(task.kind, {})[task.name] = task
+
+    def ref(kind, task_name, attribute="id"):
+        task = by_kind[kind][task_name]
+        return Expression("%s.%s.%s" % (task.kind, task.terraform_name, attribute))
+
+    outputs = {"cluster_name": name, "region": region_of(completed["spec"]),
+               "vpc_id": ref("aws_vpc", name), "vpc_cidr_block": ref("aws_vpc", name, "cidr_block"),
+               "route_table_public_id": ref("aws_route_table", name),
+               "master_security_group_ids": [ref("aws_security_group", "masters." + name)],
+               "node_security_group_ids": [ref("aws_security_group", "nodes." + name)]}
+    for subnet in completed["spec"].get("subnets") or []:
+        outputs["subnet_%s_id" % subnet["name"]] = ref("aws_subnet", "%s.%s" % (subnet["name"], name))
+    return outputs

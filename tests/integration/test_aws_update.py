@@ -1,0 +1,129 @@
+"""cluster_update against a real AWS API: moto's server on 127.0.0.1 (started by tests/conftest.py)."""
+
+from __future__ import annotations
+
+import collections
+
+import boto3
+import pytest
+
+from ansible_collections.kubeops.kops.plugins.module_utils import clusters, updates
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import AwsCloud, tag_dict
+
+READ_ONLY = ("Describe", "List", "Get")
+
+
+class CountingCloud(AwsCloud):
+    """AwsCloud that counts every API call by operation name (botocore's before-call event)."""
+
+    calls = None
+
+    def client(self, service):
+        api = AwsCloud.client(self, service)
+        if not getattr(api, "_kubeops_counted", False):
+            api.meta.events.register("before-call.*.*", self._count)
+            api._kubeops_counted = True
+        return api
+
+    def _count(self, model, **kwargs):
+        self.calls[model.name] += 1
+
+
+def _service(store, **options):
+    service = clusters.ClusterService(store)
+    base = {"cluster_name": "k8s.example.com", "cloud_provider": "aws", "networking": "cni",
+            "kubernetes_version": "v1.34.2", "zones": ["us-east-1a"]}
+    base.update(options)
+    service.execute(service.plan_create(base))
+    return service
+
+
+def _update(service, dry_run=False):
+    calls = collections.Counter()
+
+    def factory(name, region):
+        cloud = CountingCloud(name, region)
+        cloud.calls = calls
+        return cloud
+
+    plan, _completed, _spec_changed = updates.apply_direct(service, "k8s.example.com", dry_run, factory)
+    return collections.Counter(e.action for e in plan), plan, calls
+
+
+def _mutating(calls):
+    return {op: n for op, n in calls.items() if not op.startswith(READ_ONLY)}
+
+
+@pytest.mark.parametrize("options, vpcs_subnets_nats", [
+    ({}, (1, 1, 0)),
+    ({"zones": ["us-east-1a", "us-east-1b", "us-east-1c"], "control_plane_zones": ["us-east-1a", "us-east-1b",
+                                                                                   "us-east-1c"]}, (1, 3, 0)),
+    ({"topology": "private", "zones": ["us-east-1a", "us-east-1b"]}, (1, 4, 2)),
+])
+def test_create_then_nothing_changes(aws, tmp_path, options, vpcs_subnets_nats):
+    service = _service("file://%s" % tmp_path, **options)
+    dry, _plan, dry_calls = _update(service, dry_run=True)
+    assert set(dry) == {"create"} and _mutating(dry_calls) == {}
+
+    created, _plan, _calls = _update(service)
+    assert created["create"] > 20
+
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    owned = [{"Name": "tag:KubernetesCluster", "Values": ["k8s.example.com"]}]
+    vpcs = ec2.describe_vpcs(Filters=owned)["Vpcs"]
+    subnets = ec2.describe_subnets(Filters=owned)["Subnets"]
+    nats = ec2.describe_nat_gateways(Filters=owned)["NatGateways"]
+    assert (len(vpcs), len(subnets), len(nats)) == vpcs_subnets_nats
+    assert tag_dict(vpcs[0]["Tags"]) == {"KubernetesCluster": "k8s.example.com", "Name": "k8s.example.com",
+                                         "kubernetes.io/cluster/k8s.example.com": "owned"}
+    subnet_tags = tag_dict(subnets[0]["Tags"])
+    assert subnet_tags["SubnetType"] in ("Public", "Private", "Utility")
+    assert "kubernetes.io/role/internal-elb" in subnet_tags or "kubernetes.io/role/elb" in subnet_tags
+    groups = {tag_dict(g["Tags"])["Name"] for g in ec2.describe_security_groups(Filters=owned)["SecurityGroups"]}
+    assert groups == {"masters.k8s.example.com", "nodes.k8s.example.com"}
+
+    again, _plan, calls = _update(service)
+    assert set(again) == {"unchanged"}
+    assert _mutating(calls) == {}
+    # One describe per kind, not per object (rules: one per security group).
+    assert calls["DescribeSubnets"] == 1 and calls["DescribeSecurityGroupRules"] == 2
+    completed = service.cluster_store("k8s.example.com").read_completed_spec()
+    assert completed["spec"]["kubeAPIServer"]["serviceClusterIPRange"] == "100.64.0.0/13"
+
+
+def test_a_spec_change_touches_exactly_its_objects(aws, tmp_path):
+    service = _service("file://%s" % tmp_path)
+    _update(service)
+    cluster, groups = service.read("k8s.example.com")
+    cluster["spec"]["nodePortAccess"] = ["10.20.0.0/16"]
+    service.execute(service.plan_replace([cluster] + groups))
+    counts, plan, calls = _update(service)
+    changed = sorted(e.name for e in plan if e.action != "unchanged")
+    assert changed == ["from-10.20.0.0/16-ingress-tcp-30000to32767-nodes.k8s.example.com",
+                       "from-10.20.0.0/16-ingress-udp-30000to32767-nodes.k8s.example.com"]
+    assert _mutating(calls) == {"AuthorizeSecurityGroupIngress": 2}
+
+
+def test_dry_run_reports_field_changes(aws, tmp_path):
+    service = _service("file://%s" % tmp_path)
+    _update(service)
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    vpc = ec2.describe_vpcs(Filters=[{"Name": "tag:Name", "Values": ["k8s.example.com"]}])["Vpcs"][0]
+    ec2.modify_vpc_attribute(VpcId=vpc["VpcId"], EnableDnsHostnames={"Value": False})
+    counts, plan, calls = _update(service, dry_run=True)
+    assert counts["update"] == 1 and _mutating(calls) == {}
+    entry = next(e for e in plan if e.action == "update")
+    assert (entry.kind, entry.changes) == ("aws_vpc", {"enable_dns_hostnames": (False, True)})
+    fixed, _plan, calls = _update(service)
+    assert fixed["update"] == 1 and _mutating(calls) == {"ModifyVpcAttribute": 1}
+
+
+def test_terraform_target_writes_kubernetes_tf(tmp_path):
+    service = _service("file://%s" % (tmp_path / "state"))
+    out = tmp_path / "tf"
+    path, changed, text = updates.render_terraform(service, "k8s.example.com", str(out), dry_run=True)
+    assert changed and not out.exists()
+    path, changed, text = updates.render_terraform(service, "k8s.example.com", str(out), dry_run=False)
+    assert changed and (out / "kubernetes.tf").read_text() == text
+    assert 'resource "aws_vpc" "k8s-example-com"' in text
+    assert updates.render_terraform(service, "k8s.example.com", str(out), dry_run=False)[1] is False

@@ -1,0 +1,88 @@
+"""The AWS model against kops' Terraform output: same resources, same names, file parses."""
+
+from __future__ import annotations
+
+import re
+
+import hcl2
+import pytest
+import yaml
+
+from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
+from ansible_collections.kubeops.kops.plugins.module_utils.engine import terraform
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import names
+
+from tests.conformance import kops_fixtures
+
+# The resource kinds the model builds today (network and firewall).
+MODELLED = {"aws_vpc", "aws_vpc_dhcp_options", "aws_vpc_dhcp_options_association", "aws_internet_gateway",
+            "aws_route_table", "aws_route", "aws_subnet", "aws_route_table_association", "aws_security_group",
+            "aws_security_group_rule", "aws_eip", "aws_nat_gateway"}
+RESOURCE = re.compile(r'^resource "(\w+)" "([^"]+)"', re.M)
+
+
+def _tasks(case):
+    directory = kops_fixtures.UPDATE_CLUSTER / case
+    cluster, groups = objects.split_objects([d for d in yaml.safe_load_all((directory / "in-v1alpha2.yaml").read_text())
+                                            if d])
+    completed = populate.populate_cluster_spec(cluster, groups, cloudfacts.kops_test_cloud())
+    return completed, list(aws_model.build_tasks(completed).values())
+
+
+def _kops_resources(case, kinds=MODELLED):
+    text = (kops_fixtures.UPDATE_CLUSTER / case / "kubernetes.tf").read_text()
+    return {m for m in RESOURCE.findall(text) if m[0] in kinds}
+
+
+@pytest.mark.parametrize("case", ["minimal-aws", "ha", "existing_iam"])
+def test_network_and_firewall_resources_match_kops(case):
+    _completed, tasks = _tasks(case)
+    assert {(t.kind, t.terraform_name) for t in tasks} == _kops_resources(case)
+
+
+def test_private_topology_network_matches_kops():
+    network = MODELLED - {"aws_security_group", "aws_security_group_rule"}
+    _completed, tasks = _tasks("privatecalico")
+    assert {(t.kind, t.terraform_name) for t in tasks if t.kind in network} == _kops_resources("privatecalico", network)
+
+
+def test_resource_bodies_match_kops_for_minimal_aws():
+    completed, tasks = _tasks("minimal-aws")
+    ours = hcl2.loads(terraform.render(tasks, "us-test-1"))
+    theirs = hcl2.loads((kops_fixtures.UPDATE_CLUSTER / "minimal-aws" / "kubernetes.tf").read_text())
+
+    def bodies(parsed):
+        found = {}
+        for resource in parsed["resource"]:
+            for kind, named in resource.items():
+                for name, body in named.items():
+                    if kind in MODELLED:
+                        found[(kind, name)] = body
+        return found
+
+    assert bodies(ours) == bodies(theirs)
+
+
+def test_rendered_file_parses_and_has_kops_outputs():
+    completed, tasks = _tasks("ha")
+    from ansible_collections.kubeops.kops.plugins.module_utils import updates
+    parsed = hcl2.loads(terraform.render(tasks, "us-test-1", outputs=updates._outputs(completed, tasks)))
+    outputs = {name.strip('"') for block in parsed["output"] for name in block}
+    assert {"cluster_name", "region", "vpc_id", "subnet_us-test-1a_id", "node_security_group_ids"} <= outputs
+    assert parsed["provider"][1]['"aws"']["alias"].strip('"') == "files"
+
+
+@pytest.mark.parametrize("cluster, prefix, expected", [
+    ("privatecilium.example.com", "api", "api-privatecilium-example-fnt793"),
+    ("privatecilium.example.com", "tcp", "tcp-privatecilium-example-rga1vh"),
+])
+def test_load_balancer_names_are_kops_hashes(cluster, prefix, expected):
+    assert names.resource_name_32(cluster, prefix) == expected
+
+
+def test_terraform_names():
+    assert names.terraform_name("nodes.minimal-aws.example.com") == "nodes-minimal-aws-example-com"
+    assert names.terraform_name("route-::/0") == "route-__--0"
+    assert names.terraform_name("1a.example.com") == "prefix_1a-example-com"
