@@ -39,12 +39,10 @@ def walk_refs(value):
         yield value
     elif isinstance(value, dict):
         for item in value.values():
-            for ref in walk_refs(item):
-                yield ref
+            yield from walk_refs(item)
     elif isinstance(value, (list, tuple)):
         for item in value:
-            for ref in walk_refs(item):
-                yield ref
+            yield from walk_refs(item)
 
 
 def resolve(value):
@@ -74,8 +72,9 @@ class Task(object):
     # Fields compared with the cloud; others (e.g. tags handled separately) are create-only.
     compared = ()
 
-    def __init__(self, name, /, **fields):
-        self.name = name
+    def __init__(self, task_name, /, **fields):
+        # Positional-only: a task may have a field called "name" (security groups do).
+        self.name = task_name
         self.fields = fields
         self.outputs = {}
 

@@ -31,7 +31,8 @@ def _tasks(case):
     return completed, list(aws_model.build_tasks(completed).values())
 
 
-def _kops_resources(case, kinds=MODELLED):
+def _kops_resources(case, kinds=None):
+    kinds = kinds or MODELLED
     text = (kops_fixtures.UPDATE_CLUSTER / case / "kubernetes.tf").read_text()
     return {m for m in RESOURCE.findall(text) if m[0] in kinds}
 

@@ -19,7 +19,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Tas
 class TaggedEc2Task(Task):
     """An EC2 object identified by its Name tag among the cluster's tagged objects of its kind."""
 
-    describe = None        # (operation, result key)
+    describe = ("", "")    # (operation, result key)
     resource_type = None   # TagSpecifications ResourceType
     id_key = None
 
