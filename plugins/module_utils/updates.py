@@ -25,6 +25,7 @@ class UpdateError(ValueError):
 
 
 def load_completed(service, cluster_name):
+    """(completed Cluster, instance groups) of a stored cluster, validated."""
     cluster, groups = service.read(cluster_name)
     if cluster is None:
         raise UpdateError("cluster %r not found in %s; create it first" % (cluster_name, service.store.url("")))
@@ -32,13 +33,13 @@ def load_completed(service, cluster_name):
     if completed["spec"].get("cloudProvider") != "aws":
         raise UpdateError("cluster %s: cloudProvider %s is not supported by cluster_update yet (aws only)"
                           % (cluster_name, completed["spec"].get("cloudProvider")))
-    return completed
+    return completed, groups
 
 
 def apply_direct(service, cluster_name, dry_run, cloud_factory, workers=8):
     """Reconcile the cluster's AWS objects; returns (plan, completed spec, completed spec written?)."""
-    completed = load_completed(service, cluster_name)
-    tasks = list(aws_model.build_tasks(completed).values())
+    completed, groups = load_completed(service, cluster_name)
+    tasks = list(aws_model.build_tasks(completed, groups).values())
     cloud = cloud_factory(cluster_name, region_of(completed["spec"]))
     plan = runner.run(tasks, cloud, dry_run=dry_run, workers=workers)
     store = service.cluster_store(cluster_name)
@@ -51,8 +52,8 @@ def apply_direct(service, cluster_name, dry_run, cloud_factory, workers=8):
 
 def render_terraform(service, cluster_name, out_dir, dry_run):
     """Write <out_dir>/kubernetes.tf; returns (path, changed)."""
-    completed = load_completed(service, cluster_name)
-    tasks = list(aws_model.build_tasks(completed).values())
+    completed, groups = load_completed(service, cluster_name)
+    tasks = list(aws_model.build_tasks(completed, groups).values())
     text = terraform.render(tasks, region_of(completed["spec"]), outputs=_outputs(completed, tasks))
     path = os.path.join(out_dir, "kubernetes.tf")
     try:

@@ -17,8 +17,9 @@ description:
   - Check mode is the dry run; only describe calls are made and the plan lists each object as
     create, update or unchanged with its field changes.
   - "Covered today: the network (VPC, DHCP options, internet gateway, route tables and routes, subnets,
-    NAT gateways and their elastic IPs) and the firewall (security groups and rules). IAM, launch templates,
-    autoscaling groups, etcd volumes, load balancers and node-termination-handler resources are not built yet."
+    NAT gateways and their elastic IPs), the firewall (security groups and rules), IAM roles, instance
+    profiles and the control plane's policy, and the etcd volumes. Launch templates, autoscaling groups,
+    the SSH key, load balancers and node-termination-handler resources are not built yet."
 options:
   cluster_name:
     description: The cluster to update.

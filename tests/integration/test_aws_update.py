@@ -82,6 +82,16 @@ def test_create_then_nothing_changes(aws, tmp_path, options, vpcs_subnets_nats):
     groups = {tag_dict(g["Tags"])["Name"] for g in ec2.describe_security_groups(Filters=owned)["SecurityGroups"]}
     assert groups == {"masters.k8s.example.com", "nodes.k8s.example.com"}
 
+    volumes = ec2.describe_volumes(Filters=owned)["Volumes"]
+    etcd_tags = sorted(k for v in volumes for k in tag_dict(v["Tags"]) if k.startswith("k8s.io/etcd/"))
+    members = len(service.read("k8s.example.com")[0]["spec"]["etcdClusters"][0]["etcdMembers"])
+    assert etcd_tags == ["k8s.io/etcd/events"] * members + ["k8s.io/etcd/main"] * members
+    iam = boto3.client("iam", region_name="us-east-1")
+    profile = iam.get_instance_profile(InstanceProfileName="masters.k8s.example.com")["InstanceProfile"]
+    assert [r["RoleName"] for r in profile["Roles"]] == ["masters.k8s.example.com"]
+    assert iam.get_role_policy(RoleName="masters.k8s.example.com", PolicyName="masters.k8s.example.com")
+    assert iam.list_role_policies(RoleName="nodes.k8s.example.com")["PolicyNames"] == []
+
     again, _plan, calls = _update(service)
     assert set(again) == {"unchanged"}
     assert _mutating(calls) == {}

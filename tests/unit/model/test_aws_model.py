@@ -17,9 +17,12 @@ from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import name
 from tests.conformance import kops_fixtures
 
 # The resource kinds the model builds today (network and firewall).
-MODELLED = {"aws_vpc", "aws_vpc_dhcp_options", "aws_vpc_dhcp_options_association", "aws_internet_gateway",
-            "aws_route_table", "aws_route", "aws_subnet", "aws_route_table_association", "aws_security_group",
-            "aws_security_group_rule", "aws_eip", "aws_nat_gateway"}
+NETWORK = {"aws_vpc", "aws_vpc_dhcp_options", "aws_vpc_dhcp_options_association", "aws_internet_gateway",
+           "aws_route_table", "aws_route", "aws_subnet", "aws_route_table_association", "aws_eip", "aws_nat_gateway"}
+FIREWALL = {"aws_security_group", "aws_security_group_rule"}
+IAM = {"aws_iam_role", "aws_iam_instance_profile", "aws_iam_role_policy"}
+VOLUMES = {"aws_ebs_volume"}
+MODELLED = NETWORK | FIREWALL | IAM | VOLUMES
 RESOURCE = re.compile(r'^resource "(\w+)" "([^"]+)"', re.M)
 
 
@@ -28,7 +31,7 @@ def _tasks(case):
     cluster, groups = objects.split_objects([d for d in yaml.safe_load_all((directory / "in-v1alpha2.yaml").read_text())
                                             if d])
     completed = populate.populate_cluster_spec(cluster, groups, cloudfacts.kops_test_cloud())
-    return completed, list(aws_model.build_tasks(completed).values())
+    return completed, list(aws_model.build_tasks(completed, groups).values())
 
 
 def _kops_resources(case, kinds=None):
@@ -43,10 +46,10 @@ def test_network_and_firewall_resources_match_kops(case):
     assert {(t.kind, t.terraform_name) for t in tasks} == _kops_resources(case)
 
 
-def test_private_topology_network_matches_kops():
-    network = MODELLED - {"aws_security_group", "aws_security_group_rule"}
+def test_private_topology_network_and_volumes_match_kops():
+    kinds = NETWORK | VOLUMES | {"aws_iam_role", "aws_iam_instance_profile"}
     _completed, tasks = _tasks("privatecalico")
-    assert {(t.kind, t.terraform_name) for t in tasks if t.kind in network} == _kops_resources("privatecalico", network)
+    assert {(t.kind, t.terraform_name) for t in tasks if t.kind in kinds} == _kops_resources("privatecalico", kinds)
 
 
 def test_resource_bodies_match_kops_for_minimal_aws():
@@ -59,7 +62,7 @@ def test_resource_bodies_match_kops_for_minimal_aws():
         for resource in parsed["resource"]:
             for kind, named in resource.items():
                 for name, body in named.items():
-                    if kind in MODELLED:
+                    if kind in NETWORK | FIREWALL | VOLUMES:  # IAM documents are files in kops' output
                         found[(kind, name)] = body
         return found
 

@@ -371,3 +371,46 @@ class NatGateway(TaggedEc2Task):
         self.outputs["id"] = cloud.ec2.create_nat_gateway(
             AllocationId=desired["allocation_id"], SubnetId=desired["subnet_id"],
             TagSpecifications=self.tag_specifications())["NatGateway"]["NatGatewayId"]
+
+
+class EBSVolume(TaggedEc2Task):
+    kind = "aws_ebs_volume"
+    describe = ("describe_volumes", "Volumes")
+    resource_type = "volume"
+    id_key = "VolumeId"
+    compared = ("availability_zone", "size", "type", "encrypted")
+
+    def normalize(self, item):
+        return {"availability_zone": item["AvailabilityZone"], "size": item["Size"], "type": item["VolumeType"],
+                "encrypted": item.get("Encrypted", False)}
+
+    def create(self, cloud):
+        d = self.desired()
+        args = dict(AvailabilityZone=d["availability_zone"], Size=d["size"], VolumeType=d["type"],
+                    Encrypted=bool(d.get("encrypted")), TagSpecifications=self.tag_specifications())
+        if d["type"] in ("gp3", "io1", "io2") and d.get("iops"):
+            args["Iops"] = d["iops"]
+        if d["type"] == "gp3" and d.get("throughput"):
+            args["Throughput"] = d["throughput"]
+        self.outputs["id"] = cloud.ec2.create_volume(**args)["VolumeId"]
+
+
+class KeyPair(Task):
+    kind = "aws_key_pair"
+    compared = ()
+
+    def find(self, cloud):
+        name = self.fields["key_name"]
+        pairs = cloud.lookup(self.kind, lambda: cloud.ec2.describe_key_pairs()["KeyPairs"])
+        for pair in pairs:
+            if pair["KeyName"] == name:
+                self.outputs["id"] = pair.get("KeyPairId", name)
+                return {}
+        return None
+
+    def create(self, cloud):
+        created = cloud.ec2.import_key_pair(KeyName=self.fields["key_name"],
+                                            PublicKeyMaterial=self.fields["public_key"].encode("utf-8"),
+                                            TagSpecifications=[{"ResourceType": "key-pair",
+                                                                "Tags": tag_list(self.fields["tags"])}])
+        self.outputs["id"] = created.get("KeyPairId", self.fields["key_name"])
