@@ -18,8 +18,9 @@ description:
     create, update or unchanged with its field changes.
   - "Covered today: the network (VPC, DHCP options, internet gateway, route tables and routes, subnets,
     NAT gateways and their elastic IPs), the firewall (security groups and rules), IAM roles, instance
-    profiles and the control plane's policy, and the etcd volumes. Launch templates, autoscaling groups,
-    the SSH key, load balancers and node-termination-handler resources are not built yet."
+    profiles and policies, the etcd volumes and the API network load balancer. Launch templates,
+    autoscaling groups, the SSH key, the bastion load balancer and node-termination-handler resources
+    are not built yet."
 options:
   cluster_name:
     description: The cluster to update.

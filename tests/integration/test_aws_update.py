@@ -80,7 +80,14 @@ def test_create_then_nothing_changes(aws, tmp_path, options, vpcs_subnets_nats):
     assert subnet_tags["SubnetType"] in ("Public", "Private", "Utility")
     assert "kubernetes.io/role/internal-elb" in subnet_tags or "kubernetes.io/role/elb" in subnet_tags
     groups = {tag_dict(g["Tags"])["Name"] for g in ec2.describe_security_groups(Filters=owned)["SecurityGroups"]}
-    assert groups == {"masters.k8s.example.com", "nodes.k8s.example.com"}
+    # kops create cluster's default is dns None, so the API is reached through an NLB with its own group.
+    assert groups == {"masters.k8s.example.com", "nodes.k8s.example.com", "api-elb.k8s.example.com"}
+    elbv2 = boto3.client("elbv2", region_name="us-east-1")
+    balancers = elbv2.describe_load_balancers()["LoadBalancers"]
+    assert [b["LoadBalancerName"] for b in balancers] == ["api-k8s-example-com-1ddrig"]
+    ports = sorted(listener["Port"] for listener in
+                   elbv2.describe_listeners(LoadBalancerArn=balancers[0]["LoadBalancerArn"])["Listeners"])
+    assert ports == [443, 3988]
 
     volumes = ec2.describe_volumes(Filters=owned)["Volumes"]
     etcd_tags = sorted(k for v in volumes for k in tag_dict(v["Tags"]) if k.startswith("k8s.io/etcd/"))
@@ -90,13 +97,16 @@ def test_create_then_nothing_changes(aws, tmp_path, options, vpcs_subnets_nats):
     profile = iam.get_instance_profile(InstanceProfileName="masters.k8s.example.com")["InstanceProfile"]
     assert [r["RoleName"] for r in profile["Roles"]] == ["masters.k8s.example.com"]
     assert iam.get_role_policy(RoleName="masters.k8s.example.com", PolicyName="masters.k8s.example.com")
-    assert iam.list_role_policies(RoleName="nodes.k8s.example.com")["PolicyNames"] == []
+    # Nodes may pull from ECR (allowContainerRegistry) but never read the state store.
+    node_policy = iam.get_role_policy(RoleName="nodes.k8s.example.com", PolicyName="nodes.k8s.example.com")
+    node_actions = [a for s in node_policy["PolicyDocument"]["Statement"] for a in s["Action"]]
+    assert node_actions and all(a.startswith("ecr:") for a in node_actions)
 
     again, _plan, calls = _update(service)
     assert set(again) == {"unchanged"}
     assert _mutating(calls) == {}
     # One describe per kind, not per object (rules: one per security group).
-    assert calls["DescribeSubnets"] == 1 and calls["DescribeSecurityGroupRules"] == 2
+    assert calls["DescribeSubnets"] == 1 and calls["DescribeSecurityGroupRules"] == 3
     completed = service.cluster_store("k8s.example.com").read_completed_spec()
     assert completed["spec"]["kubeAPIServer"]["serviceClusterIPRange"] == "100.64.0.0/13"
 

@@ -22,7 +22,8 @@ NETWORK = {"aws_vpc", "aws_vpc_dhcp_options", "aws_vpc_dhcp_options_association"
 FIREWALL = {"aws_security_group", "aws_security_group_rule"}
 IAM = {"aws_iam_role", "aws_iam_instance_profile", "aws_iam_role_policy"}
 VOLUMES = {"aws_ebs_volume"}
-MODELLED = NETWORK | FIREWALL | IAM | VOLUMES
+LOAD_BALANCER = {"aws_lb", "aws_lb_listener", "aws_lb_target_group"}
+MODELLED = NETWORK | FIREWALL | IAM | VOLUMES | LOAD_BALANCER
 RESOURCE = re.compile(r'^resource "(\w+)" "([^"]+)"', re.M)
 
 
@@ -40,7 +41,7 @@ def _kops_resources(case, kinds=None):
     return {m for m in RESOURCE.findall(text) if m[0] in kinds}
 
 
-@pytest.mark.parametrize("case", ["minimal-aws", "ha", "existing_iam"])
+@pytest.mark.parametrize("case", ["minimal-aws", "ha", "existing_iam", "minimal-dns-none"])
 def test_network_and_firewall_resources_match_kops(case):
     _completed, tasks = _tasks(case)
     assert {(t.kind, t.terraform_name) for t in tasks} == _kops_resources(case)

@@ -4,22 +4,25 @@
 """The AWS model of a cluster: completed spec -> tasks, one builder per concern.
 
 Built so far: the network (network.py), the firewall (firewall.py), IAM
-(iam.py) and the etcd volumes (volumes.py).  Launch templates, autoscaling
-groups, the SSH key, the API load balancer, node-termination-handler queues
+(iam.py), the etcd volumes (volumes.py) and the API load balancer
+(api_loadbalancer.py).  Launch templates, autoscaling groups, the SSH key,
+node-termination-handler queues
 and the state-store files follow the same pattern.
 """
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import firewall, iam, network, volumes
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import (
+    api_loadbalancer, firewall, iam, network, volumes)
 
 
 def build_tasks(completed_cluster, instance_groups):
     """{task key: task} for a completed Cluster and its instance groups."""
     tasks = {}
-    network.build_network(completed_cluster, tasks)
+    subnets = network.build_network(completed_cluster, tasks)
     vpc = tasks["aws_vpc/%s" % completed_cluster["metadata"]["name"]]
-    firewall.build_firewall(completed_cluster, tasks, vpc)
+    groups = firewall.build_firewall(completed_cluster, tasks, vpc)
+    api_loadbalancer.build_api_loadbalancer(completed_cluster, tasks, vpc, subnets, groups)
     iam.build_iam(completed_cluster, instance_groups, tasks)
     volumes.build_etcd_volumes(completed_cluster, instance_groups, tasks)
     return tasks

@@ -7,8 +7,9 @@ Roles: masters.<c>, nodes.<c>, bastions.<c>, apiservers.<c>, for the roles the
 cluster has, unless every group of that role brings its own profile
 (spec.iam.profile).  The control plane gets an inline policy: etcd volumes it
 may attach (by tag), the state store (read all of the cluster's config, write
-its backups), and the cluster's Route53 zone.  Nodes get no inline policy
-(kOps 1.37): they never read the store's private keys.
+its backups), and the cluster's Route53 zone.  Nodes never read the store
+(kOps 1.37); they get a policy only for what their add-ons need (ECR pulls,
+the CNI's source/destination check), and none when that is nothing.
 """
 
 from __future__ import annotations
@@ -26,6 +27,35 @@ ASSUME_ROLE_POLICY = {
     "Version": "2012-10-17",
     "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
 }
+
+
+ECR_PULL = ("ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:DescribeRepositories",
+            "ecr:GetAuthorizationToken", "ecr:GetDownloadUrlForLayer", "ecr:GetRepositoryPolicy", "ecr:ListImages")
+SRC_DST_CHECK = ("ec2:DescribeInstances", "ec2:ModifyNetworkInterfaceAttribute")
+# (condition on the completed spec, actions the nodes need for it)
+NODE_ACTIONS = (
+    (lambda spec: (spec.get("iam") or {}).get("allowContainerRegistry"), ECR_PULL),
+    (lambda spec: "calico" in (spec.get("networking") or {}) and spec.get("nonMasqueradeCIDR") != "::/0"
+     and (spec["networking"]["calico"] or {}).get("awsSrcDstCheck") != "DoNothing", SRC_DST_CHECK),
+    (lambda spec: "kubeRouter" in (spec.get("networking") or {}), SRC_DST_CHECK),
+    (lambda spec: "kindnet" in (spec.get("networking") or {}), SRC_DST_CHECK),
+    (lambda spec: "amazonvpc" in (spec.get("networking") or {}),
+     ("ec2:AssignPrivateIpAddresses", "ec2:AttachNetworkInterface", "ec2:CreateNetworkInterface",
+      "ec2:DescribeInstanceTypes", "ec2:DescribeInstances", "ec2:DescribeNetworkInterfaces",
+      "ec2:DetachNetworkInterface", "ec2:ModifyNetworkInterfaceAttribute", "ec2:UnassignPrivateIpAddresses")),
+    (lambda spec: spec.get("nonMasqueradeCIDR") == "::/0", ("ec2:AssignIpv6Addresses",)),
+)
+
+
+def node_policy(cluster):
+    """The nodes' inline policy, or None when they need no permission."""
+    actions = set()
+    for applies, needed in NODE_ACTIONS:
+        if applies(cluster["spec"]):
+            actions.update(needed)
+    if not actions:
+        return None
+    return {"Statement": [{"Action": sorted(actions), "Effect": "Allow", "Resource": "*"}], "Version": "2012-10-17"}
 
 
 def _s3_parts(url):
@@ -83,9 +113,11 @@ def build_iam(cluster, groups, tasks):
                                          tags=cluster_tags(name, iam_name))
         tasks[role_task.key] = role_task
         tasks[profile.key] = profile
-        if role == objects.ROLE_CONTROL_PLANE:
+        document = {objects.ROLE_CONTROL_PLANE: control_plane_policy,
+                    objects.ROLE_NODE: node_policy}.get(role, lambda _cluster: None)(cluster)
+        if document is not None:
             policy = iam.IAMRolePolicy(iam_name, name=iam_name, role=Ref(role_task, "name"),
-                                       policy=json.dumps(control_plane_policy(cluster), indent=2, sort_keys=True))
+                                       policy=json.dumps(document, indent=2, sort_keys=True))
             tasks[policy.key] = policy
         profiles[role] = profile
     return profiles

@@ -1,0 +1,87 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""The API network load balancer (kops' APILoadBalancerBuilder): the NLB in the API subnets,
+a TCP 443 listener to the control plane, and with dns None a 3988 listener to
+kops-controller; its security group api-elb.<c> and the rules between it, the
+API's clients, the nodes and the control plane."""
+
+from __future__ import annotations
+
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.firewall import _cidr_peer
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags, resource_name_32
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, elbv2
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+
+KOPS_CONTROLLER_PORT = 3988
+HEALTH_CHECK = {"healthy_threshold": 2, "interval": 10, "unhealthy_threshold": 2}
+
+
+def _add(tasks, task):
+    tasks[task.key] = task
+    return task
+
+
+def _rule(tasks, name, group, **fields):
+    return _add(tasks, ec2.SecurityGroupRule(name, security_group_id=Ref(group), **fields))
+
+
+def build_api_loadbalancer(cluster, tasks, vpc, subnets, groups):
+    spec = cluster["spec"]
+    balancer_spec = (spec.get("api") or {}).get("loadBalancer")
+    if balancer_spec is None:
+        return None
+    name = cluster["metadata"]["name"]
+    dns_none = ((spec.get("topology") or {}).get("dns") or {}).get("type") == "None"
+    internal = balancer_spec.get("type") == "Internal"
+    elb_group_name = "api-elb.%s" % name
+    elb = _add(tasks, ec2.SecurityGroup(elb_group_name, name=elb_group_name, description="Security group for api ELB",
+                                        vpc_id=Ref(vpc), tags=cluster_tags(name, elb_group_name)))
+    masters, nodes = groups["masters"], groups["nodes"]
+
+    wanted = {"Private"} if internal else {"Public", "Utility"}
+    zones_seen, mapping = set(), []
+    for subnet in spec.get("subnets") or []:
+        if subnet["type"] in wanted and subnet.get("zone") not in zones_seen:
+            zones_seen.add(subnet.get("zone"))
+            mapping.append({"subnet_id": Ref(subnets[subnet["name"]])})
+    balancer = _add(tasks, elbv2.LoadBalancer(
+        "api.%s" % name, name=resource_name_32(name, "api"), load_balancer_type="network", internal=internal,
+        enable_cross_zone_load_balancing=bool(balancer_spec.get("crossZoneLoadBalancing", True)),
+        security_groups=[Ref(elb)], subnet_mapping=mapping, tags=cluster_tags(name, "api.%s" % name)))
+
+    listeners = [(443, "tcp", dict(HEALTH_CHECK, protocol="TCP"))]
+    if dns_none:
+        listeners.append((KOPS_CONTROLLER_PORT, "kops-controller", dict(HEALTH_CHECK, protocol="HTTPS", path="/healthz")))
+    for port, prefix, check in listeners:
+        group_name = resource_name_32(name, prefix)
+        target = _add(tasks, elbv2.TargetGroup(
+            group_name, name=group_name, port=port, protocol="TCP", vpc_id=Ref(vpc), connection_termination="true",
+            deregistration_delay="30", health_check=check, tags=cluster_tags(name, group_name)))
+        _add(tasks, elbv2.Listener("api.%s-%d" % (name, port), load_balancer_arn=Ref(balancer), port=port,
+                                   protocol="TCP", default_action={"target_group_arn": Ref(target), "type": "forward"}))
+
+    for cidr in ("0.0.0.0/0", "::/0"):
+        _rule(tasks, "from-%s-egress-all-0to0-%s" % (elb.name, cidr), elb, type="egress", protocol="-1", from_port=0,
+              to_port=0, **_cidr_peer(cidr))
+    for cidr in spec.get("kubernetesApiAccess") or []:
+        _rule(tasks, "from-%s-ingress-tcp-443to443-%s" % (cidr, elb.name), elb, type="ingress", protocol="tcp",
+              from_port=443, to_port=443, **_cidr_peer(cidr))
+        if ":" in cidr:
+            _rule(tasks, "icmpv6-pmtu-api-elb-%s" % cidr, elb, type="ingress", protocol="icmpv6", from_port=-1,
+                  to_port=-1, **_cidr_peer(cidr))
+        else:
+            _rule(tasks, "icmp-pmtu-api-elb-%s" % cidr, elb, type="ingress", protocol="icmp", from_port=3, to_port=4,
+                  **_cidr_peer(cidr))
+    _rule(tasks, "https-elb-to-master", masters, type="ingress", protocol="tcp", from_port=443, to_port=443,
+          source_security_group_id=Ref(elb))
+    _rule(tasks, "icmp-pmtu-elb-to-cp", masters, type="ingress", protocol="icmp", from_port=3, to_port=4,
+          source_security_group_id=Ref(elb))
+    _rule(tasks, "icmp-pmtu-cp-to-elb", elb, type="ingress", protocol="icmp", from_port=3, to_port=4,
+          source_security_group_id=Ref(masters))
+    if dns_none:
+        _rule(tasks, "kops-controller-elb-to-cp", masters, type="ingress", protocol="tcp",
+              from_port=KOPS_CONTROLLER_PORT, to_port=KOPS_CONTROLLER_PORT, source_security_group_id=Ref(elb))
+        _rule(tasks, "node-to-elb", elb, type="ingress", protocol="-1", from_port=0, to_port=0,
+              source_security_group_id=Ref(nodes))
+    return balancer
