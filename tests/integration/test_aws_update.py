@@ -9,6 +9,7 @@ import pytest
 
 from ansible_collections.kubeops.kops.plugins.module_utils import clusters, updates
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import AwsCloud, tag_dict
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts
 
 READ_ONLY = ("Describe", "List", "Get")
 
@@ -147,3 +148,25 @@ def test_terraform_target_writes_kubernetes_tf(tmp_path):
     assert changed and (out / "kubernetes.tf").read_text() == text
     assert 'resource "aws_vpc" "k8s-example-com"' in text
     assert updates.render_terraform(service, "k8s.example.com", str(out), dry_run=False)[1] is False
+
+
+def test_shared_vpc_is_used_not_changed(aws, tmp_path):
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]
+    gateway = ec2.create_internet_gateway()["InternetGateway"]
+    ec2.attach_internet_gateway(InternetGatewayId=gateway["InternetGatewayId"], VpcId=vpc["VpcId"])
+    service = clusters.ClusterService("file://%s" % tmp_path,
+                                      facts=cloudfacts.StaticCloudFacts({"vpcs": {vpc["VpcId"]: "10.0.0.0/16"}}))
+    service.execute(service.plan_create({
+        "cluster_name": "k8s.example.com", "cloud_provider": "aws", "networking": "cni",
+        "kubernetes_version": "v1.34.2", "zones": ["us-east-1a"], "network_id": vpc["VpcId"]}))
+    _update(service)
+    assert len(ec2.describe_vpcs()["Vpcs"]) == 2  # moto's default VPC and the shared one: none created
+    subnets = ec2.describe_subnets(Filters=[{"Name": "vpc-id", "Values": [vpc["VpcId"]]}])["Subnets"]
+    assert [s["CidrBlock"] for s in subnets] == ["10.0.0.0/16"]
+    assert ec2.describe_vpcs(VpcIds=[vpc["VpcId"]])["Vpcs"][0].get("Tags") in (None, [])
+    tables = ec2.describe_route_tables(Filters=[{"Name": "tag:KubernetesCluster", "Values": ["k8s.example.com"]}])
+    routes = tables["RouteTables"][0]["Routes"]
+    assert any(r.get("GatewayId") == gateway["InternetGatewayId"] for r in routes)
+    again, _plan, calls = _update(service)
+    assert set(again) == {"unchanged"} and _mutating(calls) == {}

@@ -22,7 +22,13 @@ def render(tasks, region, outputs=None):
     blocks.append(hcl.block(hcl.header("provider", "aws"), {"region": region}))
     blocks.append(hcl.block(hcl.header("provider", "aws"), {"alias": "files", "region": region}))
     for task in sorted(tasks, key=lambda t: (t.kind, t.terraform_name)):
-        blocks.append(hcl.block(hcl.header("resource", task.kind, task.terraform_name), task.render_terraform()))
+        if hasattr(task, "terraform_data"):
+            kind, name, body = task.terraform_data()
+            blocks.append(hcl.block(hcl.header("data", kind, name), body))
+    for task in sorted(tasks, key=lambda t: (t.kind, t.terraform_name)):
+        body = task.render_terraform()
+        if body is not None:  # shared (BYO) objects are referred to, not managed
+            blocks.append(hcl.block(hcl.header("resource", task.kind, task.terraform_name), body))
     blocks.append(hcl.block("terraform", {
         "required_version": REQUIRED_VERSION,
         "required_providers": hcl.Block({"aws": dict(AWS_PROVIDER, configuration_aliases=[

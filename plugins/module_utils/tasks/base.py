@@ -28,6 +28,9 @@ class Ref(object):
         return value
 
     def terraform(self):
+        literal = getattr(self.task, "terraform_value", None)
+        if literal is not None:
+            return literal(self.attribute)
         return Expression("%s.%s.%s" % (self.task.kind, self.task.terraform_name, self.attribute))
 
     def __repr__(self):

@@ -41,16 +41,31 @@ def _kops_resources(case, kinds=None):
     return {m for m in RESOURCE.findall(text) if m[0] in kinds}
 
 
+def _rendered(tasks):
+    return {(t.kind, t.terraform_name) for t in tasks if t.render_terraform() is not None}
+
+
 @pytest.mark.parametrize("case", ["minimal-aws", "ha", "existing_iam", "minimal-dns-none"])
-def test_network_and_firewall_resources_match_kops(case):
+def test_modelled_resources_match_kops(case):
     _completed, tasks = _tasks(case)
-    assert {(t.kind, t.terraform_name) for t in tasks} == _kops_resources(case)
+    assert _rendered(tasks) == _kops_resources(case)
+
+
+def test_shared_vpc_is_referred_to_not_managed():
+    network = NETWORK | VOLUMES | IAM
+    _completed, tasks = _tasks("shared_vpc")
+    assert {r for r in _rendered(tasks) if r[0] in network} == _kops_resources("shared_vpc", network)
+    parsed = hcl2.loads(terraform.render(tasks, "us-test-1"))
+    assert not any('"aws_vpc"' in block for block in parsed["resource"])
+    subnet = next(b['"aws_subnet"'] for b in parsed["resource"] if '"aws_subnet"' in b)
+    assert list(subnet.values())[0]["vpc_id"] == '"vpc-12345678"'
+    assert parsed["data"], "the shared VPC's internet gateway is looked up by a data source"
 
 
 def test_private_topology_network_and_volumes_match_kops():
     kinds = NETWORK | VOLUMES | {"aws_iam_role", "aws_iam_instance_profile"}
     _completed, tasks = _tasks("privatecalico")
-    assert {(t.kind, t.terraform_name) for t in tasks if t.kind in kinds} == _kops_resources("privatecalico", kinds)
+    assert {r for r in _rendered(tasks) if r[0] in kinds} == _kops_resources("privatecalico", kinds)
 
 
 def test_resource_bodies_match_kops_for_minimal_aws():

@@ -43,13 +43,19 @@ def build_network(cluster, tasks):
         tasks[task.key] = task
         return task
 
-    vpc = add(ec2.VPC(name, cidr_block=spec["networkCIDR"], enable_dns_hostnames=True, enable_dns_support=True,
-                      assign_generated_ipv6_cidr_block=True, tags=cluster_tags(name, name)))
-    vpc_id = Ref(vpc)
-    dhcp = add(ec2.DHCPOptions(name, domain_name=dhcp_domain_name(region), domain_name_servers=["AmazonProvidedDNS"],
-                               tags=cluster_tags(name, name)))
-    add(ec2.VPCDHCPOptionsAssociation(name, vpc_id=vpc_id, dhcp_options_id=Ref(dhcp)))
-    gateway = add(ec2.InternetGateway(name, vpc_id=vpc_id, tags=cluster_tags(name, name)))
+    if spec.get("networkID"):
+        # A shared VPC is the user's: its DHCP options and internet gateway stay as they are.
+        vpc = add(ec2.SharedVPC(name, id=spec["networkID"]))
+        vpc_id = Ref(vpc)
+        gateway = add(ec2.SharedInternetGateway(name, vpc_id=vpc_id))
+    else:
+        vpc = add(ec2.VPC(name, cidr_block=spec["networkCIDR"], enable_dns_hostnames=True, enable_dns_support=True,
+                          assign_generated_ipv6_cidr_block=True, tags=cluster_tags(name, name)))
+        vpc_id = Ref(vpc)
+        dhcp = add(ec2.DHCPOptions(name, domain_name=dhcp_domain_name(region),
+                                   domain_name_servers=["AmazonProvidedDNS"], tags=cluster_tags(name, name)))
+        add(ec2.VPCDHCPOptionsAssociation(name, vpc_id=vpc_id, dhcp_options_id=Ref(dhcp)))
+        gateway = add(ec2.InternetGateway(name, vpc_id=vpc_id, tags=cluster_tags(name, name)))
     public_table = add(ec2.RouteTable(name, vpc_id=vpc_id, tags=cluster_tags(
         name, name, extra={"kubernetes.io/kops/role": "public"})))
     for field, destination in DEFAULT_ROUTES:

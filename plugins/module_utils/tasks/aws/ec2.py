@@ -414,3 +414,62 @@ class KeyPair(Task):
                                             TagSpecifications=[{"ResourceType": "key-pair",
                                                                 "Tags": tag_list(self.fields["tags"])}])
         self.outputs["id"] = created.get("KeyPairId", self.fields["key_name"])
+
+
+class SharedVPC(Task):
+    """A VPC the user brought (spec.networkID): looked up, never created, changed or rendered."""
+
+    kind = "aws_vpc"
+    shared = True
+
+    def find(self, cloud):
+        import botocore.exceptions
+        try:
+            found = cloud.ec2.describe_vpcs(VpcIds=[self.fields["id"]])["Vpcs"]
+        except botocore.exceptions.ClientError:
+            found = []
+        if not found:
+            raise ValueError("spec.networkID: VPC %s not found in %s" % (self.fields["id"], cloud.region))
+        self.outputs.update(id=found[0]["VpcId"], cidr_block=found[0]["CidrBlock"],
+                            dhcp_options_id=found[0].get("DhcpOptionsId"))
+        return {}
+
+    def terraform_value(self, attribute):
+        return self.fields["id"] if attribute == "id" else None
+
+    def render_terraform(self):
+        return None
+
+
+class SharedInternetGateway(Task):
+    """The internet gateway already attached to a shared VPC: looked up, never created.
+
+    Terraform output refers to it through a data source (kops writes the id it
+    looked up; rendering here needs no cloud access).
+    """
+
+    kind = "aws_internet_gateway"
+    shared = True
+
+    def find(self, cloud):
+        vpc = self.desired()["vpc_id"]
+        found = cloud.ec2.describe_internet_gateways(
+            Filters=[{"Name": "attachment.vpc-id", "Values": [vpc]}])["InternetGateways"]
+        if not found:
+            raise ValueError("shared VPC %s has no internet gateway attached; attach one or use private subnets "
+                             "with egress" % vpc)
+        self.outputs["id"] = found[0]["InternetGatewayId"]
+        return {}
+
+    def terraform_value(self, attribute):
+        from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Expression
+        return Expression("data.aws_internet_gateway.%s.%s" % (self.terraform_name, attribute))
+
+    def terraform_data(self):
+        from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Block
+        from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import to_terraform
+        return ("aws_internet_gateway", self.terraform_name,
+                {"filter": Block({"name": "attachment.vpc-id", "values": [to_terraform(self.fields["vpc_id"])]})})
+
+    def render_terraform(self):
+        return None
