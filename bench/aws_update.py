@@ -50,14 +50,14 @@ def count_noop_requests(service, name):
     calls = collections.Counter()
 
     class Counting(AwsCloud):
-        def client(self, api):
-            client = AwsCloud.client(self, api)
+        def client(self, service):
+            client = AwsCloud.client(self, service)
             if not getattr(client, "_bench_counted", False):
                 client.meta.events.register("before-call.*.*", lambda model, **_: calls.update([model.name]))
                 client._bench_counted = True
             return client
 
-    updates.apply_direct(service, name, False, lambda n, r: Counting(n, r))
+    updates.apply_direct(service, name, False, Counting)
     return sum(calls.values())
 
 
@@ -66,7 +66,7 @@ def playbook_median(args, runs=3):
                ANSIBLE_CONFIG=str(REPO / "ansible.cfg"))
     env.pop("PYTHONPATH", None)
     times = []
-    for _ in range(runs):
+    for _run in range(runs):
         started = time.monotonic()
         proc = subprocess.run([str(pathlib.Path(sys.executable).parent / "ansible-playbook"),
                                str(REPO / "playbooks" / "update_cluster.yml")] + args,
@@ -87,7 +87,7 @@ def main():
             for groups in (2, 22):
                 name = "bench%d.example.com" % groups
                 service = make_cluster(store, name, groups)
-                updates.apply_direct(service, name, False, lambda n, r: AwsCloud(n, r))  # create
+                updates.apply_direct(service, name, False, AwsCloud)  # create
                 requests = count_noop_requests(service, name)
                 noop = playbook_median(["-e", "state_store=" + store, "-e", "cluster_name=" + name])
                 render = playbook_median(["-e", "state_store=" + store, "-e", "cluster_name=" + name,

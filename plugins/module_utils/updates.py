@@ -14,6 +14,7 @@ import os
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import runner, terraform
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import sshkey
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.network import region_of
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout
 
@@ -36,10 +37,34 @@ def load_completed(service, cluster_name):
     return completed, groups
 
 
-def apply_direct(service, cluster_name, dry_run, cloud_factory, workers=8):
-    """Reconcile the cluster's AWS objects; returns (plan, completed spec, completed spec written?)."""
+def ssh_public_keys(service, cluster_name, new_key=None, dry_run=False):
+    """The cluster's SSH public keys from the store (kops' pki/ssh/public/admin/), adding new_key.
+
+    Returns (keys, store changed?).  A new key replaces the stored ones, as
+    `kops create sshpublickey` does for the admin user.
+    """
+    store = service.cluster_store(cluster_name)
+    prefix = store.path(sshkey.SSH_KEY_DIR)
+    stored = {p[len(prefix):]: service.store.read(p).decode("utf-8") for p in service.store.list(prefix)}
+    if not new_key:
+        return [stored[k] for k in sorted(stored)], False
+    try:
+        digest = sshkey.fingerprint(new_key)
+    except sshkey.SSHKeyError as exc:
+        raise UpdateError("ssh_public_key: %s" % exc)
+    if list(stored) == [digest]:
+        return [stored[digest]], False
+    if not dry_run:
+        store.apply([(sshkey.SSH_KEY_DIR + digest, new_key.strip().encode("utf-8"))]
+                    + [(sshkey.SSH_KEY_DIR + old, None) for old in stored if old != digest])
+    return [new_key.strip()], True
+
+
+def apply_direct(service, cluster_name, dry_run, cloud_factory, workers=8, ssh_public_key=None):
+    """Reconcile the cluster's AWS objects; returns (plan, completed spec, store changed?)."""
     completed, groups = load_completed(service, cluster_name)
-    tasks = list(aws_model.build_tasks(completed, groups).values())
+    keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
+    tasks = list(aws_model.build_tasks(completed, groups, keys).values())
     cloud = cloud_factory(cluster_name, region_of(completed["spec"]))
     plan = runner.run(tasks, cloud, dry_run=dry_run, workers=workers)
     store = service.cluster_store(cluster_name)
@@ -47,13 +72,14 @@ def apply_direct(service, cluster_name, dry_run, cloud_factory, workers=8):
     spec_changed = store.read(layout.COMPLETED_SPEC) != spec_text
     if spec_changed and not dry_run:
         store.apply([(layout.COMPLETED_SPEC, spec_text)])
-    return plan, completed, spec_changed
+    return plan, completed, spec_changed or keys_changed
 
 
-def render_terraform(service, cluster_name, out_dir, dry_run):
-    """Write <out_dir>/kubernetes.tf; returns (path, changed)."""
+def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=None):
+    """Write <out_dir>/kubernetes.tf; returns (path, changed, text)."""
     completed, groups = load_completed(service, cluster_name)
-    tasks = list(aws_model.build_tasks(completed, groups).values())
+    keys, _keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
+    tasks = list(aws_model.build_tasks(completed, groups, keys).values())
     text = terraform.render(tasks, region_of(completed["spec"]), outputs=_outputs(completed, tasks))
     path = os.path.join(out_dir, "kubernetes.tf")
     try:

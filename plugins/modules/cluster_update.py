@@ -35,6 +35,12 @@ options:
     description: Where O(target=terraform) writes C(kubernetes.tf).
     type: path
     default: out/terraform
+  ssh_public_key:
+    description:
+      - An OpenSSH public key for the cluster's EC2 key pair (C(kops create sshpublickey)); it is kept in the
+        state store (C(pki/ssh/public/admin/)) and replaces the key stored before.
+      - Without it the stored key is used; with none stored, no key pair is made. C(spec.sshKeyName) overrides both.
+    type: str
   workers:
     description: How many tasks run at once.
     type: int
@@ -97,7 +103,8 @@ def run(module):
     service = module.service()
     if params["target"] == "terraform":
         path, changed, text = updates.render_terraform(service, params["cluster_name"], params["out_dir"],
-                                                       dry_run=module.check_mode)
+                                                       dry_run=module.check_mode,
+                                                       ssh_public_key=params["ssh_public_key"])
         result = dict(changed=changed, terraform_file=path)
         if module._diff and changed:
             result["diff"] = {"after_header": path, "after": text}
@@ -107,7 +114,8 @@ def run(module):
         return AwsCloud(cluster_name, params["region"] or region, profile=params["profile"])
 
     plan, _completed, spec_changed = updates.apply_direct(service, params["cluster_name"], module.check_mode,
-                                                          cloud_factory, workers=params["workers"])
+                                                          cloud_factory, workers=params["workers"],
+                                                          ssh_public_key=params["ssh_public_key"])
     entries = [entry.as_dict() for entry in plan]
     summary = {action: sum(1 for e in entries if e["action"] == action) for action in ("create", "update", "unchanged")}
     changed = bool(summary["create"] or summary["update"] or spec_changed)
@@ -126,6 +134,7 @@ def main():
         cluster_name=dict(type="str", required=True),
         target=dict(type="str", choices=["direct", "terraform"], default="direct"),
         out_dir=dict(type="path", default="out/terraform"),
+        ssh_public_key=dict(type="str"),
         workers=dict(type="int", default=8),
     ))
     run(module)

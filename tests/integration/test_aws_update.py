@@ -11,6 +11,8 @@ from ansible_collections.kubeops.kops.plugins.module_utils import clusters, upda
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import AwsCloud, tag_dict
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts
 
+from tests.conformance import kops_fixtures
+
 READ_ONLY = ("Describe", "List", "Get")
 
 
@@ -39,7 +41,11 @@ def _service(store, **options):
     return service
 
 
-def _update(service, dry_run=False):
+# kops' own test key (its MD5 fingerprint is c4:a6:ed:...).
+ADMIN_KEY = (kops_fixtures.UPDATE_CLUSTER / "minimal-aws" / "id_rsa.pub").read_text()
+
+
+def _update(service, dry_run=False, ssh_public_key=None):
     calls = collections.Counter()
 
     def factory(name, region):
@@ -47,7 +53,8 @@ def _update(service, dry_run=False):
         cloud.calls = calls
         return cloud
 
-    plan, _completed, _spec_changed = updates.apply_direct(service, "k8s.example.com", dry_run, factory)
+    plan, _completed, _spec_changed = updates.apply_direct(service, "k8s.example.com", dry_run, factory,
+                                                           ssh_public_key=ssh_public_key)
     return collections.Counter(e.action for e in plan), plan, calls
 
 
@@ -66,8 +73,13 @@ def test_create_then_nothing_changes(aws, tmp_path, options, vpcs_subnets_nats):
     dry, _plan, dry_calls = _update(service, dry_run=True)
     assert set(dry) == {"create"} and _mutating(dry_calls) == {}
 
-    created, _plan, _calls = _update(service)
+    created, _plan, _calls = _update(service, ssh_public_key=ADMIN_KEY)
     assert created["create"] > 20
+    pairs = boto3.client("ec2", region_name="us-east-1").describe_key_pairs()["KeyPairs"]
+    assert [p["KeyName"] for p in pairs] == [
+        "kubernetes.k8s.example.com-c4:a6:ed:9a:a8:89:b9:e2:c3:9c:d6:63:eb:9c:71:57"]
+    assert service.store.list("k8s.example.com/pki/ssh/") == [
+        "k8s.example.com/pki/ssh/public/admin/c4a6ed9aa889b9e2c39cd663eb9c7157"]
 
     ec2 = boto3.client("ec2", region_name="us-east-1")
     owned = [{"Name": "tag:KubernetesCluster", "Values": ["k8s.example.com"]}]
@@ -170,3 +182,12 @@ def test_shared_vpc_is_used_not_changed(aws, tmp_path):
     assert any(r.get("GatewayId") == gateway["InternetGatewayId"] for r in routes)
     again, _plan, calls = _update(service)
     assert set(again) == {"unchanged"} and _mutating(calls) == {}
+
+
+def test_bad_ssh_key_is_refused_before_anything_changes(aws, tmp_path):
+    service = _service("file://%s" % tmp_path)
+    with pytest.raises(updates.UpdateError) as error:
+        _update(service, ssh_public_key="ssh-rsa not-base64!")
+    assert "ssh_public_key" in str(error.value)
+    assert boto3.client("ec2", region_name="us-east-1").describe_vpcs(
+        Filters=[{"Name": "tag:KubernetesCluster", "Values": ["k8s.example.com"]}])["Vpcs"] == []

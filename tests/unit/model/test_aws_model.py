@@ -20,7 +20,7 @@ from tests.conformance import kops_fixtures
 NETWORK = {"aws_vpc", "aws_vpc_dhcp_options", "aws_vpc_dhcp_options_association", "aws_internet_gateway",
            "aws_route_table", "aws_route", "aws_subnet", "aws_route_table_association", "aws_eip", "aws_nat_gateway"}
 FIREWALL = {"aws_security_group", "aws_security_group_rule"}
-IAM = {"aws_iam_role", "aws_iam_instance_profile", "aws_iam_role_policy"}
+IAM = {"aws_iam_role", "aws_iam_instance_profile", "aws_iam_role_policy", "aws_key_pair"}
 VOLUMES = {"aws_ebs_volume"}
 LOAD_BALANCER = {"aws_lb", "aws_lb_listener", "aws_lb_target_group"}
 MODELLED = NETWORK | FIREWALL | IAM | VOLUMES | LOAD_BALANCER
@@ -32,7 +32,8 @@ def _tasks(case):
     cluster, groups = objects.split_objects([d for d in yaml.safe_load_all((directory / "in-v1alpha2.yaml").read_text())
                                             if d])
     completed = populate.populate_cluster_spec(cluster, groups, cloudfacts.kops_test_cloud())
-    return completed, list(aws_model.build_tasks(completed, groups).values())
+    keys = [(directory / "id_rsa.pub").read_text()]
+    return completed, list(aws_model.build_tasks(completed, groups, keys).values())
 
 
 def _kops_resources(case, kinds=None):

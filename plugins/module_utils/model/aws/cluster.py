@@ -5,20 +5,21 @@
 
 Built so far: the network (network.py), the firewall (firewall.py), IAM
 (iam.py), the etcd volumes (volumes.py) and the API load balancer
-(api_loadbalancer.py).  Launch templates, autoscaling groups, the SSH key,
-node-termination-handler queues
+(api_loadbalancer.py), the SSH key pair (sshkey.py).  Launch templates,
+autoscaling groups, node-termination-handler queues
 and the state-store files follow the same pattern.
 """
 
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import (
-    api_loadbalancer, firewall, iam, network, volumes)
+    api_loadbalancer, firewall, iam, network, sshkey, volumes)
 
 
-def build_tasks(completed_cluster, instance_groups):
-    """{task key: task} for a completed Cluster and its instance groups."""
+def build_tasks(completed_cluster, instance_groups, ssh_public_keys=()):
+    """{task key: task} for a completed Cluster, its instance groups and its SSH public keys."""
     tasks = {}
+    sshkey.build_ssh_key(completed_cluster, list(ssh_public_keys), tasks)
     subnets = network.build_network(completed_cluster, tasks)
     vpc = tasks["aws_vpc/%s" % completed_cluster["metadata"]["name"]]
     groups = firewall.build_firewall(completed_cluster, tasks, vpc)
