@@ -115,6 +115,13 @@ def test_create_then_nothing_changes(aws, tmp_path, options, vpcs_subnets_nats):
     node_actions = [a for s in node_policy["PolicyDocument"]["Statement"] for a in s["Action"]]
     assert node_actions and all(a.startswith("ecr:") for a in node_actions)
 
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    queue = sqs.get_queue_url(QueueName="k8s-example-com-nth")["QueueUrl"]
+    assert sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["MessageRetentionPeriod"])[
+        "Attributes"]["MessageRetentionPeriod"] == "300"
+    events = boto3.client("events", region_name="us-east-1")
+    assert len(events.list_targets_by_rule(Rule="k8s.example.com-SpotInterruption")["Targets"]) == 1
+
     again, _plan, calls = _update(service)
     assert set(again) == {"unchanged"}
     assert _mutating(calls) == {}

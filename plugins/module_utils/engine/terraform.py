@@ -21,10 +21,14 @@ def render(tasks, region, outputs=None):
             blocks.append(hcl.block(hcl.header("output", name), {"value": outputs[name]}))
     blocks.append(hcl.block(hcl.header("provider", "aws"), {"region": region}))
     blocks.append(hcl.block(hcl.header("provider", "aws"), {"alias": "files", "region": region}))
-    for task in sorted(tasks, key=lambda t: (t.kind, t.terraform_name)):
-        if hasattr(task, "terraform_data"):
-            kind, name, body = task.terraform_data()
-            blocks.append(hcl.block(hcl.header("data", kind, name), body))
+    data = {}
+    for task in tasks:
+        for kind, name, body in getattr(task, "terraform_data", lambda: [])():
+            data[(kind, name)] = body
+    if any(kind == "aws_caller_identity" for kind, _name in data):
+        data[("aws_region", "current")] = {}
+    for (kind, name), body in sorted(data.items()):
+        blocks.append(hcl.block(hcl.header("data", kind, name), body))
     for task in sorted(tasks, key=lambda t: (t.kind, t.terraform_name)):
         body = task.render_terraform()
         if body is not None:  # shared (BYO) objects are referred to, not managed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import hcl2
@@ -23,7 +24,8 @@ FIREWALL = {"aws_security_group", "aws_security_group_rule"}
 IAM = {"aws_iam_role", "aws_iam_instance_profile", "aws_iam_role_policy", "aws_key_pair"}
 VOLUMES = {"aws_ebs_volume"}
 LOAD_BALANCER = {"aws_lb", "aws_lb_listener", "aws_lb_target_group"}
-MODELLED = NETWORK | FIREWALL | IAM | VOLUMES | LOAD_BALANCER
+NODE_TERMINATION = {"aws_sqs_queue", "aws_cloudwatch_event_rule", "aws_cloudwatch_event_target"}
+MODELLED = NETWORK | FIREWALL | IAM | VOLUMES | LOAD_BALANCER | NODE_TERMINATION
 RESOURCE = re.compile(r'^resource "(\w+)" "([^"]+)"', re.M)
 
 
@@ -84,6 +86,16 @@ def test_resource_bodies_match_kops_for_minimal_aws():
         return found
 
     assert bodies(ours) == bodies(theirs)
+
+
+def test_event_patterns_are_kops_patterns():
+    _completed, tasks = _tasks("minimal-aws")
+    data = kops_fixtures.UPDATE_CLUSTER / "minimal-aws" / "data"
+    rules = [t for t in tasks if t.kind == "aws_cloudwatch_event_rule"]
+    assert len(rules) == 4
+    for rule in rules:
+        kops_pattern = (data / ("aws_cloudwatch_event_rule_%s_event_pattern" % rule.name)).read_text()
+        assert json.loads(rule.fields["event_pattern"]) == json.loads(kops_pattern)
 
 
 def test_rendered_file_parses_and_has_kops_outputs():

@@ -5,15 +5,16 @@
 
 Built so far: the network (network.py), the firewall (firewall.py), IAM
 (iam.py), the etcd volumes (volumes.py) and the API load balancer
-(api_loadbalancer.py), the SSH key pair (sshkey.py).  Launch templates,
-autoscaling groups, node-termination-handler queues
+(api_loadbalancer.py), the SSH key pair (sshkey.py) and node-termination-
+handler's queue and event rules (nth.py).  Launch templates, autoscaling
+groups, lifecycle hooks
 and the state-store files follow the same pattern.
 """
 
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import (
-    api_loadbalancer, firewall, iam, network, sshkey, volumes)
+    api_loadbalancer, firewall, iam, network, nth, sshkey, volumes)
 
 
 def build_tasks(completed_cluster, instance_groups, ssh_public_keys=()):
@@ -26,4 +27,5 @@ def build_tasks(completed_cluster, instance_groups, ssh_public_keys=()):
     api_loadbalancer.build_api_loadbalancer(completed_cluster, tasks, vpc, subnets, groups)
     iam.build_iam(completed_cluster, instance_groups, tasks)
     volumes.build_etcd_volumes(completed_cluster, instance_groups, tasks)
+    nth.build_nth(completed_cluster, tasks)
     return tasks

@@ -468,8 +468,8 @@ class SharedInternetGateway(Task):
     def terraform_data(self):
         from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Block
         from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import to_terraform
-        return ("aws_internet_gateway", self.terraform_name,
-                {"filter": Block({"name": "attachment.vpc-id", "values": [to_terraform(self.fields["vpc_id"])]})})
+        return [("aws_internet_gateway", self.terraform_name,
+                 {"filter": Block({"name": "attachment.vpc-id", "values": [to_terraform(self.fields["vpc_id"])]})})]
 
     def render_terraform(self):
         return None
