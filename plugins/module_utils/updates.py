@@ -12,13 +12,13 @@ from __future__ import annotations
 import os
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
-from ansible_collections.kubeops.kops.plugins.module_utils.engine import runner, terraform
+from ansible_collections.kubeops.kops.plugins.module_utils.engine import cloudformation, runner, terraform
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import sshkey
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.network import region_of
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout
 
-TARGETS = ("direct", "terraform")
+TARGETS = ("direct", "terraform", "cloudformation")
 
 
 class UpdateError(ValueError):
@@ -77,11 +77,26 @@ def apply_direct(service, cluster_name, dry_run, cloud_factory, workers=8, ssh_p
 
 def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=None):
     """Write <out_dir>/kubernetes.tf; returns (path, changed, text)."""
+    completed, tasks = _tasks_for(service, cluster_name, ssh_public_key, dry_run)
+    text = terraform.render(tasks, region_of(completed["spec"]), outputs=_outputs(completed, tasks))
+    return _write_if_changed(os.path.join(out_dir, "kubernetes.tf"), text, dry_run)
+
+
+def render_cloudformation(service, cluster_name, out_dir, dry_run, ssh_public_key=None):
+    """Write <out_dir>/kubernetes.json (a CloudFormation template); returns (path, changed, text)."""
+    completed, tasks = _tasks_for(service, cluster_name, ssh_public_key, dry_run)
+    text = cloudformation.render(tasks, description="kops cluster %s" % cluster_name)
+    return _write_if_changed(os.path.join(out_dir, "kubernetes.json"), text, dry_run)
+
+
+def _tasks_for(service, cluster_name, ssh_public_key, dry_run):
     completed, groups = load_completed(service, cluster_name)
     keys, _keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
-    tasks = list(aws_model.build_tasks(completed, groups, keys).values())
-    text = terraform.render(tasks, region_of(completed["spec"]), outputs=_outputs(completed, tasks))
-    path = os.path.join(out_dir, "kubernetes.tf")
+    return completed, list(aws_model.build_tasks(completed, groups, keys).values())
+
+
+def _write_if_changed(path, text, dry_run):
+    out_dir = os.path.dirname(path)
     try:
         with open(path) as handle:
             changed = handle.read() != text

@@ -27,12 +27,14 @@ options:
     type: str
     required: true
   target:
-    description: V(direct) reconciles AWS; V(terraform) writes C(kubernetes.tf) to O(out_dir).
+    description:
+      - V(direct) reconciles AWS; V(terraform) writes C(kubernetes.tf) to O(out_dir);
+        V(cloudformation) writes the template C(kubernetes.json) to O(out_dir).
     type: str
-    choices: [direct, terraform]
+    choices: [direct, terraform, cloudformation]
     default: direct
   out_dir:
-    description: Where O(target=terraform) writes C(kubernetes.tf).
+    description: Where O(target=terraform) and O(target=cloudformation) write their file.
     type: path
     default: out/terraform
   ssh_public_key:
@@ -86,8 +88,8 @@ summary:
   type: dict
   sample: {create: 0, update: 1, unchanged: 27}
 terraform_file:
-  description: Path of the written C(kubernetes.tf).
-  returned: target=terraform
+  description: Path of the written C(kubernetes.tf) (or C(kubernetes.json) for CloudFormation).
+  returned: target=terraform or target=cloudformation
   type: str
 """
 
@@ -101,10 +103,10 @@ def run(module):
 
     params = module.params
     service = module.service()
-    if params["target"] == "terraform":
-        path, changed, text = updates.render_terraform(service, params["cluster_name"], params["out_dir"],
-                                                       dry_run=module.check_mode,
-                                                       ssh_public_key=params["ssh_public_key"])
+    if params["target"] in ("terraform", "cloudformation"):
+        render = updates.render_terraform if params["target"] == "terraform" else updates.render_cloudformation
+        path, changed, text = render(service, params["cluster_name"], params["out_dir"],
+                                     dry_run=module.check_mode, ssh_public_key=params["ssh_public_key"])
         result = dict(changed=changed, terraform_file=path)
         if module._diff and changed:
             result["diff"] = {"after_header": path, "after": text}
@@ -132,7 +134,7 @@ def run(module):
 def main():
     module = KopsModule(argument_spec=dict(
         cluster_name=dict(type="str", required=True),
-        target=dict(type="str", choices=["direct", "terraform"], default="direct"),
+        target=dict(type="str", choices=["direct", "terraform", "cloudformation"], default="direct"),
         out_dir=dict(type="path", default="out/terraform"),
         ssh_public_key=dict(type="str"),
         workers=dict(type="int", default=8),

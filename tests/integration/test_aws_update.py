@@ -198,3 +198,11 @@ def test_bad_ssh_key_is_refused_before_anything_changes(aws, tmp_path):
     assert "ssh_public_key" in str(error.value)
     assert boto3.client("ec2", region_name="us-east-1").describe_vpcs(
         Filters=[{"Name": "tag:KubernetesCluster", "Values": ["k8s.example.com"]}])["Vpcs"] == []
+
+
+def test_cloudformation_target_writes_a_template(tmp_path):
+    service = _service("file://%s" % (tmp_path / "state"))
+    out = tmp_path / "cfn"
+    path, changed, text = updates.render_cloudformation(service, "k8s.example.com", str(out), dry_run=False)
+    assert changed and path.endswith("kubernetes.json") and (out / "kubernetes.json").read_text() == text
+    assert updates.render_cloudformation(service, "k8s.example.com", str(out), dry_run=False)[1] is False

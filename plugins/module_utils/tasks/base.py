@@ -80,6 +80,8 @@ class Task(object):
         self.name = task_name
         self.fields = fields
         self.outputs = {}
+        # Tasks this one must follow without referring to them (e.g. a subnet in an added VPC CIDR).
+        self.after = []
 
     @property
     def key(self):
@@ -90,7 +92,7 @@ class Task(object):
         return terraform_name(self.name)
 
     def dependencies(self):
-        seen = {}
+        seen = {task.key: task for task in self.after}
         for ref in walk_refs(self.fields):
             seen[ref.task.key] = ref.task
         return list(seen.values())
@@ -118,4 +120,7 @@ class Task(object):
                 if f in desired and desired[f] is not None and actual.get(f) != desired[f]}
 
     def render_terraform(self):
-        return to_terraform(self.fields)
+        body = to_terraform(self.fields)
+        if self.after:
+            body["depends_on"] = [Expression("%s.%s" % (t.kind, t.terraform_name)) for t in self.after]
+        return body

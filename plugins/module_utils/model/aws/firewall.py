@@ -31,6 +31,9 @@ def _rule(tasks, group, source_label, direction, protocol, from_port, to_port, *
 
 
 def _cidr_peer(cidr):
+    """The rule field for an access entry: an AWS prefix list (pl-...), an IPv6 or an IPv4 CIDR."""
+    if cidr.startswith("pl-"):
+        return {"prefix_list_ids": [cidr]}
     return {"ipv6_cidr_blocks": [cidr]} if ":" in cidr else {"cidr_blocks": [cidr]}
 
 

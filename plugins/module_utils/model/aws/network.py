@@ -28,6 +28,14 @@ def dhcp_domain_name(region):
     return "ec2.internal" if region == "us-east-1" else "%s.compute.internal" % region
 
 
+def _inside(cidr, parent):
+    import ipaddress
+    try:
+        return bool(cidr) and ipaddress.ip_network(cidr, strict=False).subnet_of(ipaddress.ip_network(parent))
+    except (TypeError, ValueError):
+        return False
+
+
 def region_of(spec):
     zones = [s.get("zone") for s in spec.get("subnets") or [] if s.get("zone")]
     return zones[0][:-1] if zones else None
@@ -56,6 +64,8 @@ def build_network(cluster, tasks):
                                    domain_name_servers=["AmazonProvidedDNS"], tags=cluster_tags(name, name)))
         add(ec2.VPCDHCPOptionsAssociation(name, vpc_id=vpc_id, dhcp_options_id=Ref(dhcp)))
         gateway = add(ec2.InternetGateway(name, vpc_id=vpc_id, tags=cluster_tags(name, name)))
+    extra_cidrs = [add(ec2.VPCCIDRBlock("cidr-" + cidr, vpc_id=vpc_id, cidr_block=cidr))
+                   for cidr in spec.get("additionalNetworkCIDRs") or []]
     public_table = add(ec2.RouteTable(name, vpc_id=vpc_id, tags=cluster_tags(
         name, name, extra={"kubernetes.io/kops/role": "public"})))
     for field, destination in DEFAULT_ROUTES:
@@ -70,6 +80,10 @@ def build_network(cluster, tasks):
             enable_resource_name_dns_a_record_on_launch=True, private_dns_hostname_type_on_launch="resource-name",
             tags=cluster_tags(name, subnet_name, extra=dict({"SubnetType": subnet["type"]},
                                                             **SUBNET_ROLE_TAGS.get(subnet["type"], {})))))
+
+    for subnet in spec.get("subnets") or []:
+        # A subnet in an added VPC CIDR can only be created once that CIDR is associated.
+        subnets[subnet["name"]].after = [c for c in extra_cidrs if _inside(subnet.get("cidr"), c.fields["cidr_block"])]
 
     private_tables = _build_private_egress(cluster, tasks, subnets, add, vpc_id)
     for subnet in spec.get("subnets") or []:

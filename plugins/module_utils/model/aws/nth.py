@@ -46,6 +46,7 @@ def build_nth(cluster, tasks):
         rule = nth.EventBridgeRule(rule_name, name=rule_name, event_pattern=json.dumps(EVENTS[event]),
                                    tags=cluster_tags(name, rule_name))
         target = nth.EventBridgeTarget(rule_name + "-Target", rule=Ref(rule), arn=Ref(queue, "arn"))
+        rule.cloudformation_targets = [Ref(queue, "arn")]
         tasks[rule.key] = rule
         tasks[target.key] = target
     return queue

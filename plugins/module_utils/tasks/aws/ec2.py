@@ -293,14 +293,15 @@ class SecurityGroupRule(Task):
         protocol = str(d["protocol"])
         ports = (None, None) if protocol == "-1" else (d["from_port"], d["to_port"])
         peer = (d.get("cidr_blocks") or [None])[0] or (d.get("ipv6_cidr_blocks") or [None])[0] \
-            or d.get("source_security_group_id")
+            or (d.get("prefix_list_ids") or [None])[0] or d.get("source_security_group_id")
         return (d["type"] == "egress", protocol, ports, peer)
 
     @staticmethod
     def _rule_signature(rule):
         protocol = str(rule.get("IpProtocol"))
         ports = (None, None) if protocol == "-1" else (rule.get("FromPort"), rule.get("ToPort"))
-        peer = rule.get("CidrIpv4") or rule.get("CidrIpv6") or (rule.get("ReferencedGroupInfo") or {}).get("GroupId")
+        peer = rule.get("CidrIpv4") or rule.get("CidrIpv6") or rule.get("PrefixListId") \
+            or (rule.get("ReferencedGroupInfo") or {}).get("GroupId")
         return (bool(rule.get("IsEgress")), protocol, ports, peer)
 
     def find(self, cloud):
@@ -324,6 +325,8 @@ class SecurityGroupRule(Task):
             permission["IpRanges"] = [{"CidrIp": c} for c in d["cidr_blocks"]]
         if d.get("ipv6_cidr_blocks"):
             permission["Ipv6Ranges"] = [{"CidrIpv6": c} for c in d["ipv6_cidr_blocks"]]
+        if d.get("prefix_list_ids"):
+            permission["PrefixListIds"] = [{"PrefixListId": p} for p in d["prefix_list_ids"]]
         if d.get("source_security_group_id"):
             permission["UserIdGroupPairs"] = [{"GroupId": d["source_security_group_id"]}]
         authorize = cloud.ec2.authorize_security_group_egress if d["type"] == "egress" \
@@ -473,3 +476,107 @@ class SharedInternetGateway(Task):
 
     def render_terraform(self):
         return None
+
+
+# -- CloudFormation: each kind's resource type and properties ---------------------------------
+
+def _cfn_tags(task):
+    from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation import tags
+    return tags(task.fields.get("tags"))
+
+
+def _set(kind, cfn_type, render):
+    kind.cloudformation_type = cfn_type
+    kind.render_cloudformation = render
+
+
+_set(VPC, "AWS::EC2::VPC", lambda t: {
+    "CidrBlock": t.fields["cidr_block"], "EnableDnsHostnames": t.fields["enable_dns_hostnames"],
+    "EnableDnsSupport": t.fields["enable_dns_support"], "Tags": _cfn_tags(t)})
+_set(DHCPOptions, "AWS::EC2::DHCPOptions", lambda t: {
+    "DomainName": t.fields["domain_name"], "DomainNameServers": t.fields["domain_name_servers"], "Tags": _cfn_tags(t)})
+_set(VPCDHCPOptionsAssociation, "AWS::EC2::VPCDHCPOptionsAssociation", lambda t: {
+    "DhcpOptionsId": t.fields["dhcp_options_id"], "VpcId": t.fields["vpc_id"]})
+_set(InternetGateway, "AWS::EC2::InternetGateway", lambda t: {"Tags": _cfn_tags(t)})
+InternetGateway.extra_cloudformation = lambda t: [("VPCGatewayAttachment", "AWS::EC2::VPCGatewayAttachment", {
+    "InternetGatewayId": _self_ref(t), "VpcId": t.fields["vpc_id"]})]
+_set(RouteTable, "AWS::EC2::RouteTable", lambda t: {"VpcId": t.fields["vpc_id"], "Tags": _cfn_tags(t)})
+_set(Route, "AWS::EC2::Route", lambda t: {k: v for k, v in {
+    "RouteTableId": t.fields["route_table_id"], "DestinationCidrBlock": t.fields.get("destination_cidr_block"),
+    "DestinationIpv6CidrBlock": t.fields.get("destination_ipv6_cidr_block"), "GatewayId": t.fields.get("gateway_id"),
+    "NatGatewayId": t.fields.get("nat_gateway_id")}.items() if v is not None})
+_set(Subnet, "AWS::EC2::Subnet", lambda t: {
+    "VpcId": t.fields["vpc_id"], "CidrBlock": t.fields["cidr_block"], "AvailabilityZone": t.fields["availability_zone"],
+    "PrivateDnsNameOptionsOnLaunch": {"HostnameType": t.fields["private_dns_hostname_type_on_launch"],
+                                      "EnableResourceNameDnsARecord": True},
+    "Tags": _cfn_tags(t)})
+_set(RouteTableAssociation, "AWS::EC2::SubnetRouteTableAssociation", lambda t: {
+    "RouteTableId": t.fields["route_table_id"], "SubnetId": t.fields["subnet_id"]})
+_set(SecurityGroup, "AWS::EC2::SecurityGroup", lambda t: {
+    "GroupName": t.fields["name"], "GroupDescription": t.fields["description"], "VpcId": t.fields["vpc_id"],
+    "Tags": _cfn_tags(t)})
+_set(ElasticIP, "AWS::EC2::EIP", lambda t: {"Domain": "vpc", "Tags": _cfn_tags(t)})
+_set(NatGateway, "AWS::EC2::NatGateway", lambda t: {
+    "AllocationId": t.fields["allocation_id"], "SubnetId": t.fields["subnet_id"], "Tags": _cfn_tags(t)})
+_set(EBSVolume, "AWS::EC2::Volume", lambda t: {k: v for k, v in {
+    "AvailabilityZone": t.fields["availability_zone"], "Size": t.fields["size"], "VolumeType": t.fields["type"],
+    "Encrypted": t.fields["encrypted"], "Iops": t.fields.get("iops"), "Throughput": t.fields.get("throughput"),
+    "KmsKeyId": t.fields.get("kms_key_id"), "Tags": _cfn_tags(t)}.items() if v is not None})
+_set(KeyPair, "AWS::EC2::KeyPair", lambda t: {
+    "KeyName": t.fields["key_name"], "PublicKeyMaterial": t.fields["public_key"], "Tags": _cfn_tags(t)})
+_set(SharedVPC, "AWS::EC2::VPC", lambda t: None)
+_set(SharedInternetGateway, "AWS::EC2::InternetGateway", lambda t: None)
+
+
+def _self_ref(task):
+    from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+    return Ref(task)
+
+
+def _rule_properties(rule):
+    egress = rule.fields["type"] == "egress"
+    properties = {"GroupId": rule.fields["security_group_id"], "IpProtocol": str(rule.fields["protocol"])}
+    if properties["IpProtocol"] != "-1":  # all protocols: ports do not apply
+        properties.update(FromPort=rule.fields["from_port"], ToPort=rule.fields["to_port"])
+    if rule.fields.get("cidr_blocks"):
+        properties["CidrIp"] = rule.fields["cidr_blocks"][0]
+    if rule.fields.get("ipv6_cidr_blocks"):
+        properties["CidrIpv6"] = rule.fields["ipv6_cidr_blocks"][0]
+    if rule.fields.get("prefix_list_ids"):
+        properties["DestinationPrefixListId" if egress else "SourcePrefixListId"] = rule.fields["prefix_list_ids"][0]
+    if rule.fields.get("source_security_group_id"):
+        key = "DestinationSecurityGroupId" if egress else "SourceSecurityGroupId"
+        properties[key] = rule.fields["source_security_group_id"]
+    return properties
+
+
+SecurityGroupRule.cloudformation_type = property(
+    lambda self: "AWS::EC2::SecurityGroupEgress" if self.fields["type"] == "egress" else "AWS::EC2::SecurityGroupIngress")
+SecurityGroupRule.render_cloudformation = _rule_properties
+
+
+class VPCCIDRBlock(Task):
+    """An additional IPv4 CIDR associated with the cluster's VPC (spec.additionalNetworkCIDRs)."""
+
+    kind = "aws_vpc_ipv4_cidr_block_association"
+    cloudformation_type = "AWS::EC2::VPCCidrBlock"
+
+    def find(self, cloud):
+        desired = self.desired()
+        vpcs = cloud.lookup("cidr-associations:" + desired["vpc_id"],
+                            lambda: cloud.ec2.describe_vpcs(VpcIds=[desired["vpc_id"]])["Vpcs"])
+        for association in (vpcs[0].get("CidrBlockAssociationSet") or []) if vpcs else []:
+            state = (association.get("CidrBlockState") or {}).get("State")
+            if association.get("CidrBlock") == desired["cidr_block"] and state in ("associated", "associating"):
+                self.outputs.update(id=association["AssociationId"], vpc_id=desired["vpc_id"])
+                return {}
+        return None
+
+    def create(self, cloud):
+        desired = self.desired()
+        self.outputs["id"] = cloud.ec2.associate_vpc_cidr_block(VpcId=desired["vpc_id"], CidrBlock=desired["cidr_block"])[
+            "CidrBlockAssociation"]["AssociationId"]
+        self.outputs["vpc_id"] = desired["vpc_id"]
+
+    def render_cloudformation(self):
+        return {"VpcId": self.fields["vpc_id"], "CidrBlock": self.fields["cidr_block"]}

@@ -135,3 +135,42 @@ class Listener(Task):
         body = to_terraform(dict(self.fields))
         body["default_action"] = Block(body["default_action"])
         return body
+
+
+def _tags(task):
+    return [{"Key": k, "Value": v} for k, v in sorted(task.fields["tags"].items())]
+
+
+LoadBalancer.cloudformation_type = "AWS::ElasticLoadBalancingV2::LoadBalancer"
+LoadBalancer.render_cloudformation = lambda t: {
+    "Name": t.fields["name"], "Type": "network", "Scheme": "internal" if t.fields["internal"] else "internet-facing",
+    "SubnetMappings": [{"SubnetId": m["subnet_id"]} for m in t.fields["subnet_mapping"]],
+    "SecurityGroups": t.fields["security_groups"],
+    "LoadBalancerAttributes": [{"Key": "load_balancing.cross_zone.enabled",
+                                "Value": str(t.fields["enable_cross_zone_load_balancing"]).lower()}],
+    "Tags": _tags(t)}
+
+
+def _target_group_properties(task):
+    check = task.fields["health_check"]
+    properties = {
+        "Name": task.fields["name"], "Port": task.fields["port"], "Protocol": task.fields["protocol"],
+        "VpcId": task.fields["vpc_id"], "TargetType": "instance", "HealthCheckProtocol": check["protocol"],
+        "HealthCheckIntervalSeconds": check["interval"], "HealthyThresholdCount": check["healthy_threshold"],
+        "UnhealthyThresholdCount": check["unhealthy_threshold"],
+        "TargetGroupAttributes": [
+            {"Key": "deregistration_delay.timeout_seconds", "Value": task.fields["deregistration_delay"]},
+            {"Key": "deregistration_delay.connection_termination.enabled",
+             "Value": task.fields["connection_termination"]}],
+        "Tags": _tags(task)}
+    if check.get("path"):
+        properties["HealthCheckPath"] = check["path"]
+    return properties
+
+
+TargetGroup.cloudformation_type = "AWS::ElasticLoadBalancingV2::TargetGroup"
+TargetGroup.render_cloudformation = _target_group_properties
+Listener.cloudformation_type = "AWS::ElasticLoadBalancingV2::Listener"
+Listener.render_cloudformation = lambda t: {
+    "LoadBalancerArn": t.fields["load_balancer_arn"], "Port": t.fields["port"], "Protocol": t.fields["protocol"],
+    "DefaultActions": [{"Type": "forward", "TargetGroupArn": t.fields["default_action"]["target_group_arn"]}]}

@@ -114,3 +114,14 @@ class IAMInstanceProfile(Task):
         for role in actual["role"]:
             iam.remove_role_from_instance_profile(InstanceProfileName=self.fields["name"], RoleName=role)
         iam.add_role_to_instance_profile(InstanceProfileName=self.fields["name"], RoleName=self.desired()["role"])
+
+
+IAMRole.cloudformation_type = "AWS::IAM::Role"
+IAMRole.render_cloudformation = lambda t: {
+    "RoleName": t.fields["name"], "AssumeRolePolicyDocument": json.loads(t.fields["assume_role_policy"]),
+    "Tags": [{"Key": k, "Value": v} for k, v in sorted(t.fields["tags"].items())]}
+IAMRolePolicy.cloudformation_type = "AWS::IAM::RolePolicy"
+IAMRolePolicy.render_cloudformation = lambda t: {
+    "RoleName": t.fields["role"], "PolicyName": t.fields["name"], "PolicyDocument": json.loads(t.fields["policy"])}
+IAMInstanceProfile.cloudformation_type = "AWS::IAM::InstanceProfile"
+IAMInstanceProfile.render_cloudformation = lambda t: {"InstanceProfileName": t.fields["name"], "Roles": [t.fields["role"]]}

@@ -127,3 +127,23 @@ class EventBridgeTarget(Task):
         desired = self.desired()
         cloud.client("events").put_targets(Rule=desired["rule"], Targets=[{"Id": self.TARGET_ID, "Arn": desired["arn"]}])
         self.outputs["id"] = self.TARGET_ID
+
+
+def _queue_policy_resource(task):
+    from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+    return [("QueuePolicy", "AWS::SQS::QueuePolicy", {
+        "Queues": [Ref(task)], "PolicyDocument": queue_policy(Ref(task, "arn"))})]
+
+
+SQSQueue.cloudformation_type = "AWS::SQS::Queue"
+SQSQueue.render_cloudformation = lambda t: {
+    "QueueName": t.fields["name"], "MessageRetentionPeriod": t.fields["message_retention_seconds"],
+    "Tags": tag_list(t.fields["tags"])}
+SQSQueue.extra_cloudformation = _queue_policy_resource
+EventBridgeRule.cloudformation_type = "AWS::Events::Rule"
+EventBridgeRule.render_cloudformation = lambda t: {
+    "Name": t.fields["name"], "EventPattern": json.loads(t.fields["event_pattern"]),
+    "Targets": [{"Id": EventBridgeTarget.TARGET_ID, "Arn": arn} for arn in getattr(t, "cloudformation_targets", [])]}
+# In CloudFormation a rule's targets are part of the rule.
+EventBridgeTarget.cloudformation_type = "AWS::Events::Rule"
+EventBridgeTarget.render_cloudformation = lambda t: None
