@@ -34,6 +34,13 @@ def gcs_server():
     server.stop()
 
 
+@pytest.fixture
+def gcs(gcs_server, monkeypatch):
+    """fake-gcs-server, with STORAGE_EMULATOR_HOST pointing at it (tests use their own bucket names)."""
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", gcs_server.url)
+    return gcs_server
+
+
 @pytest.fixture(autouse=True)
 def _clean_memfs():
     from ansible_collections.kubeops.kops.plugins.module_utils.statestore import vfs

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 
@@ -21,15 +22,21 @@ def free_port():
         return sock.getsockname()[1]
 
 
-def wait_for(url, timeout=20.0):
+def wait_for(url, process, timeout=20.0):
+    """Until url answers (any HTTP status); fail at once if the server process died."""
     deadline = time.monotonic() + timeout
     while True:
         try:
             with urllib.request.urlopen(url, timeout=1):  # noqa: S310 - loopback only
                 return
+        except urllib.error.HTTPError:
+            return
         except OSError:
+            if process.poll() is not None:
+                raise RuntimeError("server for %s exited with status %s" % (url, process.returncode))
             if time.monotonic() > deadline:
-                raise RuntimeError("server at %s did not come up" % url)
+                process.kill()
+                raise RuntimeError("server at %s did not come up in %.0f s" % (url, timeout))
             time.sleep(0.1)
 
 
@@ -45,7 +52,7 @@ class MotoServer(object):
         self.process = subprocess.Popen(
             [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for(self.url + "/moto-api/")
+        wait_for(self.url + "/moto-api/", self.process)
         return self
 
     def reset(self):
@@ -76,7 +83,7 @@ class FakeGCSServer(object):
             [self.binary(), "-scheme", "http", "-host", "127.0.0.1", "-port", str(self.port), "-backend", "memory",
              "-public-host", "127.0.0.1:%d" % self.port, "-log-level", "error"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for(self.url + "/storage/v1/b")
+        wait_for(self.url + "/storage/v1/b", self.process)
         return self
 
     def create_bucket(self, name):
@@ -103,5 +110,9 @@ def point_aws_at(url, monkeypatch):
     for key, value in AWS_TEST_ENV.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("AWS_ENDPOINT_URL", url)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    os.environ.pop("AWS_CONFIG_FILE", None)
+    # Nothing from the developer's own AWS setup (profiles, endpoints, SSO) may leak in.
+    for key in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_REGION", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_EC2",
+                "AWS_ENDPOINT_URL_IAM", "AWS_ENDPOINT_URL_STS", "AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)

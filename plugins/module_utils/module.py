@@ -62,8 +62,9 @@ def reports_errors(run):
     """Run a module's main body, turning our errors into fail_json (nothing else is caught)."""
     @functools.wraps(run)
     def wrapper(module):
+        from ansible_collections.kubeops.kops.plugins.module_utils.engine.runner import TaskFailed
         try:
             return run(module)
-        except ValueError as exc:  # ValidationError, ClusterError, store errors: all ValueErrors by design
+        except (ValueError, TaskFailed) as exc:  # our errors are ValueErrors by design; a cloud task's failure
             module.fail_from(exc)
     return wrapper

@@ -13,6 +13,7 @@ import os
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import cloudformation, runner, terraform
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import sshkey
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.network import region_of
@@ -113,7 +114,6 @@ def _write_if_changed(path, text, dry_run):
 
 def _outputs(completed, tasks):
     """The outputs kops writes that this model covers (cluster, region, VPC, subnets, route table, groups)."""
-    from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Expression
     name = completed["metadata"]["name"]
     by_kind = {}
     for task in tasks:

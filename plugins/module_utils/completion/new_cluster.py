@@ -20,6 +20,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import fieldpaths
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import instance_groups
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import semver
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import subnets as subnet_alloc
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import (
     REGION_OF_ZONE, CloudFactsError, StaticCloudFacts)
@@ -212,7 +213,6 @@ def new_cluster(options, state_store=None, facts=None):
 
 
 def _check_version(version):
-    from ansible_collections.kubeops.kops.plugins.module_utils.completion import semver
     if not version or not semver.is_valid(version):
         raise CreateClusterError("kubernetes_version: cannot parse %r (expected e.g. v1.34.2)" % (version,))
 

@@ -282,14 +282,14 @@ def build_kube_dns(cluster, spec, igs):
 def build_kubelet(cluster, spec, igs):
     spec.setdefault("kubelet", {})
     for kubelet in (spec["kubelet"], spec["masterKubelet"]):
-        _configure_kubelet(spec, kubelet)
+        _configure_kubelet(objects.name_of(cluster), spec, kubelet)
     spec["masterKubelet"]["enableDebuggingHandlers"] = True
     if spec.get("isolateMasters"):
         spec["masterKubelet"]["enableDebuggingHandlers"] = False
         spec["masterKubelet"]["hairpinMode"] = "none"
 
 
-def _configure_kubelet(spec, kubelet):
+def _configure_kubelet(cluster_name, spec, kubelet):
     kubelet["enableDebuggingHandlers"] = True
     kubelet["podManifestPath"] = "/etc/kubernetes/manifests"
     kubelet["logLevel"] = 2
@@ -306,7 +306,7 @@ def _configure_kubelet(spec, kubelet):
         kubelet["hairpinMode"] = "promiscuous-bridge"
         cloud_config = spec.setdefault("cloudConfig", {})
         cloud_config["multizone"] = True
-        cloud_config["nodeTags"] = "%s-k8s-io-role-node" % _gce_safe_name(spec, kubelet)
+        cloud_config["nodeTags"] = "%s-k8s-io-role-node" % cluster_name.replace(".", "-")
     kubelet["cgroupDriver"] = "systemd"
     kubelet.setdefault("protectKernelDefaults", True)
     if "amazonvpc" in _networking(spec):
@@ -317,10 +317,6 @@ def _configure_kubelet(spec, kubelet):
         kubelet["shutdownGracePeriodCriticalPods"] = "10s"
     if _version(spec) < semver.parse("1.34.0"):
         kubelet["registerSchedulable"] = True
-
-
-def _gce_safe_name(spec, kubelet):
-    return spec["_cluster_name"].replace(".", "-")
 
 
 def build_kube_controller_manager(cluster, spec, igs):
@@ -472,21 +468,9 @@ def build_gcp_pd_csi_driver(cluster, spec, igs):
         _fill(spec.setdefault("cloudConfig", {}).setdefault("gcpPDCSIDriver", {}), GCP_PD_CSI)
 
 
-def _with_cluster_name(build):
-    """Builders see the cluster name through spec while they run (removed afterwards)."""
-    def wrapped(cluster, spec, igs):
-        spec["_cluster_name"] = objects.name_of(cluster)
-        try:
-            build(cluster, spec, igs)
-        finally:
-            spec.pop("_cluster_name", None)
-    wrapped.__name__ = build.__name__
-    return wrapped
-
-
 BUILDERS = (
     build_defaults, build_etcd, build_etcd_manager, build_kube_apiserver, build_containerd, build_networking,
-    build_kube_dns, _with_cluster_name(build_kubelet), build_kube_controller_manager, build_kube_scheduler,
+    build_kube_dns, build_kubelet, build_kube_controller_manager, build_kube_scheduler,
     build_kube_proxy, build_cloud_configuration, build_calico, build_cilium, build_discovery,
     build_node_termination_handler, build_aws, build_aws_ebs_csi_driver, build_aws_cloud_controller_manager,
     build_gcp_cloud_controller_manager, build_gcp_pd_csi_driver,

@@ -39,19 +39,12 @@ class TaskFailed(RuntimeError):
         self.cause = exc
 
 
-def prefetch(tasks, cloud):
-    """Let each task kind look up all its objects in one (paginated) call before the run."""
-    seen = set()
-    for task in tasks:
-        kind = type(task)
-        if kind not in seen:
-            seen.add(kind)
-            kind.find_all(cloud, [t for t in tasks if isinstance(t, kind)])
-
-
 def run(tasks, cloud, dry_run=False, workers=8):
-    """Reconcile every task; return the plan (list of PlanEntry, in dependency order)."""
-    prefetch(tasks, cloud)
+    """Reconcile every task; return the plan (list of PlanEntry, in dependency order).
+
+    Each kind's objects are looked up once, by the first task of the kind that
+    asks (cloud.lookup caches the paginated describe for the others).
+    """
     plan = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
         for level in graph.levels(tasks):

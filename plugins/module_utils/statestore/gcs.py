@@ -3,8 +3,9 @@
 # Apache License 2.0 (see LICENSE)
 """gs:// state stores over the GCS JSON API with google-auth's AuthorizedSession.
 
-STORAGE_EMULATOR_HOST (as Google's own clients honour it) points the store at
-an emulator, with anonymous credentials.
+STORAGE_EMULATOR_HOST (as Google's own clients honour it) or an explicit
+endpoint points the store elsewhere; an emulator is spoken to with anonymous
+credentials, Google itself with google.auth.default().
 """
 
 from __future__ import annotations
@@ -16,11 +17,21 @@ from ansible_collections.kubeops.kops.plugins.module_utils.statestore.vfs import
 GCS_ENDPOINT = "https://storage.googleapis.com"
 SCOPES = ("https://www.googleapis.com/auth/devstorage.read_write",)
 TIMEOUT = 60
+LIST_PAGE_SIZE = 1000
+# GCS' own retry guidance: 408, 429 and 5xx, with exponential backoff.  Every
+# call here is safe to repeat (a media upload replaces the object whole).
+RETRY_STATUSES = (408, 429, 500, 502, 503, 504)
+RETRY_ATTEMPTS = 5
 
 
 def _quote(text):
     from urllib.parse import quote
     return quote(text, safe="")
+
+
+def _is_emulator(endpoint):
+    # Google serves GCS over https only; a plain-http endpoint is an emulator.
+    return endpoint.startswith("http://")
 
 
 class GCSStore(Store):
@@ -34,14 +45,18 @@ class GCSStore(Store):
         self.endpoint = (endpoint or emulator or GCS_ENDPOINT).rstrip("/")
         if "://" not in self.endpoint:
             self.endpoint = "http://" + self.endpoint
-        self.anonymous = bool(emulator) and not endpoint
+        self.anonymous = (bool(emulator) and not endpoint) or _is_emulator(self.endpoint)
         self._session = None
+        self._bucket_seen = False
 
     @property
     def session(self):
         if self._session is None:
             try:
                 import google.auth
+                import google.auth.exceptions
+                import requests.adapters
+                import urllib3.util.retry
                 from google.auth.credentials import AnonymousCredentials
                 from google.auth.transport.requests import AuthorizedSession
             except ImportError:
@@ -53,7 +68,12 @@ class GCSStore(Store):
                     credentials = google.auth.default(scopes=SCOPES)[0]
                 except google.auth.exceptions.DefaultCredentialsError as exc:
                     raise StoreError("state store %s: no Google credentials (%s)" % (self.base_url, exc))
-            self._session = AuthorizedSession(credentials)
+            session = AuthorizedSession(credentials)
+            retry = urllib3.util.retry.Retry(total=RETRY_ATTEMPTS, backoff_factor=0.5, status_forcelist=RETRY_STATUSES,
+                                             allowed_methods=None, raise_on_status=False)
+            for scheme in ("http://", "https://"):
+                session.mount(scheme, requests.adapters.HTTPAdapter(max_retries=retry))
+            self._session = session
         return self._session
 
     def _key(self, relpath):
@@ -62,42 +82,86 @@ class GCSStore(Store):
     def _object_url(self, relpath):
         return "%s/storage/v1/b/%s/o/%s" % (self.endpoint, self.bucket, _quote(self._key(relpath)))
 
-    def _check(self, response, what, relpath=None):
+    def _request(self, method, url, what, relpath=None, **kwargs):
+        """One JSON API call with its errors mapped; a missing object (relpath given) raises NotFoundError."""
+        import requests
+        try:
+            response = self.session.request(method, url, timeout=TIMEOUT, **kwargs)
+        except requests.RequestException as exc:
+            raise StoreError("state store %s: %s: %s" % (self.base_url, what, exc))
+        if response.status_code < 400:
+            return response
+        message = _error_message(response)
         if response.status_code == 404 and relpath is not None:
+            self._require_bucket(what)
             raise NotFoundError("%s not found" % self.url(relpath))
-        if response.status_code >= 400:
-            hint = {403: "; check the credentials' permissions on the bucket",
-                    404: "; create the bucket or fix state_store"}.get(response.status_code, "")
-            raise StoreError("state store %s: %s: HTTP %d %s%s"
-                             % (self.base_url, what, response.status_code, response.text[:200], hint))
-        return response
+        hint = {401: "; check the Google credentials",
+                403: "; check the credentials' permissions on the bucket",
+                404: "; create the bucket or fix state_store"}.get(response.status_code, "")
+        raise StoreError("state store %s: %s: HTTP %d %s%s"
+                         % (self.base_url, what, response.status_code, message, hint))
+
+    def _require_bucket(self, what):
+        """Raise StoreError if the bucket is missing, so a 404 on an object means the object.
+
+        GCS answers 404 for both; only its message tells them apart, and
+        emulators do not copy the message.  So ask for the bucket, once.
+        Credentials with object-only roles may not read bucket metadata (403):
+        then the bucket is taken to exist.
+        """
+        import requests
+        if self._bucket_seen:
+            return
+        try:
+            response = self.session.get("%s/storage/v1/b/%s" % (self.endpoint, self.bucket),
+                                        params={"fields": "name"}, timeout=TIMEOUT)
+        except requests.RequestException as exc:
+            raise StoreError("state store %s: %s: %s" % (self.base_url, what, exc))
+        if response.status_code == 404:
+            raise StoreError("state store %s: %s: bucket %s does not exist; create the bucket or fix state_store"
+                             % (self.base_url, what, self.bucket))
+        self._bucket_seen = True
 
     def read(self, relpath):
-        response = self.session.get(self._object_url(relpath), params={"alt": "media"}, timeout=TIMEOUT)
-        return self._check(response, "reading %s" % relpath, relpath).content
+        return self._request("GET", self._object_url(relpath), "reading %s" % relpath, relpath,
+                             params={"alt": "media"}).content
+
+    def exists(self, relpath):
+        try:
+            self._request("GET", self._object_url(relpath), "checking %s" % relpath, relpath,
+                          params={"fields": "name"})
+        except NotFoundError:
+            return False
+        return True
 
     def write(self, relpath, data):
         # A media upload replaces the object in one request: readers see old or new, never half.
-        response = self.session.post("%s/upload/storage/v1/b/%s/o" % (self.endpoint, self.bucket),
-                                     params={"uploadType": "media", "name": self._key(relpath)},
-                                     data=self._bytes(data), headers={"Content-Type": "application/octet-stream"},
-                                     timeout=TIMEOUT)
-        self._check(response, "writing %s" % relpath)
+        self._request("POST", "%s/upload/storage/v1/b/%s/o" % (self.endpoint, self.bucket), "writing %s" % relpath,
+                      params={"uploadType": "media", "name": self._key(relpath)},
+                      data=self._bytes(data), headers={"Content-Type": "application/octet-stream"})
 
     def delete(self, relpath):
-        response = self.session.delete(self._object_url(relpath), timeout=TIMEOUT)
-        if response.status_code != 404:
-            self._check(response, "deleting %s" % relpath)
+        try:
+            self._request("DELETE", self._object_url(relpath), "deleting %s" % relpath, relpath)
+        except NotFoundError:
+            pass  # deleting nothing is fine, as on the other backends
 
     def list(self, prefix=""):
-        base = len(self.prefix) + 1 if self.prefix else 0
-        params = {"prefix": self._key(prefix), "fields": "items(name),nextPageToken"}
+        base = len(self._key(""))
+        params = {"prefix": self._key(prefix), "fields": "items(name),nextPageToken", "maxResults": LIST_PAGE_SIZE}
         names = []
         while True:
-            response = self._check(self.session.get("%s/storage/v1/b/%s/o" % (self.endpoint, self.bucket),
-                                                    params=params, timeout=TIMEOUT), "listing %s" % (prefix or "/"))
-            body = response.json()
+            body = self._request("GET", "%s/storage/v1/b/%s/o" % (self.endpoint, self.bucket),
+                                 "listing %s" % (prefix or "/"), params=params).json()
             names.extend(item["name"][base:] for item in body.get("items") or [])
             if not body.get("nextPageToken"):
                 return sorted(names)
             params["pageToken"] = body["nextPageToken"]
+
+
+def _error_message(response):
+    """GCS' own error message ({"error": {"message": ...}}), else the start of the body."""
+    try:
+        return str(response.json()["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return response.text[:200]

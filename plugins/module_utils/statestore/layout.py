@@ -23,6 +23,19 @@ def instance_group_path(name):
     return INSTANCE_GROUP_DIR + name
 
 
+def cluster_changes(cluster):
+    """The (relpath, bytes) that stores a user Cluster at <cluster>/config, for ClusterStore.apply."""
+    return [(CLUSTER_CONFIG, objects.dump_object(cluster).encode("utf-8"))]
+
+
+def instance_group_changes(instance_group):
+    """The (relpath, bytes) that stores a user InstanceGroup at <cluster>/instancegroup/<name>."""
+    name = objects.name_of(instance_group)
+    if not name or "/" in name:
+        raise StoreError("invalid instance group name %r for the state store" % (name,))
+    return [(instance_group_path(name), objects.dump_object(instance_group).encode("utf-8"))]
+
+
 def list_clusters(store):
     """Names of the clusters in a store (those with a config)."""
     suffix = "/" + CLUSTER_CONFIG
@@ -81,21 +94,32 @@ class ClusterStore(object):
         Object stores have no multi-object transactions, so we keep what each
         path held before and put it back if a later write fails.
         """
-        previous = [(change[0], self.read(change[0])) for change in changes]
-        done = []
+        previous = {}
+        for relpath, _data in changes:
+            if relpath not in previous:
+                previous[relpath] = self.read(relpath)
+        done = 0
         try:
             for relpath, data in changes:
                 if data is None:
                     self.store.delete(self.path(relpath))
                 else:
                     self.store.write(self.path(relpath), data)
-                done.append(relpath)
+                done += 1
         except Exception as exc:
-            failed_restores = self._restore([p for p in previous if p[0] in done])
-            note = (" and restoring %s failed too" % ", ".join(failed_restores)) if failed_restores else \
-                "; the %d earlier write(s) were rolled back" % len(done)
-            raise StoreError("state store %s: writing %s failed (%s)%s"
-                             % (self.config_base(), changes[len(done)][0], exc, note))
+            # The failed call is restored too: a write that timed out may still have landed.
+            touched = []
+            for relpath, _data in changes[:done + 1]:
+                if relpath not in touched:
+                    touched.append(relpath)
+            failed_restores = self._restore([(p, previous[p]) for p in reversed(touched)])
+            if failed_restores:
+                note = "; restoring %s failed too, so the store is half-written" % ", ".join(failed_restores)
+            else:
+                note = "; the %d earlier change(s) were rolled back" % done
+            relpath, data = changes[done]
+            raise StoreError("state store %s: %s %s failed (%s)%s"
+                             % (self.config_base(), "deleting" if data is None else "writing", relpath, exc, note))
 
     def _restore(self, previous):
         failed = []

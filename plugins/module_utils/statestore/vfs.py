@@ -54,7 +54,10 @@ class Store(object):
     def _bytes(data):
         return data.encode("utf-8") if isinstance(data, str) else bytes(data)
 
-    # read(relpath) -> bytes, write(relpath, data), delete(relpath), list(prefix) -> [relpath]
+    # Each backend provides: read(relpath) -> bytes (NotFoundError if absent),
+    # write(relpath, bytes|str) replacing the object whole, delete(relpath)
+    # (absent is fine) and list(prefix) -> sorted relpaths that start with
+    # prefix, at any depth -- object-store semantics, on every backend.
 
 
 class FileStore(Store):
@@ -91,12 +94,13 @@ class FileStore(Store):
                 handle.write(self._bytes(data))
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.chmod(temp, mode)
+            os.chmod(temp, mode)  # exactly this mode, whatever the umask
             os.replace(temp, path)
         except BaseException:
             if os.path.exists(temp):
                 os.unlink(temp)
             raise
+        _fsync_directory(directory)
 
     def delete(self, relpath):
         try:
@@ -114,16 +118,32 @@ class FileStore(Store):
             directory = os.path.dirname(directory)
 
     def list(self, prefix=""):
-        start = self._path(prefix) if prefix else self.root
+        # A prefix need not end at a directory ("c/instance" matches
+        # "c/instancegroup/a"), so walk from the directory that holds it.
+        start = os.path.dirname(self._path(prefix)) if prefix and not prefix.endswith("/") else self._path(prefix)
         found = []
-        if os.path.isfile(start):
-            return [prefix]
         for directory, _dirs, files in os.walk(start):
             for name in files:
-                if name.startswith(".") and ".tmp-" in name:
+                if name.startswith(".") and ".tmp-" in name:  # another writer's file in flight
                     continue
-                found.append(os.path.relpath(os.path.join(directory, name), self.root).replace(os.sep, "/"))
+                relpath = os.path.relpath(os.path.join(directory, name), self.root).replace(os.sep, "/")
+                if relpath.startswith(prefix):
+                    found.append(relpath)
         return sorted(found)
+
+
+def _fsync_directory(directory):
+    """Make the rename itself durable (POSIX); platforms without directory fds skip it."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 _MEMFS = {}
@@ -175,8 +195,13 @@ def _split_bucket(url, scheme):
     return bucket, prefix.strip("/")
 
 
-def open_store(url=None):
-    """The Store for a state store URL; None means $KOPS_STATE_STORE, as kops does."""
+def open_store(url=None, endpoint=None):
+    """The Store for a state store URL; None means $KOPS_STATE_STORE, as kops does.
+
+    endpoint overrides the object-store API address (an S3-compatible
+    endpoint for s3://, the GCS JSON API root for gs://); without it the
+    usual environment applies (AWS_ENDPOINT_URL[_S3], STORAGE_EMULATOR_HOST).
+    """
     url = url or os.environ.get(STATE_STORE_ENV)
     if not url:
         raise StoreError("no state store: set state_store (e.g. s3://my-kops-state) or the %s environment variable"
@@ -185,11 +210,11 @@ def open_store(url=None):
     if url.startswith("s3://"):
         from ansible_collections.kubeops.kops.plugins.module_utils.statestore import s3
         bucket, prefix = _split_bucket(url, "s3")
-        return s3.S3Store(url, bucket, prefix)
+        return s3.S3Store(url, bucket, prefix, endpoint=endpoint)
     if url.startswith("gs://"):
         from ansible_collections.kubeops.kops.plugins.module_utils.statestore import gcs
         bucket, prefix = _split_bucket(url, "gs")
-        return gcs.GCSStore(url, bucket, prefix)
+        return gcs.GCSStore(url, bucket, prefix, endpoint=endpoint)
     if url.startswith("memfs://"):
         return MemStore(url)
     if url.startswith("file://"):

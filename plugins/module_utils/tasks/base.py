@@ -110,10 +110,6 @@ class Task(object):
                 shown[field] = (None, repr(value))
         return shown
 
-    @classmethod
-    def find_all(cls, cloud, tasks):
-        """Look up every object of this kind in one call where the API allows (default: nothing)."""
-
     def compare(self, actual):
         desired = self.desired()
         return {f: (actual.get(f), desired[f]) for f in self.compared

@@ -1,0 +1,30 @@
+"""cluster_update as a module: check mode, idempotence, a cloud failure reported as a clean failure."""
+
+from __future__ import annotations
+
+from ansible_collections.kubeops.kops.plugins.modules import cluster as cluster_module
+from ansible_collections.kubeops.kops.plugins.modules import cluster_update
+
+OPTIONS = {"cluster_name": "k8s.example.com", "cloud_provider": "aws", "zones": ["us-east-1a"], "networking": "cni",
+           "kubernetes_version": "v1.34.2"}
+
+
+def test_check_then_apply_then_nothing(run_module, store_url, aws):
+    run_module(cluster_module, state_store=store_url, options=OPTIONS)
+    preview = run_module(cluster_update, check_mode=True, diff=True, state_store=store_url,
+                         cluster_name="k8s.example.com")
+    assert preview["changed"] is True and preview["summary"]["create"] > 20
+    assert "create aws_vpc/k8s.example.com" in preview["diff"]["after"]
+    applied = run_module(cluster_update, state_store=store_url, cluster_name="k8s.example.com")
+    assert applied["changed"] is True
+    again = run_module(cluster_update, state_store=store_url, cluster_name="k8s.example.com")
+    assert again["changed"] is False and again["summary"]["create"] == 0 and again["summary"]["update"] == 0
+
+
+def test_missing_shared_vpc_fails_cleanly(run_module, store_url, aws):
+    options = dict(OPTIONS, network_id="vpc-0000000000000000f")
+    run_module(cluster_module, state_store=store_url, options=options,
+               cloud_facts={"vpcs": {"vpc-0000000000000000f": "10.0.0.0/16"}})
+    result = run_module(cluster_update, state_store=store_url, cluster_name="k8s.example.com")
+    assert result["failed"] is True
+    assert "vpc-0000000000000000f not found" in result["msg"]
