@@ -48,6 +48,12 @@ def require_yaml():
 
 
 _YAML_CLASSES = {}
+# Tags PyYAML resolves a plain scalar to that are still strings to go-yaml
+# (PyYAML's own "!"/"&"/"*" and "=" pseudo-types): these are not
+# double-quoted, so "*" comes out '*' as kops writes it.
+_PLAIN_STRING_TAGS = ("tag:yaml.org,2002:str", "tag:yaml.org,2002:yaml", "tag:yaml.org,2002:value")
+# YAML 1.1 bools PyYAML reads as strings but go-yaml double-quotes (isOldBool).
+_GO_YAML_OLD_BOOLS = frozenset(("y", "Y", "n", "N"))
 
 
 def _yaml_classes():
@@ -78,8 +84,11 @@ def _yaml_classes():
             style = None
             if "\n" in data:
                 style = "|"
-            elif dumper.resolve(yaml.ScalarNode, data, (True, False)) != "tag:yaml.org,2002:str":
+            elif data in _GO_YAML_OLD_BOOLS or (
+                    dumper.resolve(yaml.ScalarNode, data, (True, False)) not in _PLAIN_STRING_TAGS):
                 style = '"'
+            # Otherwise the emitter picks plain, or single quotes where plain
+            # cannot be read back (e.g. "*"), as go-yaml's emitter does.
             return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
         Dumper.add_representer(str, represent_str)
