@@ -27,11 +27,15 @@ def store(request, tmp_path, monkeypatch):
         bucket = "kops-state-%d" % next(_buckets)
         boto3.client("s3", region_name="us-east-1").create_bucket(Bucket=bucket)
         return vfs.open_store("s3://%s/prefix" % bucket)
-    server = request.getfixturevalue("gcs_server")
+    server = request.getfixturevalue("gcs")
     bucket = "kops-state-%d" % next(_buckets)
     server.create_bucket(bucket)
-    monkeypatch.setenv("STORAGE_EMULATOR_HOST", server.url)
     return vfs.open_store("gs://%s/prefix" % bucket)
+
+
+def snapshot(store):
+    """Every path and its bytes: to compare a whole store before and after."""
+    return {relpath: store.read(relpath) for relpath in store.list("")}
 
 
 def test_write_read_list_delete(store):
@@ -52,42 +56,111 @@ def test_write_read_list_delete(store):
     store.delete("c1/never-existed")  # deleting nothing is not an error
 
 
+def test_list_prefix_need_not_end_at_a_directory(store):
+    store.write("c/instancegroup/a", b"a")
+    store.write("c/instance", b"file")
+    store.write("c/config", b"config")
+    store.write("cc/config", b"other cluster")
+    assert store.list("c/instance") == ["c/instance", "c/instancegroup/a"]
+    assert store.list("c/") == ["c/config", "c/instance", "c/instancegroup/a"]
+    assert store.list("c/nothing") == []
+    assert store.exists("c/instance") and not store.exists("c/instanc")
+
+
+def test_stores_with_other_prefixes_do_not_see_each_other(store):
+    sibling = vfs.open_store(store.url("").rsplit("/", 1)[0] + "/prefix2")
+    store.write("c/config", b"mine")
+    sibling.write("c/config", b"theirs")
+    assert store.list("") == ["c/config"] and store.read("c/config") == b"mine"
+    assert sibling.list("") == ["c/config"] and sibling.read("c/config") == b"theirs"
+    assert store.url("c/config") == store.url("") + "/c/config"
+
+
 def test_cluster_store_round_trip(store):
     cluster = objects.new_cluster("k8s.example.com")
     cluster["spec"] = {"kubernetesVersion": "v1.34.2", "cloudProvider": "aws"}
-    group = objects.new_instance_group("k8s.example.com", "nodes-a")
-    group["spec"] = {"role": "Node", "minSize": 1, "maxSize": 2}
+    groups = []
+    for name in ("nodes-b", "control-plane-a", "nodes-a"):
+        group = objects.new_instance_group("k8s.example.com", name)
+        group["spec"] = {"role": "Node", "minSize": 1, "maxSize": 2}
+        groups.append(group)
     clusters = layout.ClusterStore(store, "k8s.example.com")
-    clusters.apply([(layout.CLUSTER_CONFIG, objects.dump_object(cluster).encode()),
-                    (layout.instance_group_path("nodes-a"), objects.dump_object(group).encode())])
+    assert not clusters.exists() and clusters.read_cluster() is None and clusters.read_instance_groups() == []
+    clusters.apply(layout.cluster_changes(cluster) + [c for g in groups for c in layout.instance_group_changes(g)])
+    store.write("other.example.com/instancegroup/nodes", b"not a cluster: no config")
     assert clusters.exists()
     assert clusters.read_cluster() == cluster
-    assert clusters.read_instance_groups() == [group]
+    assert [objects.name_of(g) for g in clusters.read_instance_groups()] == ["control-plane-a", "nodes-a", "nodes-b"]
+    assert clusters.read_instance_group("nodes-a") == groups[2]
+    assert clusters.read_instance_group("missing") is None
+    assert clusters.read_completed_spec() is None
+    assert store.read_text("k8s.example.com/config") == objects.dump_object(cluster)
     assert layout.list_clusters(store) == ["k8s.example.com"]
     assert clusters.config_base() == store.url("k8s.example.com")
+    completed = objects.deepcopy(cluster)
+    completed["spec"]["configBase"] = clusters.config_base()
+    clusters.apply([(layout.COMPLETED_SPEC, objects.dump_object(completed))])
+    assert clusters.read_completed_spec() == completed
+    assert clusters.read_cluster() == cluster  # the user spec is kept apart from the completed one
     clusters.delete_cluster()
-    assert store.list("") == [] and layout.list_clusters(store) == []
+    assert store.list("") == ["other.example.com/instancegroup/nodes"] and layout.list_clusters(store) == []
+
+
+def test_cluster_names_that_would_leave_the_cluster_are_refused(store):
+    for name in ("", "a/b"):
+        with pytest.raises(vfs.StoreError):
+            layout.ClusterStore(store, name)
+    group = objects.new_instance_group("k8s.example.com", "../config")
+    with pytest.raises(vfs.StoreError):
+        layout.instance_group_changes(group)
 
 
 def test_apply_rolls_back_when_a_write_fails(store, monkeypatch):
     clusters = layout.ClusterStore(store, "k8s.example.com")
     store.write("k8s.example.com/config", b"old config")
     store.write("k8s.example.com/instancegroup/a", b"old a")
+    store.write("k8s.example.com/pki/private/ca/keyset.yaml", b"old key")
+    before = snapshot(store)
     real_write = type(store).write
 
     def failing_write(self, relpath, data):
         if relpath.endswith("instancegroup/b"):
+            real_write(self, relpath, data)  # it landed, but the answer was lost (a timeout)
             raise OSError("disk full")
         return real_write(self, relpath, data)
 
     monkeypatch.setattr(type(store), "write", failing_write)
     with pytest.raises(vfs.StoreError) as error:
-        clusters.apply([("config", b"new config"), ("instancegroup/a", None), ("instancegroup/b", b"new b")])
-    assert "rolled back" in str(error.value) and "instancegroup/b" in str(error.value)
+        clusters.apply([("config", b"new config"), ("instancegroup/a", None), ("instancegroup/c", b"new c"),
+                        ("pki/private/ca/keyset.yaml", b"new key"), ("instancegroup/b", b"new b"),
+                        ("instancegroup/d", b"never reached")])
+    message = str(error.value)
+    assert "writing instancegroup/b failed (disk full)" in message and "4 earlier change(s) were rolled back" in message
+    assert clusters.config_base() in message
     monkeypatch.setattr(type(store), "write", real_write)
-    assert store.read("k8s.example.com/config") == b"old config"
-    assert store.read("k8s.example.com/instancegroup/a") == b"old a"
-    assert not store.exists("k8s.example.com/instancegroup/b")
+    assert snapshot(store) == before
+
+
+def test_apply_says_when_the_rollback_failed_too(store, monkeypatch):
+    clusters = layout.ClusterStore(store, "k8s.example.com")
+    store.write("k8s.example.com/config", b"old config")
+    real_write = type(store).write
+    real_delete = type(store).delete
+
+    def failing_write(self, relpath, data):
+        if relpath.endswith("instancegroup/b") or data == b"old config":
+            raise OSError("disk full")
+        return real_write(self, relpath, data)
+
+    def failing_delete(self, relpath):
+        raise OSError("read-only")
+
+    monkeypatch.setattr(type(store), "write", failing_write)
+    monkeypatch.setattr(type(store), "delete", failing_delete)
+    with pytest.raises(vfs.StoreError) as error:
+        clusters.apply([("config", b"new config"), ("instancegroup/a", b"new a"), ("instancegroup/b", b"new b")])
+    assert "restoring" in str(error.value) and "config" in str(error.value) and "instancegroup/a" in str(error.value)
+    assert "half-written" in str(error.value)
 
 
 def test_s3_objects_are_encrypted_and_listing_paginates(aws):
@@ -96,7 +169,9 @@ def test_s3_objects_are_encrypted_and_listing_paginates(aws):
     client.create_bucket(Bucket="kops-big")
     store = vfs.open_store("s3://kops-big")
     store.write("c/pki/private/ca/keyset.yaml", b"secret")
-    assert client.head_object(Bucket="kops-big", Key="c/pki/private/ca/keyset.yaml")["ServerSideEncryption"] == "AES256"
+    store.write("c/config", "text")
+    for key in ("c/pki/private/ca/keyset.yaml", "c/config"):
+        assert client.head_object(Bucket="kops-big", Key=key)["ServerSideEncryption"] == "AES256"
     for index in range(1005):  # over one list_objects_v2 page (1000 keys)
         client.put_object(Bucket="kops-big", Key="c/many/%04d" % index, Body=b"x")
     listed = store.list("c/many/")
@@ -107,16 +182,79 @@ def test_s3_missing_bucket_names_the_url_and_the_fix(aws):
     store = vfs.open_store("s3://no-such-bucket/x")
     with pytest.raises(vfs.StoreError) as error:
         store.read("c/config")
+    assert not isinstance(error.value, vfs.NotFoundError)
     assert "s3://no-such-bucket/x" in str(error.value)
-    assert "NoSuchBucket" in str(error.value)
+    assert "NoSuchBucket" in str(error.value) and "create the bucket" in str(error.value)
+
+
+def test_s3_store_uses_the_bucket_region_and_an_explicit_endpoint(aws, monkeypatch):
+    import boto3
+    boto3.client("s3", region_name="eu-west-1").create_bucket(
+        Bucket="kops-eu", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
+    monkeypatch.delenv("AWS_ENDPOINT_URL")  # only the explicit endpoint leads to the moto server now
+    store = vfs.open_store("s3://kops-eu/state", endpoint=aws.url)
+    store.write("c/config", b"x")
+    assert store.client.meta.region_name == "eu-west-1"
+    assert store.client.meta.endpoint_url == aws.url
+    assert store.list("") == ["c/config"]
+
+
+def test_s3_server_side_encryption_can_be_changed(aws, monkeypatch):
+    import boto3
+    client = boto3.client("s3", region_name="us-east-1")
+    client.create_bucket(Bucket="kops-kms")
+    monkeypatch.setenv("KOPS_STATE_S3_SSE_ALGORITHM", "aws:kms")
+    vfs.open_store("s3://kops-kms").write("c/config", b"x")
+    assert client.head_object(Bucket="kops-kms", Key="c/config")["ServerSideEncryption"] == "aws:kms"
+
+
+def test_gs_listing_follows_page_tokens(gcs, monkeypatch):
+    from ansible_collections.kubeops.kops.plugins.module_utils.statestore import gcs as gcs_store
+    gcs.create_bucket("kops-pages")
+    store = vfs.open_store("gs://kops-pages/state")
+    names = ["c/instancegroup/ig-%02d" % i for i in range(7)]
+    for name in names:
+        store.write(name, name)
+    monkeypatch.setattr(gcs_store, "LIST_PAGE_SIZE", 2)  # 4 pages for 7 objects
+    pages = []
+    real_request = type(store.session).request
+
+    def counting_request(session, method, url, *args, **kwargs):
+        response = real_request(session, method, url, *args, **kwargs)
+        pages.append(len(response.json().get("items") or []))
+        return response
+
+    monkeypatch.setattr(type(store.session), "request", counting_request)
+    assert store.list("c/") == names
+    assert pages == [2, 2, 2, 1]
+
+
+def test_gs_explicit_endpoint_and_missing_bucket(gcs, monkeypatch):
+    monkeypatch.delenv("STORAGE_EMULATOR_HOST")
+    store = vfs.open_store("gs://no-such-bucket/state", endpoint=gcs.url)
+    for action in (lambda: store.read("c/config"), lambda: store.write("c/config", b"x"), lambda: store.list("")):
+        with pytest.raises(vfs.StoreError) as error:
+            action()
+        assert not isinstance(error.value, vfs.NotFoundError)
+        assert "gs://no-such-bucket/state" in str(error.value) and "create the bucket" in str(error.value)
+    gcs.create_bucket("kops-endpoint")
+    store = vfs.open_store("gs://kops-endpoint", endpoint=gcs.url)
+    store.write("c/config", b"x")
+    assert store.read("c/config") == b"x" and store.url("c/config") == "gs://kops-endpoint/c/config"
 
 
 def test_file_store_writes_atomically_and_keeps_keys_private(tmp_path, monkeypatch):
     store = vfs.open_store(str(tmp_path / "state"))  # a bare path works like kops
     assert store.url("") == "file://%s" % (tmp_path / "state")
-    store.write("c/pki/private/kubernetes-ca/keyset.yaml", b"key")
-    store.write("c/config", b"old")
+    old_umask = os.umask(0)  # the modes must not depend on the caller's umask
+    try:
+        store.write("c/pki/private/kubernetes-ca/keyset.yaml", b"key")
+        store.write("c/secrets/dockerconfig", b"secret")
+        store.write("c/config", b"old")
+    finally:
+        os.umask(old_umask)
     assert stat.S_IMODE(os.stat(tmp_path / "state/c/pki/private/kubernetes-ca/keyset.yaml").st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(tmp_path / "state/c/secrets/dockerconfig").st_mode) == 0o600
     assert stat.S_IMODE(os.stat(tmp_path / "state/c/config").st_mode) == 0o644
 
     def broken_replace(src, dst):
@@ -127,7 +265,9 @@ def test_file_store_writes_atomically_and_keeps_keys_private(tmp_path, monkeypat
         store.write("c/config", b"new")
     monkeypatch.undo()
     assert store.read("c/config") == b"old"
-    assert sorted(os.listdir(tmp_path / "state/c")) == ["config", "pki"]  # no temp file left behind
+    assert sorted(os.listdir(tmp_path / "state/c")) == ["config", "pki", "secrets"]  # no temp file left behind
+    store.delete("c/secrets/dockerconfig")
+    assert sorted(os.listdir(tmp_path / "state/c")) == ["config", "pki"]  # emptied directories go too
 
 
 def test_file_store_refuses_paths_outside_it(tmp_path):
