@@ -289,3 +289,21 @@ def test_unknown_scheme_is_refused():
     with pytest.raises(vfs.StoreError) as error:
         vfs.open_store("ftp://example/state")
     assert "unsupported scheme" in str(error.value)
+
+
+def test_file_stores_do_not_import_cloud_libraries(tmp_path):
+    """file:// users (and AnsiballZ payloads using them) must not pay for boto3 or google-auth."""
+    import subprocess
+    import sys
+    script = (
+        "import sys\n"
+        "from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs\n"
+        "from ansible_collections.kubeops.kops.plugins.module_utils.api import objects\n"
+        "clusters = layout.ClusterStore(vfs.open_store(sys.argv[1]), 'k.example.com')\n"
+        "clusters.apply(layout.cluster_changes(objects.new_cluster('k.example.com')))\n"
+        "assert clusters.read_cluster()['metadata']['name'] == 'k.example.com'\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('boto3', 'botocore', 'google', 'requests'))\n"
+        "print(','.join(loaded))\n")
+    result = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True,
+                            env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert result.stdout.strip() == ""
