@@ -27,16 +27,20 @@ EXTERNAL_STRUCTS = {
         "managedFields": "[]any",
     },
     "corev1.EnvVar": {"name": "string", "value": "string", "valueFrom": "any"},
+    # Only the top level of corev1.Affinity is checked; the terms below it are
+    # Kubernetes' own types, which kops hands on without reading them.
+    "corev1.Affinity": {"nodeAffinity": "any", "podAffinity": "any", "podAntiAffinity": "any"},
     "corev1.Toleration": {"key": "string", "operator": "string", "value": "string", "effect": "string",
                           "tolerationSeconds": "int64"},
 }
-# Go scalar type -> the check its YAML value must pass.
+# Go scalar type -> the name of the check its YAML value must pass (CHECKS).
 SCALARS = {
     "string": "string", "bool": "bool",
-    "int": "int", "int16": "int", "int32": "int", "int64": "int", "uint8": "int", "uint32": "int", "uint64": "int",
+    "int": "int64", "int16": "int16", "int32": "int32", "int64": "int64",
+    "uint8": "uint8", "uint32": "uint32", "uint64": "uint64",
     "float32": "number", "float64": "number",
-    "resource.Quantity": "quantity", "intstr.IntOrString": "int-or-string", "metav1.Duration": "string",
-    "metav1.Time": "string", "corev1.Affinity": "any", "any": "any",
+    "resource.Quantity": "quantity", "intstr.IntOrString": "int-or-string", "metav1.Duration": "duration",
+    "metav1.Time": "time", "any": "any",
 }
 ROOTS = {"Cluster": "ClusterSpec", "InstanceGroup": "InstanceGroupSpec"}
 # Fields kops' types no longer have but that specs in the wild (kops' own
@@ -128,23 +132,56 @@ def _check(value, go_type, path, problems):
             else:
                 _check(item, fields[key], child, problems)
         return
-    _check_scalar(value, SCALARS.get(go_type, "any"), path, problems)
+    _check_scalar(value, SCALARS[go_type], path, problems)
 
 
-def _check_scalar(value, kind, path, problems):
-    is_bool = isinstance(value, bool)
-    is_int = isinstance(value, int) and not is_bool
-    ok = {
-        "string": isinstance(value, str),
-        "bool": is_bool,
-        "int": is_int,
-        "number": is_int or (isinstance(value, float)),
-        "quantity": isinstance(value, str) or is_int or isinstance(value, float),
-        "int-or-string": isinstance(value, str) or is_int,
-        "any": True,
-    }[kind]
-    if not ok:
-        wanted = {"string": "a string (quote it)", "bool": "true or false", "int": "an integer",
-                  "number": "a number", "quantity": "a quantity such as 100m or 1Gi",
-                  "int-or-string": "an integer or a percentage string such as 25%"}[kind]
+def _check_scalar(value, check, path, problems):
+    test, wanted = CHECKS[check]
+    if not test(value):
         problems.append(errors.invalid(path, value, "must be %s" % wanted))
+
+
+def _is_int(value):
+    # A YAML float with no fraction (110.0) reaches Go's decoder as 110.
+    if isinstance(value, float):
+        return value.is_integer()
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int_in(low, high):
+    return lambda value: _is_int(value) and low <= value <= high
+
+
+# resource.ParseQuantity's grammar: a signed decimal, then a binary-SI,
+# decimal-SI or exponent suffix.
+_QUANTITY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?\d+)?$")
+# Go's time.ParseDuration: "0", or one or more number+unit pairs.
+_DURATION = re.compile(r"^[+-]?(0|((\d+(\.\d*)?|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h))+)$")
+# metav1.Time decodes RFC 3339 only.
+_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# check name -> (test, what the value must be).  Ranges are Go's integer
+# widths: kops' JSON decoding rejects a number that does not fit.
+CHECKS = {
+    "string": (lambda v: isinstance(v, str), "a string (quote it)"),
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "int16": (_int_in(-2 ** 15, 2 ** 15 - 1), "an integer from -32768 to 32767"),
+    "int32": (_int_in(-2 ** 31, 2 ** 31 - 1), "an integer that fits in 32 bits"),
+    "int64": (_int_in(-2 ** 63, 2 ** 63 - 1), "an integer"),
+    "uint8": (_int_in(0, 2 ** 8 - 1), "an integer from 0 to 255"),
+    "uint32": (_int_in(0, 2 ** 32 - 1), "an integer from 0 to 4294967295"),
+    "uint64": (_int_in(0, 2 ** 64 - 1), "a non-negative integer"),
+    "number": (_is_number, "a number"),
+    "quantity": (lambda v: _is_number(v) or (isinstance(v, str) and bool(_QUANTITY.match(v.strip()))),
+                 "a quantity such as 100m, 0.5 or 1Gi"),
+    "int-or-string": (lambda v: isinstance(v, str) or _int_in(-2 ** 31, 2 ** 31 - 1)(v),
+                      "an integer or a string such as 25%"),
+    "duration": (lambda v: isinstance(v, str) and bool(_DURATION.match(v)), "a duration such as 90s, 5m or 1h30m"),
+    "time": (lambda v: isinstance(v, str) and bool(_TIME.match(v)), "an RFC 3339 time such as 2024-01-02T15:04:05Z"),
+    "any": (lambda v: True, "anything"),
+}
