@@ -49,6 +49,28 @@ ROOTS = {"Cluster": "ClusterSpec", "InstanceGroup": "InstanceGroupSpec"}
 RETIRED_FIELDS = {
     "ClusterSpec": {"serviceOIDCProvider": "any"},
 }
+# Fields kops.k8s.io/v1alpha3 spells differently (struct -> {v1alpha3 name:
+# v1alpha2 name}), from kops' two type packages: specs copied from v1alpha3
+# get pointed at the v1alpha2 name.
+V1ALPHA3_NAMES = {
+    "AmazonVPCNetworkingSpec": {"image": "imageName", "initImage": "initImageName"},
+    "AzureSpec": {"subscriptionID": "subscriptionId", "tenantID": "tenantId"},
+    "BastionSpec": {"publicName": "bastionPublicName"},
+    "CiliumNetworkingSpec": {"toFQDNsDNSRejectResponseCode": "toFqdnsDnsRejectResponseCode",
+                             "toFQDNsEnablePoller": "toFqdnsEnablePoller"},
+    "ClusterSpec": {"controlPlaneKubelet": "masterKubelet", "externalDNS": "externalDns"},
+    "EtcdMemberSpec": {"volumeIOPS": "volumeIops", "kmsKeyID": "kmsKeyId"},
+    "InstanceGroupSpec": {"associatePublicIP": "associatePublicIp"},
+    "KubeAPIServerConfig": {"authorizationWebhookCacheAuthorizedTTL": "authorizationWebhookCacheAuthorizedTtl",
+                            "authorizationWebhookCacheUnauthorizedTTL": "authorizationWebhookCacheUnauthorizedTtl"},
+    "KubeControllerManagerConfig": {"concurrentRCSyncs": "concurrentRcSyncs"},
+    "KubeProxyConfig": {"ipvsExcludeCIDRs": "ipvsExcludeCidrs"},
+    "KubeletConfigSpec": {"authenticationTokenWebhookCacheTTL": "authenticationTokenWebhookCacheTtl"},
+    "LoadBalancerAccessSpec": {"useForInternalAPI": "useForInternalApi"},
+    "LoadBalancerSpec": {"targetGroupARN": "targetGroupArn"},
+    "LoadBalancerSubnetSpec": {"allocationID": "allocationId"},
+    "NetworkingSpec": {"kubeRouter": "kuberouter", "amazonVPC": "amazonvpc", "gcp": "gce"},
+}
 TOP_LEVEL = ("apiVersion", "kind", "metadata", "spec")
 _MAP = re.compile(r"^map\[string\](.+)$")
 
@@ -95,7 +117,9 @@ def field_type(kind, path):
     return _resolve(go_type)
 
 
-def _unknown(path, key, known):
+def _unknown(path, key, known, renamed=None):
+    if renamed and key in renamed:
+        return errors.unknown_field(path, 'unknown field "%s"; v1alpha2 calls it "%s"' % (key, renamed[key]))
     close = difflib.get_close_matches(str(key), list(known), n=1, cutoff=0.75)
     hint = '; did you mean "%s"?' % close[0] if close else ""
     return errors.unknown_field(path, 'unknown field "%s"%s' % (key, hint))
@@ -128,7 +152,7 @@ def _check(value, go_type, path, problems):
         for key, item in value.items():
             child = "%s.%s" % (path, key)
             if key not in fields:
-                problems.append(_unknown(child, key, fields))
+                problems.append(_unknown(child, key, fields, V1ALPHA3_NAMES.get(go_type)))
             else:
                 _check(item, fields[key], child, problems)
         return

@@ -127,6 +127,24 @@ def test_unknown_field_is_one_error_naming_its_path(obj, path, detail):
     assert str(problem) == "%s: Unknown field: %s" % (path, detail)
 
 
+@pytest.mark.parametrize("obj, path, detail", [
+    (_cluster({"controlPlaneKubelet": {"maxPods": 10}}), "spec.controlPlaneKubelet",
+     'unknown field "controlPlaneKubelet"; v1alpha2 calls it "masterKubelet"'),
+    (_cluster({"networking": {"gcp": {}}}), "spec.networking.gcp", 'unknown field "gcp"; v1alpha2 calls it "gce"'),
+    (_instance_group({"associatePublicIP": False}), "spec.associatePublicIP",
+     'unknown field "associatePublicIP"; v1alpha2 calls it "associatePublicIp"'),
+])
+def test_v1alpha3_spelling_points_at_the_v1alpha2_name(obj, path, detail):
+    problem = _only_problem(obj)
+    assert (problem.path, problem.detail) == (path, detail)
+
+
+def test_v1alpha3_renames_name_fields_that_exist_only_in_v1alpha2():
+    for struct, renames in schema.V1ALPHA3_NAMES.items():
+        fields = schema._struct(struct)
+        assert all(new not in fields and old in fields for new, old in renames.items()), struct
+
+
 def test_metadata_and_top_level_fields_are_checked():
     cluster = _cluster(labelz={"a": "b"})
     cluster["status"] = {}
