@@ -9,9 +9,11 @@ kubernetes.tf), and the dry run (check mode: find and compare only).
 
 from __future__ import annotations
 
+import json
 import os
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import cloudformation, runner, terraform
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
@@ -69,11 +71,23 @@ def apply_direct(service, cluster_name, dry_run, cloud_factory, workers=8, ssh_p
     cloud = cloud_factory(cluster_name, region_of(completed["spec"]))
     plan = runner.run(tasks, cloud, dry_run=dry_run, workers=workers)
     store = service.cluster_store(cluster_name)
-    spec_text = objects.dump_object(completed).encode("utf-8")
-    spec_changed = store.read(layout.COMPLETED_SPEC) != spec_text
-    if spec_changed and not dry_run:
-        store.apply([(layout.COMPLETED_SPEC, spec_text)])
-    return plan, completed, spec_changed or keys_changed
+    changes = [(path, data) for path, data in managed_files(completed) if store.read(path) != data]
+    if changes and not dry_run:
+        store.apply(changes)
+    return plan, completed, bool(changes) or keys_changed
+
+
+def managed_files(completed):
+    """The state-store files update writes beside the cloud objects (kops' ManagedFile tasks):
+    the completed spec, the kops version that applied it, and each etcd cluster's
+    control spec that etcd-manager (here roles/protokube) reads to form the cluster."""
+    files = [(layout.COMPLETED_SPEC, objects.dump_object(completed).encode("utf-8")),
+             (layout.KOPS_VERSION, (channels.KOPS_VERSION + "\n").encode("utf-8"))]
+    for etcd in completed["spec"].get("etcdClusters") or []:
+        control = {"memberCount": len(etcd.get("etcdMembers") or []), "etcdVersion": etcd.get("version")}
+        files.append((layout.ETCD_CLUSTER_SPEC % etcd["name"],
+                      json.dumps(control, indent=2).encode("utf-8")))
+    return files
 
 
 def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=None):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import json
 
 import boto3
 import pytest
@@ -127,8 +128,13 @@ def test_create_then_nothing_changes(aws, tmp_path, options, vpcs_subnets_nats):
     assert _mutating(calls) == {}
     # One describe per kind, not per object (rules: one per security group).
     assert calls["DescribeSubnets"] == 1 and calls["DescribeSecurityGroupRules"] == 3
-    completed = service.cluster_store("k8s.example.com").read_completed_spec()
+    store = service.cluster_store("k8s.example.com")
+    completed = store.read_completed_spec()
     assert completed["spec"]["kubeAPIServer"]["serviceClusterIPRange"] == "100.64.0.0/13"
+    members = len(completed["spec"]["etcdClusters"][0]["etcdMembers"])
+    assert json.loads(store.read("backups/etcd/main/control/etcd-cluster-spec")) == {
+        "memberCount": members, "etcdVersion": "3.6.12"}
+    assert store.read("kops-version.txt").decode().strip() == "1.37.0-alpha.1"
 
 
 def test_a_spec_change_touches_exactly_its_objects(aws, tmp_path):

@@ -17,6 +17,8 @@ from ansible_collections.kubeops.kops.plugins.module_utils.statestore.vfs import
 CLUSTER_CONFIG = "config"
 INSTANCE_GROUP_DIR = "instancegroup/"
 COMPLETED_SPEC = "cluster-completed.spec"
+KOPS_VERSION = "kops-version.txt"
+ETCD_CLUSTER_SPEC = "backups/etcd/%s/control/etcd-cluster-spec"
 
 
 def instance_group_path(name):

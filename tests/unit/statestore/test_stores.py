@@ -145,7 +145,6 @@ def test_apply_says_when_the_rollback_failed_too(store, monkeypatch):
     clusters = layout.ClusterStore(store, "k8s.example.com")
     store.write("k8s.example.com/config", b"old config")
     real_write = type(store).write
-    real_delete = type(store).delete
 
     def failing_write(self, relpath, data):
         if relpath.endswith("instancegroup/b") or data == b"old config":
