@@ -14,7 +14,7 @@ import ipaddress
 import json
 import re
 
-from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, objects
+from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, objects, validation_aws
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import semver
 
 OLDEST_SUPPORTED_KUBERNETES = "1.32.0"
@@ -37,6 +37,13 @@ AWS_ONLY_NETWORKING = ("amazonvpc",)
 RESERVED_CLOUD_LABELS = ("Name", "KubernetesCluster")
 RESERVED_CLOUD_LABEL_PREFIXES = ("kubernetes.io/cluster/", "k8s.io/role/", "kops.k8s.io/")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+UPDATE_POLICIES = ("automatic", "external")
+FILESYSTEMS = ("ext4", "xfs", "btrfs")
+USER_DATA_TYPES = ("text/x-include-once-url", "text/x-include-url", "text/cloud-config-archive", "text/upstart-job",
+                   "text/cloud-config", "text/part-handler", "text/x-shellscript", "text/cloud-boothook")
+# Containerd package overrides come as (url, hash) pairs per architecture.
+PACKAGE_PAIRS = (("urlAmd64", "hashAmd64"), ("urlArm64", "hashArm64"))
+INT_OR_PERCENT = re.compile(r"^-?\d+%?$")
 DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 IPV6_SUBNET_SHORTHAND = re.compile(r"^/\d+#[0-9a-fA-F]+$")
 SG_ID = re.compile(r"^sg-.+$")
@@ -247,6 +254,9 @@ def _check_subnets(spec, problems, strict):
             regions.add(subnet["zone"][:-1])
         _check_subnet_cidr(spec, subnet, path, network, extras, pod, service, seen_cidrs, problems, strict)
         _check_egress(subnet, path, problems)
+        if cloud == "aws" and subnet.get("additionalRoutes") is not None:
+            problems.extend(validation_aws.validate_additional_routes(
+                path + ".additionalRoutes", subnet, [n for n in [network] + extras if n is not None]))
         ipv6 = subnet.get("ipv6CIDR")
         if ipv6:
             if cloud != "aws":
@@ -294,8 +304,10 @@ def _check_egress(subnet, path, problems):
     if egress != "External" and not egress.startswith(EGRESS_PREFIXES):
         problems.append(errors.invalid(path + ".egress", egress, "must be a NAT gateway (nat-...), elastic IP "
                                        "(eipalloc-...), instance (i-...), transit gateway (tgw-...) or External"))
-    elif subnet.get("type") not in ("Private", "DualStack"):
-        problems.append(errors.forbidden(path + ".egress", "egress can only be specified for private subnets"))
+    elif egress != "External" and subnet.get("type") not in ("Private", "DualStack") and not (
+            subnet.get("type") == "Public" and subnet.get("ipv6CIDR")):
+        problems.append(errors.forbidden(path + ".egress", "egress can only be specified for private or IPv6-capable "
+                                         "public subnets; remove it or make the subnet Private"))
 
 
 def _check_etcd(spec, problems):
@@ -408,19 +420,7 @@ def _check_api(spec, problems):
     if lb.get("type") and lb["type"] not in LB_TYPES:
         problems.append(errors.unsupported("spec.api.loadBalancer.type", lb["type"], LB_TYPES))
     if cloud == "aws":
-        if lb.get("class") == "Classic":
-            problems.append(errors.forbidden("spec.api.loadBalancer.class", "Classic load balancers were removed in "
-                                             "kOps 1.37; use class: Network"))
-        elif lb.get("class") not in (None, "Network"):
-            problems.append(errors.unsupported("spec.api.loadBalancer.class", lb.get("class"), ("Network",)))
-        if lb.get("useForInternalApi") and lb.get("type") == "Internal":
-            problems.append(errors.forbidden("spec.api.loadBalancer.useForInternalApi", "an internal load balancer "
-                                             "is already used internally; remove useForInternalApi"))
-        if lb.get("sslPolicy") and not lb.get("sslCertificate"):
-            problems.append(errors.forbidden("spec.api.loadBalancer.sslPolicy", "sslPolicy requires sslCertificate"))
-        if lb.get("type") == "Internal" and not any(s.get("type") == "Private" for s in spec.get("subnets") or []):
-            problems.append(errors.forbidden("spec.api.loadBalancer.type", "an Internal load balancer needs at least "
-                                             "one Private subnet"))
+        problems.extend(validation_aws.validate_api_load_balancer(spec, lb))
     elif cloud in CLOUDS:
         for field in ("class", "sslCertificate", "sslPolicy", "crossZoneLoadBalancing", "accessLog",
                       "securityGroupOverride", "additionalSecurityGroups"):

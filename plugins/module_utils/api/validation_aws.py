@@ -1,0 +1,232 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""AWS-only validation rules (kops pkg/apis/kops/validation/aws.go), on v1alpha2 dicts.
+
+validation.py calls these when spec.cloudProvider is aws; each returns FieldErrors.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+from ansible_collections.kubeops.kops.plugins.module_utils.api import errors
+
+ROUTE_TARGET_PREFIXES = ("pcx-", "i-", "nat-", "tgw-", "igw-", "eigw-")
+SPOT_DURATIONS = (60, 120, 180, 240, 300, 360)
+INTERRUPTION_BEHAVIORS = ("hibernate", "stop", "terminate")
+CPU_CREDITS = ("standard", "unlimited")
+TENANCIES = ("default", "dedicated", "host")
+SPOT_ALLOCATION_STRATEGIES = ("lowest-price", "capacity-optimized", "capacity-optimized-prioritized",
+                              "price-capacity-optimized")
+# AWS refuses an ASG max instance lifetime under one day (0 switches it off).
+MIN_MAX_INSTANCE_LIFETIME_SECONDS = 86400
+MAX_LOAD_BALANCER_NAME = 32
+INSTANCE_PROFILE_ARN = re.compile(r"^arn:[^:]+:iam::[0-9]*:instance-profile/.+$")
+TARGET_GROUP_ARN = re.compile(r"^arn:[^:]+:elasticloadbalancing:[^:]*:[0-9]*:targetgroup/([^/]+)/[^/]+$")
+DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
+DURATION_SECONDS = {"h": 3600, "m": 60, "s": 1, "ms": 0.001}
+
+
+def _duration_seconds(text):
+    """Seconds in a Go duration such as 24h0m0s, or None if it is not one."""
+    text = str(text)
+    if text == "0":
+        return 0
+    parts = DURATION_PART.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    return sum(float(number) * DURATION_SECONDS[unit] for number, unit in parts)
+
+
+def security_groups(path, groups):
+    problems, seen = [], set()
+    for index, group in enumerate(groups or []):
+        item = "%s[%d]" % (path, index)
+        if group in seen:
+            problems.append(errors.duplicate(item, group, "list each security group once"))
+        seen.add(group)
+        if not str(group).strip():
+            problems.append(errors.invalid(item, group, "security group cannot be empty; remove the entry"))
+        elif not str(group).startswith("sg-"):
+            problems.append(errors.invalid(item, group, "must be a security group id (sg-...)"))
+    return problems
+
+
+# -- cluster ---------------------------------------------------------------------
+
+def validate_api_load_balancer(spec, lb):
+    """The API load balancer on AWS: class Network only, and what an NLB allows."""
+    problems = []
+    path = "spec.api.loadBalancer"
+    lb_class = lb.get("class")
+    if lb_class == "Classic":
+        problems.append(errors.forbidden(path + ".class", "Classic load balancers were removed in kOps 1.37; use "
+                                         "class: Network"))
+    elif lb_class not in (None, "Network"):
+        problems.append(errors.unsupported(path + ".class", lb_class, ("Network",)))
+    if lb.get("useForInternalApi") and lb.get("type") == "Internal":
+        problems.append(errors.forbidden(path + ".useForInternalApi", "an internal NLB cannot hairpin traffic from "
+                                         "its own targets; remove useForInternalApi"))
+    if lb.get("sslPolicy") and not lb.get("sslCertificate"):
+        problems.append(errors.forbidden(path + ".sslPolicy", "sslPolicy requires sslCertificate; set both or "
+                                         "remove sslPolicy"))
+    override = lb.get("securityGroupOverride")
+    if override is not None:
+        problems.append(errors.forbidden(path + ".securityGroupOverride", "a Network Load Balancer takes no "
+                                         "security group override; use additionalSecurityGroups"))
+    problems.extend(security_groups(path + ".additionalSecurityGroups", lb.get("additionalSecurityGroups")))
+    if lb.get("type") == "Internal" and not any(s.get("type") == "Private" for s in spec.get("subnets") or []):
+        problems.append(errors.forbidden(path + ".type", "an Internal load balancer needs at least one Private "
+                                         "subnet"))
+    problems.extend(_load_balancer_subnets(spec, lb, path + ".subnets"))
+    return problems
+
+
+def _load_balancer_subnets(spec, lb, path):
+    problems = []
+    cluster_subnets = {s.get("name"): s for s in spec.get("subnets") or []}
+    internal = lb.get("type") == "Internal"
+    for index, mapping in enumerate(lb.get("subnets") or []):
+        item = "%s[%d]" % (path, index)
+        name = mapping.get("name")
+        if not name:
+            problems.append(errors.required(item + ".name", "the cluster subnet to place the load balancer in"))
+        elif name not in cluster_subnets:
+            problems.append(errors.not_found(item + ".name", name, "the cluster's subnets are: %s"
+                                             % ", ".join(sorted(n for n in cluster_subnets if n))))
+        address = mapping.get("privateIPv4Address")
+        if address is not None:
+            problems.extend(_private_address(item + ".privateIPv4Address", address, cluster_subnets.get(name),
+                                             internal))
+        if mapping.get("allocationId") is not None:
+            if not mapping["allocationId"]:
+                problems.append(errors.required(item + ".allocationId", "an elastic IP allocation id (eipalloc-...)"))
+            elif internal:
+                problems.append(errors.forbidden(item + ".allocationId", "allocationId (an elastic IP) is only for a "
+                                                 "Public load balancer"))
+    return problems
+
+
+def _private_address(path, address, subnet, internal):
+    try:
+        ip = ipaddress.ip_address(str(address))
+    except ValueError:
+        ip = None
+    if ip is None or ip.version != 4:
+        return [errors.invalid(path, address, "must be an IPv4 address inside the subnet's CIDR")]
+    cidr = (subnet or {}).get("cidr")
+    if cidr:
+        try:
+            network = ipaddress.ip_network(cidr, strict=False)
+        except ValueError:
+            network = None  # the subnet's own CIDR error says it
+        if network is not None and ip not in network:
+            return [errors.invalid(path, address, "is not inside subnet %s (%s)" % (subnet.get("name"), cidr))]
+    if not internal:
+        return [errors.forbidden(path, "privateIPv4Address is only for an Internal load balancer")]
+    return []
+
+
+def validate_additional_routes(path, subnet, network_cidrs):
+    """A subnet's additionalRoutes: private, kops-managed subnets only, known targets, no duplicate CIDRs."""
+    problems = []
+    routes = subnet.get("additionalRoutes") or []
+    if subnet.get("id"):
+        problems.append(errors.forbidden(path, "additional routes cannot be added to a shared subnet (id set); "
+                                         "add them to its route table yourself"))
+    elif subnet.get("type") != "Private":
+        problems.append(errors.forbidden(path, "additional routes can only be added on Private subnets"))
+    seen = {str(n) for n in network_cidrs}
+    for index, route in enumerate(routes):
+        item = "%s[%d]" % (path, index)
+        target = str(route.get("target") or "")
+        if not target.startswith(ROUTE_TARGET_PREFIXES):
+            problems.append(errors.invalid(item + ".target", target, "unknown route target; use a peering (pcx-), "
+                                           "instance (i-), NAT gateway (nat-), transit gateway (tgw-), internet "
+                                           "gateway (igw-) or egress-only gateway (eigw-) id"))
+        cidr = route.get("cidr")
+        try:
+            network = ipaddress.ip_network(str(cidr), strict=False)
+        except ValueError:
+            problems.append(errors.invalid(item + ".cidr", cidr, "must be a CIDR such as 10.100.0.0/16"))
+            continue
+        if target.startswith("pcx-") and any(network.version == n.version and network.network_address in n
+                                             for n in network_cidrs):
+            problems.append(errors.forbidden(item + ".target", "a route inside the VPC's own CIDR can only target "
+                                             "an interface or an instance, not a peering"))
+        if cidr in seen:
+            problems.append(errors.duplicate(item + ".cidr", cidr, "a route for this CIDR already exists (the VPC "
+                                             "or another additional route)"))
+        seen.add(cidr)
+    return problems
+
+
+# -- instance groups ---------------------------------------------------------------
+
+def validate_instance_group(spec):
+    """AWS-only instance group fields: spot, mixed instances, ASG options, IAM profile, load balancers."""
+    problems = list(security_groups("spec.additionalSecurityGroups", spec.get("additionalSecurityGroups")))
+    for field, value, allowed in (("spotDurationInMinutes", spec.get("spotDurationInMinutes"), SPOT_DURATIONS),
+                                  ("instanceInterruptionBehavior", spec.get("instanceInterruptionBehavior"),
+                                   INTERRUPTION_BEHAVIORS),
+                                  ("cpuCredits", spec.get("cpuCredits"), CPU_CREDITS),
+                                  ("tenancy", spec.get("tenancy"), TENANCIES)):
+        if value not in (None, "") and value not in allowed:
+            problems.append(errors.unsupported("spec.%s" % field, value, allowed))
+    problems.extend(_mixed_instances(spec))
+    lifetime = spec.get("maxInstanceLifetime")
+    if lifetime is not None:
+        seconds = _duration_seconds(lifetime)
+        if seconds is not None and 0 < seconds < MIN_MAX_INSTANCE_LIFETIME_SECONDS:
+            problems.append(errors.invalid("spec.maxInstanceLifetime", lifetime, "must be 0 (off) or at least 24h"))
+    profile = (spec.get("iam") or {}).get("profile")
+    if profile is not None and not INSTANCE_PROFILE_ARN.match(str(profile)):
+        problems.append(errors.invalid("spec.iam.profile", profile, "must be an instance profile ARN such as "
+                                       "arn:aws:iam::123456789012:instance-profile/KopsExampleRole"))
+    for index, lb in enumerate(spec.get("externalLoadBalancers") or []):
+        problems.extend(_external_load_balancer("spec.externalLoadBalancers[%d]" % index, lb))
+    return problems
+
+
+def _mixed_instances(spec):
+    policy = spec.get("mixedInstancesPolicy")
+    if not policy:
+        return []
+    problems = []
+    path = "spec.mixedInstancesPolicy"
+    base = policy.get("onDemandBase")
+    if base is not None:
+        if base < 0:
+            problems.append(errors.invalid(path + ".onDemandBase", base, "cannot be less than zero"))
+        elif spec.get("maxSize") is not None and base > spec["maxSize"]:
+            problems.append(errors.invalid(path + ".onDemandBase", base, "cannot be greater than maxSize (%d)"
+                                           % spec["maxSize"]))
+    above = policy.get("onDemandAboveBase")
+    if above is not None and not 0 <= above <= 100:
+        problems.append(errors.invalid(path + ".onDemandAboveBase", above, "must be a percentage from 0 to 100"))
+    strategy = policy.get("spotAllocationStrategy")
+    if strategy is not None and strategy not in SPOT_ALLOCATION_STRATEGIES:
+        problems.append(errors.unsupported(path + ".spotAllocationStrategy", strategy, SPOT_ALLOCATION_STRATEGIES))
+    return problems
+
+
+def _external_load_balancer(path, lb):
+    name, arn = lb.get("loadBalancerName"), lb.get("targetGroupArn")
+    if name is not None and arn is not None:
+        return [errors.invalid(path, "loadBalancerName and targetGroupArn", "set either loadBalancerName or "
+                               "targetGroupArn in one entry, not both")]
+    if name is not None and len(str(name)) > MAX_LOAD_BALANCER_NAME:
+        return [errors.invalid(path + ".loadBalancerName", name, "a load balancer name has at most %d characters"
+                               % MAX_LOAD_BALANCER_NAME)]
+    if arn is not None:
+        match = TARGET_GROUP_ARN.match(str(arn))
+        if not match:
+            return [errors.invalid(path + ".targetGroupArn", arn, "must be a target group ARN such as "
+                                   "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/tg-name/"
+                                   "1234567890123456")]
+        if len(match.group(1)) > MAX_LOAD_BALANCER_NAME:
+            return [errors.invalid(path + ".targetGroupArn", arn, "a target group name has at most %d characters"
+                                   % MAX_LOAD_BALANCER_NAME)]
+    return []
