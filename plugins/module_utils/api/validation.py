@@ -46,7 +46,6 @@ PACKAGE_PAIRS = (("urlAmd64", "hashAmd64"), ("urlArm64", "hashArm64"))
 INT_OR_PERCENT = re.compile(r"^-?\d+%?$")
 DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 IPV6_SUBNET_SHORTHAND = re.compile(r"^/\d+#[0-9a-fA-F]+$")
-SG_ID = re.compile(r"^sg-.+$")
 # Fields a completed (strict) spec must have.
 STRICT_CLUSTER_FIELDS = ("kubelet", "masterKubelet", "kubeControllerManager", "kubeDNS", "kubeScheduler",
                          "kubeAPIServer", "kubeProxy", "podCIDR", "serviceClusterIPRange")
@@ -384,6 +383,19 @@ def _check_networking(spec, problems):
         if needed and kube_proxy_enabled is not False:
             problems.append(errors.forbidden("spec.kubeProxy.enabled", "%s replaces kube-proxy; set "
                                              "spec.kubeProxy.enabled: false" % what))
+    if "external" in networking:
+        problems.append(errors.forbidden("spec.networking.external", "external networking is not supported for "
+                                         "Kubernetes >= 1.26; use cni: {} and install the plugin yourself"))
+    cilium = networking.get("cilium") or {}
+    if cilium.get("ipam") == "eni":
+        if spec.get("cloudProvider") != "aws":
+            problems.append(errors.forbidden("spec.networking.cilium.ipam", "Cilium ENI IPAM is supported only on "
+                                             "AWS"))
+        elif _is_ipv6(spec):
+            problems.append(errors.forbidden("spec.networking.cilium.ipam", "Cilium ENI IPAM does not support IPv6"))
+    if (cilium.get("hubble") or {}).get("enabled") and not (spec.get("certManager") or {}).get("enabled"):
+        problems.append(errors.forbidden("spec.networking.cilium.hubble.enabled", "Hubble requires cert-manager; "
+                                         "set spec.certManager.enabled: true"))
     cilium_version = (networking.get("cilium") or {}).get("version")
     if cilium_version and not str(cilium_version).lstrip("v").startswith("1.18."):
         problems.append(errors.invalid("spec.networking.cilium.version", cilium_version, "kOps 1.37 supports "
@@ -433,14 +445,24 @@ def _check_components(spec, problems):
         problems.append(errors.forbidden("spec.docker", "Docker CRI support was removed in Kubernetes 1.24; use "
                                          "containerd"))
     containerd = spec.get("containerd") or {}
-    version = containerd.get("version")
-    if version and semver.is_valid(version) and semver.parse(version) < semver.parse(MINIMUM_CONTAINERD):
-        problems.append(errors.invalid("spec.containerd.version", version, "kOps 1.37 needs containerd %s or newer"
-                                       % MINIMUM_CONTAINERD))
+    problems.extend(_containerd_version("spec.containerd.version", containerd.get("version")))
     apiserver = spec.get("kubeAPIServer") or {}
     if apiserver.get("insecurePort"):
         problems.append(errors.forbidden("spec.kubeAPIServer.insecurePort", "the insecure port is not supported; "
                                          "remove it"))
+    if apiserver.get("admissionControl"):
+        problems.append(errors.forbidden("spec.kubeAPIServer.admissionControl", "admissionControl was removed from "
+                                         "kube-apiserver; use enableAdmissionPlugins"))
+    if apiserver.get("auditWebhookConfigFile") and not apiserver.get("auditPolicyFile"):
+        problems.append(errors.invalid("spec.kubeAPIServer.auditWebhookConfigFile", apiserver["auditWebhookConfigFile"],
+                                       "an audit webhook needs an audit policy; set auditPolicyFile"))
+    if spec.get("nodeAuthorization"):
+        problems.append(errors.forbidden("spec.nodeAuthorization", "NodeAuthorization must be empty; Kubernetes' "
+                                         "own Node authorizer replaced it, remove the field"))
+    problems.extend(_cluster_cidr_inside_nmc(spec))
+    problems.extend(_nameservers(spec.get("kubeDNS") or {}))
+    problems.extend(_packages("spec.containerd.packages", containerd.get("packages")))
+    problems.extend(_packages("spec.containerd.runc.packages", (containerd.get("runc") or {}).get("packages")))
     if bool(apiserver.get("proxyClientCertFile")) != bool(apiserver.get("proxyClientKeyFile")):
         problems.append(errors.forbidden("spec.kubeAPIServer.proxyClientCertFile", "proxyClientCertFile and "
                                          "proxyClientKeyFile must be set together"))
@@ -473,8 +495,185 @@ def _check_components(spec, problems):
         problems.append(errors.forbidden("spec.kubeDNS.nodeLocalDNS", "NodeLocalDNS requires the CoreDNS provider"))
 
 
+def _containerd_version(path, version):
+    if not version:
+        return []
+    if not semver.is_valid(version):
+        return [errors.invalid(path, version, "must be a version such as 2.1.4")]
+    if semver.parse(version) < semver.parse(MINIMUM_CONTAINERD):
+        return [errors.invalid(path, version, "kOps 1.37 needs containerd %s or newer" % MINIMUM_CONTAINERD)]
+    return []
+
+
+def _cluster_cidr_inside_nmc(spec):
+    cluster_cidr = (spec.get("kubeControllerManager") or {}).get("clusterCIDR")
+    nmc = _net(spec.get("nonMasqueradeCIDR")) if spec.get("nonMasqueradeCIDR") else None
+    if not cluster_cidr:
+        return []
+    network = _net(cluster_cidr)
+    if network is None:
+        return [errors.invalid("spec.kubeControllerManager.clusterCIDR", cluster_cidr, "must be a CIDR such as "
+                               "100.96.0.0/11")]
+    if nmc is not None and nmc.version == network.version and not _contains(nmc, network):
+        return [errors.invalid("spec.kubeControllerManager.clusterCIDR", cluster_cidr, "must be inside the "
+                               "nonMasqueradeCIDR %s (normally equal to spec.podCIDR)" % nmc)]
+    return []
+
+
+def _is_ip(text):
+    try:
+        ipaddress.ip_address(str(text))
+    except ValueError:
+        return False
+    return True
+
+
+def _nameservers(dns):
+    problems = []
+    for index, server in enumerate(dns.get("upstreamNameservers") or []):
+        if not _is_ip(server):
+            problems.append(errors.invalid("spec.kubeDNS.upstreamNameservers[%d]" % index, server,
+                                           "a nameserver must be an IP address such as 8.8.8.8"))
+    for domain, servers in (dns.get("stubDomains") or {}).items():
+        path = "spec.kubeDNS.stubDomains[%s]" % domain
+        if not servers:
+            problems.append(errors.invalid(path, domain, "list at least one nameserver IP for the stub domain"))
+        for index, server in enumerate(servers or []):
+            if not _is_ip(server):
+                problems.append(errors.invalid("%s[%d]" % (path, index), server,
+                                               "a nameserver must be an IP address such as 10.0.0.2"))
+    return problems
+
+
+def _packages(path, packages):
+    """Package overrides need both a URL and its sha256, per architecture."""
+    problems = []
+    for url_field, hash_field in PACKAGE_PAIRS:
+        url, digest = (packages or {}).get(url_field), (packages or {}).get(hash_field)
+        if url and not digest:
+            problems.append(errors.required("%s.%s" % (path, hash_field), "%s needs its sha256 in %s"
+                                            % (url_field, hash_field)))
+        elif digest and not url:
+            problems.append(errors.required("%s.%s" % (path, url_field), "%s needs the package URL in %s"
+                                            % (hash_field, url_field)))
+        elif url and not str(url).startswith(("https://", "http://")):
+            problems.append(errors.invalid("%s.%s" % (path, url_field), url, "must be an http(s):// URL"))
+        elif digest and not re.match(r"^[0-9a-f]{64}$", str(digest)):
+            problems.append(errors.invalid("%s.%s" % (path, hash_field), digest, "must be a sha256 hex digest"))
+    return problems
+
+
+def _check_service_account_permissions(iam, problems):
+    seen = set()
+    for entry in iam.get("serviceAccountExternalPermissions") or []:
+        key = "%s/%s" % (entry.get("namespace") or "", entry.get("name") or "")
+        path = "spec.iam.serviceAccountExternalPermissions[%s]" % key
+        for field in ("namespace", "name"):
+            if not entry.get(field):
+                problems.append(errors.required("%s.%s" % (path, field), "the service account's %s" % field))
+        if key in seen:
+            problems.append(errors.duplicate(path, key, "one entry per service account"))
+        seen.add(key)
+        aws = entry.get("aws")
+        if not aws:
+            problems.append(errors.required(path + ".aws", "the AWS permissions: inlinePolicy or policyARNs"))
+        elif bool(aws.get("inlinePolicy")) == bool(aws.get("policyARNs")):
+            problems.append(errors.invalid(path + ".aws", "inlinePolicy and policyARNs", "set exactly one of "
+                                           "inlinePolicy or policyARNs"))
+
+
+def check_hooks(path, hooks):
+    problems = []
+    for index, hook in enumerate(hooks or []):
+        item = "%s[%d]" % (path, index)
+        if hook.get("disabled"):
+            continue  # kops skips disabled hooks
+        raw = hook.get("useRawManifest")
+        if not hook.get("manifest") and not hook.get("execContainer"):
+            problems.append(errors.required(item, "a hook needs manifest or execContainer"))
+        elif raw and hook.get("execContainer"):
+            problems.append(errors.forbidden(item, "execContainer may not be used with useRawManifest (use "
+                                             "manifest instead)"))
+        elif raw and not hook.get("manifest"):
+            problems.append(errors.required(item, "set manifest when useRawManifest is true"))
+        for field in ("before", "requires"):
+            if raw and hook.get(field) is not None:
+                problems.append(errors.forbidden("%s.%s" % (item, field), "%s may not be used with useRawManifest; "
+                                                 "put the ordering in the raw unit" % field))
+        if hook.get("execContainer") and not hook["execContainer"].get("image"):
+            problems.append(errors.required(item + ".execContainer.image", "the container image to run"))
+    return problems
+
+
+def check_file_assets(path, assets):
+    problems = []
+    for index, asset in enumerate(assets or []):
+        for field in ("name", "content"):
+            if not asset.get(field):
+                problems.append(errors.required("%s[%d].%s" % (path, index, field), "file assets need %s" % field))
+    return problems
+
+
+def check_sysctls(path, parameters):
+    return [errors.invalid("%s[%d]" % (path, index), entry, "must be name=value, e.g. net.core.somaxconn=1024")
+            for index, entry in enumerate(parameters or []) if "=" not in str(entry)]
+
+
+def check_update_policy(path, policy):
+    if policy is not None and policy not in UPDATE_POLICIES:
+        return [errors.unsupported(path, policy, UPDATE_POLICIES)]
+    return []
+
+
+def _int_or_percent(value):
+    """(number, is_percent) of an IntOrString, or None when it is neither."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value, False
+    if isinstance(value, str) and INT_OR_PERCENT.match(value):
+        return int(value.rstrip("%")), value.endswith("%")
+    return None
+
+
+def check_rolling_update(path, rolling, control_plane=False):
+    problems = []
+    if not rolling:
+        return problems
+    unavailable, surge = 1, None
+    for field in ("maxUnavailable", "maxSurge"):
+        if rolling.get(field) is None:
+            continue
+        parsed = _int_or_percent(rolling[field])
+        if parsed is None:
+            problems.append(errors.invalid("%s.%s" % (path, field), rolling[field], "must be a number or a "
+                                           "percentage such as 1 or 20%"))
+            continue
+        if field == "maxUnavailable":
+            unavailable = parsed[0]
+        else:
+            surge = parsed[0]
+        if parsed[0] < 0:
+            problems.append(errors.invalid("%s.%s" % (path, field), rolling[field], "cannot be negative"))
+    if surge is not None:
+        if control_plane and surge != 0:
+            problems.append(errors.forbidden(path + ".maxSurge", "control-plane instance groups cannot surge; set "
+                                             "maxSurge: 0 and use maxUnavailable"))
+        elif surge == 0 and unavailable == 0:
+            problems.append(errors.forbidden(path + ".maxSurge", "maxSurge and maxUnavailable cannot both be zero; "
+                                             "nothing could be replaced"))
+    return problems
+
+
+def check_cloud_labels(path, labels):
+    return [errors.forbidden("%s[%s]" % (path, key), "%s is reserved for kOps' own tags; use another key" % key)
+            for key in labels or {}
+            if key in RESERVED_CLOUD_LABELS or key.startswith(RESERVED_CLOUD_LABEL_PREFIXES)]
+
+
 def _check_iam(spec, problems):
     iam = spec.get("iam") or {}
+    _check_service_account_permissions(iam, problems)
     if iam.get("legacy"):
         problems.append(errors.forbidden("spec.iam.legacy", "legacy IAM permissions are no longer supported; set "
                                          "legacy: false"))
@@ -495,19 +694,15 @@ def _check_iam(spec, problems):
 
 
 def _check_misc(spec, problems):
-    for index, entry in enumerate(spec.get("sysctlParameters") or []):
-        if "=" not in str(entry):
-            problems.append(errors.invalid("spec.sysctlParameters[%d]" % index, entry, "must be name=value"))
-    for index, asset in enumerate(spec.get("fileAssets") or []):
-        for field in ("name", "content"):
-            if not asset.get(field):
-                problems.append(errors.required("spec.fileAssets[%d].%s" % (index, field), "file assets need %s" % field))
-    for index, hook in enumerate(spec.get("hooks") or []):
-        if not hook.get("manifest") and not hook.get("execContainer"):
-            problems.append(errors.required("spec.hooks[%d]" % index, "a hook needs manifest or execContainer"))
-    for key in spec.get("cloudLabels") or {}:
-        if key in RESERVED_CLOUD_LABELS or key.startswith(RESERVED_CLOUD_LABEL_PREFIXES):
-            problems.append(errors.forbidden("spec.cloudLabels[%s]" % key, "%s is reserved for kOps' own tags" % key))
+    problems.extend(check_sysctls("spec.sysctlParameters", spec.get("sysctlParameters")))
+    problems.extend(check_file_assets("spec.fileAssets", spec.get("fileAssets")))
+    problems.extend(check_hooks("spec.hooks", spec.get("hooks")))
+    problems.extend(check_cloud_labels("spec.cloudLabels", spec.get("cloudLabels")))
+    problems.extend(check_update_policy("spec.updatePolicy", spec.get("updatePolicy")))
+    problems.extend(check_rolling_update("spec.rollingUpdate", spec.get("rollingUpdate")))
+    warm = spec.get("warmPool")
+    if warm:
+        problems.extend(_warm_pool_sizes("spec.warmPool", warm))
     for index, addon in enumerate(spec.get("addons") or []):
         if str(addon.get("manifest", "")).startswith("file://"):
             problems.append(errors.forbidden("spec.addons[%d].manifest" % index, "file:// addon manifests are not "
@@ -527,6 +722,9 @@ def _check_misc(spec, problems):
     if store.startswith("s3://") and "." in store[5:].split("/")[0]:
         problems.append(errors.invalid("spec.serviceAccountIssuerDiscovery.discoveryStore", store,
                                        "S3 bucket names for discovery must not contain dots"))
+    if store and discovery.get("discoveryService"):
+        problems.append(errors.forbidden("spec.serviceAccountIssuerDiscovery.discoveryService", "use either "
+                                         "discoveryStore or discoveryService, not both"))
     if discovery.get("enableAWSOIDCProvider") and not store and not discovery.get("discoveryService"):
         problems.append(errors.forbidden("spec.serviceAccountIssuerDiscovery.enableAWSOIDCProvider",
                                          "needs a discoveryStore"))
@@ -551,6 +749,7 @@ def validate_instance_group(ig, cluster=None, strict=False):
     _check_sizes(spec, role, problems, strict)
     _check_group_labels(ig, spec, name, problems)
     _check_group_volumes(spec, problems, cluster)
+    _check_group_node_config(spec, role, problems)
     if strict and not spec.get("image"):
         problems.append(errors.required("spec.image", "a completed instance group has an image"))
     if cluster is not None:
@@ -579,6 +778,18 @@ def _check_sizes(spec, role, problems, strict):
             problems.append(errors.forbidden("spec.warmPool", "warm pools are only for Node and APIServer groups"))
         if spec.get("maxPrice") or (spec.get("mixedInstancesPolicy") or {}).get("onDemandAboveBase") not in (None, 100):
             problems.append(errors.forbidden("spec.warmPool", "warm pools cannot be used with spot instances"))
+        problems.extend(_warm_pool_sizes("spec.warmPool", warm))
+
+
+def _warm_pool_sizes(path, warm):
+    low, high = warm.get("minSize") or 0, warm.get("maxSize")
+    if low < 0:
+        return [errors.invalid(path + ".minSize", low, "warm pool minSize cannot be negative")]
+    if high is not None and high < 0:
+        return [errors.invalid(path + ".maxSize", high, "warm pool maxSize cannot be negative")]
+    if high is not None and high < low:
+        return [errors.invalid(path + ".maxSize", high, "warm pool maxSize cannot be lower than minSize (%d)" % low)]
+    return []
 
 
 def _check_group_labels(ig, spec, name, problems):
@@ -586,6 +797,8 @@ def _check_group_labels(ig, spec, name, problems):
     if label is not None and label != name:
         problems.append(errors.invalid("spec.cloudLabels[%s]" % objects.IG_LABEL, label,
                                        "must equal the instance group name %s" % name))
+    problems.extend(check_cloud_labels("spec.cloudLabels", {k: v for k, v in (spec.get("cloudLabels") or {}).items()
+                                                            if k != objects.IG_LABEL}))
     for key in spec.get("nodeLabels") or {}:
         if key.count("/") > 1:
             problems.append(errors.invalid("spec.nodeLabels[%s]" % key, key, "a label key has at most one '/'"))
@@ -609,10 +822,6 @@ def _check_group_volumes(spec, problems, cluster):
     for field in ("rootVolumeSize", "rootVolumeIops", "rootVolumeThroughput"):
         if spec.get(field) is not None and spec[field] <= 0:
             problems.append(errors.invalid("spec.%s" % field, spec[field], "must be greater than zero"))
-    for index, group in enumerate(spec.get("additionalSecurityGroups") or []):
-        if cloud == "aws" and not SG_ID.match(str(group)):
-            problems.append(errors.invalid("spec.additionalSecurityGroups[%d]" % index, group,
-                                           "must be a security group id (sg-...)"))
     metadata = spec.get("instanceMetadata") or {}
     hop = metadata.get("httpPutResponseHopLimit")
     if hop is not None and not 1 <= hop <= 64:
@@ -620,15 +829,51 @@ def _check_group_volumes(spec, problems, cluster):
     if metadata.get("httpTokens") not in (None, "optional", "required"):
         problems.append(errors.unsupported("spec.instanceMetadata.httpTokens", metadata["httpTokens"],
                                            ("optional", "required")))
+    if cloud == "aws":
+        problems.extend(validation_aws.validate_instance_group(spec))
     devices, paths = set(), set()
     for index, volume in enumerate(spec.get("volumes") or []):
-        if volume.get("device") in devices:
-            problems.append(errors.duplicate("spec.volumes[%d].device" % index, volume.get("device")))
+        path = "spec.volumes[%d]" % index
+        if not volume.get("device"):
+            problems.append(errors.required(path + ".device", "the device name, e.g. /dev/xvdd"))
+        elif volume["device"] in devices:
+            problems.append(errors.duplicate(path + ".device", volume["device"], "each volume on its own device"))
         devices.add(volume.get("device"))
+        if (volume.get("size") or 0) <= 0:
+            problems.append(errors.invalid(path + ".size", volume.get("size"), "must be greater than zero (GB)"))
     for index, mount in enumerate(spec.get("volumeMounts") or []):
-        if mount.get("path") in paths:
-            problems.append(errors.duplicate("spec.volumeMounts[%d].path" % index, mount.get("path")))
+        path = "spec.volumeMounts[%d]" % index
+        for field, what in (("device", "the device to mount"), ("filesystem", "one of: %s" % ", ".join(FILESYSTEMS)),
+                            ("path", "the mount point, e.g. /data")):
+            if not mount.get(field):
+                problems.append(errors.required("%s.%s" % (path, field), what))
+        if mount.get("filesystem") and mount["filesystem"] not in FILESYSTEMS:
+            problems.append(errors.unsupported(path + ".filesystem", mount["filesystem"], FILESYSTEMS))
+        if mount.get("path") and mount["path"] in paths:
+            problems.append(errors.duplicate(path + ".path", mount["path"], "each mount on its own path"))
         paths.add(mount.get("path"))
+
+
+def _check_group_node_config(spec, role, problems):
+    """What an instance group adds to its nodes: hooks, files, sysctls, user data, containerd, updates."""
+    problems.extend(check_hooks("spec.hooks", spec.get("hooks")))
+    problems.extend(check_file_assets("spec.fileAssets", spec.get("fileAssets")))
+    problems.extend(check_sysctls("spec.sysctlParameters", spec.get("sysctlParameters")))
+    problems.extend(check_update_policy("spec.updatePolicy", spec.get("updatePolicy")))
+    problems.extend(check_rolling_update("spec.rollingUpdate", spec.get("rollingUpdate"),
+                                         control_plane=role == objects.ROLE_CONTROL_PLANE))
+    for index, part in enumerate(spec.get("additionalUserData") or []):
+        path = "spec.additionalUserData[%d]" % index
+        for field in ("name", "content"):
+            if not part.get(field):
+                problems.append(errors.required("%s.%s" % (path, field), "each user data part needs a %s" % field))
+        if part.get("type") not in USER_DATA_TYPES:
+            problems.append(errors.unsupported(path + ".type", part.get("type"), USER_DATA_TYPES))
+    containerd = spec.get("containerd") or {}
+    if (containerd.get("gvisor") or {}).get("enabled") and role != objects.ROLE_NODE:
+        problems.append(errors.forbidden("spec.containerd.gvisor", "gVisor can only be enabled on instance groups "
+                                         "with role Node"))
+    problems.extend(_packages("spec.containerd.packages", containerd.get("packages")))
 
 
 def _cross_validate(ig, spec, role, cluster, problems):
@@ -641,10 +886,20 @@ def _cross_validate(ig, spec, role, cluster, problems):
                                              % ", ".join(subnet_names)))
     if role == objects.ROLE_CONTROL_PLANE and not subnets:
         problems.append(errors.required("spec.subnets", "a control-plane group must name its subnet"))
-    if role == objects.ROLE_APISERVER and cluster_spec.get("cloudProvider") not in ("aws", "gce"):
+    cloud = cluster_spec.get("cloudProvider")
+    if role == objects.ROLE_APISERVER and cloud not in ("aws", "gce"):
         problems.append(errors.forbidden("spec.role", "APIServer groups are supported on AWS and GCE only"))
-    if spec.get("manager") == "Karpenter" and (cluster_spec.get("cloudProvider") != "aws" or role != objects.ROLE_NODE):
-        problems.append(errors.forbidden("spec.manager", "Karpenter manages Node groups on AWS only"))
+    elif role == objects.ROLE_APISERVER and cloud == "aws" and _dns_type(cluster_spec) == "None":
+        problems.append(errors.forbidden("spec.role", "APIServer groups cannot be used with topology.dns.type None; "
+                                         "use a DNS zone or role Node"))
+    if spec.get("manager") == "Karpenter":
+        if cloud != "aws" or role != objects.ROLE_NODE:
+            problems.append(errors.forbidden("spec.manager", "Karpenter manages Node groups on AWS only"))
+        elif spec.get("maxSize") is not None and spec["maxSize"] <= 0:
+            problems.append(errors.invalid("spec.maxSize", spec["maxSize"], "a Karpenter group's maxSize must be "
+                                           "greater than zero"))
+    if spec.get("containerd"):
+        problems.extend(_containerd_version("spec.containerd.version", spec["containerd"].get("version")))
 
 
 # -- everything together -----------------------------------------------------------

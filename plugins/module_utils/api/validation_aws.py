@@ -54,6 +54,10 @@ def security_groups(path, groups):
     return problems
 
 
+def _dns_none(spec):
+    return ((spec.get("topology") or {}).get("dns") or {}).get("type") == "None"
+
+
 # -- cluster ---------------------------------------------------------------------
 
 def validate_api_load_balancer(spec, lb):
@@ -61,6 +65,9 @@ def validate_api_load_balancer(spec, lb):
     problems = []
     path = "spec.api.loadBalancer"
     lb_class = lb.get("class")
+    if _dns_none(spec) and lb_class != "Network" and lb_class != "Classic":
+        problems.append(errors.forbidden(path + ".class", "topology.dns.type None requires a Network Load "
+                                         "Balancer; set class: Network"))
     if lb_class == "Classic":
         problems.append(errors.forbidden(path + ".class", "Classic load balancers were removed in kOps 1.37; use "
                                          "class: Network"))
