@@ -951,8 +951,8 @@ def deep_validate(cluster, instance_groups, strict=False):
 
 
 def validate_cluster_update(old, new):
-    """Changes kops refuses on an existing cluster (etcd layout is immutable)."""
-    problems = []
+    """Changes kops refuses on an existing cluster (etcd layout is immutable), and its reserved tags."""
+    problems = check_cloud_labels("spec.cloudLabels", (new.get("spec") or {}).get("cloudLabels"))
     old_etcd = {e.get("name"): e for e in (old.get("spec") or {}).get("etcdClusters") or []}
     new_etcd = {e.get("name"): e for e in (new.get("spec") or {}).get("etcdClusters") or []}
     for name, before in old_etcd.items():

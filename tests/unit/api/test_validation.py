@@ -71,3 +71,34 @@ def test_cluster_update_rules():
     assert any("events cannot be removed" in m for m in messages)
     assert any("etcdMembers[0].instanceGroup" in m and "cannot change" in m for m in messages)
     assert validation.validate_cluster_update(cluster, cluster) == []
+
+
+def test_cluster_update_refuses_reserved_cloud_labels():
+    cluster, _groups = objects.split_objects(kops_fixtures.load_expected("ha"))
+    changed = yaml.safe_load(yaml.safe_dump(cluster))
+    changed["spec"]["cloudLabels"] = {"kubernetes.io/cluster/other": "owned", "team": "infra"}
+    assert [p.path for p in validation.validate_cluster_update(cluster, changed)] == [
+        "spec.cloudLabels[kubernetes.io/cluster/other]"]
+
+
+@pytest.mark.parametrize("rolling, control_plane, expected", [
+    ({"maxSurge": "25%", "maxUnavailable": 0}, False, []),
+    ({"maxSurge": 0, "maxUnavailable": "0%"}, False, ["spec.rollingUpdate.maxSurge"]),
+    ({"maxSurge": 0}, True, []),
+    ({"maxSurge": "-1"}, False, ["spec.rollingUpdate.maxSurge"]),
+    ({"maxUnavailable": True}, False, ["spec.rollingUpdate.maxUnavailable"]),
+])
+def test_rolling_update_rules(rolling, control_plane, expected):
+    problems = validation.check_rolling_update("spec.rollingUpdate", rolling, control_plane=control_plane)
+    assert [p.path for p in problems] == expected
+
+
+def test_ipv6_subnet_shorthand_and_public_ipv6_egress_are_valid():
+    cluster, _groups = objects.split_objects(kops_fixtures.load_expected("ipv6"))
+    assert all(s["ipv6CIDR"].startswith("/64#") for s in cluster["spec"]["subnets"])
+    public = {"name": "public-v6", "type": "Public", "zone": "us-test-1a", "egress": "nat-0123",
+              "cidr": "172.20.32.0/21", "ipv6CIDR": "/64#3"}
+    cluster["spec"]["subnets"].append(public)
+    assert [str(p) for p in validation.validate_cluster(cluster)] == []
+    del public["ipv6CIDR"]
+    assert [p.path for p in validation.validate_cluster(cluster)] == ["spec.subnets[3].egress"]
