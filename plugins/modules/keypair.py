@@ -120,7 +120,7 @@ def run(module):
 def main():
     module = KopsModule(argument_spec=dict(
         cluster_name=dict(type="str", required=True),
-        keysets=dict(type="list", elements="str", default=["all"]),
+        keysets=dict(type="list", elements="str", default=["all"], no_log=False),  # names, not key material
         action=dict(type="str", choices=["ensure", "rotate", "promote", "distrust"], default="ensure"),
     ))
     run(module)
