@@ -1,0 +1,133 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""What every options builder needs to know about the cluster (kops' OptionsContext), and small helpers."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import ipaddress
+import struct
+
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import semver
+from ansible_collections.kubeops.kops.plugins.module_utils.completion.components import versions
+
+CLOUD_AWS = "aws"
+CLOUD_GCE = "gce"
+CLOUD_AZURE = "azure"
+CLOUD_OPENSTACK = "openstack"
+CLOUD_METAL = "metal"
+
+
+class OptionsContext(object):
+    """Cluster name, cloud and Kubernetes versions, read once from the spec being completed."""
+
+    def __init__(self, cluster_name, spec, max_kubelet_version=None, bucket_region=None):
+        self.cluster_name = cluster_name
+        # bucket name -> region (or None), for discovery-store URLs; a cloud fact, so optional.
+        self.bucket_region = bucket_region
+        self.cloud = spec.get("cloudProvider")
+        self.control_plane_version = semver.parse(spec["kubernetesVersion"])
+        # Nodes may lag the control plane when kops pins the kubelet below it (upgrade in progress).
+        self.node_version = semver.parse(max_kubelet_version) if max_kubelet_version else self.control_plane_version
+        self.container_registry = ((spec.get("assets") or {}).get("containerRegistry") or "").rstrip("/")
+
+    def control_plane_below(self, version):
+        return self.control_plane_version < semver.parse(version)
+
+    def remap_image(self, image):
+        """An image moved to the user's mirror registry (spec.assets.containerRegistry), like kops' RemapImage."""
+        if not self.container_registry:
+            return image
+        name = image.split("/", 1)[1] if "." in image.split("/", 1)[0] and "/" in image else image
+        return "%s/%s" % (self.container_registry, name)
+
+    def kubernetes_image(self, spec, component):
+        """registry.k8s.io/<component>:v<kubernetesVersion>, remapped to the mirror registry if any."""
+        version = semver.parse(spec["kubernetesVersion"])
+        return self.remap_image("%s/%s:v%s" % (versions.KUBERNETES_REGISTRY, component, version))
+
+
+def fill(target, defaults):
+    """Set every key of defaults that target lacks or has null (user values win)."""
+    for key, value in defaults.items():
+        if target.get(key) is None:
+            target[key] = copy.deepcopy(value)
+    return target
+
+
+def section(parent, key):
+    """parent[key] as a dict, created empty when missing or null."""
+    if parent.get(key) is None:
+        parent[key] = {}
+    return parent[key]
+
+
+def networking(spec):
+    return spec.get("networking") or {}
+
+
+def is_ipv6_only(spec):
+    """kops IsIPv6Only: the non-masquerade CIDR is an IPv6 network."""
+    nmc = spec.get("nonMasqueradeCIDR")
+    if not nmc:
+        return False
+    try:
+        return ipaddress.ip_network(nmc, strict=False).version == 6
+    except ValueError:
+        return False
+
+
+def uses_kops_controller_ipam(spec):
+    """IPv6-only clusters get their pod ranges from kops-controller, not from the controller managers."""
+    return is_ipv6_only(spec)
+
+
+def uses_kubenet(spec):
+    return "kubenet" in networking(spec)
+
+
+def uses_gce_ip_aliases(spec):
+    """GCE 'vpc-native' pod addressing: gcp networking, and kindnet (which kops always runs on aliases)."""
+    return "gcp" in networking(spec) or "kindnet" in networking(spec)
+
+
+def well_known_service_ip(spec, offset):
+    network = ipaddress.ip_network(spec["serviceClusterIPRange"], strict=False)
+    return str(network.network_address + offset)
+
+
+def json_merge(target, source):
+    """Overlay source on target the way Go's json.Unmarshal into an existing struct does.
+
+    Objects merge key by key, everything else (lists, scalars) is replaced.
+    """
+    for key, value in (source or {}).items():
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            json_merge(target[key], value)
+        else:
+            target[key] = copy.deepcopy(value)
+    return target
+
+
+def gce_safe_cluster_name(cluster_name):
+    """GCE names and tags allow no dots."""
+    return cluster_name.replace(".", "-")
+
+
+def gce_cluster_prefixed_name(object_name, cluster_name, max_length=63):
+    """<cluster-with-dashes>-<object>, the cluster part shortened with a hash to fit (kops ClusterPrefixedName)."""
+    suffix = "-" + object_name
+    return _truncate(gce_safe_cluster_name(cluster_name), max_length - len(suffix)) + suffix
+
+
+def _truncate(text, max_length, hash_length=6):
+    """kops' truncate.TruncateString: keep text if it fits, else cut it and end it with a short hash of it."""
+    if len(text) <= max_length:
+        return text
+    value = 0x811C9DC5  # fnv-1a 32
+    for byte in text.encode("utf-8"):
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    digest = base64.b32hexencode(struct.pack(">I", value)).decode("ascii").lower().rstrip("=")[:hash_length]
+    return text[:max_length - len(digest) - 1] + "-" + digest

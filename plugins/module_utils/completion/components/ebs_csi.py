@@ -1,0 +1,16 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""AWS EBS CSI driver version (kops AWSEBSCSIDriverOptionsBuilder)."""
+
+from __future__ import annotations
+
+from ansible_collections.kubeops.kops.plugins.module_utils.completion.components import context, versions
+
+
+def build(spec, ctx):
+    if ctx.cloud != context.CLOUD_AWS:
+        return
+    driver = context.section(context.section(spec, "cloudConfig"), "awsEBSCSIDriver")
+    if driver.get("version") is None:
+        driver["version"] = versions.AWS_EBS_CSI_DRIVER_VERSION
