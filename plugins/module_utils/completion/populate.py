@@ -101,19 +101,21 @@ def infer_api_access(spec, instance_groups):
     """Without api.dns or api.loadBalancer: a load balancer if the API servers sit in any private subnet,
     DNS if they sit in public ones.  API-server-only groups take precedence over the control plane."""
     api = spec.get("api")
-    if api is not None and api.get("dns") is None and api.get("loadBalancer") is None:
+    openstack = spec.get("cloudProvider") == context.CLOUD_OPENSTACK
+    if api is not None and not openstack and api.get("dns") is None and api.get("loadBalancer") is None:
         kinds = _subnet_types_of_api_servers(spec, instance_groups)
         if "Private" in kinds:
             api["loadBalancer"] = {}
         elif "Public" in kinds:
             api["dns"] = {}
-    if api is not None and spec.get("cloudProvider") != context.CLOUD_OPENSTACK and api.get("loadBalancer") is not None:
-        if not api["loadBalancer"].get("type"):
-            api["loadBalancer"]["type"] = LB_PUBLIC
-    if api and api.get("loadBalancer") is not None and spec.get("cloudProvider") == context.CLOUD_AWS:
-        # kops completes an empty class to Classic, which validation then rejects (kOps 1.37 needs Network).
-        if not api["loadBalancer"].get("class"):
-            api["loadBalancer"]["class"] = LB_CLASSIC
+    load_balancer = (api or {}).get("loadBalancer")
+    if load_balancer is None:
+        return
+    if not openstack and not load_balancer.get("type"):
+        load_balancer["type"] = LB_PUBLIC
+    # kops completes an empty AWS class to Classic, which validation then rejects (kOps 1.37 needs Network).
+    if spec.get("cloudProvider") == context.CLOUD_AWS and not load_balancer.get("class"):
+        load_balancer["class"] = LB_CLASSIC
 
 
 def _subnet_types_of_api_servers(spec, instance_groups):

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.completion.components import context, versions
+from ansible_collections.kubeops.kops.plugins.module_utils.completion.components import versions
 
 DEFAULTS = {"image": versions.KARPENTER_IMAGE, "logEncoding": "console", "logLevel": "debug"}
 
