@@ -73,8 +73,9 @@ def _api_server_count(spec):
     main = next((e for e in spec.get("etcdClusters") or [] if e.get("name") == ETCD_MAIN), {})
     count = len(main.get("etcdMembers") or [])
     if not count:
-        raise errors.ValidationError([errors.required("spec.etcdClusters", "no main etcd cluster members: the "
-                                                       "control plane has no instance groups")], "completed cluster")
+        problem = errors.required("spec.etcdClusters", "no main etcd cluster members: the control plane has no "
+                                  "instance groups")
+        raise errors.ValidationError([problem], "completed cluster")
     return count
 
 

@@ -80,4 +80,3 @@ def _configure(spec, kubelet, ctx, version):
         kubelet.update(SHUTDOWN_GRACE)
     if version < semver.parse(REGISTER_SCHEDULABLE_BELOW):
         kubelet["registerSchedulable"] = True
-

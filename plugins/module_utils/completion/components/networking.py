@@ -12,5 +12,5 @@ from ansible_collections.kubeops.kops.plugins.module_utils.completion.components
 def build(spec, ctx):
     context.section(spec, "kubelet")
     if "classic" in context.networking(spec):
-        raise errors.ValidationError([errors.forbidden("spec.networking.classic", "classic networking is not "
-                                                        "supported")], "completed cluster")
+        problem = errors.forbidden("spec.networking.classic", "classic networking is not supported")
+        raise errors.ValidationError([problem], "completed cluster")
