@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import re
 
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import hash_string
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.truncate import hash_string
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import map_refs
 
 # attribute a Ref asks for -> how CloudFormation gets it, per resource type
 # (None: the resource's Ref value is that attribute).
@@ -52,13 +52,7 @@ def reference(ref):
 
 
 def resolve(value):
-    if isinstance(value, Ref):
-        return reference(value)
-    if isinstance(value, dict):
-        return {k: resolve(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [resolve(v) for v in value]
-    return value
+    return map_refs(value, reference)
 
 
 def tags(mapping):

@@ -48,24 +48,23 @@ def walk_refs(value):
             yield from walk_refs(item)
 
 
-def resolve(value):
+def map_refs(value, convert):
+    """value with every Ref in it replaced by convert(ref); dicts and lists are copied."""
     if isinstance(value, Ref):
-        return value.resolve()
+        return convert(value)
     if isinstance(value, dict):
-        return {k: resolve(v) for k, v in value.items()}
+        return {k: map_refs(v, convert) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [resolve(v) for v in value]
+        return [map_refs(v, convert) for v in value]
     return value
+
+
+def resolve(value):
+    return map_refs(value, Ref.resolve)
 
 
 def to_terraform(value):
-    if isinstance(value, Ref):
-        return value.terraform()
-    if isinstance(value, dict):
-        return {k: to_terraform(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_terraform(v) for v in value]
-    return value
+    return map_refs(value, Ref.terraform)
 
 
 class Task(object):

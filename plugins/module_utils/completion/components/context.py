@@ -5,12 +5,11 @@
 
 from __future__ import annotations
 
-import base64
 import copy
 import ipaddress
-import struct
 
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import semver
+from ansible_collections.kubeops.kops.plugins.module_utils.truncate import truncate
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.components import versions
 
 CLOUD_AWS = "aws"
@@ -119,15 +118,4 @@ def gce_safe_cluster_name(cluster_name):
 def gce_cluster_prefixed_name(object_name, cluster_name, max_length=63):
     """<cluster-with-dashes>-<object>, the cluster part shortened with a hash to fit (kops ClusterPrefixedName)."""
     suffix = "-" + object_name
-    return _truncate(gce_safe_cluster_name(cluster_name), max_length - len(suffix)) + suffix
-
-
-def _truncate(text, max_length, hash_length=6):
-    """kops' truncate.TruncateString: keep text if it fits, else cut it and end it with a short hash of it."""
-    if len(text) <= max_length:
-        return text
-    value = 0x811C9DC5  # fnv-1a 32
-    for byte in text.encode("utf-8"):
-        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
-    digest = base64.b32hexencode(struct.pack(">I", value)).decode("ascii").lower().rstrip("=")[:hash_length]
-    return text[:max_length - len(digest) - 1] + "-" + digest
+    return truncate(gce_safe_cluster_name(cluster_name), max_length - len(suffix)) + suffix

@@ -5,8 +5,7 @@
 
 from __future__ import annotations
 
-import base64
-import struct
+from ansible_collections.kubeops.kops.plugins.module_utils.truncate import truncate
 
 TAG_CLUSTER = "KubernetesCluster"
 TAG_NAME = "Name"
@@ -29,26 +28,6 @@ def terraform_name(name):
     if name[:1].isdigit():
         name = "prefix_" + name
     return name.replace(".", "-").replace("/", "--").replace(":", "_")
-
-
-def fnv32a(text):
-    value = 0x811C9DC5
-    for byte in text.encode("utf-8"):
-        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return value
-
-
-def hash_string(text, length=6):
-    """kops' truncate.HashString: fnv32a, base32hex, lower case, first `length` characters."""
-    digest = base64.b32hexencode(struct.pack(">I", fnv32a(text))).decode("ascii").lower().rstrip("=")
-    return digest[:length]
-
-
-def truncate(text, max_length, always_hash=False, hash_length=6):
-    if not always_hash and len(text) <= max_length:
-        return text
-    suffix = hash_string(text, hash_length)
-    return text[:max_length - len(suffix) - 1] + "-" + suffix
 
 
 def resource_name_32(cluster_name, prefix):
