@@ -1,0 +1,232 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: node_certificates
+short_description: Issue a control-plane node's own certificates from the cluster's CAs
+version_added: 0.1.0
+description:
+  - What kops' nodeup does on control-plane nodes. It reads the signing CAs from C(<config_base>/pki/) in the
+    state store, and writes each requested certificate, its private key (mode 0600) and the signer's trusted CA
+    bundle to the node.
+  - A certificate already on disk is kept while it is signed by the signer's primary CA, has the same subject,
+    names and usages, matches its key and is valid for more than 30 more days. Otherwise it is issued again, so
+    a second run changes nothing and a CA rotation (after promote) re-issues.
+  - All certificates are given in one call, so a node's PKI costs one task.
+  - Only control-plane nodes may read the CA keys (their IAM role allows C(pki/)). Workers get their kubelet
+    certificate through Kubernetes TLS bootstrapping instead.
+options:
+  config_base:
+    description:
+      - The cluster's location in the state store, C(<state store>/<cluster name>), for example
+        V(s3://my-kops-state/k8s.example.com) or V(file:///srv/kops/k8s.example.com).
+      - The nodeup config hands it over as C(kubeops.configBase).
+    type: str
+    required: true
+  certificates:
+    description: The certificates this node needs.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      signer:
+        description: Keyset that signs, for example V(kubernetes-ca) or V(etcd-peers-ca-main).
+        type: str
+        required: true
+      common_name:
+        description: Subject common name.
+        type: str
+        required: true
+      organizations:
+        description: Subject organizations (Kubernetes groups for client certificates).
+        type: list
+        elements: str
+        default: []
+      usages:
+        description: Extended key usages.
+        type: list
+        elements: str
+        choices: [client, server]
+        default: [client]
+      dns_names:
+        description: DNS subject alternative names.
+        type: list
+        elements: str
+        default: []
+      ip_addresses:
+        description: IP subject alternative names.
+        type: list
+        elements: str
+        default: []
+      cert_path:
+        description: Where the certificate goes.
+        type: path
+        required: true
+      key_path:
+        description: Where the private key goes (written 0600).
+        type: path
+        required: true
+      ca_path:
+        description: Where the signer's trusted CA bundle goes, if anywhere.
+        type: path
+  endpoint:
+    description: Object-store API endpoint override (an S3-compatible endpoint, or the GCS JSON API root).
+    type: str
+attributes:
+  check_mode:
+    description: Decides what would be issued and writes nothing.
+    support: full
+  diff_mode:
+    description: Lists the certificates that would be issued and why (never key material).
+    support: full
+author:
+  - kubeops maintainers (@kubeops)
+"""
+
+EXAMPLES = r"""
+- name: The etcd peer certificate of this member
+  kubeops.kops.node_certificates:
+    config_base: s3://my-kops-state/k8s.example.com
+    certificates:
+      - signer: etcd-peers-ca-main
+        common_name: etcd-a
+        usages: [client, server]
+        dns_names: [etcd-a.internal.k8s.example.com]
+        ip_addresses: [10.0.1.10, 127.0.0.1]
+        cert_path: /etc/kubernetes/pki/etcd-main/peer.crt
+        key_path: /etc/kubernetes/pki/etcd-main/peer.key
+        ca_path: /etc/kubernetes/pki/etcd-main/peer-ca.crt
+"""
+
+RETURN = r"""
+changed_paths:
+  description: Files written (certificates, keys, CA bundles).
+  returned: always
+  type: list
+  elements: str
+certificates:
+  description: Per certificate its path, whether it was issued, why, and its subject, serial and expiry.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - cert_path: /etc/kubernetes/pki/etcd-main/peer.crt
+      issued: true
+      reason: missing
+      common_name: etcd-a
+      organizations: []
+      serial: "1234"
+      expires: "2028-02-20T10:00:00Z"
+"""
+
+import datetime
+import os
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def read_bytes(path):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except (IOError, OSError):
+        return None
+
+
+def write_file(module, path, data, mode):
+    """Write data at path atomically with mode; True when the file changed."""
+    if read_bytes(path) == data and os.path.exists(path) and (os.stat(path).st_mode & 0o7777) == mode:
+        return False
+    if module.check_mode:
+        return True
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, mode=0o755, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=directory, prefix=".kubeops-")
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.rename(temp, path)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
+    return True
+
+
+def split_config_base(config_base):
+    base = config_base.rstrip("/")
+    store_url, _sep, cluster_name = base.rpartition("/")
+    if not cluster_name or "://" not in base or store_url.endswith(":/"):
+        raise ValueError("config_base %r: expected <state store>/<cluster name>, for example "
+                         "s3://my-kops-state/k8s.example.com" % config_base)
+    return store_url, cluster_name
+
+
+def run(module):
+    from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs, node_certs
+    from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
+
+    certs.require_cryptography()
+    store_url, cluster_name = split_config_base(module.params["config_base"])
+    cluster_store = layout.ClusterStore(vfs.open_store(store_url, endpoint=module.params["endpoint"]), cluster_name)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    signers, changed_paths, reports, diffs = {}, [], [], []
+    for raw in module.params["certificates"]:
+        spec = node_certs.normalize(raw)
+        signer_certificate, signer_key, bundle = node_certs.signer_material(cluster_store, spec["signer"], signers)
+        cert_pem, key_pem = read_bytes(spec["cert_path"]), read_bytes(spec["key_path"])
+        reason = node_certs.reissue_reason(spec, cert_pem, key_pem, signer_certificate, now)
+        if reason:
+            cert_pem, key_pem = node_certs.issue_files(spec, signer_certificate, signer_key, now)
+            diffs.append("%s: %s" % (spec["cert_path"], reason))
+        files = [(spec["cert_path"], cert_pem, 0o644), (spec["key_path"], key_pem, 0o600)]
+        if spec.get("ca_path"):
+            files.append((spec["ca_path"], bundle, 0o644))
+        for path, data, mode in files:
+            if (reason or path == spec.get("ca_path") or path == spec["key_path"]) \
+                    and write_file(module, path, data, mode):
+                changed_paths.append(path)
+        report = dict(cert_path=spec["cert_path"], issued=bool(reason), reason=reason)
+        report.update(node_certs.describe(cert_pem))
+        reports.append(report)
+    result = dict(changed=bool(changed_paths), changed_paths=changed_paths, certificates=reports)
+    if module._diff and changed_paths:
+        result["diff"] = {"before": "", "after": "\n".join(diffs + ["write %s" % p for p in changed_paths]) + "\n"}
+    module.exit_json(**result)
+
+
+def main():
+    certificate = dict(
+        signer=dict(type="str", required=True),
+        common_name=dict(type="str", required=True),
+        organizations=dict(type="list", elements="str", default=[]),
+        usages=dict(type="list", elements="str", choices=["client", "server"], default=["client"]),
+        dns_names=dict(type="list", elements="str", default=[]),
+        ip_addresses=dict(type="list", elements="str", default=[]),
+        cert_path=dict(type="path", required=True),
+        key_path=dict(type="path", required=True, no_log=False),  # a file path, not key material
+        ca_path=dict(type="path"),
+    )
+    module = AnsibleModule(argument_spec=dict(
+        config_base=dict(type="str", required=True),
+        certificates=dict(type="list", elements="dict", required=True, options=certificate),
+        endpoint=dict(type="str"),
+    ), supports_check_mode=True)
+    try:
+        run(module)
+    except ImportError as exc:
+        module.fail_json(msg=str(exc))
+    except ValueError as exc:  # NodeCertificateError, StoreError: messages name the certificate or store
+        module.fail_json(msg=str(exc))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""node_certificates: a control-plane node issues its own certificates from the store's CAs, idempotently."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from cryptography import x509
+
+from ansible_collections.kubeops.kops.plugins.modules import cluster as cluster_module
+from ansible_collections.kubeops.kops.plugins.modules import keypair, node_certificates
+
+OPTIONS = {"cluster_name": "k8s.example.com", "cloud_provider": "aws", "zones": ["us-east-1a"], "networking": "cni",
+           "kubernetes_version": "v1.34.2"}
+
+
+def _cluster_with_cas(run_module, store_url, keysets=("etcd-peers-ca-main", "kubernetes-ca")):
+    run_module(cluster_module, state_store=store_url, options=OPTIONS)
+    run_module(keypair, state_store=store_url, cluster_name="k8s.example.com", keysets=list(keysets))
+    return store_url + "/k8s.example.com"
+
+
+def _peer(tmp_path, **overrides):
+    spec = dict(signer="etcd-peers-ca-main", common_name="etcd-a", usages=["server", "client"],
+                dns_names=["etcd-a.internal.k8s.example.com"], ip_addresses=["10.0.0.5", "127.0.0.1"],
+                cert_path=str(tmp_path / "pki" / "peer.crt"), key_path=str(tmp_path / "pki" / "peer.key"),
+                ca_path=str(tmp_path / "pki" / "peer-ca.crt"))
+    spec.update(overrides)
+    return spec
+
+
+def test_issues_once_then_keeps(run_module, store_url, tmp_path):
+    base = _cluster_with_cas(run_module, store_url)
+    spec = _peer(tmp_path)
+    check = run_module(node_certificates, check_mode=True, config_base=base, certificates=[spec])
+    assert check["changed"] and not os.path.exists(spec["cert_path"])
+    first = run_module(node_certificates, config_base=base, certificates=[spec])
+    assert sorted(first["changed_paths"]) == sorted([spec["cert_path"], spec["key_path"], spec["ca_path"]])
+    assert stat.S_IMODE(os.stat(spec["key_path"]).st_mode) == 0o600
+    assert "PRIVATE KEY" not in repr(first)
+    certificate = x509.load_pem_x509_certificate(open(spec["cert_path"], "rb").read())
+    sans = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert sans.get_values_for_type(x509.DNSName) == ["etcd-a.internal.k8s.example.com"]
+    assert sorted(str(i) for i in sans.get_values_for_type(x509.IPAddress)) == ["10.0.0.5", "127.0.0.1"]
+    ca = x509.load_pem_x509_certificate(open(spec["ca_path"], "rb").read())
+    certificate.verify_directly_issued_by(ca)
+    again = run_module(node_certificates, config_base=base, certificates=[spec])
+    assert again["changed"] is False and again["certificates"][0]["issued"] is False
+
+
+def test_changed_names_reissue_and_rotation_reissues(run_module, store_url, tmp_path):
+    base = _cluster_with_cas(run_module, store_url)
+    spec = _peer(tmp_path)
+    serial = run_module(node_certificates, config_base=base, certificates=[spec])["certificates"][0]["serial"]
+    moved = run_module(node_certificates, diff=True, config_base=base,
+                       certificates=[_peer(tmp_path, ip_addresses=["10.0.0.6"])])
+    assert moved["certificates"][0]["reason"] == "names changed" and moved["certificates"][0]["serial"] != serial
+    assert "names changed" in moved["diff"]["after"]
+    for action in ("rotate", "promote"):
+        run_module(keypair, state_store=store_url, cluster_name="k8s.example.com", keysets=["etcd-peers-ca-main"],
+                   action=action)
+    rotated = run_module(node_certificates, config_base=base, certificates=[_peer(tmp_path, ip_addresses=["10.0.0.6"])])
+    assert rotated["certificates"][0]["reason"] == "not signed by the primary etcd-peers-ca-main"
+    bundle = open(spec["ca_path"], "rb").read()
+    assert bundle.count(b"BEGIN CERTIFICATE") == 2  # old CA still trusted until distrusted
+
+
+def test_missing_signer_names_the_fix_and_writes_nothing(run_module, store_url, tmp_path):
+    base = _cluster_with_cas(run_module, store_url, keysets=("kubernetes-ca",))
+    spec = _peer(tmp_path)
+    result = run_module(node_certificates, config_base=base, certificates=[spec])
+    assert result["failed"] and "etcd-peers-ca-main" in result["msg"] and "keypair" in result["msg"]
+    assert not os.path.exists(spec["cert_path"])
+
+
+def test_bad_ip_and_bad_config_base(run_module, store_url, tmp_path):
+    base = _cluster_with_cas(run_module, store_url)
+    bad_ip = run_module(node_certificates, config_base=base, certificates=[_peer(tmp_path, ip_addresses=["node-1"])])
+    assert bad_ip["failed"] and "ip_addresses" in bad_ip["msg"] and "node-1" in bad_ip["msg"]
+    bad_base = run_module(node_certificates, config_base="k8s.example.com", certificates=[_peer(tmp_path)])
+    assert bad_base["failed"] and "config_base" in bad_base["msg"]
