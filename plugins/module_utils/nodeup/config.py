@@ -1,0 +1,292 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""The nodeup config of an instance group: everything its nodes need, computed once.
+
+kops' NodeUpConfigBuilder.BuildConfig and nodeup.NewConfig, with kops' field
+names, plus our `kubeops` key (docs/nodeup-config.md).  Deliberate
+differences: no etcdManifests/channelsManifest/staticManifests (etcd runs
+from roles/protokube, described by kubeops.etcdClusters, not from
+etcd-manager static pods), and workers keep CAs.kubernetes-ca because they
+bootstrap against the API server instead of kops-controller's config server.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import semver
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import asset_data
+from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
+
+ARCHITECTURES = ("amd64", "arm64")
+CONFIG_PATH = "igconfig/%s/%s/nodeupconfig.yaml"
+# kops' internal role names (v1alpha2 still says Master) for the kubeops section.
+INTERNAL_ROLE = {objects.ROLE_CONTROL_PLANE: "ControlPlane"}
+KUBELET_BOOTSTRAP_SECRET = "kubelet-bootstrap-token"
+BOOTSTRAP_GROUP = "system:bootstrappers:kubeops:%s"
+# Release locations of what every node downloads (kops' defaults; spec fields override the versions).
+ECR_CREDENTIAL_PROVIDER = "https://artifacts.k8s.io/binaries/cloud-provider-aws/v1.31.7"
+GCP_AUTH_PROVIDER = "https://artifacts.k8s.io/binaries/cloud-provider-gcp/v35.0.0"
+# CNI plugins release by Kubernetes minor (kops' wellknownassets), newest first.
+CNI_PLUGINS_VERSIONS = (((1, 36), "1.9.1"), ((1, 35), "1.8.0"), ((1, 34), "1.7.1"), ((0, 0), "1.6.2"))
+# cloudConfig fields kops hands to nodes: (field, nodeup config key, only for groups that run an API server)
+CLOUD_CONFIG_FIELDS = {
+    "aws": (("disableSecurityGroupIngress", "disableSecurityGroupIngress", True),
+            ("elbSecurityGroup", "elbSecurityGroup", True),
+            ("nlbSecurityGroupMode", "nlbSecurityGroupMode", True),
+            ("nodeIPFamilies", "nodeIPFamilies", True),
+            ("useIPBasedNodeNames", "useIPBasedNodeNames", False)),
+    "gce": (("multizone", "multizone", False), ("nodeTags", "nodeTags", False),
+            ("nodeInstancePrefix", "nodeInstancePrefix", False)),
+}
+
+
+def config_path(instance_group):
+    role = (instance_group.get("spec") or {}).get("role") or objects.ROLE_NODE
+    return CONFIG_PATH % (objects.ROLE_DIRS[role], objects.name_of(instance_group))
+
+
+def runs_api_server(role):
+    return role in (objects.ROLE_CONTROL_PLANE, objects.ROLE_APISERVER)
+
+
+def asset_urls(cluster_spec, ig_spec, arch):
+    """The release URLs a node of this group downloads, in kops' order."""
+    version = cluster_spec["kubernetesVersion"].lstrip("v")
+    base = version if "://" in version else "https://dl.k8s.io/release/v" + version
+    urls = ["%s/bin/linux/%s/kubelet" % (base, arch), "%s/bin/linux/%s/kubectl" % (base, arch)]
+    cloud = cluster_spec.get("cloudProvider")
+    if cloud == "aws":
+        urls.append("%s/linux/%s/ecr-credential-provider-linux-%s" % (ECR_CREDENTIAL_PROVIDER, arch, arch))
+    elif cloud == "gce":
+        urls.append("%s/auth-provider-gcp/linux/%s/auth-provider-gcp" % (GCP_AUTH_PROVIDER, arch))
+    if installs_cni_assets(cluster_spec):
+        cni = cni_plugins_version(version)
+        urls.append("https://github.com/containernetworking/plugins/releases/download/v%s/"
+                    "cni-plugins-linux-%s-v%s.tgz" % (cni, arch, cni))
+    containerd = containerd_config(cluster_spec, ig_spec) or {}
+    if not containerd.get("skipInstall"):
+        version = containerd.get("version")
+        if version:
+            urls.append("https://github.com/containerd/containerd/releases/download/v%s/containerd-%s-linux-%s.tar.gz"
+                        % (version, version, arch))
+        runc = (containerd.get("runc") or {}).get("version")
+        if runc:
+            urls.append("https://github.com/opencontainers/runc/releases/download/v%s/runc.%s" % (runc, arch))
+    return urls
+
+
+def cni_plugins_version(kubernetes_version):
+    parsed = semver.parse(kubernetes_version) if "://" not in kubernetes_version else None
+    minor = (parsed.major, parsed.minor) if parsed else CNI_PLUGINS_VERSIONS[0][0]
+    return next(cni for since, cni in CNI_PLUGINS_VERSIONS if minor >= since)
+
+
+def installs_cni_assets(cluster_spec):
+    # kops: every CNI but the ones that bring their own plugins binaries (none of the built-ins today).
+    return bool(cluster_spec.get("networking"))
+
+
+def mirrored(url, file_repository):
+    """kops' assets.fileRepository: same path under the mirror, same hash."""
+    if not file_repository:
+        return url
+    path = url.split("://", 1)[1].split("/", 1)[1]
+    return "%s/%s" % (file_repository.rstrip("/"), path)
+
+
+def compact_asset(url, file_repository):
+    digest = asset_data.SHA256.get(url)
+    location = mirrored(url, file_repository)
+    return "%s@%s" % (digest, location) if digest else location
+
+
+def containerd_config(cluster_spec, ig_spec):
+    """The cluster's containerd config with the group's merged over it (kops' buildContainerdConfig)."""
+    merged = dict(cluster_spec.get("containerd") or {})
+    for key, value in (ig_spec.get("containerd") or {}).items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = dict(merged[key], **value)
+        else:
+            merged[key] = value
+    if not (ig_spec.get("containerd") or {}).get("gvisor"):
+        merged.pop("gvisor", None)
+    return merged or None
+
+
+def filter_by_role(items, role):
+    return [item for item in items or [] if not item.get("roles") or role in item["roles"]]
+
+
+def _load_certificates(config, keysets, name):
+    keyset = keysets.get(name)
+    if keyset is None:
+        raise ValueError("keyset %s is missing from the state store; run kubeops.kops.keypair first" % name)
+    config["CAs"][name] = keystore.trusted_certificates_pem(keyset).decode("ascii")
+    config["KeypairIDs"][name] = keyset["spec"]["primaryId"]
+
+
+def _service_account_public_keys(keyset):
+    from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
+    from cryptography.hazmat.primitives import serialization
+    import base64
+    pems = []
+    for item in keyset["spec"]["keys"]:
+        if item.get("distrustTimestamp"):
+            continue
+        public = certs.load_certificate(base64.b64decode(item["publicMaterial"])).public_key()
+        pems.append(public.public_bytes(serialization.Encoding.PEM,
+                                        serialization.PublicFormat.PKCS1).decode("ascii"))
+    return "".join(pems)
+
+
+def load_keysets(cluster_store, completed_cluster):
+    """{keyset name: keyset} for every keyset of the cluster that exists in the store."""
+    return {name: keyset for name in keystore.keyset_names(completed_cluster)
+            for keyset in [keystore.load(cluster_store, name)] if keyset is not None}
+
+
+def build_config(completed_cluster, instance_group, keysets, config_base):
+    """The nodeup config document (a dict) for one completed instance group."""
+    cluster_spec = completed_cluster["spec"]
+    ig_spec = instance_group["spec"]
+    role = ig_spec.get("role") or objects.ROLE_NODE
+    name = completed_cluster["metadata"]["name"]
+    control_plane = role == objects.ROLE_CONTROL_PLANE
+    api_server = runs_api_server(role)
+    networking = cluster_spec.get("networking") or {}
+    file_repository = (cluster_spec.get("assets") or {}).get("fileRepository")
+    config = {
+        "Assets": {arch: [compact_asset(u, file_repository) for u in asset_urls(cluster_spec, ig_spec, arch)]
+                   for arch in ARCHITECTURES},
+        "CAs": {},
+        "ClusterName": name,
+        "Hooks": [filter_by_role(ig_spec.get("hooks"), role) or None,
+                  filter_by_role(cluster_spec.get("hooks"), role) or None],
+        "KeypairIDs": {},
+        "KubeletConfig": ig_spec.get("kubelet") or {},
+        "KubernetesVersion": cluster_spec["kubernetesVersion"].lstrip("v"),
+        "Networking": {"nonMasqueradeCIDR": cluster_spec.get("nonMasqueradeCIDR"),
+                       "serviceClusterIPRange": cluster_spec.get("serviceClusterIPRange")},
+        "UpdatePolicy": ig_spec.get("updatePolicy") or cluster_spec.get("updatePolicy") or "automatic",
+        "usesNoneDNS": ((cluster_spec.get("topology") or {}).get("dns") or {}).get("type") == "None",
+    }
+    file_assets = filter_by_role(ig_spec.get("fileAssets"), role) + filter_by_role(cluster_spec.get("fileAssets"), role)
+    if installs_cni_assets(cluster_spec):
+        config["InstallCNIAssets"] = True
+    containerd = containerd_config(cluster_spec, ig_spec)
+    if containerd:
+        config["containerdConfig"] = containerd
+    kube_proxy = cluster_spec.get("kubeProxy") or {}
+    if kube_proxy.get("enabled") is not False and not (control_plane and cluster_spec.get("isolateMasters")):
+        config["KubeProxy"] = kube_proxy
+    if "calico" in networking:
+        config["Networking"]["calico"] = {k: v for k, v in (networking["calico"] or {}).items()
+                                          if k == "wireguardEnabled"}
+    for plugin in ("flannel", "kuberouter", "kindnet"):
+        if plugin in networking:
+            config["Networking"][plugin] = {}
+    if role != objects.ROLE_BASTION:
+        _load_certificates(config, keysets, "kubernetes-ca")
+        if control_plane:
+            _load_certificates(config, keysets, "etcd-clients-ca")
+            for cluster in cluster_spec.get("etcdClusters") or []:
+                _load_certificates(config, keysets, "etcd-manager-ca-%s" % cluster["name"])
+                _load_certificates(config, keysets, "etcd-peers-ca-%s" % cluster["name"])
+        if api_server:
+            _load_certificates(config, keysets, "apiserver-aggregator-ca")
+            if "etcd-clients-ca" in keysets:
+                _load_certificates(config, keysets, "etcd-clients-ca")
+            config["KeypairIDs"]["service-account"] = keysets["service-account"]["spec"]["primaryId"]
+    if api_server:
+        api = cluster_spec.get("api") or {}
+        api_config = {"publicName": cluster_spec.get("masterPublicName")}
+        if cluster_spec.get("additionalSans"):
+            api_config["additionalSANs"] = cluster_spec["additionalSans"]
+        if "dns" in api:
+            api_config["dns"] = {}
+        if (api.get("loadBalancer") or {}).get("useForInternalApi"):
+            api_config["loadBalancer"] = {"useForInternalApi": True}
+        config["APIServerConfig"] = {
+            "API": api_config, "ClusterDNSDomain": cluster_spec.get("clusterDNSDomain"),
+            "KubeAPIServer": cluster_spec.get("kubeAPIServer") or {},
+            "ServiceAccountPublicKeys": _service_account_public_keys(keysets["service-account"]),
+        }
+        config["configStore"] = {"keypairs": cluster_spec.get("keyStore"), "secrets": cluster_spec.get("secretStore")}
+    if control_plane:
+        config["DNSZone"] = cluster_spec.get("dnsZone")
+        config["ControlPlaneConfig"] = {"KubeControllerManager": cluster_spec.get("kubeControllerManager") or {},
+                                        "KubeScheduler": cluster_spec.get("kubeScheduler") or {}}
+        config["EtcdClusterNames"] = [c["name"] for c in cluster_spec.get("etcdClusters") or []]
+        file_assets.append(kube_scheduler_config_asset())
+    if file_assets:
+        config["FileAssets"] = file_assets
+    sysctls = []
+    for origin, values in (("instance group", ig_spec.get("sysctlParameters")),
+                           ("cluster", cluster_spec.get("sysctlParameters"))):
+        if values:
+            sysctls += ["# Custom sysctl parameters from %s spec" % origin, ""] + list(values)
+    if sysctls:
+        config["SysctlParameters"] = sysctls
+    cloud_config = cluster_spec.get("cloudConfig") or {}
+    for field, key, api_only in CLOUD_CONFIG_FIELDS.get(cluster_spec.get("cloudProvider"), ()):
+        if cloud_config.get(field) not in (None, False, "", []) and (api_server or not api_only):
+            config[key] = cloud_config[field]
+    if ig_spec.get("volumeMounts"):
+        config["VolumeMounts"] = ig_spec["volumeMounts"]
+    config["kubeops"] = kubeops_section(completed_cluster, instance_group, config_base)
+    return config
+
+
+def kube_scheduler_config_asset():
+    """kops' static file for the scheduler (KubeSchedulerConfiguration, v1)."""
+    content = ("apiVersion: kubescheduler.config.k8s.io/v1\n"
+               "clientConnection:\n  kubeconfig: /var/lib/kube-scheduler/kubeconfig\n"
+               "kind: KubeSchedulerConfiguration\n")
+    return {"content": content, "path": "/var/lib/kube-scheduler/config.yaml"}
+
+
+def kubeops_section(completed_cluster, instance_group, config_base):
+    """Our additions (docs/nodeup-config.md): what kops' nodeup would derive on the node."""
+    cluster_spec = completed_cluster["spec"]
+    name = completed_cluster["metadata"]["name"]
+    role = instance_group["spec"].get("role") or objects.ROLE_NODE
+    section = {
+        "instanceGroup": objects.name_of(instance_group),
+        "role": INTERNAL_ROLE.get(role, role),
+        "configBase": config_base,
+        "apiServer": {"host": "127.0.0.1" if runs_api_server(role) else api_internal_name(cluster_spec, name),
+                      "port": 443 if runs_api_server(role) else api_port(cluster_spec)},
+    }
+    if role == objects.ROLE_NODE:
+        section["kubeletBootstrap"] = {"tokenSecret": KUBELET_BOOTSTRAP_SECRET, "group": BOOTSTRAP_GROUP % name}
+    if role == objects.ROLE_CONTROL_PLANE:
+        from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd  # roles/protokube's input
+        section["etcdClusters"] = etcd.etcd_clusters(completed_cluster, instance_group, config_base)
+    return section
+
+
+def api_internal_name(cluster_spec, cluster_name):
+    api = cluster_spec.get("api") or {}
+    if (api.get("loadBalancer") or {}).get("useForInternalApi") and cluster_spec.get("masterPublicName"):
+        return cluster_spec["masterPublicName"]
+    return "api.internal.%s" % cluster_name
+
+
+def api_port(cluster_spec):
+    return int((cluster_spec.get("kubeAPIServer") or {}).get("securePort") or 443)
+
+
+def store_files(completed_cluster, instance_groups, keysets, config_base, dump):
+    """[(cluster-relative path, bytes)] of every group's nodeup config; dump(dict) -> str."""
+    files = []
+    for ig in instance_groups:
+        document = build_config(completed_cluster, ig, keysets, config_base)
+        files.append((config_path(ig), dump(document).encode("utf-8")))
+    return files
+
+
+def join(config_base, relpath):
+    return posixpath.join(config_base.rstrip("/"), relpath)
