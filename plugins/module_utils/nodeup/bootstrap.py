@@ -22,7 +22,9 @@ from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import config 
 
 USER_DATA_LIMIT = 16384
 COLLECTION_VERSION = "0.1.0"
-COLLECTION_PATH = "collections/kubeops-kops-%s.tar.gz" % COLLECTION_VERSION
+# Where the collection comes from: Galaxy (or the Automation Hub ansible-galaxy is configured for) by
+# default; a tarball URL (file://, s3://, gs://) for air-gapped clusters.
+GALAXY_COLLECTION = "kubeops.kops==%s" % COLLECTION_VERSION
 ANSIBLE_CORE = "ansible-core>=2.16,<2.20"
 # What the collection needs on a node besides ansible-core (state store clients, PKI).
 NODE_PYTHON_PACKAGES = ("boto3", "google-auth", "requests", "cryptography", "pyyaml")
@@ -111,9 +113,12 @@ mkdir -p "${{INSTALL_DIR}}/conf" "${{INSTALL_DIR}}/collections"
 systemd-machine-id-setup 2>/dev/null || true
 retry install_python
 retry install_ansible
-retry fetch "${{COLLECTION}}" "${{INSTALL_DIR}}/collection.tar.gz"
-"${{INSTALL_DIR}}/venv/bin/ansible-galaxy" collection install --force -p "${{INSTALL_DIR}}/collections" \\
-  "${{INSTALL_DIR}}/collection.tar.gz"
+case "${{COLLECTION}}" in
+  *://*) retry fetch "${{COLLECTION}}" "${{INSTALL_DIR}}/collection.tar.gz"
+         COLLECTION="${{INSTALL_DIR}}/collection.tar.gz" ;;
+esac
+retry "${{INSTALL_DIR}}/venv/bin/ansible-galaxy" collection install --force -p "${{INSTALL_DIR}}/collections" \\
+  "${{COLLECTION}}"
 retry fetch "${{NODEUP_CONFIG}}" "${{INSTALL_DIR}}/conf/nodeupconfig.yaml"
 if [[ -n "${{NODEUP_CONFIG_HASH}}" ]]; then retry verify_nodeup_config "${{INSTALL_DIR}}/conf/nodeupconfig.yaml"; fi
 
@@ -132,19 +137,15 @@ def _join(config_base, relpath):
     return "%s/%s" % (config_base.rstrip("/"), relpath)
 
 
-def collection_url(config_base):
-    """Where cluster_update puts this collection's tarball for nodes to fetch."""
-    return _join(config_base, COLLECTION_PATH)
-
-
 def bootstrap_user_data(completed_cluster, instance_group, config_base, nodeup_config_hash="",
-                        pip_args="", environment=None):
+                        pip_args="", environment=None, collection=GALAXY_COLLECTION):
     """The boot script (str) for the nodes of one instance group.
 
     nodeup_config_hash: sha256 (hex) of the group's nodeupconfig.yaml; the
     node refuses a different one.  pip_args: extra pip arguments, e.g.
     ``--no-index --find-links http://mirror/wheels`` where PyPI is out of reach.
     environment: exported variables (kops exports AWS_REGION on AWS).
+    collection: a Galaxy requirement, or the URL of the collection tarball.
     """
     name = completed_cluster["metadata"]["name"]
     group = objects.name_of(instance_group)
@@ -153,7 +154,7 @@ def bootstrap_user_data(completed_cluster, instance_group, config_base, nodeup_c
         instance_group=group, cluster_name=name,
         config_base=shlex.quote(config_base), cluster_name_q=shlex.quote(name), instance_group_q=shlex.quote(group),
         nodeup_config=shlex.quote(_join(config_base, nodeup_config.config_path(instance_group))),
-        nodeup_config_hash=shlex.quote(nodeup_config_hash), collection=shlex.quote(collection_url(config_base)),
+        nodeup_config_hash=shlex.quote(nodeup_config_hash), collection=shlex.quote(collection),
         pip_args=shlex.quote(pip_args),
         environment="\n".join("export %s=%s" % (k, shlex.quote(str(v))) for k, v in sorted(exports.items())),
         sysctls="\n".join("sysctl -w %s || true" % s for s in EARLY_SYSCTLS),

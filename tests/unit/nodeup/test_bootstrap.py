@@ -22,14 +22,16 @@ def test_script_is_valid_bash_under_the_ec2_limit(tmp_path):
     path.write_text(script)
     subprocess.run(["bash", "-n", str(path)], check=True)
     assert "NODEUP_CONFIG=s3://bucket/minimal-aws.example.com/igconfig/node/nodes/nodeupconfig.yaml" in script
-    assert "COLLECTION=s3://bucket/minimal-aws.example.com/collections/kubeops-kops-" in script
+    assert "COLLECTION=kubeops.kops==0.1.0\n" in script
     assert "export AWS_REGION=us-test-1" in script
     assert "NODEUP_CONFIG_HASH=" + "ab" * 32 in script
 
 
 def test_values_are_shell_quoted():
-    script = _script(pip_args="--no-index --find-links http://10.0.0.1:8000/wheels")
+    script = _script(pip_args="--no-index --find-links http://10.0.0.1:8000/wheels",
+                     collection="s3://bucket/kubeops-kops-0.1.0.tar.gz")
     assert "PIP_ARGS='--no-index --find-links http://10.0.0.1:8000/wheels'" in script
+    assert "COLLECTION=s3://bucket/kubeops-kops-0.1.0.tar.gz" in script
 
 
 def test_hash_changes_the_script_so_the_launch_template_changes():

@@ -1,0 +1,127 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""What `update cluster` writes to the state store for the nodes.
+
+The keysets the nodes need (created when missing, as kops' PKI model does on
+update), the kubelet bootstrap token (a kops-format secret), the bootstrap
+addon that lets the API server accept that token and approve the kubelets'
+CSRs for this cluster only, and one nodeup config per instance group.  All
+are returned as (path, bytes) changes for one all-or-nothing store write.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import secrets
+import string
+
+from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import config as nodeup_config
+from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
+
+SECRET_PATH = "secrets/%s"
+BOOTSTRAP_ADDON_PATH = "addons/kubelet-bootstrap.kubeops.io/k8s-1.20.yaml"
+TOKEN_ALPHABET = string.ascii_lowercase + string.digits
+
+
+def new_bootstrap_token():
+    """A Kubernetes bootstrap token: [a-z0-9]{6}.[a-z0-9]{16}."""
+    def pick(count):
+        return "".join(secrets.choice(TOKEN_ALPHABET) for index in range(count))
+    return "%s.%s" % (pick(6), pick(16))
+
+
+def secret_bytes(value):
+    """kops' secret file format: JSON with the value base64-encoded under Data."""
+    return json.dumps({"Data": base64.b64encode(value.encode("utf-8")).decode("ascii")}).encode("utf-8")
+
+
+def secret_value(data):
+    return base64.b64decode(json.loads(data.decode("utf-8"))["Data"]).decode("utf-8")
+
+
+def bootstrap_addon(cluster_name, token):
+    """The bootstrap-token Secret and the RBAC that lets only this cluster's token group bootstrap kubelets."""
+    token_id, token_secret = token.split(".")
+    group = nodeup_config.BOOTSTRAP_GROUP % cluster_name
+    documents = [
+        {"apiVersion": "v1", "kind": "Secret", "type": "bootstrap.kubernetes.io/token",
+         "metadata": {"name": "bootstrap-token-%s" % token_id, "namespace": "kube-system",
+                      "labels": {"addon.kops.k8s.io/name": "kubelet-bootstrap.kubeops.io"}},
+         "stringData": {"token-id": token_id, "token-secret": token_secret, "auth-extra-groups": group,
+                        "usage-bootstrap-authentication": "true", "usage-bootstrap-signing": "true",
+                        "description": "kubelet TLS bootstrapping for %s (kubeops.kops)" % cluster_name}},
+    ]
+    bindings = (("kubeops:kubelet-bootstrap", "system:node-bootstrapper", group),
+                ("kubeops:node-autoapprove-bootstrap",
+                 "system:certificates.k8s.io:certificatesigningrequests:nodeclient", group),
+                ("kubeops:node-autoapprove-certificate-rotation",
+                 "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", "system:nodes"),
+                ("kubeops:node-proxier", "system:node-proxier", "system:nodes"))
+    for name, role, subject in bindings:
+        documents.append({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": name, "labels": {"addon.kops.k8s.io/name": "kubelet-bootstrap.kubeops.io"}},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": subject}]})
+    return objects.dump_objects(documents).encode("utf-8")
+
+
+def ensure_keysets(cluster_store, completed):
+    """({name: keyset}, [(path, bytes)] for the keysets that had to be created)."""
+    keysets, changes = {}, []
+    for name in keystore.keyset_names(completed):
+        keyset = keystore.load(cluster_store, name)
+        if keyset is None:
+            keyset = keystore.new_keyset(name)
+            changes.append((keystore.path(name), keystore.dump(keyset)))
+        keysets[name] = keyset
+    return keysets, changes
+
+
+def ensure_bootstrap_token(cluster_store):
+    """(token, [(path, bytes)] when it had to be created)."""
+    path = SECRET_PATH % nodeup_config.KUBELET_BOOTSTRAP_SECRET
+    data = cluster_store.read(path)
+    if data is not None:
+        return secret_value(data), []
+    token = new_bootstrap_token()
+    return token, [(path, secret_bytes(token))]
+
+
+def dump_config(document):
+    return objects.dump_object(document)
+
+
+def node_files(cluster_store, completed, groups):
+    """([(cluster-relative path, bytes)] to write, {instance group: sha256 of its nodeup config}).
+
+    Keysets and the token are only in the list when they are new; every
+    nodeup config and the bootstrap addon are always listed (callers write
+    the ones that differ from the store).
+    """
+    keysets, changes = ensure_keysets(cluster_store, completed)
+    name = completed["metadata"]["name"]
+    config_base = cluster_store.config_base()
+    hashes = {}
+    has_workers = any((g.get("spec") or {}).get("role") == objects.ROLE_NODE for g in groups)
+    for group in groups:
+        completed_group = populate.populate_instance_group_spec(completed, group)
+        document = nodeup_config.build_config(completed, completed_group, keysets, config_base)
+        if has_workers and "APIServerConfig" in document:
+            # Workers bootstrap with a token, so the API server must accept bootstrap tokens (kops
+            # leaves this off because kops-controller signs node certificates instead).
+            document["APIServerConfig"]["KubeAPIServer"] = dict(document["APIServerConfig"]["KubeAPIServer"],
+                                                                enableBootstrapAuthToken=True)
+        data = dump_config(document).encode("utf-8")
+        hashes[objects.name_of(group)] = hashlib.sha256(data).hexdigest()
+        changes.append((nodeup_config.config_path(group), data))
+    if has_workers:
+        token, token_changes = ensure_bootstrap_token(cluster_store)
+        changes += token_changes
+        changes.append((BOOTSTRAP_ADDON_PATH, bootstrap_addon(name, token)))
+    return changes, hashes

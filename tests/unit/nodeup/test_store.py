@@ -1,0 +1,65 @@
+"""What update writes for the nodes: keysets when missing, the bootstrap token once, one nodeup config per group."""
+
+from __future__ import annotations
+
+import hashlib
+
+import yaml
+
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
+from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
+
+from tests.unit.nodeup.test_config import _case, _cloud
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
+
+
+def _setup(tmp_path):
+    cluster, groups = _case("minimal-aws")
+    completed = populate.populate_cluster_spec(cluster, groups, _cloud(cluster))
+    store = layout.ClusterStore(vfs.open_store("file://%s" % tmp_path), completed["metadata"]["name"])
+    return store, completed, groups
+
+
+def test_first_update_creates_everything_second_changes_nothing(tmp_path):
+    store, completed, groups = _setup(tmp_path)
+    changes, hashes = nodeup_store.node_files(store, completed, groups)
+    paths = [p for p, _data in changes]
+    assert "pki/private/kubernetes-ca/keyset.yaml" in paths and "secrets/kubelet-bootstrap-token" in paths
+    assert "igconfig/control-plane/master-us-test-1a/nodeupconfig.yaml" in paths
+    assert "igconfig/node/nodes/nodeupconfig.yaml" in paths
+    written = dict(changes)
+    assert hashes["nodes"] == hashlib.sha256(written["igconfig/node/nodes/nodeupconfig.yaml"]).hexdigest()
+    store.apply(changes)
+    again, again_hashes = nodeup_store.node_files(store, completed, groups)
+    assert [p for p, data in again if store.read(p) != data] == []
+    assert again_hashes == hashes
+
+
+def test_token_is_a_kubernetes_bootstrap_token_bound_to_this_cluster_only(tmp_path):
+    store, completed, groups = _setup(tmp_path)
+    changes, _hashes = nodeup_store.node_files(store, completed, groups)
+    written = dict(changes)
+    token = nodeup_store.secret_value(written["secrets/kubelet-bootstrap-token"])
+    token_id, _sep, secret = token.partition(".")
+    assert len(token_id) == 6 and len(secret) == 16 and token.replace(".", "").isalnum()
+    documents = list(yaml.safe_load_all(written[nodeup_store.BOOTSTRAP_ADDON_PATH]))
+    group = "system:bootstrappers:kubeops:minimal-aws.example.com"
+    assert documents[0]["stringData"]["auth-extra-groups"] == group
+    approve = next(d for d in documents if d["metadata"]["name"] == "kubeops:node-autoapprove-bootstrap")
+    assert approve["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}]
+    worker = yaml.safe_load(written["igconfig/node/nodes/nodeupconfig.yaml"])
+    assert token not in written["igconfig/node/nodes/nodeupconfig.yaml"].decode()  # the node reads the secret
+    assert worker["kubeops"]["kubeletBootstrap"] == {"tokenSecret": "kubelet-bootstrap-token", "group": group}
+    master = yaml.safe_load(written["igconfig/control-plane/master-us-test-1a/nodeupconfig.yaml"])
+    assert master["APIServerConfig"]["KubeAPIServer"]["enableBootstrapAuthToken"] is True
+
+
+def test_a_rotated_ca_changes_the_config_hash(tmp_path):
+    from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
+    store, completed, groups = _setup(tmp_path)
+    changes, hashes = nodeup_store.node_files(store, completed, groups)
+    store.apply(changes)
+    rotated = keystore.add_keypair(keystore.load(store, "kubernetes-ca"))
+    store.apply([(keystore.path("kubernetes-ca"), keystore.dump(rotated))])
+    _changes, after = nodeup_store.node_files(store, completed, groups)
+    assert after["nodes"] != hashes["nodes"]
