@@ -19,6 +19,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Exp
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import sshkey
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.network import region_of
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout
 
 TARGETS = ("direct", "terraform", "cloudformation")
@@ -67,11 +68,13 @@ def apply_direct(service, cluster_name, dry_run, cloud_factory, workers=8, ssh_p
     """Reconcile the cluster's AWS objects; returns (plan, completed spec, store changed?)."""
     completed, groups = load_completed(service, cluster_name)
     keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
+    store = service.cluster_store(cluster_name)
+    # Before the tasks: each group's user data pins the sha256 of its nodeup config.
+    node_changes, _hashes = nodeup_store.node_files(store, completed, groups)
     tasks = list(aws_model.build_tasks(completed, groups, keys).values())
     cloud = cloud_factory(cluster_name, region_of(completed["spec"]))
     plan = runner.run(tasks, cloud, dry_run=dry_run, workers=workers)
-    store = service.cluster_store(cluster_name)
-    changes = [(path, data) for path, data in managed_files(completed) if store.read(path) != data]
+    changes = [(path, data) for path, data in managed_files(completed) + node_changes if store.read(path) != data]
     if changes and not dry_run:
         store.apply(changes)
     return plan, completed, bool(changes) or keys_changed
