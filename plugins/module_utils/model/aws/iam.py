@@ -7,9 +7,10 @@ Roles: masters.<c>, nodes.<c>, bastions.<c>, apiservers.<c>, for the roles the
 cluster has, unless every group of that role brings its own profile
 (spec.iam.profile).  The control plane gets an inline policy: etcd volumes it
 may attach (by tag), the state store (read all of the cluster's config, write
-its backups), and the cluster's Route53 zone.  Nodes never read the store
-(kOps 1.37); they get a policy only for what their add-ons need (ECR pulls,
-the CNI's source/destination check), and none when that is nothing.
+its backups), and the cluster's Route53 zone.  Nodes read only their nodeup
+config and the kubelet bootstrap token from an S3 store (kOps 1.37 nodes read
+nothing: kops-controller serves them), plus what their add-ons need (ECR
+pulls, the CNI's source/destination check).
 """
 
 from __future__ import annotations
@@ -53,9 +54,27 @@ def node_policy(cluster):
     for applies, needed in NODE_ACTIONS:
         if applies(cluster["spec"]):
             actions.update(needed)
-    if not actions:
+    statements = node_store_statements(cluster["spec"].get("configBase", ""))
+    if actions:
+        statements.append({"Action": sorted(actions), "Effect": "Allow", "Resource": "*"})
+    if not statements:
         return None
-    return {"Statement": [{"Action": sorted(actions), "Effect": "Allow", "Resource": "*"}], "Version": "2012-10-17"}
+    return {"Statement": statements, "Version": "2012-10-17"}
+
+
+def node_store_statements(config_base):
+    """What a worker reads from an S3 state store: its group's nodeup config and the kubelet bootstrap
+    token, nothing else (never pki/: workers bootstrap their kubelet certificate through the API server).
+    kOps' workers read nothing (kops-controller hands them their config); ours boot without it."""
+    if not config_base.startswith("s3://"):
+        return []
+    bucket, key = _s3_parts(config_base)
+    return [
+        {"Action": ["s3:GetObject"], "Effect": "Allow",
+         "Resource": ["arn:aws:s3:::%s/%s/igconfig/node/*" % (bucket, key),
+                      "arn:aws:s3:::%s/%s/secrets/kubelet-bootstrap-token" % (bucket, key)]},
+        {"Action": ["s3:GetBucketLocation"], "Effect": "Allow", "Resource": ["arn:aws:s3:::%s" % bucket]},
+    ]
 
 
 def _s3_parts(url):
