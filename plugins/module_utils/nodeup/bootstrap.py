@@ -15,6 +15,7 @@ rolling update replaces the group's instances, as with kops.
 
 from __future__ import annotations
 
+import json
 import shlex
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
@@ -43,6 +44,7 @@ NODEUP_CONFIG={nodeup_config}
 NODEUP_CONFIG_HASH={nodeup_config_hash}
 COLLECTION={collection}
 PIP_ARGS={pip_args}
+NODEUP_VARS={nodeup_vars}
 INSTALL_DIR=/opt/kubeops
 {environment}
 {sysctls}
@@ -122,13 +124,15 @@ retry "${{INSTALL_DIR}}/venv/bin/ansible-galaxy" collection install --force -p "
 retry fetch "${{NODEUP_CONFIG}}" "${{INSTALL_DIR}}/conf/nodeupconfig.yaml"
 if [[ -n "${{NODEUP_CONFIG_HASH}}" ]]; then retry verify_nodeup_config "${{INSTALL_DIR}}/conf/nodeupconfig.yaml"; fi
 
+printf '%s\n' "${{NODEUP_VARS}}" > "${{INSTALL_DIR}}/conf/nodeup-vars.json"
+
 log "running nodeup for ${{INSTANCE_GROUP}}"
 export ANSIBLE_COLLECTIONS_PATH="${{INSTALL_DIR}}/collections"
 "${{INSTALL_DIR}}/venv/bin/ansible-playbook" -c local -i localhost, \\
   "${{INSTALL_DIR}}/collections/ansible_collections/kubeops/kops/playbooks/nodeup.yml" \\
   -e ansible_python_interpreter="${{INSTALL_DIR}}/venv/bin/python" \\
   -e nodeup_hosts=localhost -e cluster_name="${{CLUSTER_NAME}}" -e instance_group="${{INSTANCE_GROUP}}" \\
-  -e nodeup_config_path="${{INSTALL_DIR}}/conf/nodeupconfig.yaml"
+  -e nodeup_config_path="${{INSTALL_DIR}}/conf/nodeupconfig.yaml" -e "@${{INSTALL_DIR}}/conf/nodeup-vars.json"
 log "done"
 """
 
@@ -138,7 +142,7 @@ def _join(config_base, relpath):
 
 
 def bootstrap_user_data(completed_cluster, instance_group, config_base, nodeup_config_hash="",
-                        pip_args="", environment=None, collection=GALAXY_COLLECTION):
+                        pip_args="", environment=None, collection=GALAXY_COLLECTION, nodeup_vars=None):
     """The boot script (str) for the nodes of one instance group.
 
     nodeup_config_hash: sha256 (hex) of the group's nodeupconfig.yaml; the
@@ -146,6 +150,8 @@ def bootstrap_user_data(completed_cluster, instance_group, config_base, nodeup_c
     ``--no-index --find-links http://mirror/wheels`` where PyPI is out of reach.
     environment: exported variables (kops exports AWS_REGION on AWS).
     collection: a Galaxy requirement, or the URL of the collection tarball.
+    nodeup_vars: role variables for roles/nodeup and roles/protokube (overrides, e.g.
+    nodeup_distro_packages), passed to the playbook as extra vars.
     """
     name = completed_cluster["metadata"]["name"]
     group = objects.name_of(instance_group)
@@ -155,7 +161,7 @@ def bootstrap_user_data(completed_cluster, instance_group, config_base, nodeup_c
         config_base=shlex.quote(config_base), cluster_name_q=shlex.quote(name), instance_group_q=shlex.quote(group),
         nodeup_config=shlex.quote(_join(config_base, nodeup_config.config_path(instance_group))),
         nodeup_config_hash=shlex.quote(nodeup_config_hash), collection=shlex.quote(collection),
-        pip_args=shlex.quote(pip_args),
+        pip_args=shlex.quote(pip_args), nodeup_vars=shlex.quote(json.dumps(nodeup_vars or {}, sort_keys=True)),
         environment="\n".join("export %s=%s" % (k, shlex.quote(str(v))) for k, v in sorted(exports.items())),
         sysctls="\n".join("sysctl -w %s || true" % s for s in EARLY_SYSCTLS),
         python_packages=" ".join(shlex.quote(p) for p in (ANSIBLE_CORE,) + NODE_PYTHON_PACKAGES),

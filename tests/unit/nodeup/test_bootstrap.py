@@ -29,7 +29,9 @@ def test_script_is_valid_bash_under_the_ec2_limit(tmp_path):
 
 def test_values_are_shell_quoted():
     script = _script(pip_args="--no-index --find-links http://10.0.0.1:8000/wheels",
-                     collection="s3://bucket/kubeops-kops-0.1.0.tar.gz")
+                     collection="s3://bucket/kubeops-kops-0.1.0.tar.gz",
+                     nodeup_vars={"nodeup_distro_packages": {"containerd": "containerd"}})
+    assert """NODEUP_VARS='{"nodeup_distro_packages": {"containerd": "containerd"}}'""" in script
     assert "PIP_ARGS='--no-index --find-links http://10.0.0.1:8000/wheels'" in script
     assert "COLLECTION=s3://bucket/kubeops-kops-0.1.0.tar.gz" in script
 
