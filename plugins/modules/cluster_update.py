@@ -16,11 +16,11 @@ description:
   - The whole task graph runs inside this one module, independent objects in parallel.
   - Check mode is the dry run; only describe calls are made and the plan lists each object as
     create, update or unchanged with its field changes.
-  - "Covered today: the network (VPC, DHCP options, internet gateway, route tables and routes, subnets,
-    NAT gateways and their elastic IPs), the firewall (security groups and rules), IAM roles, instance
-    profiles and policies, the etcd volumes and the API network load balancer. Launch templates,
-    autoscaling groups, the SSH key, the bastion load balancer and node-termination-handler resources
-    are not built yet."
+  - Besides the cloud objects it writes what the nodes read to the state store, in one all-or-nothing write
+    with the completed spec. These are each instance group's nodeup config
+    (C(igconfig/<role>/<group>/nodeupconfig.yaml)), the cluster's CAs when missing, and the kubelet
+    bootstrap token with its RBAC addon. See the collection's docs/nodeup-config.md.
+  - docs/aws-model.md lists the AWS objects covered and how they compare with kops' own output.
 options:
   cluster_name:
     description: The cluster to update.
