@@ -17,7 +17,7 @@ import posixpath
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import semver
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import asset_data
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import asset_data, etcd
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
 
 ARCHITECTURES = ("amd64", "arm64")
@@ -263,7 +263,6 @@ def kubeops_section(completed_cluster, instance_group, config_base):
     if role == objects.ROLE_NODE:
         section["kubeletBootstrap"] = {"tokenSecret": KUBELET_BOOTSTRAP_SECRET, "group": BOOTSTRAP_GROUP % name}
     if role == objects.ROLE_CONTROL_PLANE:
-        from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd  # roles/protokube's input
         section["etcdClusters"] = etcd.etcd_clusters(completed_cluster, instance_group, config_base)
     return section
 
