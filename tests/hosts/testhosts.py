@@ -1,0 +1,269 @@
+"""Machines-in-miniature for the node roles: network namespaces + overlay roots + systemd-nspawn.
+
+Each host has its own network namespace with a veth on a bridge (a 10.231.x.0/24
+per pool prefix, the bridge is .1, hosts .11 up), its own root (an overlayfs over one cached
+Debian image), real systemd as PID 1 (`systemd-nspawn -b`) and sshd with a key
+the pool makes.  Nothing routes out: no default route, no forwarding.  See
+docs/test-hosts.md for the measured times and the flags that were needed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import hashlib
+import http.server
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+CACHE = pathlib.Path(os.environ.get("KUBEOPS_TESTHOST_CACHE", "/var/cache/kubeops-kops"))
+BUILD_SCRIPT = HERE / "build_image.sh"
+FIRST_HOST = 11
+
+
+class HostError(RuntimeError):
+    pass
+
+
+def image_dir():
+    """The cached root filesystem, keyed by the build script's content (a changed script rebuilds)."""
+    key = hashlib.sha256(BUILD_SCRIPT.read_bytes()).hexdigest()[:12]
+    return CACHE / ("bookworm-%s" % key)
+
+
+def ensure_image():
+    """Build the image once (minutes the first time); returns its directory."""
+    target = image_dir()
+    if not target.is_dir():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run(["bash", str(BUILD_SCRIPT), str(target)], capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise HostError("building the test-host image failed (%s %s):\n%s" % (BUILD_SCRIPT, target,
+                                                                               proc.stderr[-3000:]))
+    return target
+
+
+def _sh(*args, check=True):
+    return subprocess.run(list(args), capture_output=True, text=True, check=check)
+
+
+class Host(object):
+    def __init__(self, pool, index):
+        self.pool = pool
+        self.index = index
+        self.name = "%s%d" % (pool.prefix, index)
+        self.address = "%s.%d" % (pool.subnet, FIRST_HOST + index - 1)
+        self.dir = pool.workdir / self.name
+        self.root = self.dir / "root"
+        self.process = None
+
+    # -- lifecycle -------------------------------------------------------
+    def prepare(self):
+        """Network namespace, veth, overlay root, SSH keys, /etc/hosts: once per host."""
+        for sub in ("upper", "work", "root"):
+            (self.dir / sub).mkdir(parents=True, exist_ok=True)
+        _sh("ip", "netns", "add", self.name)
+        _sh("ip", "link", "add", self.name + "h", "type", "veth", "peer", "name", self.name + "c")
+        _sh("ip", "link", "set", self.name + "h", "master", self.pool.bridge, "up")
+        _sh("ip", "link", "set", self.name + "c", "netns", self.name)
+        netns = ("ip", "netns", "exec", self.name)
+        _sh(*netns, "ip", "link", "set", self.name + "c", "name", "eth0")
+        _sh(*netns, "ip", "addr", "add", self.address + "/24", "dev", "eth0")
+        _sh(*netns, "ip", "link", "set", "eth0", "up")
+        _sh(*netns, "ip", "link", "set", "lo", "up")
+        self.mount()
+        etc = self.root / "etc"
+        (etc / "hostname").write_text(self.name + "\n")
+        lines = ["127.0.0.1 localhost", "::1 localhost ip6-localhost ip6-loopback", "%s %s" % (self.address, self.name)]
+        lines += ["%s %s" % (h.address, h.name) for h in self.pool.hosts if h is not self]
+        (etc / "hosts").write_text("\n".join(lines) + "\n")
+        if (etc / "resolv.conf").exists() or (etc / "resolv.conf").is_symlink():
+            (etc / "resolv.conf").unlink()
+        (etc / "resolv.conf").write_text("# no name servers: test hosts reach only the test bridge\n")
+        _sh("chroot", str(self.root), "ssh-keygen", "-A")
+        ssh_dir = self.root / "root" / ".ssh"
+        ssh_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        (ssh_dir / "authorized_keys").write_text(self.pool.public_key)
+        os.chmod(ssh_dir / "authorized_keys", 0o600)
+        for path in self.pool.binds:
+            (self.root / str(path).lstrip("/")).mkdir(parents=True, exist_ok=True)
+
+    def mount(self):
+        if not os.path.ismount(self.root):
+            _sh("mount", "-t", "overlay", "overlay", "-o", "lowerdir=%s,upperdir=%s,workdir=%s"
+                % (self.pool.image, self.dir / "upper", self.dir / "work"), str(self.root))
+
+    def start(self):
+        """Boot systemd in the host and wait for SSH."""
+        self.mount()
+        command = ["systemd-nspawn", "--boot", "--quiet", "--directory", str(self.root), "--machine", self.name,
+                   "--register=no", "--keep-unit", "--network-namespace-path=/run/netns/%s" % self.name,
+                   "--capability=all", "--private-users=no", "--resolv-conf=off", "--timezone=off",
+                   "--link-journal=no", "--console=pipe"]
+        command += ["--bind=%s" % path for path in self.pool.binds]
+        env = dict(os.environ, SYSTEMD_NSPAWN_UNIFIED_HIERARCHY="0")
+        log = open(self.dir / "console.log", "ab")
+        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                        env=env, start_new_session=True)
+        log.close()
+        self.wait_for_ssh()
+        return self
+
+    def wait_for_ssh(self, timeout=60.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise HostError("%s: systemd-nspawn exited with %s; console:\n%s"
+                                % (self.name, self.process.returncode, self.console()[-3000:]))
+            try:
+                with socket.create_connection((self.address, 22), timeout=1):
+                    pass
+                if self.run("true", timeout=10).returncode == 0:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise HostError("%s (%s): no SSH after %.0f s; console:\n%s"
+                        % (self.name, self.address, timeout, self.console()[-3000:]))
+
+    def console(self):
+        try:
+            return (self.dir / "console.log").read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def stop(self, timeout=20.0):
+        """Power the host off (its overlay upper dir, i.e. its disk, is kept)."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()  # nspawn asks systemd in the container to power off
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(10)
+
+    def destroy(self):
+        self.stop()
+        if os.path.ismount(self.root):
+            _sh("umount", "-l", str(self.root), check=False)
+        _sh("ip", "link", "del", self.name + "h", check=False)
+        _sh("ip", "netns", "del", self.name, check=False)
+
+    # -- use ---------------------------------------------------------------
+    def ssh_command(self, command):
+        return ["ssh", "-i", str(self.pool.key_file), "-o", "StrictHostKeyChecking=no",
+                "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "-o", "BatchMode=yes",
+                "-o", "ConnectTimeout=5", "root@" + self.address, command]
+
+    def run(self, command, timeout=300, check=False):
+        """Run a shell command in the host over SSH -> CompletedProcess (text)."""
+        return subprocess.run(self.ssh_command(command), capture_output=True, text=True, timeout=timeout,
+                              check=check)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the base class's signature
+        pass
+
+
+class HostPool(object):
+    """Several test hosts on one bridge. Use as: pool = HostPool(...); hosts = pool.start(); ...; pool.stop()."""
+
+    def __init__(self, prefix="kk", count=1, binds=(), systemd=True):
+        if not systemd:
+            raise HostError("only systemd hosts are supported (the roles manage services)")
+        self.prefix = prefix
+        self.count = count
+        self.binds = [str(pathlib.Path(b).resolve()) for b in binds]
+        # One /24 per prefix, so pools with different prefixes (xdist workers) never share addresses.
+        self.subnet = "10.231.%d" % (int(hashlib.sha256(prefix.encode()).hexdigest(), 16) % 200 + 20)
+        self.bridge = prefix + "br0"
+        self.workdir = pathlib.Path(tempfile.mkdtemp(prefix="kubeops-hosts-%s-" % prefix))
+        self.key_file = self.workdir / "id_ed25519"
+        self.public_key = ""
+        self.image = None
+        self.hosts = []
+        self.servers = []
+        self._stopped = False
+
+    def start(self):
+        self.image = ensure_image()
+        self.cleanup_leftovers()
+        _sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.key_file))
+        self.public_key = (self.workdir / "id_ed25519.pub").read_text()
+        _sh("ip", "link", "add", self.bridge, "type", "bridge")
+        _sh("ip", "addr", "add", "%s.1/24" % self.subnet, "dev", self.bridge)
+        _sh("ip", "link", "set", self.bridge, "up")
+        atexit.register(self.stop)
+        self.hosts = [Host(self, i) for i in range(1, self.count + 1)]
+        for host in self.hosts:
+            host.prepare()
+        errors = []
+        threads = [threading.Thread(target=self._start_host, args=(h, errors)) for h in self.hosts]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            self.stop()
+            raise errors[0]
+        return self.hosts
+
+    @staticmethod
+    def _start_host(host, errors):
+        try:
+            host.start()
+        except Exception as exc:  # reported by start()
+            errors.append(exc)
+
+    def cleanup_leftovers(self):
+        """Remove namespaces, links and mounts a crashed run with this prefix left behind."""
+        for line in _sh("ip", "-o", "link", "show", check=False).stdout.splitlines():
+            name = line.split(":")[1].strip().split("@")[0]
+            if name.startswith(self.prefix) and (name == self.bridge or name.endswith("h")):
+                _sh("ip", "link", "del", name, check=False)
+        for line in _sh("ip", "netns", "list", check=False).stdout.splitlines():
+            name = line.split()[0]
+            if name.startswith(self.prefix) and name[len(self.prefix):].isdigit():
+                _sh("ip", "netns", "del", name, check=False)
+
+    def inventory_file(self, path, groups=None, hostvars=None):
+        """A YAML inventory of the hosts; groups: {group: [host names]}; hostvars: {host: {var: value}}."""
+        import yaml
+        common = {"ansible_user": "root", "ansible_ssh_private_key_file": str(self.key_file),
+                  "ansible_python_interpreter": "/usr/bin/python3",
+                  "ansible_ssh_common_args": "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null"}
+        hosts = {h.name: dict(common, ansible_host=h.address, **((hostvars or {}).get(h.name) or {}))
+                 for h in self.hosts}
+        children = {group: {"hosts": {name: {} for name in names}} for group, names in (groups or {}).items()}
+        pathlib.Path(path).write_text(yaml.safe_dump({"all": {"hosts": hosts, "children": children}}))
+        return path
+
+    def serve_directory(self, path):
+        """Serve a directory over HTTP on the bridge address; returns the URL (no trailing slash)."""
+        handler = functools.partial(_QuietHandler, directory=str(path))
+        server = http.server.ThreadingHTTPServer(("%s.1" % self.subnet, 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.servers.append(server)
+        return "http://%s.1:%d" % (self.subnet, server.server_address[1])
+
+    def stop(self):
+        if self._stopped:
+            return
+        self._stopped = True
+        for server in self.servers:
+            server.shutdown()
+        for host in self.hosts:
+            host.stop()
+        for host in self.hosts:
+            host.destroy()
+        _sh("ip", "link", "del", self.bridge, check=False)
+        shutil.rmtree(self.workdir, ignore_errors=True)
