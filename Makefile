@@ -12,7 +12,7 @@ export PYTHONPATH := $(CURDIR)/$(COLL)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 DEMO_STORE ?= file://$(CURDIR)/out/state
 
-.PHONY: venv demo test lint sanity clean collection
+.PHONY: venv demo test lint sanity clean collection host-tools
 
 venv: $(BIN)/.installed $(COLL_LINK)
 
@@ -40,7 +40,15 @@ demo: venv
 	  -e output=$(CURDIR)/out/demo.example.com.yaml
 	@echo "Cluster spec: out/demo.example.com.yaml  Terraform: out/terraform/kubernetes.tf  state store: $(DEMO_STORE)"
 
-test: venv $(BIN)/.installed-test
+# What the test hosts (tests/hosts/) need on this machine; Debian packages, installed when missing.
+HOST_TOOLS := debootstrap systemd-nspawn:systemd-container ssh:openssh-client
+host-tools:
+	@missing=""; for t in $(HOST_TOOLS); do cmd=$${t%%:*}; pkg=$${t#*:}; \
+	  command -v $$cmd >/dev/null || missing="$$missing $$pkg"; done; \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ]; then \
+	  apt-get install -y -q $$missing >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q $$missing >/dev/null; }; fi
+
+test: venv $(BIN)/.installed-test host-tools
 	$(BIN)/python -m pytest -q tests
 	$(MAKE) --no-print-directory lint sanity
 
