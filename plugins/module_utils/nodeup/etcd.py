@@ -4,32 +4,63 @@
 """The etcd clusters a control-plane group's nodes run (roles/protokube's input).
 
 What etcd-manager learns from its manifest and the volume tags, as data:
-ports by cluster name (kops' wellknownports), members from
-spec.etcdClusters[].etcdMembers, the backup store and how each member finds
-its EBS volume (the tags model/aws/volumes.py puts on it).
+ports by cluster name (kops' wellknownports), etcd-manager's cluster name
+(member DNS names are <clusterName>-<member><dnsSuffix>, e.g. etcd-a and
+etcd-events-a), members from spec.etcdClusters[].etcdMembers, the backup
+store, backup interval and retention, and how each member finds its EBS
+volume (the tags model/aws/volumes.py puts on it).
 """
 
 from __future__ import annotations
+
+import re
 
 # (client port, peer port) by etcd cluster name, as kops' wellknownports assigns them.
 PORTS = {"main": (4001, 2380), "events": (4002, 2381), "cilium": (4003, 2382), "leases": (4004, 2383)}
 BACKUP_INTERVAL_MINUTES = 15  # etcd-manager's default
 BACKUP_RETENTION_DAYS = 90  # ETCD_MANAGER_DAILY_BACKUPS_RETENTION=90d
+GO_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|m|s|ms|us|µs|ns)")
+SECONDS_PER_UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+def etcd_manager_cluster_name(etcd_name):
+    """etcd-manager's --cluster-name as kops sets it: etcd for main, etcd-<name> otherwise."""
+    return "etcd" if etcd_name == "main" else "etcd-%s" % etcd_name
+
+
+def go_duration_minutes(text):
+    """Minutes (at least 1) of a Go duration such as 1h0m0s or 30m."""
+    if not text or GO_DURATION_PART.sub("", text) != "":
+        raise ValueError("backupInterval %r: not a Go duration (for example 15m or 1h0m0s)" % text)
+    seconds = sum(float(n) * SECONDS_PER_UNIT[unit] for n, unit in GO_DURATION_PART.findall(text))
+    return max(1, int(round(seconds / 60.0)))
+
+
+def backup_store(etcd, spec_config_base, config_base):
+    """The spec's backup store, moved under config_base when it is kops' default location."""
+    default = "%s/backups/etcd/%s" % (config_base.rstrip("/"), etcd["name"])
+    configured = (etcd.get("backups") or {}).get("backupStore")
+    if not configured or (spec_config_base and configured.startswith(spec_config_base.rstrip("/") + "/")):
+        return default
+    return configured
 
 
 def etcd_clusters(completed_cluster, instance_group, config_base):
     """[etcd cluster] for the kubeops section of a control-plane group's nodeup config."""
     name = completed_cluster["metadata"]["name"]
+    spec = completed_cluster["spec"]
     clusters = []
-    for etcd in completed_cluster["spec"].get("etcdClusters") or []:
+    for etcd in spec.get("etcdClusters") or []:
         if etcd["name"] not in PORTS:
             raise ValueError("etcd cluster %s: no well-known ports (use one of %s)"
                              % (etcd["name"], ", ".join(sorted(PORTS))))
         client_port, peer_port = PORTS[etcd["name"]]
+        manager = etcd.get("manager") or {}
         members = etcd.get("etcdMembers") or []
         all_names = ",".join(m["name"] for m in members)
         clusters.append({
             "name": etcd["name"],
+            "clusterName": etcd_manager_cluster_name(etcd["name"]),
             "version": etcd.get("version"),
             "clientPort": client_port,
             "peerPort": peer_port,
@@ -39,8 +70,9 @@ def etcd_clusters(completed_cluster, instance_group, config_base):
                                         "k8s.io/role/control-plane": "1",
                                         "kubernetes.io/cluster/%s" % name: "owned"}}
                         for m in members],
-            "backupStore": "%s/backups/etcd/%s" % (config_base.rstrip("/"), etcd["name"]),
-            "backupIntervalMinutes": BACKUP_INTERVAL_MINUTES,
-            "backupRetentionDays": BACKUP_RETENTION_DAYS,
+            "backupStore": backup_store(etcd, spec.get("configBase"), config_base),
+            "backupIntervalMinutes": (go_duration_minutes(manager["backupInterval"])
+                                      if manager.get("backupInterval") else BACKUP_INTERVAL_MINUTES),
+            "backupRetentionDays": int(manager.get("backupRetentionDays") or BACKUP_RETENTION_DAYS),
         })
     return clusters
