@@ -1,0 +1,147 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: node_files
+short_description: Write all of a node's configuration files from its nodeup config in one call
+version_added: 0.1.0
+description:
+  - Renders what kops' nodeup writes on a node from the instance group's nodeup config. These are the sysctls,
+    the kernel modules to load, containerd's C(config.toml) and unit drop-in, C(crictl.yaml), the cluster CA,
+    the kubelet's C(KubeletConfiguration), flags, systemd unit and kubeconfig (a bootstrap kubeconfig for
+    workers), and the config's file assets.
+  - Writes only the files whose content or mode differ (atomically) and returns which systemd units must
+    restart because of them, so handlers restart only what changed. One task instead of one per file.
+options:
+  nodeup_config:
+    description: The instance group's nodeup config document (docs/nodeup-config.md).
+    type: dict
+    required: true
+  node_name:
+    description: This node's name.
+    type: str
+    required: true
+  node_address:
+    description: This node's IP address (the kubelet's C(--node-ip)); omitted when empty.
+    type: str
+    default: ""
+  bootstrap_token:
+    description: The kubelet bootstrap token, for worker groups (read from the state store secret).
+    type: str
+  root:
+    description: Write under this directory instead of C(/) (for inspection and tests).
+    type: path
+    default: /
+attributes:
+  check_mode:
+    description: Reports the files and units that would change; writes nothing.
+    support: full
+  diff_mode:
+    description: Shows before and after of each changed text file (never of files written 0600).
+    support: full
+author:
+  - kubeops maintainers (@kubeops)
+"""
+
+EXAMPLES = r"""
+- name: Write the node's files
+  kubeops.kops.node_files:
+    nodeup_config: "{{ nodeup_config }}"
+    node_name: "{{ inventory_hostname }}"
+    node_address: "{{ ansible_host }}"
+  register: nodeup_files
+"""
+
+RETURN = r"""
+changed_files:
+  description: Paths written (or that would be written in check mode).
+  returned: always
+  type: list
+  elements: str
+restart:
+  description: systemd units whose inputs changed.
+  returned: always
+  type: list
+  elements: str
+  sample: [containerd, kubelet]
+files:
+  description: Every path this module manages for the node.
+  returned: always
+  type: list
+  elements: str
+"""
+
+import os
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_text
+
+
+def current(path):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(), os.stat(path).st_mode & 0o7777
+    except (IOError, OSError):
+        return None, None
+
+
+def write(path, data, mode):
+    directory = os.path.dirname(path)
+    os.makedirs(directory, mode=0o755, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=directory, prefix=".kubeops-")
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.rename(temp, path)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
+
+
+def main():
+    module = AnsibleModule(argument_spec=dict(
+        nodeup_config=dict(type="dict", required=True),
+        node_name=dict(type="str", required=True),
+        node_address=dict(type="str", default=""),
+        bootstrap_token=dict(type="str", no_log=True),
+        root=dict(type="path", default="/"),
+    ), supports_check_mode=True)
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import files as node_files
+
+    params = module.params
+    try:
+        wanted = node_files.node_files(params["nodeup_config"], {"name": params["node_name"],
+                                                                 "address": params["node_address"]},
+                                       bootstrap_token=params["bootstrap_token"])
+    except (ValueError, KeyError, TypeError) as exc:
+        module.fail_json(msg="nodeup_config: %s" % exc)
+    changed, restart, befores, afters = [], [], [], []
+    for item in wanted:
+        path = os.path.join(params["root"], item.path.lstrip("/"))
+        data, mode = current(path)
+        if data == item.content and mode == item.mode:
+            continue
+        changed.append(item.path)
+        restart.extend(u for u in item.restarts if u not in restart)
+        if item.mode & 0o077:  # never show files that hold credentials
+            befores.append("# %s\n%s" % (item.path, to_text(data or b"")))
+            afters.append("# %s\n%s" % (item.path, to_text(item.content)))
+        if not module.check_mode:
+            write(path, item.content, item.mode)
+    result = dict(changed=bool(changed), changed_files=changed, restart=restart, files=[w.path for w in wanted])
+    if module._diff and changed:
+        result["diff"] = {"before": "\n".join(befores), "after": "\n".join(afters)}
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""roles/nodeup on real test hosts: a control-plane and a worker node from their nodeup configs."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+
+import pytest
+
+from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
+
+from tests.integration.conftest import BIN, REPO, ansible_env
+
+pytestmark = pytest.mark.hosts
+CLUSTER = "nodes.example.com"
+OPTIONS = {"cluster_name": CLUSTER, "cloud_provider": "aws", "zones": ["us-east-1a"], "networking": "cni",
+           "kubernetes_version": "v1.34.2"}
+# No network in the test hosts: containerd and runc come from Debian's packages (cached in the image);
+# kubelet and kubectl exist in no reachable registry, so they are not downloaded (their files are still written).
+EXTRA = ["-e", json.dumps({"nodeup_distro_packages": {"containerd": "containerd", "runc": "runc"},
+                           "nodeup_download_assets": False})]
+
+
+def _store(tmp_path):
+    root = tmp_path / "state"
+    service = ClusterService("file://%s" % root)
+    service.execute(service.plan_create(OPTIONS))
+    cluster, groups = service.read(CLUSTER)
+    cluster_store = service.cluster_store(CLUSTER)
+    changes, _hashes = nodeup_store.node_files(cluster_store, service.validate(cluster, groups), groups)
+    cluster_store.apply(changes)
+    return root, {g["spec"]["role"]: g["metadata"]["name"] for g in groups}
+
+
+def run_nodeup(inventory, *extra):
+    env = dict(ansible_env(REPO / "build" / "collections"), ANSIBLE_PIPELINING="true")
+    started = time.monotonic()
+    proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(inventory), str(REPO / "playbooks" / "nodeup.yml")]
+                          + EXTRA + list(extra), env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
+    return [int(n) for n in re.findall(r"changed=(\d+)", proc.stdout)], time.monotonic() - started
+
+
+def test_control_plane_and_worker_nodes(host_pool, tmp_path):
+    store, groups = _store(tmp_path)
+    pool = host_pool(2, binds=[store])
+    control, worker = pool.hosts
+    hostvars = {control.name: {"kops_role": "Master", "kops_instance_group": groups["Master"]},
+                worker.name: {"kops_role": "Node", "kops_instance_group": groups["Node"]}}
+    for variables in hostvars.values():
+        variables.update(kops_state_store="file://%s" % store, kops_cluster_name=CLUSTER)
+    inventory = pool.inventory_file(tmp_path / "hosts.yml", hostvars=hostvars)
+    first, _elapsed = run_nodeup(inventory)
+    assert all(n > 0 for n in first)
+    for host in pool.hosts:
+        version = host.run("ctr version")
+        assert version.returncode == 0 and "Server:" in version.stdout, version.stderr
+        toml = host.run("cat /etc/containerd/config.toml").stdout
+        assert "SystemdCgroup = true" in toml and 'sandbox_image = "registry.k8s.io/pause:' in toml
+        config = json.loads(host.run("cat /var/lib/kubelet/kubelet-config.yaml").stdout)
+        # kubernetes-validate has no schema for KubeletConfiguration (not an API object): check its shape.
+        assert (config["apiVersion"], config["kind"]) == ("kubelet.config.k8s.io/v1beta1", "KubeletConfiguration")
+        assert config["cgroupDriver"] == "systemd" and config["clusterDNS"] == ["100.64.0.10"]
+        # systemd-nspawn keeps /proc/sys read-only in the hosts, so the file is checked, not the live value.
+        assert "net.ipv4.ip_forward=1" in host.run("cat /etc/sysctl.d/99-k8s-general.conf").stdout
+    flags = control.run("cat /etc/sysconfig/kubelet").stdout
+    assert "node-role.kubernetes.io/control-plane=" in flags and "--bootstrap-kubeconfig" not in flags
+    assert "--bootstrap-kubeconfig" in worker.run("cat /etc/sysconfig/kubelet").stdout
+    bootstrap = worker.run("stat -c %a /var/lib/kubelet/bootstrap-kubeconfig; cat /var/lib/kubelet/bootstrap-kubeconfig")
+    mode, document = bootstrap.stdout.split("\n", 1)
+    token = nodeup_store.secret_value((store / CLUSTER / "secrets" / "kubelet-bootstrap-token").read_bytes())
+    assert mode == "600" and json.loads(document)["users"][0]["user"]["token"] == token
+    assert json.loads(document)["clusters"][0]["cluster"]["server"] == "https://api.internal.%s:443" % CLUSTER
+
+    pid_before = control.run("systemctl show -p MainPID --value containerd").stdout.strip()
+    again, noop = run_nodeup(inventory)
+    assert again == [0, 0]
+    assert control.run("systemctl show -p MainPID --value containerd").stdout.strip() == pid_before
+    print("nodeup: second (no-op) run on 2 hosts %.1f s" % noop)
