@@ -1,0 +1,63 @@
+"""The launch template's user data, run in a fresh test host against a file:// store, makes it a node."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+
+import pytest
+
+from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import bootstrap, config as nodeup_config
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
+
+from tests.nodes import boot_artifacts
+
+pytestmark = pytest.mark.hosts
+CLUSTER = "boot.example.com"
+OPTIONS = {"cluster_name": CLUSTER, "cloud_provider": "aws", "zones": ["us-east-1a"], "networking": "cni",
+           "kubernetes_version": "v1.34.2"}
+
+
+def test_user_data_boots_a_worker(host_pool, tmp_path):
+    wheels = boot_artifacts.wheelhouse()
+    artifacts = tmp_path / "artifacts"
+    artifacts.mkdir()
+    tarball = boot_artifacts.collection_tarball(artifacts)
+    store = tmp_path / "state"
+    service = ClusterService("file://%s" % store)
+    service.execute(service.plan_create(OPTIONS))
+    cluster, groups = service.read(CLUSTER)
+    completed = service.validate(cluster, groups)
+    cluster_store = service.cluster_store(CLUSTER)
+    changes, hashes = nodeup_store.node_files(cluster_store, completed, groups)
+    cluster_store.apply(changes)
+    worker = next(g for g in groups if g["spec"]["role"] == "Node")
+    config_path = store / CLUSTER / nodeup_config.config_path(worker)
+    assert hashes[worker["metadata"]["name"]] == hashlib.sha256(config_path.read_bytes()).hexdigest()
+
+    pool = host_pool(1, binds=[store, artifacts, wheels])
+    script = bootstrap.bootstrap_user_data(
+        completed, worker, "file://%s/%s" % (store, CLUSTER), nodeup_config_hash=hashes[worker["metadata"]["name"]],
+        pip_args="--no-index --find-links %s" % wheels, collection="file://%s" % tarball,
+        environment={"AWS_REGION": "us-east-1"},
+        nodeup_vars={"nodeup_distro_packages": {"containerd": "containerd", "runc": "runc"},
+                     "nodeup_download_assets": False})
+    (artifacts / "user_data").write_text(script)
+    host = pool.hosts[0]
+    started = time.monotonic()
+    boot = host.run("bash %s/user_data" % artifacts, timeout=900)
+    elapsed = time.monotonic() - started
+    assert boot.returncode == 0, boot.stdout[-4000:] + boot.stderr[-4000:]
+    assert host.run("ctr version").returncode == 0
+    assert "--bootstrap-kubeconfig" in host.run("cat /etc/sysconfig/kubelet").stdout
+    assert host.run("test -s /var/lib/kubelet/bootstrap-kubeconfig").returncode == 0
+    assert host.run("/opt/kubeops/venv/bin/ansible --version").returncode == 0
+    print("boot: user data configured a fresh host in %.1f s" % elapsed)
+
+    # A store that changed after the template was made is refused, as kops refuses a wrong NodeupConfigHash.
+    tampered = script.replace("NODEUP_CONFIG_HASH=" + hashes[worker["metadata"]["name"]],
+                              "NODEUP_CONFIG_HASH=" + "0" * 64)
+    (artifacts / "tampered").write_text(tampered.replace("for attempt in 1 2 3 4 5 6 7 8 9 10", "for attempt in 1"))
+    refused = host.run("bash %s/tampered" % artifacts, timeout=600)
+    assert refused.returncode != 0 and "nodeup config hash" in refused.stderr
