@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Benchmark: a second (no-op) nodeup run on a control-plane test host, pipelining on.
 
 Run as root from the repo root (after `make venv` and `make test` once built the test-host image):

@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # Build the test-host root filesystem once: Debian bookworm (minbase) with sshd, python3, systemd,
 # and Debian's etcd/containerd/runc .debs in its apt cache so roles can install them offline.
 # Usage: tests/hosts/build_image.sh TARGET_DIR   (built in TARGET_DIR.partial, renamed when complete)

@@ -45,8 +45,8 @@ def ensure_image():
         CACHE.mkdir(parents=True, exist_ok=True)
         proc = subprocess.run(["bash", str(BUILD_SCRIPT), str(target)], capture_output=True, text=True, check=False)
         if proc.returncode != 0:
-            raise HostError("building the test-host image failed (%s %s):\n%s" % (BUILD_SCRIPT, target,
-                                                                               proc.stderr[-3000:]))
+            raise HostError("building the test-host image failed (%s %s):\n%s"
+                            % (BUILD_SCRIPT, target, proc.stderr[-3000:]))
     return target
 
 
