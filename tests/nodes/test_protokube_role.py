@@ -68,7 +68,7 @@ def _make_store(tmp_path):
     assert "etcd-peers-ca-main" in keysets and "etcd-clients-ca" in keysets
     configs = {}
     for group in groups:
-        if group["spec"]["role"] == "ControlPlane":
+        if group["spec"]["role"] in ("ControlPlane", "Master"):  # the stored v1alpha2 spelling is Master
             completed_group = populate.populate_instance_group_spec(completed, group)
             configs[group["metadata"]["name"]] = nodeup_config.build_config(
                 completed, completed_group, keysets, cluster_store.config_base())
@@ -86,8 +86,9 @@ def _wait_healthy(host, cluster, timeout=120):
     deadline = time.monotonic() + timeout
     while True:
         proc = _etcdctl(host, cluster, "endpoint health --cluster")
-        if proc.returncode == 0 and proc.stdout.count("is healthy") == 3:
-            return proc
+        output = proc.stdout + proc.stderr  # etcdctl 3.4 prints health on stderr
+        if proc.returncode == 0 and output.count("is healthy") == 3:
+            return output
         if time.monotonic() > deadline:
             raise AssertionError("etcd %s not healthy on %s: %s %s" % (cluster, host.name, proc.stdout, proc.stderr))
         time.sleep(1)
@@ -134,7 +135,7 @@ def test_three_member_tls_etcd_forms_survives_restarts_backs_up_and_restores(hos
     assert "did not answer within 5 s" in proc.stdout  # no kube-apiserver here: addons skipped with a reason
     for cluster in ("main", "events"):
         health = _wait_healthy(hosts[0], cluster)
-        assert health.stdout.count("https://etcd") == 3, health.stdout
+        assert health.count("https://%s-" % ("etcd" if cluster == "main" else "etcd-events")) == 3, health
     members_out = _etcdctl(hosts[1], "main", "member list -w json")
     names = sorted(m["name"] for m in json.loads(members_out.stdout)["members"])
     assert names == ["etcd-%s" % peers_name for peers_name in sorted(peers)]
