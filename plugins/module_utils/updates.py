@@ -69,7 +69,7 @@ def apply_direct(service, cluster_name, dry_run, cloud_factory, workers=8, ssh_p
     completed, groups = load_completed(service, cluster_name)
     keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
     store = service.cluster_store(cluster_name)
-    # Before the tasks: each group's user data pins the sha256 of its nodeup config.
+    # Before the tasks: the launch templates' user data (autoscaling model, not built yet) pins these hashes.
     node_changes, _hashes = nodeup_store.node_files(store, completed, groups)
     tasks = list(aws_model.build_tasks(completed, groups, keys).values())
     cloud = cloud_factory(cluster_name, region_of(completed["spec"]))
