@@ -28,10 +28,12 @@ options:
     type: str
     required: true
   certificates:
-    description: The certificates this node needs.
+    description:
+      - The certificates this node needs, besides those O(nodeup_config) implies.
+      - At least one of O(certificates) and O(nodeup_config) is required.
     type: list
     elements: dict
-    required: true
+    default: []
     suboptions:
       signer:
         description: Keyset that signs, for example V(kubernetes-ca) or V(etcd-peers-ca-main).
@@ -73,9 +75,27 @@ options:
       ca_path:
         description: Where the signer's trusted CA bundle goes, if anywhere.
         type: path
+  nodeup_config:
+    description:
+      - The node's nodeup config. On a node that runs an API server or the control plane it adds what kops'
+        nodeup issues there (kube-apiserver's serving, kubelet-api, aggregator and etcd client certificates,
+        the kubelet's client certificate, the controller manager's and scheduler's serving and client
+        certificates, kube-proxy's client certificate) and copies the keypairs they sign or verify with
+        (the kubernetes-ca keypair for the controller manager, the service-account key).
+      - On workers it adds nothing.
+    type: dict
+  node_name:
+    description:
+      - The node's Kubernetes name, for the kubelet's client certificate (C(system:node:<name>)).
+      - Defaults to the node's host name in lower case, which is what the kubelet registers as.
+    type: str
   endpoint:
     description: Object-store API endpoint override (an S3-compatible endpoint, or the GCS JSON API root).
     type: str
+  root:
+    description: Directory that every path is relative to (V(/) on a node; a scratch directory to render a tree).
+    type: path
+    default: /
 attributes:
   check_mode:
     description: Decides what would be issued and writes nothing.
@@ -100,6 +120,12 @@ EXAMPLES = r"""
         cert_path: /etc/kubernetes/pki/etcd-main/peer.crt
         key_path: /etc/kubernetes/pki/etcd-main/peer.key
         ca_path: /etc/kubernetes/pki/etcd-main/peer-ca.crt
+
+- name: Everything a control-plane node issues for itself, from its nodeup config
+  kubeops.kops.node_certificates:
+    config_base: "{{ nodeup_document.kubeops.configBase }}"
+    nodeup_config: "{{ nodeup_document }}"
+    node_name: "{{ inventory_hostname }}"
 """
 
 RETURN = r"""
@@ -125,6 +151,7 @@ certificates:
 
 import datetime
 import os
+import socket
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
@@ -161,6 +188,11 @@ def write_file(module, path, data, mode):
     return True
 
 
+def rooted(root, item, fields):
+    """item with its path fields under root (unchanged for root /)."""
+    return dict(item, **{f: os.path.join(root, item[f].lstrip("/")) for f in fields if item.get(f)})
+
+
 def split_config_base(config_base):
     base = config_base.rstrip("/")
     store_url, _sep, cluster_name = base.rpartition("/")
@@ -179,7 +211,24 @@ def run(module):
     cluster_store = layout.ClusterStore(vfs.open_store(store_url, endpoint=module.params["endpoint"]), cluster_name)
     now = datetime.datetime.now(datetime.timezone.utc)
     signers, changed_paths, reports, diffs = {}, [], [], []
-    for raw in module.params["certificates"]:
+    requests, copies = list(module.params["certificates"]), []
+    if module.params["nodeup_config"]:
+        from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import credentials
+        node_name = module.params["node_name"] or socket.gethostname().lower()
+        requests += credentials.control_plane_requests(module.params["nodeup_config"], node_name)
+        copies = credentials.control_plane_keypairs(module.params["nodeup_config"])
+    requests = [rooted(module.params["root"], r, ("cert_path", "key_path", "ca_path")) for r in requests]
+    copies = [rooted(module.params["root"], c, ("cert_path", "key_path")) for c in copies]
+    for copy in copies:
+        certificate, key, _bundle = node_certs.signer_material(cluster_store, copy["keyset"], signers)
+        files = [(copy["key_path"], certs.key_pem(key), 0o600)]
+        if copy.get("cert_path"):
+            files.append((copy["cert_path"], certs.certificate_pem(certificate), 0o644))
+        for path, data, mode in files:
+            if write_file(module, path, data, mode):
+                changed_paths.append(path)
+                diffs.append("%s: copy of the %s primary keypair" % (path, copy["keyset"]))
+    for raw in requests:
         spec = node_certs.normalize(raw)
         signer_certificate, signer_key, bundle = node_certs.signer_material(cluster_store, spec["signer"], signers)
         cert_pem, key_pem = read_bytes(spec["cert_path"]), read_bytes(spec["key_path"])
@@ -217,9 +266,14 @@ def main():
     )
     module = AnsibleModule(argument_spec=dict(
         config_base=dict(type="str", required=True),
-        certificates=dict(type="list", elements="dict", required=True, options=certificate),
+        certificates=dict(type="list", elements="dict", default=[], options=certificate),
+        nodeup_config=dict(type="dict"),
+        node_name=dict(type="str"),
         endpoint=dict(type="str"),
+        root=dict(type="path", default="/"),
     ), supports_check_mode=True)
+    if not module.params["certificates"] and not module.params["nodeup_config"]:
+        module.fail_json(msg="give certificates, nodeup_config or both")
     try:
         run(module)
     except ImportError as exc:

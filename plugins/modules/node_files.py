@@ -14,6 +14,10 @@ description:
     the kernel modules to load, containerd's C(config.toml) and unit drop-in, C(crictl.yaml), the cluster CA,
     the kubelet's C(KubeletConfiguration), flags, systemd unit and kubeconfig (a bootstrap kubeconfig for
     workers), and the config's file assets.
+  - Where the config says so, also the static pods kops' nodeup writes to C(/etc/kubernetes/manifests)
+    (kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy) with their kubeconfigs, the
+    service-account public key and their log files (created once, never truncated). Their certificates come
+    from M(kubeops.kops.node_certificates).
   - Writes only the files whose content or mode differ (atomically) and returns which systemd units must
     restart because of them, so handlers restart only what changed. One task instead of one per file.
 options:
@@ -128,7 +132,7 @@ def main():
     for item in wanted:
         path = os.path.join(params["root"], item.path.lstrip("/"))
         data, mode = current(path)
-        if data == item.content and mode == item.mode:
+        if (data == item.content and mode == item.mode) or (item.if_missing and data is not None):
             continue
         changed.append(item.path)
         restart.extend(u for u in item.restarts if u not in restart)

@@ -13,14 +13,12 @@ volume (the tags model/aws/volumes.py puts on it).
 
 from __future__ import annotations
 
-import re
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.manifests import parse_go_duration
 
 # (client port, peer port) by etcd cluster name, as kops' wellknownports assigns them.
 PORTS = {"main": (4001, 2380), "events": (4002, 2381), "cilium": (4003, 2382), "leases": (4004, 2383)}
 BACKUP_INTERVAL_MINUTES = 15  # etcd-manager's default
 BACKUP_RETENTION_DAYS = 90  # ETCD_MANAGER_DAILY_BACKUPS_RETENTION=90d
-GO_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|m|s|ms|us|µs|ns)")
-SECONDS_PER_UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 
 
 def etcd_manager_cluster_name(etcd_name):
@@ -30,10 +28,11 @@ def etcd_manager_cluster_name(etcd_name):
 
 def go_duration_minutes(text):
     """Minutes (at least 1) of a Go duration such as 1h0m0s or 30m."""
-    if not text or GO_DURATION_PART.sub("", text) != "":
+    try:
+        nanoseconds = parse_go_duration(text or "")
+    except ValueError:
         raise ValueError("backupInterval %r: not a Go duration (for example 15m or 1h0m0s)" % text)
-    seconds = sum(float(n) * SECONDS_PER_UNIT[unit] for n, unit in GO_DURATION_PART.findall(text))
-    return max(1, int(round(seconds / 60.0)))
+    return max(1, int(round(nanoseconds / 60e9)))
 
 
 def backup_store(etcd, spec_config_base, config_base):

@@ -11,7 +11,10 @@ restart when it changes, so only those restart.
 
 from __future__ import annotations
 
+import base64
 import json
+
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import manifests
 
 # kops' nodeup/pkg/model/sysctls.go: the general settings every node gets.
 SYSCTLS = (
@@ -49,13 +52,16 @@ KUBELET_FIELDS = {
 
 
 class NodeFile(object):
-    __slots__ = ("path", "content", "mode", "restarts")
+    """One file: content, mode, the units to restart when it changes; if_missing files are only created."""
 
-    def __init__(self, path, content, mode=0o644, restarts=()):
+    __slots__ = ("path", "content", "mode", "restarts", "if_missing")
+
+    def __init__(self, path, content, mode=0o644, restarts=(), if_missing=False):
         self.path = path
         self.content = content if isinstance(content, bytes) else content.encode("utf-8")
         self.mode = mode
         self.restarts = tuple(restarts)
+        self.if_missing = if_missing
 
 
 def _eviction(text):
@@ -146,14 +152,55 @@ def containerd_dropin(config):
         % (level, level)
 
 
-def kubeconfig(server, ca_pem, user):
-    """A kubeconfig (JSON is YAML) for the kubelet: a client certificate or a bootstrap token."""
+def kubeconfig(server, ca_pem, user, user_name="kubelet", embed_ca=False):
+    """A kubeconfig (JSON is YAML): a client certificate or a bootstrap token.
+
+    Static pods see only their own host paths, so theirs carry the CA inline (embed_ca).
+    """
+    cluster = {"server": server}
+    if embed_ca:
+        cluster["certificate-authority-data"] = base64.b64encode(ca_pem.encode("ascii")).decode("ascii")
+    else:
+        cluster["certificate-authority"] = "/srv/kubernetes/ca.crt"
     return json.dumps({
         "apiVersion": "v1", "kind": "Config", "current-context": "default",
-        "clusters": [{"name": "local", "cluster": {"server": server, "certificate-authority": "/srv/kubernetes/ca.crt"}}],
-        "contexts": [{"name": "default", "context": {"cluster": "local", "user": "kubelet"}}],
-        "users": [{"name": "kubelet", "user": user}],
+        "clusters": [{"name": "local", "cluster": cluster}],
+        "contexts": [{"name": "default", "context": {"cluster": "local", "user": user_name}}],
+        "users": [{"name": user_name, "user": user}],
     }, indent=2, sort_keys=True) + "\n"
+
+
+def _client_files(directory):
+    return {"client-certificate": "%s/client.crt" % directory, "client-key": "%s/client.key" % directory}
+
+
+def static_pod_files(config, ca_pem, worker_server):
+    """The static pods, their kubeconfigs and the files they read (kops' control-plane builders)."""
+    control_plane = bool(config.get("ControlPlaneConfig"))
+    files = []
+    for name, pod in sorted(manifests.static_pods(config).items()):
+        files.append(NodeFile("/etc/kubernetes/manifests/%s.manifest" % name,
+                              json.dumps(pod, indent=2, sort_keys=True) + "\n"))
+        # kops creates the log files the pods mount; never truncated afterwards.
+        files.append(NodeFile("/var/log/%s.log" % name, "", mode=0o400, if_missing=True))
+    if config.get("APIServerConfig"):
+        files.append(NodeFile(manifests.KAPI + "/service-account.pub",
+                              config["APIServerConfig"].get("ServiceAccountPublicKeys") or "", mode=0o600))
+    if config.get("ControlPlaneConfig"):
+        for component in ("kube-controller-manager", "kube-scheduler"):
+            directory = "/var/lib/%s" % component
+            files.append(NodeFile(directory + "/kubeconfig", kubeconfig(
+                "https://127.0.0.1", ca_pem, _client_files(directory), user_name=component, embed_ca=True),
+                mode=0o400))
+    if config.get("KubeProxy"):
+        if control_plane:
+            server, user = "https://127.0.0.1", _client_files("/var/lib/kube-proxy")
+        else:
+            server = worker_server
+            user = {"client-certificate": manifests.KUBELET_CLIENT_CERT, "client-key": manifests.KUBELET_CLIENT_CERT}
+        files.append(NodeFile(manifests.PROXY_KUBECONFIG, kubeconfig(server, ca_pem, user, user_name="kube-proxy",
+                                                                     embed_ca=True), mode=0o400))
+    return files
 
 
 KUBELET_UNIT = """[Unit]
@@ -205,6 +252,7 @@ def node_files(config, node, bootstrap_token=None):
         files.append(NodeFile(KUBELET_KUBECONFIG, kubeconfig(server, ca_pem, {
             "client-certificate": "/var/lib/kubelet/pki/kubelet-client.crt",
             "client-key": "/var/lib/kubelet/pki/kubelet-client.key"}), mode=0o600, restarts=("kubelet",)))
+    files.extend(static_pod_files(config, ca_pem, server))
     for asset in config.get("FileAssets") or []:
         files.append(NodeFile(asset["path"], asset.get("content", ""),
                               mode=int(str(asset.get("mode") or "0644"), 8)))

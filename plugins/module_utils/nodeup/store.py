@@ -116,7 +116,7 @@ def node_files(cluster_store, completed, groups):
             # Workers bootstrap with a token, so the API server must accept bootstrap tokens (kops
             # leaves this off because kops-controller signs node certificates instead).
             document["APIServerConfig"]["KubeAPIServer"] = dict(document["APIServerConfig"]["KubeAPIServer"],
-                                                                enableBootstrapAuthToken=True)
+                                                                enableBootstrapTokenAuth=True)
         data = dump_config(document).encode("utf-8")
         hashes[objects.name_of(group)] = hashlib.sha256(data).hexdigest()
         changes.append((nodeup_config.config_path(group), data))

@@ -79,3 +79,62 @@ def test_bad_ip_and_bad_config_base(run_module, store_url, tmp_path):
     assert bad_ip["failed"] and "ip_addresses" in bad_ip["msg"] and "node-1" in bad_ip["msg"]
     bad_base = run_module(node_certificates, config_base="k8s.example.com", certificates=[_peer(tmp_path)])
     assert bad_base["failed"] and "config_base" in bad_base["msg"]
+
+
+def _control_plane_config(store_url):
+    """The control-plane group's nodeup config as the controller writes it to the store."""
+    import yaml
+    from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
+    service = ClusterService(store_url)
+    service.execute(service.plan_create(OPTIONS))
+    cluster, groups = service.read("k8s.example.com")
+    cluster_store = service.cluster_store("k8s.example.com")
+    changes, _hashes = nodeup_store.node_files(cluster_store, service.validate(cluster, groups), groups)
+    cluster_store.apply(changes)
+    group = next(g for g in groups if g["spec"]["role"] == "Master")
+    path = store_url[len("file://"):] + "/k8s.example.com/igconfig/control-plane/%s/nodeupconfig.yaml" \
+        % group["metadata"]["name"]
+    return yaml.safe_load(open(path).read())
+
+
+def test_control_plane_node_from_its_nodeup_config(run_module, store_url, tmp_path):
+    from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
+    from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
+    config = _control_plane_config(store_url)
+    base, root = store_url + "/k8s.example.com", tmp_path / "node"
+    args = dict(config_base=base, nodeup_config=config, node_name="cp-1", root=str(root))
+    check = run_module(node_certificates, check_mode=True, **args)
+    assert check["changed"] and not root.exists()
+    first = run_module(node_certificates, **args)
+    srv = root / "srv" / "kubernetes"
+    by_cn = {c["common_name"]: c for c in first["certificates"]}
+    assert set(by_cn) == {"kubernetes-master", "kubelet-api", "aggregator", "kube-apiserver", "system:node:cp-1",
+                          "kube-controller-manager", "system:kube-controller-manager", "kube-scheduler",
+                          "system:kube-scheduler", "system:kube-proxy"}
+    assert by_cn["system:node:cp-1"]["organizations"] == ["system:nodes"]
+    server = x509.load_pem_x509_certificate((srv / "kube-apiserver" / "server.crt").read_bytes())
+    sans = server.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert "api.internal.k8s.example.com" in sans.get_values_for_type(x509.DNSName)
+    assert "100.64.0.1" in [str(ip) for ip in sans.get_values_for_type(x509.IPAddress)]
+    # The controller manager signs with the cluster CA's primary keypair, copied as it is in the store.
+    cluster_store = layout.ClusterStore(vfs.open_store(store_url), "k8s.example.com")
+    ca_certificate, ca_key = keystore.primary(keystore.load(cluster_store, "kubernetes-ca"))
+    from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
+    assert (srv / "kube-controller-manager" / "ca.key").read_bytes() == certs.key_pem(ca_key)
+    server.verify_directly_issued_by(ca_certificate)
+    for key in ("kube-controller-manager/ca.key", "kube-controller-manager/service-account.key",
+                "kube-apiserver/service-account.key", "kube-apiserver/server.key"):
+        assert stat.S_IMODE(os.stat(srv / key).st_mode) == 0o600, key
+    assert "PRIVATE KEY" not in repr(first)
+    again = run_module(node_certificates, **args)
+    assert again["changed"] is False and again["changed_paths"] == []
+
+
+def test_worker_nodeup_config_issues_nothing(run_module, store_url, tmp_path):
+    config = _control_plane_config(store_url)
+    for key in ("APIServerConfig", "ControlPlaneConfig"):
+        config.pop(key)
+    result = run_module(node_certificates, config_base=store_url + "/k8s.example.com", nodeup_config=config,
+                        root=str(tmp_path / "node"))
+    assert result["changed"] is False and result["certificates"] == []

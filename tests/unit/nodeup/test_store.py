@@ -51,7 +51,7 @@ def test_token_is_a_kubernetes_bootstrap_token_bound_to_this_cluster_only(tmp_pa
     assert token not in written["igconfig/node/nodes/nodeupconfig.yaml"].decode()  # the node reads the secret
     assert worker["kubeops"]["kubeletBootstrap"] == {"tokenSecret": "kubelet-bootstrap-token", "group": group}
     master = yaml.safe_load(written["igconfig/control-plane/master-us-test-1a/nodeupconfig.yaml"])
-    assert master["APIServerConfig"]["KubeAPIServer"]["enableBootstrapAuthToken"] is True
+    assert master["APIServerConfig"]["KubeAPIServer"]["enableBootstrapTokenAuth"] is True
 
 
 def test_a_rotated_ca_changes_the_config_hash(tmp_path):

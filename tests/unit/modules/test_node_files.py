@@ -1,0 +1,38 @@
+"""node_files on a control-plane config: static pods, their kubeconfigs, log files created once."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+from ansible_collections.kubeops.kops.plugins.modules import node_files
+
+from tests.unit.modules.test_node_certificates import _control_plane_config
+
+MANIFESTS = ("kube-apiserver", "kube-controller-manager", "kube-proxy", "kube-scheduler")
+
+
+def test_control_plane_files_once_and_log_files_kept(run_module, store_url, tmp_path):
+    config = _control_plane_config(store_url)
+    root = tmp_path / "node"
+    args = dict(nodeup_config=config, node_name="cp-1", node_address="10.0.0.5", root=str(root))
+    first = run_module(node_files, **args)
+    for name in MANIFESTS:
+        path = "/etc/kubernetes/manifests/%s.manifest" % name
+        assert path in first["changed_files"]
+        pod = json.loads((root / path.lstrip("/")).read_text())
+        assert pod["metadata"]["name"] == name and pod["spec"]["hostNetwork"] is True
+    apiserver = json.loads((root / "etc/kubernetes/manifests/kube-apiserver.manifest").read_text())
+    assert "--enable-bootstrap-token-auth=true" in apiserver["spec"]["containers"][0]["args"]
+    kubeconfig = json.loads((root / "var/lib/kube-scheduler/kubeconfig").read_text())
+    assert kubeconfig["users"][0]["user"] == {"client-certificate": "/var/lib/kube-scheduler/client.crt",
+                                              "client-key": "/var/lib/kube-scheduler/client.key"}
+    assert stat.S_IMODE(os.stat(root / "var/lib/kube-scheduler/kubeconfig").st_mode) == 0o400
+    assert "kubelet" not in first["restart"] or "/var/lib/kubelet/kubelet-config.yaml" in first["changed_files"]
+    # A log file the pod has written to is never truncated by a later run.
+    log = root / "var/log/kube-apiserver.log"
+    os.chmod(log, 0o600)
+    log.write_text("I1122 started\n")
+    again = run_module(node_files, **args)
+    assert again["changed"] is False and log.read_text() == "I1122 started\n"
