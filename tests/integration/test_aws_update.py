@@ -15,6 +15,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.completion import clo
 from tests.conformance import kops_fixtures
 
 READ_ONLY = ("Describe", "List", "Get")
+MOTO_AMI = "ami-1e749f67"
 
 
 class CountingCloud(AwsCloud):
@@ -35,8 +36,9 @@ class CountingCloud(AwsCloud):
 
 def _service(store, **options):
     service = clusters.ClusterService(store)
+    # image: one of the AMIs moto ships (it knows no Canonical noble image to resolve the channel's name to).
     base = {"cluster_name": "k8s.example.com", "cloud_provider": "aws", "networking": "cni",
-            "kubernetes_version": "v1.34.2", "zones": ["us-east-1a"]}
+            "kubernetes_version": "v1.34.2", "zones": ["us-east-1a"], "image": MOTO_AMI}
     base.update(options)
     service.execute(service.plan_create(base))
     return service

@@ -40,6 +40,9 @@ def parameter_name(task):
 
 def reference(ref):
     task = ref.task
+    literal = getattr(task, "cloudformation_value", None)
+    if literal is not None and literal(ref.attribute) is not None:
+        return literal(ref.attribute)
     if getattr(task, "shared", False):
         # A shared object the user brought: its id if the spec says it, else a template parameter.
         if task.fields.get("id"):
@@ -80,7 +83,7 @@ def render(tasks, description=""):
         if isinstance(gateway, dict) and gateway.get("Ref") in attachments:
             resource["DependsOn"] = attachments[gateway["Ref"]]
     template = {"AWSTemplateFormatVersion": "2010-09-09", "Resources": resources}
-    parameters = {parameter_name(t): {"Type": "String", "Description": "id of the existing %s %s" % (
+    parameters = {parameter_name(t): {"Type": getattr(t, "parameter_type", "String"), "Description": "id of the existing %s %s" % (
         t.cloudformation_type, t.name)} for t in tasks if getattr(t, "shared", False) and not t.fields.get("id")}
     if parameters:
         template["Parameters"] = parameters

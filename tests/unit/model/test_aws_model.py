@@ -17,7 +17,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import name
 
 from tests.conformance import kops_fixtures
 
-# The resource kinds the model builds today (network and firewall).
+# The resource kinds the model builds today.
 NETWORK = {"aws_vpc", "aws_vpc_dhcp_options", "aws_vpc_dhcp_options_association", "aws_internet_gateway",
            "aws_route_table", "aws_route", "aws_subnet", "aws_route_table_association", "aws_eip", "aws_nat_gateway"}
 FIREWALL = {"aws_security_group", "aws_security_group_rule"}
@@ -25,7 +25,8 @@ IAM = {"aws_iam_role", "aws_iam_instance_profile", "aws_iam_role_policy", "aws_k
 VOLUMES = {"aws_ebs_volume"}
 LOAD_BALANCER = {"aws_lb", "aws_lb_listener", "aws_lb_target_group"}
 NODE_TERMINATION = {"aws_sqs_queue", "aws_cloudwatch_event_rule", "aws_cloudwatch_event_target"}
-MODELLED = NETWORK | FIREWALL | IAM | VOLUMES | LOAD_BALANCER | NODE_TERMINATION
+AUTOSCALING = {"aws_launch_template", "aws_autoscaling_group", "aws_autoscaling_lifecycle_hook"}
+MODELLED = NETWORK | FIREWALL | IAM | VOLUMES | LOAD_BALANCER | NODE_TERMINATION | AUTOSCALING
 RESOURCE = re.compile(r'^resource "(\w+)" "([^"]+)"', re.M)
 
 

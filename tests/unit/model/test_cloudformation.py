@@ -55,6 +55,8 @@ def test_shared_objects_become_parameters():
     _tasks, text = _template("shared_vpc")
     template = json.loads(text)
     assert not any(r["Type"] == "AWS::EC2::VPC" for r in template["Resources"].values())
-    assert list(template["Parameters"]) == ["SharedInternetGatewayId"]
+    # The internet gateway of the shared VPC, and the AMI (a template cannot look an image name up).
+    assert sorted(template["Parameters"]) == ["SharedImageId", "SharedInternetGatewayId"]
+    assert template["Parameters"]["SharedImageId"]["Type"] == "AWS::EC2::Image::Id"
     subnet = next(r for r in template["Resources"].values() if r["Type"] == "AWS::EC2::Subnet")
     assert subnet["Properties"]["VpcId"] == "vpc-12345678"

@@ -5,8 +5,10 @@ from __future__ import annotations
 from ansible_collections.kubeops.kops.plugins.modules import cluster as cluster_module
 from ansible_collections.kubeops.kops.plugins.modules import cluster_update
 
+# moto knows no Canonical noble AMI; one of the AMIs it ships (a real AWS account resolves the channel image).
+MOTO_AMI = "ami-1e749f67"
 OPTIONS = {"cluster_name": "k8s.example.com", "cloud_provider": "aws", "zones": ["us-east-1a"], "networking": "cni",
-           "kubernetes_version": "v1.34.2"}
+           "kubernetes_version": "v1.34.2", "image": MOTO_AMI}
 
 
 def test_check_then_apply_then_nothing(run_module, store_url, aws):

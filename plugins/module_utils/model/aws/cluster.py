@@ -6,26 +6,31 @@
 Built so far: the network (network.py), the firewall (firewall.py), IAM
 (iam.py), the etcd volumes (volumes.py) and the API load balancer
 (api_loadbalancer.py), the SSH key pair (sshkey.py) and node-termination-
-handler's queue and event rules (nth.py).  Launch templates, autoscaling
-groups, lifecycle hooks
-and the state-store files follow the same pattern.
+handler's queue and event rules (nth.py), and per instance group the launch
+template, autoscaling group and lifecycle hooks (autoscaling.py).  The
+state-store files follow the same pattern.
 """
 
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import (
-    api_loadbalancer, firewall, iam, network, nth, sshkey, volumes)
+    api_loadbalancer, autoscaling, firewall, iam, network, nth, sshkey, volumes)
 
 
-def build_tasks(completed_cluster, instance_groups, ssh_public_keys=()):
-    """{task key: task} for a completed Cluster, its instance groups and its SSH public keys."""
+def build_tasks(completed_cluster, instance_groups, ssh_public_keys=(), user_data=None):
+    """{task key: task} for a completed Cluster, its instance groups and its SSH public keys.
+
+    user_data: {instance group name: boot script} for the launch templates (none: templates without).
+    """
     tasks = {}
-    sshkey.build_ssh_key(completed_cluster, list(ssh_public_keys), tasks)
+    key_pair = sshkey.build_ssh_key(completed_cluster, list(ssh_public_keys), tasks)
     subnets = network.build_network(completed_cluster, tasks)
     vpc = tasks["aws_vpc/%s" % completed_cluster["metadata"]["name"]]
     groups = firewall.build_firewall(completed_cluster, tasks, vpc)
     api_loadbalancer.build_api_loadbalancer(completed_cluster, tasks, vpc, subnets, groups)
-    iam.build_iam(completed_cluster, instance_groups, tasks)
+    profiles = iam.build_iam(completed_cluster, instance_groups, tasks)
     volumes.build_etcd_volumes(completed_cluster, instance_groups, tasks)
     nth.build_nth(completed_cluster, tasks)
+    autoscaling.build_autoscaling(completed_cluster, instance_groups, tasks, user_data, subnets=subnets,
+                                  security_groups=groups, profiles=profiles, key_pair=key_pair)
     return tasks
