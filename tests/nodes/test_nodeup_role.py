@@ -7,7 +7,9 @@ import re
 import subprocess
 import time
 
+import kubernetes_validate
 import pytest
+import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
@@ -75,8 +77,37 @@ def test_control_plane_and_worker_nodes(host_pool, tmp_path):
     assert mode == "600" and json.loads(document)["users"][0]["user"]["token"] == token
     assert json.loads(document)["clusters"][0]["cluster"]["server"] == "https://api.internal.%s:443" % CLUSTER
 
+    _assert_control_plane(control, store)
+    worker_pods = worker.run("ls /etc/kubernetes/manifests").stdout.split()
+    assert worker_pods == ["kube-proxy.manifest"]
+    assert worker.run("test -e /srv/kubernetes/kube-apiserver").returncode != 0  # no control-plane credentials
+
     pid_before = control.run("systemctl show -p MainPID --value containerd").stdout.strip()
     again, noop = run_nodeup(inventory)
     assert again == [0, 0]
     assert control.run("systemctl show -p MainPID --value containerd").stdout.strip() == pid_before
     print("nodeup: second (no-op) run on 2 hosts %.1f s" % noop)
+
+
+def _assert_control_plane(control, store):
+    """Static pods validate against the Kubernetes schemas; certificates chain to the store's CAs."""
+    from cryptography import x509
+    from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
+    from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
+
+    names = control.run("ls /etc/kubernetes/manifests").stdout.split()
+    assert names == ["kube-apiserver.manifest", "kube-controller-manager.manifest", "kube-proxy.manifest",
+                     "kube-scheduler.manifest"]
+    for name in names:
+        pod = yaml.safe_load(control.run("cat /etc/kubernetes/manifests/%s" % name).stdout)
+        kubernetes_validate.validate(pod, "1.34.0", strict=True)
+    cluster_store = layout.ClusterStore(vfs.open_store("file://%s" % store), CLUSTER)
+    for path, signer in (("/srv/kubernetes/kube-apiserver/server.crt", "kubernetes-ca"),
+                         ("/srv/kubernetes/kube-apiserver/etcd-client.crt", "etcd-clients-ca"),
+                         ("/srv/kubernetes/kube-apiserver/apiserver-aggregator.crt", "apiserver-aggregator-ca"),
+                         ("/var/lib/kube-controller-manager/client.crt", "kubernetes-ca")):
+        certificate = x509.load_pem_x509_certificate(control.run("cat %s" % path).stdout.encode())
+        ca_certificate, _key = keystore.primary(keystore.load(cluster_store, signer))
+        certificate.verify_directly_issued_by(ca_certificate)
+    modes = control.run("stat -c '%a %n' /srv/kubernetes/kube-apiserver/*.key /srv/kubernetes/kube-controller-manager/*.key")
+    assert modes.returncode == 0 and set(line.split()[0] for line in modes.stdout.splitlines()) == {"600"}

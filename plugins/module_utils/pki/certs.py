@@ -113,3 +113,32 @@ def load_key(pem):
 
 def key_id(certificate):
     return str(certificate.serial_number)
+
+
+# Nodes run their distribution's cryptography (Debian 12: 38, Ubuntu 22.04: 3.4), so no newer-only API here.
+def _utc(certificate, field):
+    aware = getattr(certificate, field + "_utc", None)  # cryptography >= 42; the naive field is deprecated there
+    return aware if aware is not None else getattr(certificate, field).replace(tzinfo=datetime.timezone.utc)
+
+
+def not_after(certificate):
+    """Expiry as an aware UTC datetime."""
+    return _utc(certificate, "not_valid_after")
+
+
+def not_before(certificate):
+    return _utc(certificate, "not_valid_before")
+
+
+def issued_by(certificate, signer_certificate):
+    """True when signer_certificate's key signed certificate and it names signer as issuer (RSA CAs)."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric import padding
+    if certificate.issuer != signer_certificate.subject:
+        return False
+    try:
+        signer_certificate.public_key().verify(certificate.signature, certificate.tbs_certificate_bytes,
+                                               padding.PKCS1v15(), certificate.signature_hash_algorithm)
+    except InvalidSignature:
+        return False
+    return True

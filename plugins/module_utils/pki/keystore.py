@@ -106,8 +106,8 @@ def public_view(keyset):
         keys.append({"id": item["id"], "primary": item["id"] == keyset["spec"]["primaryId"],
                      "distrusted": bool(item.get("distrustTimestamp")),
                      "has_private": bool(item.get("privateMaterial")),
-                     "issued": certificate.not_valid_before_utc.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                     "expires": certificate.not_valid_after_utc.strftime("%Y-%m-%dT%H:%M:%SZ")})
+                     "issued": certs.not_before(certificate).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                     "expires": certs.not_after(certificate).strftime("%Y-%m-%dT%H:%M:%SZ")})
     return {"name": keyset["metadata"]["name"], "primary_id": keyset["spec"]["primaryId"], "keys": keys}
 
 
