@@ -55,7 +55,7 @@ test: venv $(BIN)/.installed-test host-tools
 lint: $(BIN)/.installed-test $(COLL_LINK)
 	$(BIN)/ruff check --select F,E9 plugins tests bench
 	$(BIN)/yamllint -s playbooks meta galaxy.yml
-	$(BIN)/ansible-lint --offline --profile production playbooks
+	$(BIN)/ansible-lint --offline --profile production playbooks roles
 
 # ansible-test sanity (validate-modules, import, pylint, pep8, ...), offline-safe.
 sanity: $(BIN)/.installed-test
