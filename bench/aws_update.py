@@ -31,6 +31,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import AwsC
 from tests import servers  # noqa: E402
 
 ZONES = ["us-east-1a", "us-east-1b", "us-east-1c"]
+MOTO_AMI = "ami-1e749f67"  # moto ships it; it knows no Canonical image for the channel's name
 
 
 def make_cluster(store, name, groups):
@@ -38,10 +39,11 @@ def make_cluster(store, name, groups):
     service.execute(service.plan_create({
         "cluster_name": name, "cloud_provider": "aws", "zones": ZONES[:1] if groups == 2 else ZONES,
         "control_plane_zones": ZONES[:1] if groups == 2 else ZONES, "networking": "cni",
-        "kubernetes_version": "v1.34.2"}))
+        "kubernetes_version": "v1.34.2", "image": MOTO_AMI}))
     existing = len(service.read(name)[1])
     for index in range(groups - existing):
-        group = {"metadata": {"name": "extra-%03d" % index}, "spec": {"role": "Node", "machineType": "t3.medium"}}
+        group = {"metadata": {"name": "extra-%03d" % index}, "spec": {"role": "Node", "machineType": "t3.medium",
+                                                                      "image": MOTO_AMI}}
         service.execute(service.plan_instance_group(name, group))
     return service
 

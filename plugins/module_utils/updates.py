@@ -19,6 +19,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Exp
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import sshkey
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.network import region_of
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import bootstrap
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout
 
@@ -69,15 +70,24 @@ def apply_direct(service, cluster_name, dry_run, cloud_factory, workers=8, ssh_p
     completed, groups = load_completed(service, cluster_name)
     keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
     store = service.cluster_store(cluster_name)
-    # Before the tasks: the launch templates' user data (autoscaling model, not built yet) pins these hashes.
-    node_changes, _hashes = nodeup_store.node_files(store, completed, groups)
-    tasks = list(aws_model.build_tasks(completed, groups, keys).values())
+    # Before the tasks: each launch template's user data pins its group's nodeup config hash.
+    node_changes, hashes = nodeup_store.node_files(store, completed, groups)
+    user_data = group_user_data(completed, groups, store.config_base(), hashes)
+    tasks = list(aws_model.build_tasks(completed, groups, keys, user_data).values())
     cloud = cloud_factory(cluster_name, region_of(completed["spec"]))
     plan = runner.run(tasks, cloud, dry_run=dry_run, workers=workers)
     changes = [(path, data) for path, data in managed_files(completed) + node_changes if store.read(path) != data]
     if changes and not dry_run:
         store.apply(changes)
     return plan, completed, bool(changes) or keys_changed
+
+
+def group_user_data(completed, groups, config_base, hashes):
+    """{instance group name: boot script} for the launch templates (kops exports AWS_REGION to nodeup)."""
+    region = region_of(completed["spec"])
+    return {objects.name_of(group): bootstrap.bootstrap_user_data(
+        completed, group, config_base, hashes[objects.name_of(group)], environment={"AWS_REGION": region})
+        for group in groups if objects.name_of(group) in hashes}
 
 
 def managed_files(completed):
@@ -108,9 +118,22 @@ def render_cloudformation(service, cluster_name, out_dir, dry_run, ssh_public_ke
 
 
 def _tasks_for(service, cluster_name, ssh_public_key, dry_run):
+    """(completed spec, tasks) for a rendered target.
+
+    The nodes of a Terraform / CloudFormation cluster boot from the same store
+    files as a direct one, so (unless dry_run) the nodeup configs, new keysets
+    and the bootstrap token are written to the store like apply_direct does;
+    their hashes go into the launch templates' user data.
+    """
     completed, groups = load_completed(service, cluster_name)
     keys, _keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
-    return completed, list(aws_model.build_tasks(completed, groups, keys).values())
+    store = service.cluster_store(cluster_name)
+    node_changes, hashes = nodeup_store.node_files(store, completed, groups)
+    changes = [(path, data) for path, data in managed_files(completed) + node_changes if store.read(path) != data]
+    if changes and not dry_run:
+        store.apply(changes)
+    user_data = group_user_data(completed, groups, store.config_base(), hashes)
+    return completed, list(aws_model.build_tasks(completed, groups, keys, user_data).values())
 
 
 def _write_if_changed(path, text, dry_run):

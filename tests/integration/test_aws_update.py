@@ -73,8 +73,9 @@ def _mutating(calls):
 ])
 def test_create_then_nothing_changes(aws, tmp_path, options, vpcs_subnets_nats):
     service = _service("file://%s" % tmp_path, **options)
-    dry, _plan, dry_calls = _update(service, dry_run=True)
-    assert set(dry) == {"create"} and _mutating(dry_calls) == {}
+    dry, dry_plan, dry_calls = _update(service, dry_run=True)
+    # Everything is to be created but the image, which is only looked up.
+    assert {e.action for e in dry_plan if e.kind != "aws_ami"} == {"create"} and _mutating(dry_calls) == {}
 
     created, _plan, _calls = _update(service, ssh_public_key=ADMIN_KEY)
     assert created["create"] > 20
@@ -186,7 +187,7 @@ def test_shared_vpc_is_used_not_changed(aws, tmp_path):
                                       facts=cloudfacts.StaticCloudFacts({"vpcs": {vpc["VpcId"]: "10.0.0.0/16"}}))
     service.execute(service.plan_create({
         "cluster_name": "k8s.example.com", "cloud_provider": "aws", "networking": "cni",
-        "kubernetes_version": "v1.34.2", "zones": ["us-east-1a"], "network_id": vpc["VpcId"]}))
+        "kubernetes_version": "v1.34.2", "zones": ["us-east-1a"], "network_id": vpc["VpcId"], "image": MOTO_AMI}))
     _update(service)
     assert len(ec2.describe_vpcs()["Vpcs"]) == 2  # moto's default VPC and the shared one: none created
     subnets = ec2.describe_subnets(Filters=[{"Name": "vpc-id", "Values": [vpc["VpcId"]]}])["Subnets"]

@@ -60,7 +60,7 @@ def map_refs(value, convert):
 
 
 def resolve(value):
-    return map_refs(value, Ref.resolve)
+    return map_refs(value, lambda ref: ref.resolve())
 
 
 def to_terraform(value):
