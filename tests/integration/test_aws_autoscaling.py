@@ -86,3 +86,17 @@ def test_check_mode_on_an_empty_account_mutates_nothing(aws, tmp_path):
     kinds = {e.kind for e in plan if e.action == "create"}
     assert {"aws_launch_template", "aws_autoscaling_group", "aws_autoscaling_lifecycle_hook"} <= kinds
     assert _templates() == {}
+
+
+def test_more_templates_than_one_default_page_are_all_found(aws):
+    # moto pages by 15 and never returns a NextToken: the lookup must ask for full (200) pages.
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    for index in range(20):
+        ec2.create_launch_template(
+            LaunchTemplateName="g%02d.k8s.example.com" % index, LaunchTemplateData={"ImageId": "ami-1e749f67"},
+            TagSpecifications=[{"ResourceType": "launch-template",
+                                "Tags": [{"Key": "KubernetesCluster", "Value": "k8s.example.com"}]}])
+    from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import AwsCloud
+    from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import LaunchTemplate
+    found = LaunchTemplate.describe_cluster_templates(AwsCloud("k8s.example.com", "us-east-1"))
+    assert len(found) == 20 and all(version is not None for _template, version in found.values())

@@ -131,15 +131,16 @@ class LaunchTemplate(Task):
     @staticmethod
     def describe_cluster_templates(cloud):
         def fetch():
+            # Pages of the API maximum (200): moto returns 15 per page by default and never a NextToken.
             templates = paginate(cloud.ec2, "describe_launch_templates", "LaunchTemplates",
-                                 Filters=cloud.cluster_filter())
+                                 Filters=cloud.cluster_filter(), PaginationConfig={"PageSize": 200})
             if not templates:
                 return {}
             ours = {t["LaunchTemplateId"]: t for t in templates}
             latest = {}
             # One paginated call for the $Latest version of every template, instead of one per template.
             for version in paginate(cloud.ec2, "describe_launch_template_versions", "LaunchTemplateVersions",
-                                    Versions=["$Latest"]):
+                                    Versions=["$Latest"], PaginationConfig={"PageSize": 200}):
                 if version["LaunchTemplateId"] in ours:
                     latest[version["LaunchTemplateId"]] = version
             return {t["LaunchTemplateName"]: (t, latest.get(t["LaunchTemplateId"])) for t in templates}
