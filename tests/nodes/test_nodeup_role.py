@@ -26,9 +26,9 @@ EXTRA = ["-e", json.dumps({"nodeup_distro_packages": {"containerd": "containerd"
                            "nodeup_download_assets": False})]
 
 
-def _store(tmp_path):
+def _store(tmp_path, url=None):
     root = tmp_path / "state"
-    service = ClusterService("file://%s" % root)
+    service = ClusterService(url or "file://%s" % root)
     service.execute(service.plan_create(OPTIONS))
     cluster, groups = service.read(CLUSTER)
     cluster_store = service.cluster_store(CLUSTER)
@@ -87,6 +87,25 @@ def test_control_plane_and_worker_nodes(host_pool, tmp_path):
     assert again == [0, 0]
     assert control.run("systemctl show -p MainPID --value containerd").stdout.strip() == pid_before
     print("nodeup: second (no-op) run on 2 hosts %.1f s" % noop)
+
+
+def test_worker_from_an_s3_store_read_on_the_controller(host_pool, aws, tmp_path):
+    """The node cannot reach the store (moto listens on the controller's loopback): the play reads its
+    nodeup config and bootstrap token on the controller and hands them over."""
+    import boto3
+    boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="kops-state")
+    _root, groups = _store(tmp_path, url="s3://kops-state")
+    pool = host_pool(1)
+    worker = pool.hosts[0]
+    worker_vars = {"kops_role": "Node", "kops_instance_group": groups["Node"], "kops_state_store": "s3://kops-state",
+                   "kops_cluster_name": CLUSTER}
+    counts, _elapsed = run_nodeup(pool.inventory_file(tmp_path / "hosts.yml", hostvars={worker.name: worker_vars}))
+    assert counts and counts[0] > 0
+    from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
+    secret = layout.ClusterStore(vfs.open_store("s3://kops-state"), CLUSTER).read("secrets/kubelet-bootstrap-token")
+    document = json.loads(worker.run("cat /var/lib/kubelet/bootstrap-kubeconfig").stdout)
+    assert document["users"][0]["user"]["token"] == nodeup_store.secret_value(secret)
+    assert worker.run("test -s /etc/kubernetes/manifests/kube-proxy.manifest").returncode == 0
 
 
 def _assert_control_plane(control, store):
