@@ -5,7 +5,8 @@
 
 Built so far: the network (network.py), the firewall (firewall.py), IAM
 (iam.py), the etcd volumes (volumes.py) and the API load balancer
-(api_loadbalancer.py), the SSH key pair (sshkey.py) and node-termination-
+(api_loadbalancer.py), the bastion's groups and load balancer (bastion.py), the
+Route53 records (dns.py), the SSH key pair (sshkey.py) and node-termination-
 handler's queue and event rules (nth.py), and per instance group the launch
 template, autoscaling group and lifecycle hooks (autoscaling.py).  The
 state-store files follow the same pattern.
@@ -14,7 +15,7 @@ state-store files follow the same pattern.
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import (
-    api_loadbalancer, autoscaling, firewall, iam, network, nth, sshkey, volumes)
+    api_loadbalancer, autoscaling, bastion, dns, firewall, iam, network, nth, sshkey, volumes)
 
 
 def build_tasks(completed_cluster, instance_groups, ssh_public_keys=(), user_data=None):
@@ -26,8 +27,10 @@ def build_tasks(completed_cluster, instance_groups, ssh_public_keys=(), user_dat
     key_pair = sshkey.build_ssh_key(completed_cluster, list(ssh_public_keys), tasks)
     subnets = network.build_network(completed_cluster, tasks)
     vpc = tasks["aws_vpc/%s" % completed_cluster["metadata"]["name"]]
-    groups = firewall.build_firewall(completed_cluster, tasks, vpc)
-    api_loadbalancer.build_api_loadbalancer(completed_cluster, tasks, vpc, subnets, groups)
+    groups = firewall.build_firewall(completed_cluster, tasks, vpc, instance_groups)
+    api_balancer = api_loadbalancer.build_api_loadbalancer(completed_cluster, tasks, vpc, subnets, groups)
+    bastion.build_bastion(completed_cluster, instance_groups, tasks, vpc, subnets, groups)
+    dns.build_dns(completed_cluster, tasks, api_balancer)
     profiles = iam.build_iam(completed_cluster, instance_groups, tasks)
     volumes.build_etcd_volumes(completed_cluster, instance_groups, tasks)
     nth.build_nth(completed_cluster, tasks)

@@ -37,7 +37,9 @@ def _cidr_peer(cidr):
     return {"ipv6_cidr_blocks": [cidr]} if ":" in cidr else {"cidr_blocks": [cidr]}
 
 
-def build_firewall(cluster, tasks, vpc):
+def build_firewall(cluster, tasks, vpc, instance_groups=None):
+    """The masters and nodes groups and their rules.  With a bastion instance group, SSH access
+    goes to the bastion's load balancer instead (bastion.py), as kops does."""
     name = cluster["metadata"]["name"]
     spec = cluster["spec"]
     groups = {}
@@ -57,7 +59,8 @@ def build_firewall(cluster, tasks, vpc):
     for protocol, low, high in NODE_TO_CONTROL_PLANE:
         _rule(tasks, masters, nodes.name, "ingress", protocol, low, high, source_security_group_id=Ref(nodes))
 
-    for cidr in spec.get("sshAccess") or []:
+    uses_bastion = any((g.get("spec") or {}).get("role") == "Bastion" for g in instance_groups or [])
+    for cidr in [] if uses_bastion else spec.get("sshAccess") or []:
         for group in (masters, nodes):
             _rule(tasks, group, cidr, "ingress", "tcp", PORTS["ssh"], PORTS["ssh"], **_cidr_peer(cidr))
     if "loadBalancer" not in (spec.get("api") or {}):

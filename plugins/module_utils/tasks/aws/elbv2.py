@@ -22,7 +22,7 @@ class LoadBalancer(Task):
         for balancer in balancers:
             if balancer["LoadBalancerName"] == self.fields["name"]:
                 self.outputs.update(id=balancer["LoadBalancerArn"], arn=balancer["LoadBalancerArn"],
-                                    dns_name=balancer.get("DNSName"))
+                                    dns_name=balancer.get("DNSName"), zone_id=balancer.get("CanonicalHostedZoneId"))
                 return {"internal": balancer.get("Scheme") == "internal",
                         "subnets": sorted(z.get("SubnetId") for z in balancer.get("AvailabilityZones") or [])}
         return None
@@ -39,11 +39,13 @@ class LoadBalancer(Task):
 
     def create(self, cloud):
         desired = self.desired()
+        extra = {"IpAddressType": desired["ip_address_type"]} if desired.get("ip_address_type") else {}
         created = _elbv2(cloud).create_load_balancer(
             Name=desired["name"], Type="network", Scheme="internal" if desired["internal"] else "internet-facing",
             SubnetMappings=[{"SubnetId": m["subnet_id"]} for m in desired["subnet_mapping"]],
-            SecurityGroups=desired["security_groups"], Tags=tag_list(desired["tags"]))["LoadBalancers"][0]
-        self.outputs.update(id=created["LoadBalancerArn"], arn=created["LoadBalancerArn"], dns_name=created.get("DNSName"))
+            SecurityGroups=desired["security_groups"], Tags=tag_list(desired["tags"]), **extra)["LoadBalancers"][0]
+        self.outputs.update(id=created["LoadBalancerArn"], arn=created["LoadBalancerArn"], dns_name=created.get("DNSName"),
+                            zone_id=created.get("CanonicalHostedZoneId"))
         _elbv2(cloud).modify_load_balancer_attributes(
             LoadBalancerArn=self.outputs["arn"],
             Attributes=[{"Key": "load_balancing.cross_zone.enabled",
@@ -146,6 +148,7 @@ LoadBalancer.render_cloudformation = lambda t: {
     "Name": t.fields["name"], "Type": "network", "Scheme": "internal" if t.fields["internal"] else "internet-facing",
     "SubnetMappings": [{"SubnetId": m["subnet_id"]} for m in t.fields["subnet_mapping"]],
     "SecurityGroups": t.fields["security_groups"],
+    **({"IpAddressType": t.fields["ip_address_type"]} if t.fields.get("ip_address_type") else {}),
     "LoadBalancerAttributes": [{"Key": "load_balancing.cross_zone.enabled",
                                 "Value": str(t.fields["enable_cross_zone_load_balancing"]).lower()}],
     "Tags": _tags(t)}
