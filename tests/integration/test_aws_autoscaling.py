@@ -100,3 +100,27 @@ def test_more_templates_than_one_default_page_are_all_found(aws):
     from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import LaunchTemplate
     found = LaunchTemplate.describe_cluster_templates(AwsCloud("k8s.example.com", "us-east-1"))
     assert len(found) == 20 and all(version is not None for _template, version in found.values())
+
+
+def test_warm_pool_mixed_instances_and_hook_converge(aws, tmp_path):
+    service = _service("file://%s" % tmp_path)
+    cluster, igs = service.read("k8s.example.com")
+    nodes = next(g for g in igs if g["metadata"]["name"] == "nodes-us-east-1a")
+    nodes["spec"]["warmPool"] = {"minSize": 1, "maxSize": 2, "enableLifecycleHook": True}
+    # All on demand: kops refuses warm pools with spot instances.
+    nodes["spec"]["mixedInstancesPolicy"] = {"instances": ["t3.medium", "t3a.medium"], "onDemandBase": 0,
+                                             "onDemandAboveBase": 100}
+    service.execute(service.plan_replace([cluster] + igs))
+    _update(service)
+    autoscaling = boto3.client("autoscaling", region_name="us-east-1")
+    name = "nodes-us-east-1a.k8s.example.com"
+    group = autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[name])["AutoScalingGroups"][0]
+    overrides = group["MixedInstancesPolicy"]["LaunchTemplate"]["Overrides"]
+    assert [o["InstanceType"] for o in overrides] == ["t3.medium", "t3a.medium"]
+    assert autoscaling.describe_warm_pool(AutoScalingGroupName=name)["WarmPoolConfiguration"]["MinSize"] == 1
+    hooks = {h["LifecycleHookName"]: h for h in
+             autoscaling.describe_lifecycle_hooks(AutoScalingGroupName=name)["LifecycleHooks"]}
+    assert hooks["kops-warmpool"]["LifecycleTransition"] == "autoscaling:EC2_INSTANCE_LAUNCHING"
+    again, plan, calls = _update(service)
+    assert [(e.kind, e.name, e.changes) for e in plan if e.action != "unchanged"] == []
+    assert _mutating(calls) == {}

@@ -125,12 +125,12 @@ def _root_volume(spec, role, device):
     volume_type = spec.get("rootVolumeType") or "gp3"
     encrypted = spec.get("rootVolumeEncryption")
     encrypted = True if encrypted is None else bool(encrypted)
-    delete = spec.get("rootVolumeDeleteOnTermination")
+    # rootVolumeDeleteOnTermination is unused in kops: the root volume always goes with the instance.
     ebs = {"volume_size": spec.get("rootVolumeSize") or ROOT_VOLUME_SIZE.get(role, 128), "volume_type": volume_type,
-           "encrypted": encrypted, "delete_on_termination": True if delete is None else bool(delete)}
+           "encrypted": encrypted, "delete_on_termination": True}
     iops, throughput = spec.get("rootVolumeIops") or 0, spec.get("rootVolumeThroughput") or 0
     if volume_type == "gp3":
-        ebs["iops"] = max(iops, GP3_IOPS) if iops >= GP3_IOPS else GP3_IOPS
+        ebs["iops"] = max(iops, GP3_IOPS)
         ebs["throughput"] = throughput if throughput >= GP3_THROUGHPUT else GP3_THROUGHPUT
     elif volume_type in ("io1", "io2"):
         ebs["iops"] = iops if iops >= IO_IOPS else IO_IOPS
@@ -258,7 +258,9 @@ def build_autoscaling(completed_cluster, instance_groups, tasks, user_data=None,
         ipv6 = any(s.get("ipv6CIDR") for s in group_subnets)
         metadata = group_spec.get("instanceMetadata") or {}
 
-        sg_key = "masters" if is_control_plane(group) else "nodes"
+        # kops' SecurityGroupName: API servers share the control plane's group (the bastion has its own in
+        # kops, not modelled yet: it joins the nodes).
+        sg_key = "masters" if is_control_plane(group) or role == "APIServer" else "nodes"
         if group_spec.get("securityGroupOverride"):
             groups = [group_spec["securityGroupOverride"]]
         else:
