@@ -1,0 +1,52 @@
+"""api_dns against moto: api.internal follows the running control-plane instances, idempotently."""
+
+from __future__ import annotations
+
+import boto3
+
+from ansible_collections.kubeops.kops.plugins.modules import api_dns
+
+CLUSTER = "k8s.example.com"
+
+
+def _instances(ec2, count, role_tag="k8s.io/role/control-plane", cluster=CLUSTER):
+    image = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+    reservation = ec2.run_instances(ImageId=image, MinCount=count, MaxCount=count, InstanceType="t3.medium",
+                                    TagSpecifications=[{"ResourceType": "instance", "Tags": [
+                                        {"Key": "KubernetesCluster", "Value": cluster},
+                                        {"Key": role_tag, "Value": "1"}]}])
+    return reservation["Instances"]
+
+
+def _record(route53, zone):
+    records = route53.list_resource_record_sets(HostedZoneId=zone)["ResourceRecordSets"]
+    return sorted(r["Value"] for s in records if s["Name"] == "api.internal.%s." % CLUSTER and s["Type"] == "A"
+                  for r in s["ResourceRecords"])
+
+
+def test_points_api_internal_at_the_control_plane(run_module, aws):
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    route53 = boto3.client("route53", region_name="us-east-1")
+    zone = route53.create_hosted_zone(Name="example.com", CallerReference="t1")["HostedZone"]["Id"].split("/")[-1]
+    control = _instances(ec2, 3)
+    _instances(ec2, 2, role_tag="k8s.io/role/node")  # workers are not API servers
+    _instances(ec2, 1, cluster="other.example.com")  # another cluster's control plane
+    expected = sorted(i["PrivateIpAddress"] for i in control)
+    args = dict(cluster_name=CLUSTER, dns_zone="example.com", region="us-east-1")
+    check = run_module(api_dns, check_mode=True, diff=True, **args)
+    assert check["changed"] and check["addresses"] == expected and _record(route53, zone) == []
+    first = run_module(api_dns, **args)
+    assert first["changed"] and first["zone_id"] == zone and _record(route53, zone) == expected
+    assert run_module(api_dns, **args)["changed"] is False
+    # A control-plane instance goes away: the record follows.
+    ec2.terminate_instances(InstanceIds=[control[0]["InstanceId"]])
+    moved = run_module(api_dns, **dict(args, dns_zone=zone))
+    assert moved["changed"] and _record(route53, zone) == sorted(set(expected) - {control[0]["PrivateIpAddress"]})
+
+
+def test_no_zone_or_no_control_plane_is_a_clear_error(run_module, aws):
+    missing = run_module(api_dns, cluster_name=CLUSTER, dns_zone="nowhere.example", region="us-east-1")
+    assert missing["failed"] and "no hosted zones are named nowhere.example." in missing["msg"]
+    boto3.client("route53", region_name="us-east-1").create_hosted_zone(Name="example.com", CallerReference="t2")
+    empty = run_module(api_dns, cluster_name=CLUSTER, dns_zone="example.com", region="us-east-1")
+    assert empty["failed"] and "no running control-plane instance" in empty["msg"]
