@@ -181,8 +181,8 @@ def warm_pool_enabled(pool):
 
 
 def _target_groups(cluster, group, tasks):
-    """The API NLB's target groups a group's instances join (kops: tcp for API servers, kops-controller
-    for the control plane with dns None)."""
+    """The NLB target groups a group's instances join (kops: tcp for API servers, kops-controller for
+    the control plane with dns None, the bastion's SSH target group for bastions)."""
     name = cluster["metadata"]["name"]
     wanted = []
     role = group["spec"].get("role")
@@ -190,6 +190,8 @@ def _target_groups(cluster, group, tasks):
         wanted.append(resource_name_32(name, "tcp"))
         if role != "APIServer":
             wanted.append(resource_name_32(name, "kops-controller"))
+    if role == "Bastion":
+        wanted.append(resource_name_32(name, "bastion"))
     found = [tasks["aws_lb_target_group/" + n] for n in wanted if "aws_lb_target_group/" + n in tasks]
     return sorted(found, key=lambda t: t.name)
 
@@ -258,9 +260,10 @@ def build_autoscaling(completed_cluster, instance_groups, tasks, user_data=None,
         ipv6 = any(s.get("ipv6CIDR") for s in group_subnets)
         metadata = group_spec.get("instanceMetadata") or {}
 
-        # kops' SecurityGroupName: API servers share the control plane's group (the bastion has its own in
-        # kops, not modelled yet: it joins the nodes).
+        # kops' SecurityGroupName: API servers share the control plane's group, the bastion has its own.
         sg_key = "masters" if is_control_plane(group) or role == "APIServer" else "nodes"
+        if role == "Bastion" and security_groups.get("bastion") is not None:
+            sg_key = "bastion"
         if group_spec.get("securityGroupOverride"):
             groups = [group_spec["securityGroupOverride"]]
         else:
