@@ -18,6 +18,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.engine import cloudfo
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import sshkey
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import store_objects as store_objects_model
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.network import region_of
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import bootstrap
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
@@ -104,10 +105,13 @@ def managed_files(completed):
 
 
 def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=None):
-    """Write <out_dir>/kubernetes.tf; returns (path, changed, text)."""
-    completed, tasks = _tasks_for(service, cluster_name, ssh_public_key, dry_run)
+    """Write <out_dir>/kubernetes.tf and its data/ files; returns (path, changed, text)."""
+    completed, tasks = _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=True)
     text = terraform.render(tasks, region_of(completed["spec"]), outputs=_outputs(completed, tasks))
-    return _write_if_changed(os.path.join(out_dir, "kubernetes.tf"), text, dry_run)
+    path, changed, text = _write_if_changed(os.path.join(out_dir, "kubernetes.tf"), text, dry_run)
+    for relpath, data in terraform.data_files(tasks):
+        changed = _write_if_changed(os.path.join(out_dir, relpath), data, dry_run)[1] or changed
+    return path, changed, text
 
 
 def render_cloudformation(service, cluster_name, out_dir, dry_run, ssh_public_key=None):
@@ -117,36 +121,48 @@ def render_cloudformation(service, cluster_name, out_dir, dry_run, ssh_public_ke
     return _write_if_changed(os.path.join(out_dir, "kubernetes.json"), text, dry_run)
 
 
-def _tasks_for(service, cluster_name, ssh_public_key, dry_run):
+def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=False):
     """(completed spec, tasks) for a rendered target.
 
     The nodes of a Terraform / CloudFormation cluster boot from the same store
     files as a direct one, so (unless dry_run) the nodeup configs, new keysets
     and the bootstrap token are written to the store like apply_direct does;
-    their hashes go into the launch templates' user data.
+    their hashes go into the launch templates' user data.  With store_objects
+    (Terraform) and an s3:// store, the files kops manages through Terraform
+    become aws_s3_object resources instead of being written (keys, secrets and
+    the bootstrap addon, which holds the token, are still written directly).
     """
     completed, groups = load_completed(service, cluster_name)
     keys, _keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
     store = service.cluster_store(cluster_name)
     node_changes, hashes = nodeup_store.node_files(store, completed, groups)
-    changes = [(path, data) for path, data in managed_files(completed) + node_changes if store.read(path) != data]
+    files = managed_files(completed) + node_changes
+    user_data = group_user_data(completed, groups, store.config_base(), hashes)
+    tasks = aws_model.build_tasks(completed, groups, keys, user_data)
+    covered = []
+    if store_objects:
+        covered = store_objects_model.build_store_objects(
+            cluster_name, store.config_base(), [(p, d) for p, d in files if p != nodeup_store.BOOTSTRAP_ADDON_PATH],
+            tasks)
+    changes = [(path, data) for path, data in files if path not in covered and store.read(path) != data]
     if changes and not dry_run:
         store.apply(changes)
-    user_data = group_user_data(completed, groups, store.config_base(), hashes)
-    return completed, list(aws_model.build_tasks(completed, groups, keys, user_data).values())
+    return completed, list(tasks.values())
 
 
 def _write_if_changed(path, text, dry_run):
+    """Write text (str) or data (bytes) at path unless it is there already; (path, changed, text)."""
     out_dir = os.path.dirname(path)
+    binary = isinstance(text, bytes)
     try:
-        with open(path) as handle:
+        with open(path, "rb" if binary else "r") as handle:
             changed = handle.read() != text
     except FileNotFoundError:
         changed = True
     if changed and not dry_run:
         os.makedirs(out_dir, exist_ok=True)
         temp = path + ".tmp"
-        with open(temp, "w") as handle:
+        with open(temp, "wb" if binary else "w") as handle:
             handle.write(text)
         os.replace(temp, path)
     return path, changed, text

@@ -39,3 +39,11 @@ def render(tasks, region, outputs=None):
             hcl.Expression("aws.files")])}),
     }))
     return "\n\n".join(blocks) + "\n"
+
+
+def data_files(tasks):
+    """[(path relative to kubernetes.tf, bytes)] the resources refer to with file() (kops' data/ directory)."""
+    files = []
+    for task in sorted(tasks, key=lambda t: (t.kind, t.terraform_name)):
+        files.extend(getattr(task, "terraform_files", lambda: [])())
+    return files

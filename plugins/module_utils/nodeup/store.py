@@ -110,6 +110,8 @@ def node_files(cluster_store, completed, groups):
     hashes = {}
     has_workers = any((g.get("spec") or {}).get("role") == objects.ROLE_NODE for g in groups)
     for group in groups:
+        if (group.get("spec") or {}).get("role") == objects.ROLE_BASTION:
+            continue  # kops' bastions boot without nodeup: no config, and no user data pinning one
         completed_group = populate.populate_instance_group_spec(completed, group)
         document = nodeup_config.build_config(completed, completed_group, keysets, config_base)
         if has_workers and "APIServerConfig" in document:
