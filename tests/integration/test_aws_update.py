@@ -148,8 +148,7 @@ def test_a_spec_change_touches_exactly_its_objects(aws, tmp_path):
     service.execute(service.plan_replace([cluster] + groups))
     counts, plan, calls = _update(service)
     changed = sorted(e.name for e in plan if e.action != "unchanged")
-    assert changed == ["from-10.20.0.0/16-ingress-tcp-30000to32767-nodes.k8s.example.com",
-                       "from-10.20.0.0/16-ingress-udp-30000to32767-nodes.k8s.example.com"]
+    assert changed == ["nodeport-tcp-external-to-node-10.20.0.0/16", "nodeport-udp-external-to-node-10.20.0.0/16"]
     assert _mutating(calls) == {"AuthorizeSecurityGroupIngress": 2}
 
 

@@ -8,12 +8,14 @@ API's clients, the nodes and the control plane."""
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.firewall import _cidr_peer
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.firewall import _cidr_peer, access_label
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags, resource_name_32
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, elbv2
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
 
 KOPS_CONTROLLER_PORT = 3988
+# With spec.api.loadBalancer.sslCertificate kops terminates TLS on 443 and keeps plain TCP on 8443.
+TCP_WITH_CERTIFICATE_PORT = 8443
 HEALTH_CHECK = {"healthy_threshold": 2, "interval": 10, "unhealthy_threshold": 2}
 
 
@@ -50,29 +52,46 @@ def build_api_loadbalancer(cluster, tasks, vpc, subnets, groups):
         enable_cross_zone_load_balancing=bool(balancer_spec.get("crossZoneLoadBalancing", True)),
         security_groups=[Ref(elb)], subnet_mapping=mapping, tags=cluster_tags(name, "api.%s" % name)))
 
-    listeners = [(443, "tcp", dict(HEALTH_CHECK, protocol="TCP"))]
+    certificate = balancer_spec.get("sslCertificate")
+    tcp_check = dict(HEALTH_CHECK, protocol="TCP")
+    # (listener port, its protocol and TLS fields, target group prefix, target port, target protocol, check)
+    if certificate:
+        tls = {"certificate_arn": certificate, "ssl_policy": balancer_spec.get("sslPolicy") or None}
+        listeners = [(443, "TLS", tls, "tls", 443, "TLS", tcp_check),
+                     (TCP_WITH_CERTIFICATE_PORT, "TCP", {}, "tcp", 443, "TCP", tcp_check)]
+    else:
+        listeners = [(443, "TCP", {}, "tcp", 443, "TCP", tcp_check)]
     if dns_none:
-        listeners.append((KOPS_CONTROLLER_PORT, "kops-controller", dict(HEALTH_CHECK, protocol="HTTPS", path="/healthz")))
-    for port, prefix, check in listeners:
+        listeners.append((KOPS_CONTROLLER_PORT, "TCP", {}, "kops-controller", KOPS_CONTROLLER_PORT, "TCP",
+                          dict(HEALTH_CHECK, protocol="HTTPS", path="/healthz")))
+    for port, protocol, tls_fields, prefix, target_port, target_protocol, check in listeners:
         group_name = resource_name_32(name, prefix)
         target = _add(tasks, elbv2.TargetGroup(
-            group_name, name=group_name, port=port, protocol="TCP", vpc_id=Ref(vpc), connection_termination="true",
-            deregistration_delay="30", health_check=check, tags=cluster_tags(name, group_name)))
+            group_name, name=group_name, port=target_port, protocol=target_protocol, vpc_id=Ref(vpc),
+            connection_termination="true", deregistration_delay="30", health_check=check,
+            tags=cluster_tags(name, group_name)))
         _add(tasks, elbv2.Listener("api.%s-%d" % (name, port), load_balancer_arn=Ref(balancer), port=port,
-                                   protocol="TCP", default_action={"target_group_arn": Ref(target), "type": "forward"}))
+                                   protocol=protocol, default_action={"target_group_arn": Ref(target), "type": "forward"},
+                                   **{k: v for k, v in tls_fields.items() if v}))
 
     for cidr in ("0.0.0.0/0", "::/0"):
         _rule(tasks, "from-%s-egress-all-0to0-%s" % (elb.name, cidr), elb, type="egress", protocol="-1", from_port=0,
               to_port=0, **_cidr_peer(cidr))
+    api_ports = [443] + ([TCP_WITH_CERTIFICATE_PORT] if certificate else [])
     for cidr in spec.get("kubernetesApiAccess") or []:
-        _rule(tasks, "from-%s-ingress-tcp-443to443-%s" % (cidr, elb.name), elb, type="ingress", protocol="tcp",
-              from_port=443, to_port=443, **_cidr_peer(cidr))
-        if ":" in cidr:
+        for port in api_ports:
+            _rule(tasks, "from-%s-ingress-tcp-%dto%d-%s" % (access_label(cidr), port, port, elb.name), elb,
+                  type="ingress", protocol="tcp", from_port=port, to_port=port, **_cidr_peer(cidr))
+        # Path MTU discovery back to the clients: ICMPv6 for IPv6, ICMP for IPv4, both for a prefix list.
+        if ":" in cidr or cidr.startswith("pl-"):
             _rule(tasks, "icmpv6-pmtu-api-elb-%s" % cidr, elb, type="ingress", protocol="icmpv6", from_port=-1,
                   to_port=-1, **_cidr_peer(cidr))
-        else:
+        if ":" not in cidr:
             _rule(tasks, "icmp-pmtu-api-elb-%s" % cidr, elb, type="ingress", protocol="icmp", from_port=3, to_port=4,
                   **_cidr_peer(cidr))
+    if certificate:
+        _rule(tasks, "tcp-api-cp", masters, type="ingress", protocol="tcp", from_port=TCP_WITH_CERTIFICATE_PORT,
+              to_port=TCP_WITH_CERTIFICATE_PORT, source_security_group_id=Ref(elb))
     _rule(tasks, "https-elb-to-master", masters, type="ingress", protocol="tcp", from_port=443, to_port=443,
           source_security_group_id=Ref(elb))
     _rule(tasks, "icmp-pmtu-elb-to-cp", masters, type="ingress", protocol="icmp", from_port=3, to_port=4,

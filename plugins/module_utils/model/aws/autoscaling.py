@@ -187,7 +187,7 @@ def _target_groups(cluster, group, tasks):
     wanted = []
     role = group["spec"].get("role")
     if role in ("ControlPlane", "Master", "APIServer"):
-        wanted.append(resource_name_32(name, "tcp"))
+        wanted += [resource_name_32(name, "tcp"), resource_name_32(name, "tls")]
         if role != "APIServer":
             wanted.append(resource_name_32(name, "kops-controller"))
     if role == "Bastion":

@@ -36,4 +36,17 @@ def build_tasks(completed_cluster, instance_groups, ssh_public_keys=(), user_dat
     nth.build_nth(completed_cluster, tasks)
     autoscaling.build_autoscaling(completed_cluster, instance_groups, tasks, user_data, subnets=subnets,
                                   security_groups=groups, profiles=profiles, key_pair=key_pair)
+    add_cloud_labels(completed_cluster, tasks)
     return tasks
+
+
+def add_cloud_labels(completed_cluster, tasks):
+    """spec.cloudLabels on every object the cluster tags (kops' CloudTags): the labels first, so kops' own
+    tags (KubernetesCluster, Name, ownership, roles) win where a label uses the same key."""
+    labels = completed_cluster["spec"].get("cloudLabels") or {}
+    if not labels:
+        return
+    for task in tasks.values():
+        tags = task.fields.get("tags")
+        if isinstance(tags, dict) and "KubernetesCluster" in tags:
+            task.fields["tags"] = dict(labels, **tags)

@@ -30,6 +30,21 @@ def _rule(tasks, group, source_label, direction, protocol, from_port, to_port, *
     return task
 
 
+def access_label(cidr):
+    """The source in an access rule's name: kops names prefix-list rules as if from 0.0.0.0/0."""
+    return "0.0.0.0/0" if cidr.startswith("pl-") else cidr
+
+
+def node_port_range(spec):
+    """(from, to) of kubeAPIServer.serviceNodePortRange, Kubernetes' 30000-32767 by default."""
+    text = (spec.get("kubeAPIServer") or {}).get("serviceNodePortRange") or "30000-32767"
+    low, _sep, high = str(text).partition("-")
+    try:
+        return int(low), int(high or low)
+    except ValueError:
+        raise ValueError("kubeAPIServer.serviceNodePortRange %r: expected <from>-<to>, for example 30000-32767" % text)
+
+
 def _cidr_peer(cidr):
     """The rule field for an access entry: an AWS prefix list (pl-...), an IPv6 or an IPv4 CIDR."""
     if cidr.startswith("pl-"):
@@ -58,17 +73,29 @@ def build_firewall(cluster, tasks, vpc, instance_groups=None):
     _rule(tasks, nodes, nodes.name, "ingress", *ALL, source_security_group_id=Ref(nodes))
     for protocol, low, high in NODE_TO_CONTROL_PLANE:
         _rule(tasks, masters, nodes.name, "ingress", protocol, low, high, source_security_group_id=Ref(nodes))
+    networking = spec.get("networking") or {}
+    if "calico" in networking or "kuberouter" in networking:
+        # IP-in-IP (protocol 4) between pods across nodes; kops names it without ports.
+        task = ec2.SecurityGroupRule("from-%s-ingress-4-0to0-%s" % (nodes.name, masters.name), type="ingress",
+                                     security_group_id=Ref(masters), protocol="4", from_port=0, to_port=65535,
+                                     source_security_group_id=Ref(nodes))
+        tasks[task.key] = task
 
     uses_bastion = any((g.get("spec") or {}).get("role") == "Bastion" for g in instance_groups or [])
     for cidr in [] if uses_bastion else spec.get("sshAccess") or []:
         for group in (masters, nodes):
-            _rule(tasks, group, cidr, "ingress", "tcp", PORTS["ssh"], PORTS["ssh"], **_cidr_peer(cidr))
+            _rule(tasks, group, access_label(cidr), "ingress", "tcp", PORTS["ssh"], PORTS["ssh"], **_cidr_peer(cidr))
     if "loadBalancer" not in (spec.get("api") or {}):
         for cidr in spec.get("kubernetesApiAccess") or []:
-            _rule(tasks, masters, cidr, "ingress", "tcp", PORTS["https"], PORTS["https"], **_cidr_peer(cidr))
+            _rule(tasks, masters, access_label(cidr), "ingress", "tcp", PORTS["https"], PORTS["https"],
+                  **_cidr_peer(cidr))
+    low, high = node_port_range(spec)
     for cidr in spec.get("nodePortAccess") or []:
         for protocol in ("tcp", "udp"):
-            _rule(tasks, nodes, cidr, "ingress", protocol, 30000, 32767, **_cidr_peer(cidr))
+            task = ec2.SecurityGroupRule(
+                "nodeport-%s-external-to-node-%s" % (protocol, cidr.replace(":", "_")), type="ingress",
+                security_group_id=Ref(nodes), protocol=protocol, from_port=low, to_port=high, **_cidr_peer(cidr))
+            tasks[task.key] = task
     return groups
 
 

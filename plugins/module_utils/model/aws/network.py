@@ -97,24 +97,56 @@ def build_network(cluster, tasks):
     return subnets
 
 
+# A subnet's egress / additionalRoutes target by its id prefix (kops' subnet egress and route targets).
+ROUTE_TARGETS = (("tgw-", "transit_gateway_id"), ("nat-", "nat_gateway_id"), ("i-", "instance_id"),
+                 ("pcx-", "vpc_peering_connection_id"), ("igw-", "gateway_id"))
+
+
+def route_target(target, where):
+    for prefix, field in ROUTE_TARGETS:
+        if target.startswith(prefix):
+            return field
+    raise ValueError("%s: route target %r is not a transit gateway (tgw-), NAT gateway (nat-), instance (i-), "
+                     "peering connection (pcx-) or internet gateway (igw-)" % (where, target))
+
+
 def _build_private_egress(cluster, tasks, subnets, add, vpc_id):
-    """Per zone with private subnets: EIP + NAT gateway in the zone's utility subnet, private route table."""
+    """Per zone with private subnets: a private route table and its default route, through a new NAT
+    gateway (+ EIP) in the zone's utility subnet unless the subnets name their egress (kops' egress:
+    tgw-, nat-, i-, eipalloc- for the NAT's address, External for none); then the subnets' additionalRoutes."""
     name = cluster["metadata"]["name"]
     spec = cluster["spec"]
     tables = {}
-    zones = sorted({s["zone"] for s in spec.get("subnets") or [] if s["type"] in ("Private", "DualStack")})
-    for zone in zones:
+    private = [s for s in spec.get("subnets") or [] if s["type"] in ("Private", "DualStack")]
+    for zone in sorted({s["zone"] for s in private}):
+        egress = next((s.get("egress") for s in private if s["zone"] == zone and s.get("egress")), None)
         utility = next((s for s in spec["subnets"] if s["type"] == "Utility" and s["zone"] == zone), None)
-        if utility is None:
+        if utility is None and (egress is None or egress.startswith("eipalloc-")):
             continue
         zone_name = "%s.%s" % (zone, name)
-        eip = add(ec2.ElasticIP(zone_name, domain="vpc", tags=cluster_tags(name, zone_name)))
-        nat = add(ec2.NatGateway(zone_name, allocation_id=Ref(eip), subnet_id=Ref(subnets[utility["name"]]),
-                                 tags=cluster_tags(name, zone_name)))
         table_name = "private-%s.%s" % (zone, name)
         table = add(ec2.RouteTable(table_name, vpc_id=vpc_id, tags=cluster_tags(
             name, table_name, extra={"kubernetes.io/kops/role": "private-" + zone})))
-        add(ec2.Route("route-private-%s-0.0.0.0/0" % zone, route_table_id=Ref(table), nat_gateway_id=Ref(nat),
-                      destination_cidr_block="0.0.0.0/0"))
         tables[zone] = table
+        if egress == "External":
+            continue
+        if egress and not egress.startswith("eipalloc-"):
+            target = {route_target(egress, "subnets[%s].egress" % zone): egress}
+        else:
+            allocation = egress or Ref(add(ec2.ElasticIP(zone_name, domain="vpc", tags=cluster_tags(name, zone_name))))
+            nat = add(ec2.NatGateway(zone_name, allocation_id=allocation, subnet_id=Ref(subnets[utility["name"]]),
+                                     tags=cluster_tags(name, zone_name)))
+            target = {"nat_gateway_id": Ref(nat)}
+        add(ec2.Route("route-private-%s-0.0.0.0/0" % zone, route_table_id=Ref(table),
+                      destination_cidr_block="0.0.0.0/0", **target))
+    for subnet in spec.get("subnets") or []:
+        table = tables.get(subnet["zone"]) if subnet in private else None
+        for route in subnet.get("additionalRoutes") or []:
+            if table is None:
+                raise ValueError("subnets[%s].additionalRoutes: only private subnets take additional routes"
+                                 % subnet["name"])
+            field = route_target(route["target"], "subnets[%s].additionalRoutes" % subnet["name"])
+            destination = "destination_ipv6_cidr_block" if ":" in route["cidr"] else "destination_cidr_block"
+            add(ec2.Route("route-%s-%s" % (subnet["name"], route["cidr"]), route_table_id=Ref(table),
+                          **{destination: route["cidr"], field: route["target"]}))
     return tables

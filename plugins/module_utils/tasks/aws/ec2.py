@@ -16,6 +16,14 @@ from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import pagi
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Task
 
 
+# Protocols whose rules carry ports (or ICMP type/code); EC2 ignores ports for all (-1) and others (IP-in-IP 4).
+PORTED_PROTOCOLS = ("tcp", "udp", "icmp", "icmpv6", "6", "17", "1", "58")
+
+
+def has_ports(protocol):
+    return str(protocol).lower() in PORTED_PROTOCOLS
+
+
 class TaggedEc2Task(Task):
     """An EC2 object identified by its Name tag among the cluster's tagged objects of its kind."""
 
@@ -191,9 +199,10 @@ class RouteTable(TaggedEc2Task):
 
 class Route(Task):
     kind = "aws_route"
-    compared = ("gateway_id", "nat_gateway_id")
     TARGETS = (("gateway_id", "GatewayId"), ("nat_gateway_id", "NatGatewayId"), ("instance_id", "InstanceId"),
-               ("transit_gateway_id", "TransitGatewayId"), ("egress_only_gateway_id", "EgressOnlyInternetGatewayId"))
+               ("transit_gateway_id", "TransitGatewayId"), ("egress_only_gateway_id", "EgressOnlyInternetGatewayId"),
+               ("vpc_peering_connection_id", "VpcPeeringConnectionId"))
+    compared = tuple(field for field, _api in TARGETS)
 
     def _destination(self):
         desired = self.desired()
@@ -291,7 +300,7 @@ class SecurityGroupRule(Task):
     def _signature(self):
         d = self.desired()
         protocol = str(d["protocol"])
-        ports = (None, None) if protocol == "-1" else (d["from_port"], d["to_port"])
+        ports = (d["from_port"], d["to_port"]) if has_ports(protocol) else (None, None)
         peer = (d.get("cidr_blocks") or [None])[0] or (d.get("ipv6_cidr_blocks") or [None])[0] \
             or (d.get("prefix_list_ids") or [None])[0] or d.get("source_security_group_id")
         return (d["type"] == "egress", protocol, ports, peer)
@@ -299,7 +308,7 @@ class SecurityGroupRule(Task):
     @staticmethod
     def _rule_signature(rule):
         protocol = str(rule.get("IpProtocol"))
-        ports = (None, None) if protocol == "-1" else (rule.get("FromPort"), rule.get("ToPort"))
+        ports = (rule.get("FromPort"), rule.get("ToPort")) if has_ports(protocol) else (None, None)
         peer = rule.get("CidrIpv4") or rule.get("CidrIpv6") or rule.get("PrefixListId") \
             or (rule.get("ReferencedGroupInfo") or {}).get("GroupId")
         return (bool(rule.get("IsEgress")), protocol, ports, peer)
@@ -319,6 +328,8 @@ class SecurityGroupRule(Task):
     def create(self, cloud):
         d = self.desired()
         permission = {"IpProtocol": str(d["protocol"])}
+        # Sent for every protocol but all (-1): EC2 ignores them for others such as IP-in-IP (4), as the
+        # signature does; moto fails without them.
         if permission["IpProtocol"] != "-1":
             permission.update(FromPort=d["from_port"], ToPort=d["to_port"])
         if d.get("cidr_blocks"):
@@ -536,7 +547,7 @@ def _self_ref(task):
 def _rule_properties(rule):
     egress = rule.fields["type"] == "egress"
     properties = {"GroupId": rule.fields["security_group_id"], "IpProtocol": str(rule.fields["protocol"])}
-    if properties["IpProtocol"] != "-1":  # all protocols: ports do not apply
+    if has_ports(properties["IpProtocol"]):
         properties.update(FromPort=rule.fields["from_port"], ToPort=rule.fields["to_port"])
     if rule.fields.get("cidr_blocks"):
         properties["CidrIp"] = rule.fields["cidr_blocks"][0]

@@ -112,26 +112,41 @@ class Listener(Task):
             if listener["Port"] == self.fields["port"]:
                 self.outputs["id"] = listener["ListenerArn"]
                 actions = listener.get("DefaultActions") or [{}]
-                return {"target_group_arn": actions[0].get("TargetGroupArn"), "protocol": listener.get("Protocol")}
+                certificates = listener.get("Certificates") or [{}]
+                return {"target_group_arn": actions[0].get("TargetGroupArn"), "protocol": listener.get("Protocol"),
+                        "certificate_arn": certificates[0].get("CertificateArn"),
+                        "ssl_policy": listener.get("SslPolicy")}
         return None
 
     def compare(self, actual):
         d = self.desired()
         wanted = {"target_group_arn": d["default_action"]["target_group_arn"], "protocol": d["protocol"]}
+        # A TLS listener's certificate and policy (spec.api.loadBalancer.sslCertificate / sslPolicy).
+        wanted.update({k: d[k] for k in ("certificate_arn", "ssl_policy") if d.get(k)})
         return {k: (actual.get(k), v) for k, v in wanted.items() if actual.get(k) != v}
 
     def _actions(self):
         return [{"Type": "forward", "TargetGroupArn": self.desired()["default_action"]["target_group_arn"]}]
 
+    def _tls_args(self):
+        d = self.desired()
+        args = {}
+        if d.get("certificate_arn"):
+            args["Certificates"] = [{"CertificateArn": d["certificate_arn"]}]
+        if d.get("ssl_policy"):
+            args["SslPolicy"] = d["ssl_policy"]
+        return args
+
     def create(self, cloud):
         d = self.desired()
         created = _elbv2(cloud).create_listener(LoadBalancerArn=d["load_balancer_arn"], Protocol=d["protocol"],
-                                                Port=d["port"], DefaultActions=self._actions())["Listeners"][0]
+                                                Port=d["port"], DefaultActions=self._actions(),
+                                                **self._tls_args())["Listeners"][0]
         self.outputs["id"] = created["ListenerArn"]
 
     def update(self, cloud, actual, changes):
         _elbv2(cloud).modify_listener(ListenerArn=self.outputs["id"], Protocol=self.desired()["protocol"],
-                                      DefaultActions=self._actions())
+                                      DefaultActions=self._actions(), **self._tls_args())
 
     def render_terraform(self):
         body = to_terraform(dict(self.fields))
@@ -176,4 +191,6 @@ TargetGroup.render_cloudformation = _target_group_properties
 Listener.cloudformation_type = "AWS::ElasticLoadBalancingV2::Listener"
 Listener.render_cloudformation = lambda t: {
     "LoadBalancerArn": t.fields["load_balancer_arn"], "Port": t.fields["port"], "Protocol": t.fields["protocol"],
-    "DefaultActions": [{"Type": "forward", "TargetGroupArn": t.fields["default_action"]["target_group_arn"]}]}
+    "DefaultActions": [{"Type": "forward", "TargetGroupArn": t.fields["default_action"]["target_group_arn"]}],
+    **({"Certificates": [{"CertificateArn": t.fields["certificate_arn"]}]} if t.fields.get("certificate_arn") else {}),
+    **({"SslPolicy": t.fields["ssl_policy"]} if t.fields.get("ssl_policy") else {})}
