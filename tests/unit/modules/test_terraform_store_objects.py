@@ -31,8 +31,10 @@ def test_terraform_writes_store_files_as_objects(run_module, aws, tmp_path):
     body = objects[group_configs[-1]]
     assert body["bucket"] == "kops-state" and body["key"].startswith("clusters/k8s.example.com/igconfig/")
     assert body["server_side_encryption"] == "AES256"
-    data = sorted(p.name for p in (out / "data").iterdir())
-    assert len(data) == len(objects) and all(n.startswith("aws_s3_object_") for n in data)
+    data = sorted(p.name for p in (out / "data").iterdir() if p.name.startswith("aws_s3_object_"))
+    assert len(data) == len(objects)
+    user_data = sorted(p.name for p in (out / "data").iterdir() if p.name.startswith("aws_launch_template_"))
+    assert len(user_data) == len(group_configs)
     # Terraform writes those; update wrote only keys, secrets and the token-holding addon itself.
     cluster_store = layout.ClusterStore(vfs.open_store(store_url), "k8s.example.com")
     assert cluster_store.read("igconfig/node/%s/nodeupconfig.yaml" % group_configs[-1][len("nodeupconfig-"):]) is None

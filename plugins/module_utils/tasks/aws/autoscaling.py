@@ -261,8 +261,19 @@ class LaunchTemplate(Task):
                 body[block] = Block(body[block])
         for empty in [k for k, v in body.items() if v is None]:
             del body[empty]
+        if self.fields.get("user_data"):
+            # As kops writes it: the script in data/, read back with filebase64().
+            body["user_data"] = Expression('filebase64("${path.module}/%s")' % self.user_data_file())
         body["lifecycle"] = Block({"create_before_destroy": True})
         return body
+
+    def user_data_file(self):
+        return "data/aws_launch_template_%s_user_data" % self.name
+
+    def terraform_files(self):
+        if not self.fields.get("user_data"):
+            return []
+        return [(self.user_data_file(), base64.b64decode(self.fields["user_data"]))]
 
     def render_cloudformation(self):
         data = self.launch_template_data_refs()
