@@ -16,6 +16,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import cloudformation, runner, terraform
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Expression
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import autoscaling
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import sshkey
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import store_objects as store_objects_model
@@ -23,6 +24,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.network imp
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import bootstrap
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
 
 TARGETS = ("direct", "terraform", "cloudformation")
 
@@ -106,8 +108,8 @@ def managed_files(completed):
 
 def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=None):
     """Write <out_dir>/kubernetes.tf and its data/ files; returns (path, changed, text)."""
-    completed, tasks = _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=True)
-    text = terraform.render(tasks, region_of(completed["spec"]), outputs=_outputs(completed, tasks))
+    completed, groups, tasks = _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=True)
+    text = terraform.render(tasks, region_of(completed["spec"]), outputs=_outputs(completed, groups, tasks))
     path, changed, text = _write_if_changed(os.path.join(out_dir, "kubernetes.tf"), text, dry_run)
     for relpath, data in terraform.data_files(tasks):
         changed = _write_if_changed(os.path.join(out_dir, relpath), data, dry_run)[1] or changed
@@ -116,13 +118,13 @@ def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=Non
 
 def render_cloudformation(service, cluster_name, out_dir, dry_run, ssh_public_key=None):
     """Write <out_dir>/kubernetes.json (a CloudFormation template); returns (path, changed, text)."""
-    completed, tasks = _tasks_for(service, cluster_name, ssh_public_key, dry_run)
+    completed, _groups, tasks = _tasks_for(service, cluster_name, ssh_public_key, dry_run)
     text = cloudformation.render(tasks, description="kops cluster %s" % cluster_name)
     return _write_if_changed(os.path.join(out_dir, "kubernetes.json"), text, dry_run)
 
 
 def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=False):
-    """(completed spec, tasks) for a rendered target.
+    """(completed spec, instance groups, tasks) for a rendered target.
 
     The nodes of a Terraform / CloudFormation cluster boot from the same store
     files as a direct one, so (unless dry_run) the nodeup configs, new keysets
@@ -147,7 +149,7 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     changes = [(path, data) for path, data in files if path not in covered and store.read(path) != data]
     if changes and not dry_run:
         store.apply(changes)
-    return completed, list(tasks.values())
+    return completed, groups, list(tasks.values())
 
 
 def _write_if_changed(path, text, dry_run):
@@ -168,22 +170,48 @@ def _write_if_changed(path, text, dry_run):
     return path, changed, text
 
 
-def _outputs(completed, tasks):
-    """The outputs kops writes that this model covers (cluster, region, VPC, subnets, route table, groups)."""
+# Instance-group role -> (output prefix, security group prefix, IAM role prefix), as kops names its outputs.
+OUTPUT_ROLES = ((objects.ROLE_CONTROL_PLANE, "master", "masters", "masters"), (objects.ROLE_NODE, "node", "nodes", "nodes"),
+                (objects.ROLE_BASTION, "bastion", "bastion", "bastions"))
+IPV6_CIDR_LENGTH = 'local.vpc_ipv6_cidr_block == "" ? null : tonumber(regex(".*/(\\\\d+)", local.vpc_ipv6_cidr_block)[0])'
+
+
+def _outputs(completed, groups, tasks):
+    """kops' outputs and locals: cluster, region, VPC, subnets, route tables, and per instance-group role
+    its autoscaling groups, security groups (additional ones first), IAM role and, for nodes, subnets."""
     name = completed["metadata"]["name"]
-    by_kind = {}
-    for task in tasks:
-        by_kind.setdefault(task.kind, {})[task.name] = task
+    spec = completed["spec"]
+    by_key = {task.key: task for task in tasks}
 
     def ref(kind, task_name, attribute="id"):
-        task = by_kind[kind][task_name]
-        return Expression("%s.%s.%s" % (task.kind, task.terraform_name, attribute))
+        return Ref(by_key["%s/%s" % (kind, task_name)], attribute).terraform()
 
-    outputs = {"cluster_name": name, "region": region_of(completed["spec"]),
-               "vpc_id": ref("aws_vpc", name), "vpc_cidr_block": ref("aws_vpc", name, "cidr_block"),
-               "route_table_public_id": ref("aws_route_table", name),
-               "master_security_group_ids": [ref("aws_security_group", "masters." + name)],
-               "node_security_group_ids": [ref("aws_security_group", "nodes." + name)]}
-    for subnet in completed["spec"].get("subnets") or []:
+    outputs = {"cluster_name": name, "region": region_of(spec), "vpc_id": ref("aws_vpc", name),
+               "vpc_cidr_block": ref("aws_vpc", name, "cidr_block"),
+               "vpc_ipv6_cidr_block": ref("aws_vpc", name, "ipv6_cidr_block"),
+               "vpc_ipv6_cidr_length": Expression(IPV6_CIDR_LENGTH),
+               "route_table_public_id": ref("aws_route_table", name)}
+    for task in tasks:
+        if task.kind == "aws_route_table" and task.name.startswith("private-"):
+            outputs["route_table_%s_id" % task.name[:-len(name) - 1]] = ref("aws_route_table", task.name)
+    for subnet in spec.get("subnets") or []:
         outputs["subnet_%s_id" % subnet["name"]] = ref("aws_subnet", "%s.%s" % (subnet["name"], name))
+    for role, label, group_prefix, role_prefix in OUTPUT_ROLES:
+        members = [g for g in groups if (g.get("spec") or {}).get("role") == role]
+        asgs = sorted((by_key[k] for k in ("aws_autoscaling_group/" + autoscaling.group_object_name(name, g)
+                                           for g in members) if k in by_key), key=lambda t: t.terraform_name)
+        if asgs:
+            outputs["%s_autoscaling_group_ids" % label] = [Ref(t).terraform() for t in asgs]
+        if "aws_security_group/%s.%s" % (group_prefix, name) in by_key:
+            extra = {sg for g in members for sg in g["spec"].get("additionalSecurityGroups") or []}
+            if role == objects.ROLE_CONTROL_PLANE:  # kops lists the API load balancer's extra groups here too
+                extra |= set(((spec.get("api") or {}).get("loadBalancer") or {}).get("additionalSecurityGroups") or [])
+            extra = sorted(extra)
+            outputs["%s_security_group_ids" % label] = extra + [ref("aws_security_group", "%s.%s" % (group_prefix, name))]
+        if "aws_iam_role/%s.%s" % (role_prefix, name) in by_key:
+            outputs["%s_role_arn" % role_prefix] = ref("aws_iam_role", "%s.%s" % (role_prefix, name), "arn")
+            outputs["%s_role_name" % role_prefix] = ref("aws_iam_role", "%s.%s" % (role_prefix, name), "name")
+        if role == objects.ROLE_NODE:
+            subnets = sorted({s for g in members for s in g["spec"].get("subnets") or []})
+            outputs["node_subnet_ids"] = [ref("aws_subnet", "%s.%s" % (s, name)) for s in subnets]
     return outputs

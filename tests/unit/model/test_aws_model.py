@@ -99,12 +99,28 @@ def test_event_patterns_are_kops_patterns():
         assert json.loads(rule.fields["event_pattern"]) == json.loads(kops_pattern)
 
 
-def test_rendered_file_parses_and_has_kops_outputs():
-    completed, tasks = _tasks("ha")
+def _unquote(value):
+    if isinstance(value, list):
+        return [_unquote(v) for v in value]
+    return value.strip('"').replace("${", "").replace("}", "") if isinstance(value, str) else value
+
+
+@pytest.mark.parametrize("case", ["minimal-aws", "ha", "existing_iam", "minimal-dns-none", "shared_vpc", "complex",
+                                  "privatecalico"])
+def test_outputs_are_kops_outputs(case):
+    """Every output kops writes, with the same value (references and literals)."""
+    completed, tasks = _tasks(case)
     from ansible_collections.kubeops.kops.plugins.module_utils import updates
-    parsed = hcl2.loads(terraform.render(tasks, "us-test-1", outputs=updates._outputs(completed, tasks)))
-    outputs = {name.strip('"') for block in parsed["output"] for name in block}
-    assert {"cluster_name", "region", "vpc_id", "subnet_us-test-1a_id", "node_security_group_ids"} <= outputs
+    directory = kops_fixtures.UPDATE_CLUSTER / case
+    _cluster, groups = objects.split_objects([d for d in yaml.safe_load_all((directory / "in-v1alpha2.yaml").read_text())
+                                             if d])
+    rendered = terraform.render(tasks, "us-test-1", outputs=updates._outputs(completed, groups, tasks))
+    parsed, theirs = hcl2.loads(rendered), hcl2.loads((directory / "kubernetes.tf").read_text())
+
+    def outputs(tree):
+        return {name.strip('"'): _unquote(body["value"]) for block in tree["output"] for name, body in block.items()}
+
+    assert outputs(parsed) == outputs(theirs)
     assert parsed["provider"][1]['"aws"']["alias"].strip('"') == "files"
 
 

@@ -449,7 +449,14 @@ class SharedVPC(Task):
         return {}
 
     def terraform_value(self, attribute):
-        return self.fields["id"] if attribute == "id" else None
+        """The id as written in the spec; other attributes (CIDR blocks) from a data source, as kops does."""
+        if attribute == "id":
+            return self.fields["id"]
+        from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Expression
+        return Expression("data.aws_vpc.%s.%s" % (self.terraform_name, attribute))
+
+    def terraform_data(self):
+        return [("aws_vpc", self.terraform_name, {"id": self.fields["id"]})]
 
     def render_terraform(self):
         return None
