@@ -29,6 +29,7 @@ GALAXY_COLLECTION = "kubeops.kops==%s" % COLLECTION_VERSION
 ANSIBLE_CORE = "ansible-core>=2.16,<2.20"
 # What the collection needs on a node besides ansible-core (state store clients, PKI).
 NODE_PYTHON_PACKAGES = ("boto3", "google-auth", "requests", "cryptography", "pyyaml")
+BOOT_NODEUP_VARS = {"nodeup_control_plane_python_packages": []}
 # kops' socket buffer sysctls, set before anything downloads.
 EARLY_SYSCTLS = ("net.core.rmem_max=16777216", "net.core.wmem_max=16777216",
                  "net.ipv4.tcp_rmem='4096 87380 16777216'", "net.ipv4.tcp_wmem='4096 87380 16777216'")
@@ -156,12 +157,14 @@ def bootstrap_user_data(completed_cluster, instance_group, config_base, nodeup_c
     name = completed_cluster["metadata"]["name"]
     group = objects.name_of(instance_group)
     exports = dict(environment or {})
+    # The boot venv brings cryptography and PyYAML (NODE_PYTHON_PACKAGES): no distribution packages for them.
+    nodeup_vars = dict(BOOT_NODEUP_VARS, **(nodeup_vars or {}))
     script = SCRIPT.format(
         instance_group=group, cluster_name=name,
         config_base=shlex.quote(config_base), cluster_name_q=shlex.quote(name), instance_group_q=shlex.quote(group),
         nodeup_config=shlex.quote(_join(config_base, nodeup_config.config_path(instance_group))),
         nodeup_config_hash=shlex.quote(nodeup_config_hash), collection=shlex.quote(collection),
-        pip_args=shlex.quote(pip_args), nodeup_vars=shlex.quote(json.dumps(nodeup_vars or {}, sort_keys=True)),
+        pip_args=shlex.quote(pip_args), nodeup_vars=shlex.quote(json.dumps(nodeup_vars, sort_keys=True)),
         environment="\n".join("export %s=%s" % (k, shlex.quote(str(v))) for k, v in sorted(exports.items())),
         sysctls="\n".join("sysctl -w %s || true" % s for s in EARLY_SYSCTLS),
         python_packages=" ".join(shlex.quote(p) for p in (ANSIBLE_CORE,) + NODE_PYTHON_PACKAGES),
