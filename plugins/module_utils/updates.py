@@ -108,23 +108,25 @@ def managed_files(completed):
 
 def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=None):
     """Write <out_dir>/kubernetes.tf and its data/ files; returns (path, changed, text)."""
-    completed, groups, tasks = _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=True)
+    completed, groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
+                                                         store_objects=True)
     text = terraform.render(tasks, region_of(completed["spec"]), outputs=_outputs(completed, groups, tasks))
     path, changed, text = _write_if_changed(os.path.join(out_dir, "kubernetes.tf"), text, dry_run)
     for relpath, data in terraform.data_files(tasks):
         changed = _write_if_changed(os.path.join(out_dir, relpath), data, dry_run)[1] or changed
-    return path, changed, text
+    return path, changed or store_changed, text
 
 
 def render_cloudformation(service, cluster_name, out_dir, dry_run, ssh_public_key=None):
     """Write <out_dir>/kubernetes.json (a CloudFormation template); returns (path, changed, text)."""
-    completed, _groups, tasks = _tasks_for(service, cluster_name, ssh_public_key, dry_run)
+    completed, _groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run)
     text = cloudformation.render(tasks, description="kops cluster %s" % cluster_name)
-    return _write_if_changed(os.path.join(out_dir, "kubernetes.json"), text, dry_run)
+    path, changed, text = _write_if_changed(os.path.join(out_dir, "kubernetes.json"), text, dry_run)
+    return path, changed or store_changed, text
 
 
 def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=False):
-    """(completed spec, instance groups, tasks) for a rendered target.
+    """(completed spec, instance groups, tasks, whether the store changes) for a rendered target.
 
     The nodes of a Terraform / CloudFormation cluster boot from the same store
     files as a direct one, so (unless dry_run) the nodeup configs, new keysets
@@ -135,7 +137,7 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     the bootstrap addon, which holds the token, are still written directly).
     """
     completed, groups = load_completed(service, cluster_name)
-    keys, _keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
+    keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
     store = service.cluster_store(cluster_name)
     node_changes, hashes = nodeup_store.node_files(store, completed, groups)
     files = managed_files(completed) + node_changes
@@ -149,7 +151,7 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     changes = [(path, data) for path, data in files if path not in covered and store.read(path) != data]
     if changes and not dry_run:
         store.apply(changes)
-    return completed, groups, list(tasks.values())
+    return completed, groups, list(tasks.values()), bool(changes) or keys_changed
 
 
 def _write_if_changed(path, text, dry_run):
