@@ -203,6 +203,30 @@ def static_pod_files(config, ca_pem, worker_server):
     return files
 
 
+# The base unit, so a containerd from its release tarball (unpacked over /usr) runs like Debian's package.
+CONTAINERD_UNIT = """[Unit]
+Description=containerd container runtime (kubeops.kops)
+Documentation=https://containerd.io
+After=network.target local-fs.target
+
+[Service]
+ExecStartPre=-/sbin/modprobe overlay
+ExecStart=/usr/bin/containerd
+Type=notify
+Delegate=yes
+KillMode=process
+Restart=always
+RestartSec=5
+LimitNPROC=infinity
+LimitCORE=infinity
+LimitNOFILE=infinity
+TasksMax=infinity
+OOMScoreAdjust=-999
+
+[Install]
+WantedBy=multi-user.target
+"""
+
 KUBELET_UNIT = """[Unit]
 Description=Kubernetes Kubelet (kubeops.kops)
 Documentation=https://kubernetes.io/docs/reference/command-line-tools-reference/kubelet/
@@ -233,6 +257,7 @@ def node_files(config, node, bootstrap_token=None):
         NodeFile("/etc/sysctl.d/99-k8s-general.conf", "\n".join(sysctls) + "\n", restarts=("systemd-sysctl",)),
         NodeFile("/etc/modules-load.d/kubeops-kops.conf", "\n".join(KERNEL_MODULES) + "\n"),
         NodeFile("/etc/containerd/config.toml", containerd_toml(config), restarts=("containerd",)),
+        NodeFile("/etc/systemd/system/containerd.service", CONTAINERD_UNIT, restarts=("containerd",)),
         NodeFile("/etc/systemd/system/containerd.service.d/10-kubeops.conf", containerd_dropin(config),
                  restarts=("containerd",)),
         NodeFile("/etc/crictl.yaml", "runtime-endpoint: unix:///run/containerd/containerd.sock\n"),
