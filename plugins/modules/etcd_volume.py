@@ -100,7 +100,7 @@ def main():
         if not (instance_id and zone and region):
             metadata = etcd_volume.instance_identity()
             instance_id, zone, region = instance_id or metadata[0], zone or metadata[1], region or metadata[2]
-    except (OSError, ValueError, KeyError) as exc:
+    except Exception as exc:  # pylint: disable=broad-except  # URL, connection and JSON errors alike
         module.fail_json(msg="instance metadata (IMDSv2) did not answer (%s): give instance_id, zone and region" % exc)
     try:
         ec2 = aws.client("ec2", region=region)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import glob
 import json
 import os
-import urllib.request
 
+from ansible.module_utils.urls import open_url
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import AwsError
 
 IMDS = "http://169.254.169.254"
@@ -25,14 +25,11 @@ DEFAULT_DEVICE = "/dev/xvdu"  # etcd-manager's first device name
 
 def instance_identity(timeout=2.0):
     """(instance id, availability zone, region) from IMDSv2 (kops' launch templates require tokens)."""
-    token_request = urllib.request.Request(IMDS + "/latest/api/token", method="PUT",
-                                           headers={"X-aws-ec2-metadata-token-ttl-seconds": "300"})
-    with urllib.request.urlopen(token_request, timeout=timeout) as response:  # noqa: S310 - link-local IMDS
-        token = response.read().decode("ascii")
-    document_request = urllib.request.Request(IMDS + "/latest/dynamic/instance-identity/document",
-                                              headers={"X-aws-ec2-metadata-token": token})
-    with urllib.request.urlopen(document_request, timeout=timeout) as response:  # noqa: S310
-        document = json.loads(response.read().decode("utf-8"))
+    token = open_url(IMDS + "/latest/api/token", method="PUT", timeout=timeout, use_proxy=False,
+                     headers={"X-aws-ec2-metadata-token-ttl-seconds": "300"}).read().decode("ascii")
+    response = open_url(IMDS + "/latest/dynamic/instance-identity/document", timeout=timeout, use_proxy=False,
+                        headers={"X-aws-ec2-metadata-token": token})
+    document = json.loads(response.read().decode("utf-8"))
     return document["instanceId"], document["availabilityZone"], document["region"]
 
 

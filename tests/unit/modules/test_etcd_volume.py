@@ -24,7 +24,8 @@ def _instance(ec2):
     return reservation["Instances"][0]["InstanceId"]
 
 
-def _volume(ec2, tags=TAGS, zone=ZONE):
+def _volume(ec2, tags=None, zone=ZONE):
+    tags = TAGS if tags is None else tags
     return ec2.create_volume(AvailabilityZone=zone, Size=20, VolumeType="gp3", TagSpecifications=[
         {"ResourceType": "volume", "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}])["VolumeId"]
 
