@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import json
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import manifests
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import hooks, manifests
 
 # kops' nodeup/pkg/model/sysctls.go: the general settings every node gets.
 SYSCTLS = (
@@ -278,6 +278,9 @@ def node_files(config, node, bootstrap_token=None):
             "client-certificate": "/var/lib/kubelet/pki/kubelet-client.crt",
             "client-key": "/var/lib/kubelet/pki/kubelet-client.key"}), mode=0o600, restarts=("kubelet",)))
     files.extend(static_pod_files(config, ca_pem, server))
+    # Hook units restart (run again, they are oneshot) when they change; the role enables them.
+    files.extend(NodeFile("/etc/systemd/system/%s" % unit, text, restarts=(unit,))
+                 for unit, text in hooks.hook_units(config))
     for asset in config.get("FileAssets") or []:
         files.append(NodeFile(asset["path"], asset.get("content", ""),
                               mode=int(str(asset.get("mode") or "0644"), 8)))

@@ -177,3 +177,38 @@ def test_worker_kube_proxy_uses_the_kubelet_certificate():
     assert written["/var/lib/kube-proxy/kubeconfig"].mode == 0o400
     assert written["/var/log/kube-proxy.log"].if_missing
     assert "/etc/kubernetes/manifests/kube-apiserver.manifest" not in written
+
+
+def test_hooks_are_kops_units():
+    """The unit kops' nodeup writes for an execContainer hook (its golden test hooks-containerd-exec)."""
+    config = _kops_config("minimal-aws", "nodes")
+    config["Hooks"] = [None, [{"execContainer": {"image": "busybox", "command": [
+        "sh", "-c", "chroot /rootfs apt-get update && chroot /rootfs apt-get install -y ceph-common"]}}]]
+    written = {f.path: f for f in files.node_files(dict(config, kubeops={}), {"name": "n1"})
+               if f.path.startswith("/etc/systemd/system/kops-hook")}
+    unit = written["/etc/systemd/system/kops-hook-0.service"]
+    assert unit.restarts == ("kops-hook-0.service",)
+    assert unit.content.decode() == (
+        "[Unit]\nDescription=Kops Hook kops-hook-0\nRequires=containerd.service\n\n[Service]\n"
+        "ExecStartPre=/usr/bin/ctr --namespace k8s.io image pull docker.io/library/busybox:latest\n"
+        "ExecStart=/usr/bin/ctr --namespace k8s.io run --rm --mount type=bind,src=/,dst=/rootfs,options=rbind:rslave "
+        "--mount type=bind,src=/var/run/dbus,dst=/var/run/dbus,options=rbind:rprivate "
+        "--mount type=bind,src=/run/systemd,dst=/run/systemd,options=rbind:rprivate --net-host --privileged "
+        "docker.io/library/busybox:latest kops-hook-0 sh -c \"chroot /rootfs apt-get update && chroot /rootfs "
+        "apt-get install -y ceph-common\"\nType=oneshot\n\n[Install]\nWantedBy=multi-user.target\n")
+
+
+def test_hook_names_manifests_and_disabled_hooks():
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import hooks
+    config = {"Hooks": [
+        [{"manifest": "Type=oneshot\nExecStart=/bin/true", "before": ["kubelet.service"]}],
+        [{"name": "raw.service", "useRawManifest": True, "manifest": "[Unit]\nDescription=raw\n"},
+         {"name": "off", "disabled": True, "manifest": "ExecStart=/bin/false"},
+         {"manifest": "ExecStart=/bin/true"}]]}
+    units = dict(hooks.hook_units(config))
+    assert sorted(units) == ["kops-hook-0-ig.service", "kops-hook-2.service", "raw.service"]  # kops numbers by position
+    assert units["raw.service"] == "[Unit]\nDescription=raw\n"
+    assert units["kops-hook-0-ig.service"] == ("[Unit]\nDescription=Kops Hook kops-hook-0-ig\nBefore=kubelet.service"
+                                               "\n\n[Service]\nType=oneshot\nExecStart=/bin/true\n")
+    with pytest.raises(ValueError, match=r"hooks\[bad\].execContainer.image is empty"):
+        hooks.hook_units({"Hooks": [[{"name": "bad", "execContainer": {"image": " "}}]]})
