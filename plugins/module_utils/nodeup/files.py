@@ -246,6 +246,12 @@ WantedBy=multi-user.target
 """
 
 
+# kops' UpdateServiceBuilder (Debian family): unattended upgrades unless updatePolicy is external.
+AUTO_UPGRADES = {"external": 'APT::Periodic::Enable "0";\n',
+                 "automatic": 'APT::Periodic::Update-Package-Lists "1";\nAPT::Periodic::Unattended-Upgrade "1";\n\n'
+                              'APT::Periodic::AutocleanInterval "7";\n'}
+
+
 def node_files(config, node, bootstrap_token=None):
     """[NodeFile] for a node: config is its nodeup config, node = {"name", "address"}."""
     kubeops = config.get("kubeops") or {}
@@ -261,6 +267,8 @@ def node_files(config, node, bootstrap_token=None):
         NodeFile("/etc/systemd/system/containerd.service.d/10-kubeops.conf", containerd_dropin(config),
                  restarts=("containerd",)),
         NodeFile("/etc/crictl.yaml", "runtime-endpoint: unix:///run/containerd/containerd.sock\n"),
+        NodeFile("/etc/apt/apt.conf.d/20auto-upgrades",
+                 AUTO_UPGRADES["external" if config.get("UpdatePolicy") == "external" else "automatic"]),
         NodeFile("/srv/kubernetes/ca.crt", ca_pem, restarts=("kubelet",)),
         NodeFile(KUBELET_CONFIG, json.dumps(kubelet_configuration(config.get("KubeletConfig") or {}), indent=2,
                                             sort_keys=True) + "\n", restarts=("kubelet",)),
