@@ -13,7 +13,8 @@ description:
   - Renders what kops' nodeup writes on a node from the instance group's nodeup config. These are the sysctls,
     the kernel modules to load, containerd's C(config.toml) and unit drop-in, C(crictl.yaml), the cluster CA,
     the kubelet's C(KubeletConfiguration), flags, systemd unit and kubeconfig (a bootstrap kubeconfig for
-    workers), and the config's file assets.
+    workers), the config's file assets, the spec's hooks as systemd units, and the apt configuration of the
+    update policy.
   - Where the config says so, also the static pods kops' nodeup writes to C(/etc/kubernetes/manifests)
     (kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy) with their kubeconfigs, the
     service-account public key and their log files (created once, never truncated). Their certificates come
