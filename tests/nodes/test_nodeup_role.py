@@ -22,8 +22,11 @@ OPTIONS = {"cluster_name": CLUSTER, "cloud_provider": "aws", "zones": ["us-east-
            "kubernetes_version": "v1.34.2"}
 # No network in the test hosts: containerd and runc come from Debian's packages (cached in the image);
 # kubelet and kubectl exist in no reachable registry, so they are not downloaded (their files are still written).
+# protokube on the control plane: Debian's etcd is 3.4 where the spec asks 3.6 (warned, not failed), and no
+# kube-apiserver answers here, so the addons are skipped after 5 s.
 EXTRA = ["-e", json.dumps({"nodeup_distro_packages": {"containerd": "containerd", "runc": "runc"},
-                           "nodeup_download_assets": False})]
+                           "nodeup_download_assets": False, "protokube_etcd_version_mismatch": "warn",
+                           "protokube_api_wait_timeout": 5})]
 
 
 def _store(tmp_path, url=None):
@@ -128,6 +131,13 @@ def _assert_control_plane(control, store):
         certificate = x509.load_pem_x509_certificate(control.run("cat %s" % path).stdout.encode())
         ca_certificate, _key = keystore.primary(keystore.load(cluster_store, signer))
         certificate.verify_directly_issued_by(ca_certificate)
+    # playbooks/nodeup.yml ran protokube on the control plane: its single-member main and events are up over TLS,
+    # where kube-apiserver's manifest expects them.
+    for cluster, port in (("main", 4001), ("events", 4002)):
+        pki = "/etc/kubernetes/pki/etcd-%s" % cluster
+        health = control.run("ETCDCTL_API=3 etcdctl --endpoints https://127.0.0.1:%d --cacert %s/clients-ca.crt "
+                             "--cert %s/etcdctl.crt --key %s/etcdctl.key endpoint health" % (port, pki, pki, pki))
+        assert health.returncode == 0 and "is healthy" in health.stdout + health.stderr, health.stderr
     modes = control.run("stat -c '%a %n' /srv/kubernetes/kube-apiserver/*.key /srv/kubernetes/kube-controller-manager/*.key")
     assert modes.returncode == 0 and set(line.split()[0] for line in modes.stdout.splitlines()) == {"600"}
 

@@ -30,6 +30,8 @@ ANSIBLE_CORE = "ansible-core>=2.16,<2.20"
 # What the collection needs on a node besides ansible-core (state store clients, PKI).
 NODE_PYTHON_PACKAGES = ("boto3", "google-auth", "requests", "cryptography", "pyyaml")
 BOOT_NODEUP_VARS = {"nodeup_control_plane_python_packages": []}
+AWS_BOOT_NODEUP_VARS = {"nodeup_etcd_peer_discovery": "aws", "protokube_etcd_volume_provider": "aws",
+                        "protokube_api_dns_provider": "aws"}
 # kops' socket buffer sysctls, set before anything downloads.
 EARLY_SYSCTLS = ("net.core.rmem_max=16777216", "net.core.wmem_max=16777216",
                  "net.ipv4.tcp_rmem='4096 87380 16777216'", "net.ipv4.tcp_wmem='4096 87380 16777216'")
@@ -158,7 +160,10 @@ def bootstrap_user_data(completed_cluster, instance_group, config_base, nodeup_c
     group = objects.name_of(instance_group)
     exports = dict(environment or {})
     # The boot venv brings cryptography and PyYAML (NODE_PYTHON_PACKAGES): no distribution packages for them.
-    nodeup_vars = dict(BOOT_NODEUP_VARS, **(nodeup_vars or {}))
+    # On AWS, control-plane nodes find their etcd peers and volume in EC2 and keep api.internal in Route53.
+    defaults = dict(BOOT_NODEUP_VARS, **(AWS_BOOT_NODEUP_VARS if completed_cluster["spec"].get("cloudProvider") == "aws"
+                                        else {}))
+    nodeup_vars = dict(defaults, **(nodeup_vars or {}))
     script = SCRIPT.format(
         instance_group=group, cluster_name=name,
         config_base=shlex.quote(config_base), cluster_name_q=shlex.quote(name), instance_group_q=shlex.quote(group),

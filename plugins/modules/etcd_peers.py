@@ -1,0 +1,116 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: etcd_peers
+short_description: Find where each etcd member of a cluster runs (AWS)
+version_added: 0.1.0
+description:
+  - For the first etcd cluster of the node's nodeup config, the private address of every member, for
+    roles/protokube's C(protokube_etcd_peers). A member is the instance its EBS volume is attached to, or, before
+    that, the one running instance of its instance group.
+  - Two describe calls, whatever the number of members. Read-only.
+  - With O(wait), polls until every member has an address (control-plane instances boot at the same time).
+options:
+  nodeup_config:
+    description: The node's nodeup config (its C(ClusterName) and C(kubeops.etcdClusters)).
+    type: dict
+    required: true
+  region:
+    description: AWS region. Read from the instance metadata (IMDSv2) when omitted.
+    type: str
+  wait:
+    description: Seconds to wait for every member to have an address (0 to answer at once).
+    type: int
+    default: 600
+attributes:
+  check_mode:
+    description: Read-only; runs the same in check mode.
+    support: full
+  diff_mode:
+    description: Not applicable.
+    support: none
+requirements:
+  - boto3
+author:
+  - kubeops maintainers (@kubeops)
+"""
+
+EXAMPLES = r"""
+- name: Where the etcd members run
+  kubeops.kops.etcd_peers:
+    nodeup_config: "{{ nodeup_document }}"
+  register: etcd_peers
+
+- name: Run etcd
+  ansible.builtin.include_role:
+    name: kubeops.kops.protokube
+  vars:
+    protokube_nodeup_config: "{{ nodeup_document }}"
+    protokube_etcd_peers: "{{ etcd_peers.peers }}"
+"""
+
+RETURN = r"""
+peers:
+  description: Member name (spec.etcdClusters[].etcdMembers[].name) to private IPv4 address.
+  returned: success
+  type: dict
+  sample: {a: 172.20.32.10, b: 172.20.64.10, c: 172.20.96.10}
+missing:
+  description: Members still without an address when O(wait) ran out (the module then fails).
+  returned: failure
+  type: list
+  elements: str
+"""
+
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def main():
+    module = AnsibleModule(argument_spec=dict(
+        nodeup_config=dict(type="dict", required=True),
+        region=dict(type="str"),
+        wait=dict(type="int", default=600),
+    ), supports_check_mode=True)
+    from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd_peers, etcd_volume
+
+    config = module.params["nodeup_config"]
+    clusters = (config.get("kubeops") or {}).get("etcdClusters") or []
+    if not clusters:
+        module.exit_json(changed=False, peers={})
+    region = module.params["region"]
+    try:
+        if not region:
+            region = etcd_volume.instance_identity()[2]
+    except Exception as exc:  # pylint: disable=broad-except  # URL, connection and JSON errors alike
+        module.fail_json(msg="instance metadata (IMDSv2) did not answer (%s): give region" % exc)
+    names = [m["name"] for m in clusters[0].get("members") or []]
+    deadline = time.monotonic() + module.params["wait"]
+    try:
+        ec2 = aws.client("ec2", region=region)
+        while True:
+            peers = etcd_peers.member_addresses(ec2, config["ClusterName"], clusters[0])
+            missing = [n for n in names if n not in peers]
+            if not missing or time.monotonic() >= deadline:
+                break
+            time.sleep(5)
+    except aws.AwsError as exc:
+        module.fail_json(msg=str(exc))
+    except Exception as exc:  # pylint: disable=broad-except  # botocore errors: say which call
+        module.fail_json(msg=str(aws.describe_error(exc, "finding the etcd members")))
+    if missing:
+        module.fail_json(msg="etcd members %s of %s have no running instance yet (waited %d s)"
+                             % (", ".join(missing), config["ClusterName"], module.params["wait"]),
+                         missing=missing, peers=peers)
+    module.exit_json(changed=False, peers=peers)
+
+
+if __name__ == "__main__":
+    main()
