@@ -21,15 +21,39 @@ description:
     from M(kubeops.kops.node_certificates).
   - Writes only the files whose content or mode differ (atomically) and returns which systemd units must
     restart because of them, so handlers restart only what changed. One task instead of one per file.
+  - Roles pass their own rendered files in O(files) the same way (roles/protokube's etcd units and backups).
 options:
   nodeup_config:
-    description: The instance group's nodeup config document (docs/nodeup-config.md).
+    description:
+      - The instance group's nodeup config document (docs/nodeup-config.md).
+      - At least one of O(nodeup_config) and O(files) is required.
     type: dict
-    required: true
+  files:
+    description: Further files, already rendered.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      path:
+        description: Absolute path on the node.
+        type: str
+        required: true
+      content:
+        description: The file's text.
+        type: str
+        required: true
+      mode:
+        description: Octal mode.
+        type: str
+        default: "0644"
+      restarts:
+        description: systemd units to restart when this file changes.
+        type: list
+        elements: str
+        default: []
   node_name:
-    description: This node's name.
+    description: This node's name (required with O(nodeup_config)).
     type: str
-    required: true
   node_address:
     description: This node's IP address (the kubelet's C(--node-ip)); omitted when empty.
     type: str
@@ -114,8 +138,11 @@ def write(path, data, mode):
 
 def main():
     module = AnsibleModule(argument_spec=dict(
-        nodeup_config=dict(type="dict", required=True),
-        node_name=dict(type="str", required=True),
+        nodeup_config=dict(type="dict"),
+        files=dict(type="list", elements="dict", default=[], options=dict(
+            path=dict(type="str", required=True), content=dict(type="str", required=True),
+            mode=dict(type="str", default="0644"), restarts=dict(type="list", elements="str", default=[]))),
+        node_name=dict(type="str"),
         node_address=dict(type="str", default=""),
         bootstrap_token=dict(type="str", no_log=True),
         root=dict(type="path", default="/"),
@@ -123,12 +150,21 @@ def main():
     from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import files as node_files
 
     params = module.params
+    if not params["nodeup_config"] and not params["files"]:
+        module.fail_json(msg="give nodeup_config, files or both")
+    if params["nodeup_config"] and not params["node_name"]:
+        module.fail_json(msg="node_name is required with nodeup_config")
     try:
         wanted = node_files.node_files(params["nodeup_config"], {"name": params["node_name"],
                                                                  "address": params["node_address"]},
-                                       bootstrap_token=params["bootstrap_token"])
+                                       bootstrap_token=params["bootstrap_token"]) if params["nodeup_config"] else []
     except (ValueError, KeyError, TypeError) as exc:
         module.fail_json(msg="nodeup_config: %s" % exc)
+    try:
+        wanted += [node_files.NodeFile(f["path"], f["content"], mode=int(f["mode"], 8), restarts=f["restarts"])
+                   for f in params["files"]]
+    except ValueError:
+        module.fail_json(msg="files: mode must be octal, for example 0644")
     changed, restart, befores, afters = [], [], [], []
     for item in wanted:
         path = os.path.join(params["root"], item.path.lstrip("/"))

@@ -36,3 +36,21 @@ def test_control_plane_files_once_and_log_files_kept(run_module, store_url, tmp_
     log.write_text("I1122 started\n")
     again = run_module(node_files, **args)
     assert again["changed"] is False and log.read_text() == "I1122 started\n"
+
+
+def test_rendered_files_from_a_role(run_module, tmp_path):
+    """roles/protokube hands its own rendered files over: one call, units to restart reported per file."""
+    root = tmp_path / "node"
+    files = [{"path": "/etc/kubeops/etcd-main.env", "content": "ETCD_NAME=etcd-a\n", "restarts": ["etcd-main"]},
+             {"path": "/etc/systemd/system/etcd-main-backup.timer", "content": "[Timer]\n", "mode": "0600",
+              "restarts": ["etcd-main-backup.timer"]}]
+    first = run_module(node_files, files=files, root=str(root))
+    assert first["changed"] and sorted(first["restart"]) == ["etcd-main", "etcd-main-backup.timer"]
+    assert stat.S_IMODE(os.stat(root / "etc/systemd/system/etcd-main-backup.timer").st_mode) == 0o600
+    files[0]["content"] = "ETCD_NAME=etcd-b\n"
+    second = run_module(node_files, files=files, root=str(root))
+    assert second["changed_files"] == ["/etc/kubeops/etcd-main.env"] and second["restart"] == ["etcd-main"]
+    assert run_module(node_files, files=files, root=str(root))["changed"] is False
+    bad = run_module(node_files, files=[dict(files[0], mode="rw")], root=str(root))
+    assert bad["failed"] and "mode must be octal" in bad["msg"]
+    assert "give nodeup_config, files or both" in run_module(node_files, root=str(root))["msg"]
