@@ -163,8 +163,9 @@ def bootstrap_user_data(completed_cluster, instance_group, config_base, nodeup_c
     exports = dict(environment or {})
     # The boot venv brings cryptography and PyYAML (NODE_PYTHON_PACKAGES): no distribution packages for them.
     # On AWS, control-plane nodes find their etcd peers and volume in EC2 and keep api.internal in Route53.
-    defaults = dict(BOOT_NODEUP_VARS, **(AWS_BOOT_NODEUP_VARS if completed_cluster["spec"].get("cloudProvider") == "aws"
-                                        else {}))
+    defaults = dict(BOOT_NODEUP_VARS)
+    if completed_cluster["spec"].get("cloudProvider") == "aws":
+        defaults.update(AWS_BOOT_NODEUP_VARS)
     nodeup_vars = dict(defaults, **(nodeup_vars or {}))
     script = SCRIPT.format(
         instance_group=group, cluster_name=name,
