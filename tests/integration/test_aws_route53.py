@@ -7,26 +7,14 @@ import collections
 import boto3
 
 from ansible_collections.kubeops.kops.plugins.module_utils import clusters, updates
-from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import AwsCloud, tag_dict
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import tag_dict
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import resource_name_32
+
+from tests.integration.test_aws_update import CountingCloud
 
 CLUSTER = "k8s.example.com"
 MOTO_AMI = "ami-1e749f67"
 READ_ONLY = ("Describe", "List", "Get")
-
-
-class CountingCloud(AwsCloud):
-    calls = None
-
-    def client(self, service):
-        api = AwsCloud.client(self, service)
-        if not getattr(api, "_kubeops_route53_counted", False):
-            api.meta.events.register("before-call.*.*", self._count)
-            api._kubeops_route53_counted = True
-        return api
-
-    def _count(self, model, **kwargs):
-        self.calls[model.name] += 1
 
 
 def _service(store, dns_zone):

@@ -414,21 +414,7 @@ class AutoScalingGroup(Task):
                     CapacityRebalance=bool(d.get("capacity_rebalance")),
                     MaxInstanceLifetime=d.get("max_instance_lifetime") or 0)
         template = {"LaunchTemplateId": d["launch_template"]["id"], "Version": "$Latest"}
-        mixed = d.get("mixed_instances_policy")
-        if mixed:
-            distribution = {k: v for k, v in {
-                "OnDemandBaseCapacity": mixed.get("on_demand_base_capacity"),
-                "OnDemandPercentageAboveBaseCapacity": mixed.get("on_demand_percentage_above_base_capacity"),
-                "OnDemandAllocationStrategy": mixed.get("on_demand_allocation_strategy"),
-                "SpotAllocationStrategy": mixed.get("spot_allocation_strategy"),
-                "SpotInstancePools": mixed.get("spot_instance_pools"),
-                "SpotMaxPrice": mixed.get("spot_max_price")}.items() if v is not None}
-            args["MixedInstancesPolicy"] = {
-                "LaunchTemplate": {"LaunchTemplateSpecification": template,
-                                   "Overrides": [{"InstanceType": t} for t in mixed["instance_types"]]},
-                "InstancesDistribution": distribution}
-        else:
-            args["LaunchTemplate"] = template
+        args.update(launch_template_properties(d.get("mixed_instances_policy"), template))
         return args
 
     def _tags_api(self):
@@ -531,21 +517,7 @@ class AutoScalingGroup(Task):
             "Tags": [{"Key": k, "Value": v, "PropagateAtLaunch": True} for k, v in sorted(f["tags"].items())],
         }
         template = {"LaunchTemplateId": f["launch_template"]["id"], "Version": f["launch_template"]["version"]}
-        mixed = f.get("mixed_instances_policy")
-        if mixed:
-            distribution = {k: v for k, v in {
-                "OnDemandBaseCapacity": mixed.get("on_demand_base_capacity"),
-                "OnDemandPercentageAboveBaseCapacity": mixed.get("on_demand_percentage_above_base_capacity"),
-                "OnDemandAllocationStrategy": mixed.get("on_demand_allocation_strategy"),
-                "SpotAllocationStrategy": mixed.get("spot_allocation_strategy"),
-                "SpotInstancePools": mixed.get("spot_instance_pools"),
-                "SpotMaxPrice": mixed.get("spot_max_price")}.items() if v is not None}
-            properties["MixedInstancesPolicy"] = {
-                "LaunchTemplate": {"LaunchTemplateSpecification": template,
-                                   "Overrides": [{"InstanceType": t} for t in mixed["instance_types"]]},
-                "InstancesDistribution": distribution}
-        else:
-            properties["LaunchTemplate"] = template
+        properties.update(launch_template_properties(f.get("mixed_instances_policy"), template))
         if f.get("max_instance_lifetime"):
             properties["MaxInstanceLifetime"] = f["max_instance_lifetime"]
         if f.get("capacity_rebalance"):
@@ -601,6 +573,23 @@ class LifecycleHook(Task):
         return {"LifecycleHookName": f["name"], "AutoScalingGroupName": f["autoscaling_group_name"],
                 "LifecycleTransition": f["lifecycle_transition"], "HeartbeatTimeout": f["heartbeat_timeout"],
                 "DefaultResult": f["default_result"]}
+
+
+def launch_template_properties(mixed, template):
+    """{"LaunchTemplate": ...} or {"MixedInstancesPolicy": ...}: the same shape for the API and CloudFormation."""
+    if not mixed:
+        return {"LaunchTemplate": template}
+    distribution = {k: v for k, v in {
+        "OnDemandBaseCapacity": mixed.get("on_demand_base_capacity"),
+        "OnDemandPercentageAboveBaseCapacity": mixed.get("on_demand_percentage_above_base_capacity"),
+        "OnDemandAllocationStrategy": mixed.get("on_demand_allocation_strategy"),
+        "SpotAllocationStrategy": mixed.get("spot_allocation_strategy"),
+        "SpotInstancePools": mixed.get("spot_instance_pools"),
+        "SpotMaxPrice": mixed.get("spot_max_price")}.items() if v is not None}
+    return {"MixedInstancesPolicy": {
+        "LaunchTemplate": {"LaunchTemplateSpecification": template,
+                           "Overrides": [{"InstanceType": t} for t in mixed["instance_types"]]},
+        "InstancesDistribution": distribution}}
 
 
 def user_data_base64(text):
