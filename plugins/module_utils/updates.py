@@ -1,10 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: kubeops.kops contributors
 # Apache License 2.0 (see LICENSE)
-"""`kops update cluster`: completed spec -> AWS tasks -> engine -> target.
+"""`kops update cluster`: completed spec -> the provider's tasks -> engine -> target.
 
-Targets: direct (reconcile through the AWS APIs), terraform (write
-kubernetes.tf), and the dry run (check mode: find and compare only).
+One pipeline for every cloud: load the cluster and complete it with its
+instance groups once, write what the nodes read, ask the provider's driver
+(providers/) for the tasks, then run them (direct; check mode = find and
+compare only) or render them (terraform, cloudformation).  Nothing here
+knows a particular cloud.
 """
 
 from __future__ import annotations
@@ -15,16 +18,12 @@ import os
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import cloudformation, runner, terraform
-from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Expression
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import autoscaling
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import sshkey
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import store_objects as store_objects_model
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.network import region_of
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import bootstrap
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
+from ansible_collections.kubeops.kops.plugins.module_utils.pki import sshkey
+from ansible_collections.kubeops.kops.plugins.module_utils.providers import driver_for
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
 TARGETS = ("direct", "terraform", "cloudformation")
 
@@ -39,9 +38,6 @@ def load_completed(service, cluster_name):
     if cluster is None:
         raise UpdateError("cluster %r not found in %s; create it first" % (cluster_name, service.store.url("")))
     completed = service.validate(cluster, groups)
-    if completed["spec"].get("cloudProvider") != "aws":
-        raise UpdateError("cluster %s: cloudProvider %s is not supported by cluster_update yet (aws only)"
-                          % (cluster_name, completed["spec"].get("cloudProvider")))
     return completed, groups
 
 
@@ -68,28 +64,37 @@ def ssh_public_keys(service, cluster_name, new_key=None, dry_run=False):
     return [new_key.strip()], True
 
 
-def apply_direct(service, cluster_name, dry_run, cloud_factory, workers=8, ssh_public_key=None):
-    """Reconcile the cluster's AWS objects; returns (plan, completed spec, store changed?)."""
+def apply_direct(service, cluster_name, dry_run, cloud_factory=None, workers=8, ssh_public_key=None,
+                 deadline=runner.DEFAULT_DEADLINE, progress=None, cloud_options=None):
+    """Reconcile the cluster's cloud objects; returns (plan, completed spec, store changed?).
+
+    cloud_factory(cluster_name, region): the cloud to run against (tests); by default the
+    driver's, with cloud_options ({"region": ..., "profile": ...}; region defaults to the spec's).
+    """
     completed, groups = load_completed(service, cluster_name)
+    driver = driver_for(completed["spec"])
     keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
     store = service.cluster_store(cluster_name)
     # Before the tasks: each launch template's user data pins its group's nodeup config hash.
     node_changes, hashes = nodeup_store.node_files(store, completed, groups)
-    user_data = group_user_data(completed, groups, store.config_base(), hashes)
-    tasks = list(aws_model.build_tasks(completed, groups, keys, user_data).values())
-    cloud = cloud_factory(cluster_name, region_of(completed["spec"]))
-    plan = runner.run(tasks, cloud, dry_run=dry_run, workers=workers)
+    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes)
+    tasks = list(driver.build_tasks(completed, groups, keys, user_data).values())
+    options = dict(cloud_options or {})
+    region = options.pop("region", None) or region_of(completed["spec"])
+    cloud = cloud_factory(cluster_name, region) if cloud_factory else driver.cloud(cluster_name, region, **options)
+    plan = runner.run(tasks, cloud, dry_run=dry_run, workers=workers, deadline=deadline, progress=progress,
+                      kinds=driver.task_classes())
     changes = [(path, data) for path, data in managed_files(completed) + node_changes if store.read(path) != data]
     if changes and not dry_run:
         store.apply(changes)
     return plan, completed, bool(changes) or keys_changed
 
 
-def group_user_data(completed, groups, config_base, hashes):
-    """{instance group name: boot script} for the launch templates (kops exports AWS_REGION to nodeup)."""
-    region = region_of(completed["spec"])
+def group_user_data(driver, completed, groups, config_base, hashes):
+    """{instance group name: boot script} for the launch templates, with the driver's boot environment."""
+    environment = driver.boot_environment(completed)
     return {objects.name_of(group): bootstrap.bootstrap_user_data(
-        completed, group, config_base, hashes[objects.name_of(group)], environment={"AWS_REGION": region})
+        completed, group, config_base, hashes[objects.name_of(group)], environment=environment)
         for group in groups if objects.name_of(group) in hashes}
 
 
@@ -110,7 +115,9 @@ def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=Non
     """Write <out_dir>/kubernetes.tf and its data/ files; returns (path, changed, text)."""
     completed, groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
                                                          store_objects=True)
-    text = terraform.render(tasks, region_of(completed["spec"]), outputs=_outputs(completed, groups, tasks))
+    driver = driver_for(completed["spec"])
+    text = terraform.render(tasks, driver.terraform_providers(region_of(completed["spec"])),
+                            outputs=driver.terraform_outputs(completed, groups, tasks))
     path, changed, text = _write_if_changed(os.path.join(out_dir, "kubernetes.tf"), text, dry_run)
     for relpath, data in terraform.data_files(tasks):
         changed = _write_if_changed(os.path.join(out_dir, relpath), data, dry_run)[1] or changed
@@ -137,15 +144,16 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     the bootstrap addon, which holds the token, are still written directly).
     """
     completed, groups = load_completed(service, cluster_name)
+    driver = driver_for(completed["spec"])
     keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
     store = service.cluster_store(cluster_name)
     node_changes, hashes = nodeup_store.node_files(store, completed, groups)
     files = managed_files(completed) + node_changes
-    user_data = group_user_data(completed, groups, store.config_base(), hashes)
-    tasks = aws_model.build_tasks(completed, groups, keys, user_data)
+    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes)
+    tasks = driver.build_tasks(completed, groups, keys, user_data)
     covered = []
     if store_objects:
-        covered = store_objects_model.build_store_objects(
+        covered = driver.store_objects(
             cluster_name, store.config_base(), [(p, d) for p, d in files if p != nodeup_store.BOOTSTRAP_ADDON_PATH],
             tasks)
     changes = [(path, data) for path, data in files if path not in covered and store.read(path) != data]
@@ -170,50 +178,3 @@ def _write_if_changed(path, text, dry_run):
             handle.write(text)
         os.replace(temp, path)
     return path, changed, text
-
-
-# Instance-group role -> (output prefix, security group prefix, IAM role prefix), as kops names its outputs.
-OUTPUT_ROLES = ((objects.ROLE_CONTROL_PLANE, "master", "masters", "masters"), (objects.ROLE_NODE, "node", "nodes", "nodes"),
-                (objects.ROLE_BASTION, "bastion", "bastion", "bastions"))
-IPV6_CIDR_LENGTH = 'local.vpc_ipv6_cidr_block == "" ? null : tonumber(regex(".*/(\\\\d+)", local.vpc_ipv6_cidr_block)[0])'
-
-
-def _outputs(completed, groups, tasks):
-    """kops' outputs and locals: cluster, region, VPC, subnets, route tables, and per instance-group role
-    its autoscaling groups, security groups (additional ones first), IAM role and, for nodes, subnets."""
-    name = completed["metadata"]["name"]
-    spec = completed["spec"]
-    by_key = {task.key: task for task in tasks}
-
-    def ref(kind, task_name, attribute="id"):
-        return Ref(by_key["%s/%s" % (kind, task_name)], attribute).terraform()
-
-    outputs = {"cluster_name": name, "region": region_of(spec), "vpc_id": ref("aws_vpc", name),
-               "vpc_cidr_block": ref("aws_vpc", name, "cidr_block"),
-               "vpc_ipv6_cidr_block": ref("aws_vpc", name, "ipv6_cidr_block"),
-               "vpc_ipv6_cidr_length": Expression(IPV6_CIDR_LENGTH),
-               "route_table_public_id": ref("aws_route_table", name)}
-    for task in tasks:
-        if task.kind == "aws_route_table" and task.name.startswith("private-"):
-            outputs["route_table_%s_id" % task.name[:-len(name) - 1]] = ref("aws_route_table", task.name)
-    for subnet in spec.get("subnets") or []:
-        outputs["subnet_%s_id" % subnet["name"]] = ref("aws_subnet", "%s.%s" % (subnet["name"], name))
-    for role, label, group_prefix, role_prefix in OUTPUT_ROLES:
-        members = [g for g in groups if (g.get("spec") or {}).get("role") == role]
-        asgs = sorted((by_key[k] for k in ("aws_autoscaling_group/" + autoscaling.group_object_name(name, g)
-                                           for g in members) if k in by_key), key=lambda t: t.terraform_name)
-        if asgs:
-            outputs["%s_autoscaling_group_ids" % label] = [Ref(t).terraform() for t in asgs]
-        if "aws_security_group/%s.%s" % (group_prefix, name) in by_key:
-            extra = {sg for g in members for sg in g["spec"].get("additionalSecurityGroups") or []}
-            if role == objects.ROLE_CONTROL_PLANE:  # kops lists the API load balancer's extra groups here too
-                extra |= set(((spec.get("api") or {}).get("loadBalancer") or {}).get("additionalSecurityGroups") or [])
-            extra = sorted(extra)
-            outputs["%s_security_group_ids" % label] = extra + [ref("aws_security_group", "%s.%s" % (group_prefix, name))]
-        if "aws_iam_role/%s.%s" % (role_prefix, name) in by_key:
-            outputs["%s_role_arn" % role_prefix] = ref("aws_iam_role", "%s.%s" % (role_prefix, name), "arn")
-            outputs["%s_role_name" % role_prefix] = ref("aws_iam_role", "%s.%s" % (role_prefix, name), "name")
-        if role == objects.ROLE_NODE:
-            subnets = sorted({s for g in members for s in g["spec"].get("subnets") or []})
-            outputs["node_subnet_ids"] = [ref("aws_subnet", "%s.%s" % (s, name)) for s in subnets]
-    return outputs

@@ -99,7 +99,6 @@ from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsMod
 @reports_errors
 def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils import updates
-    from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import AwsCloud
 
     params = module.params
     service = module.service()
@@ -112,11 +111,9 @@ def run(module):
             result["diff"] = {"after_header": path, "after": text}
         module.exit_json(**result)
 
-    def cloud_factory(cluster_name, region):
-        return AwsCloud(cluster_name, params["region"] or region, profile=params["profile"])
-
     plan, _completed, spec_changed = updates.apply_direct(service, params["cluster_name"], module.check_mode,
-                                                          cloud_factory, workers=params["workers"],
+                                                          workers=params["workers"],
+                                                          cloud_options=dict(region=params["region"], profile=params["profile"]),
                                                           ssh_public_key=params["ssh_public_key"])
     entries = [entry.as_dict() for entry in plan]
     summary = {action: sum(1 for e in entries if e["action"] == action) for action in ("create", "update", "unchanged")}

@@ -15,7 +15,7 @@ import json
 import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, objects, validation_aws
-from ansible_collections.kubeops.kops.plugins.module_utils.completion import semver
+from ansible_collections.kubeops.kops.plugins.module_utils import semver
 
 OLDEST_SUPPORTED_KUBERNETES = "1.32.0"
 MINIMUM_CONTAINERD = "2.1.0"

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import Cloud, Failure
+
 USER_AGENT = "kubeops.kops"
 
 
@@ -62,22 +64,51 @@ def describe_error(exc, what):
     return AwsError("%s: %s: %s" % (what, code, error.get("Message") or exc))
 
 
-class AwsCloud(object):
-    """The AWS side of one cluster's reconcile: clients, and each kind's lookup done once.
+# Error codes that mean "not yet" on AWS (eventual consistency, kops' TryAgainLater): an object just
+# created is not visible to another API for a few seconds, a dependency is still going away.
+RETRYABLE_CODES = frozenset((
+    "InvalidGroup.NotFound", "InvalidSubnetID.NotFound", "InvalidRouteTableID.NotFound", "InvalidVpcID.NotFound",
+    "InvalidAllocationID.NotFound", "InvalidInternetGatewayID.NotFound", "InvalidNatGatewayID.NotFound",
+    "InvalidNetworkInterfaceID.NotFound", "InvalidLaunchTemplateId.NotFound", "InvalidLaunchTemplateName.NotFoundException",
+    "NoSuchEntity", "DependencyViolation", "IncorrectState", "ResourceInUse", "ResourceContention",
+    "ScalingActivityInProgress", "OperationAborted",
+))
+# Messages that mean "not yet" under a generic code: a fresh instance profile is not usable at once.
+RETRYABLE_MESSAGES = ("Invalid IAM Instance Profile", "Invalid IamInstanceProfile", "not authorized to perform: iam:PassRole")
+# What to do, per error code, in the failure line.
+HINTS = {
+    "UnauthorizedOperation": "the credentials in use lack this permission; grant it or use another profile",
+    "AccessDenied": "the credentials in use lack this permission; grant it or use another profile",
+    "AccessDeniedException": "the credentials in use lack this permission; grant it or use another profile",
+    "AuthFailure": "the credentials are not valid; check access_key/secret_key or the profile",
+    "ExpiredToken": "the session token has expired; refresh the credentials",
+    "VpcLimitExceeded": "the account's VPC quota is used up; raise it or delete unused VPCs",
+    "AddressLimitExceeded": "the account's Elastic IP quota is used up; raise it or release unused addresses",
+    "LimitExceeded": "an account quota is used up; raise it in Service Quotas",
+    "InvalidParameterValue": "the spec asks for a value AWS refuses; fix the field named in the message",
+    "InvalidAMIID.NotFound": "the image does not exist in this region; fix spec.image of the instance group",
+    "InsufficientInstanceCapacity": "AWS has no capacity for this machine type here; pick another type or zone",
+    "DependencyViolation": "something outside the cluster still uses it; remove that first",
+}
+
+
+def error_code(exc):
+    return ((getattr(exc, "response", None) or {}).get("Error") or {}).get("Code")
+
+
+class AwsCloud(Cloud):
+    """The AWS side of one cluster's reconcile: clients, ownership, and each kind's lookup done once.
 
     Lookups are cached per kind (one paginated describe per kind, filtered by
     the cluster tag) and shared by the engine's worker threads.
     """
 
+    provider = "aws"
+
     def __init__(self, cluster_name, region, profile=None):
-        import threading
-        self.cluster_name = cluster_name
-        self.region = region
+        Cloud.__init__(self, cluster_name, region)
         self.profile = profile
         self._clients = {}
-        self._cache = {}
-        self._key_locks = {}
-        self._lock = threading.Lock()
 
     def client(self, service):
         with self._lock:
@@ -89,32 +120,26 @@ class AwsCloud(object):
     def ec2(self):
         return self.client("ec2")
 
+    def ownership_tags(self):
+        return {"KubernetesCluster": self.cluster_name, "kubernetes.io/cluster/%s" % self.cluster_name: "owned"}
+
     def cluster_filter(self):
         return [{"Name": "tag:KubernetesCluster", "Values": [self.cluster_name]}]
 
-    def lookup(self, key, fetch):
-        """fetch() once per key (e.g. a kind), then the cached result.
+    def retryable(self, exc):
+        if Cloud.retryable(self, exc):
+            return True
+        code = error_code(exc)
+        message = str(((getattr(exc, "response", None) or {}).get("Error") or {}).get("Message") or "")
+        return code in RETRYABLE_CODES or any(text in message for text in RETRYABLE_MESSAGES)
 
-        Tasks of one kind run side by side; a per-key lock makes the others
-        wait for the first one's call instead of repeating it.
-        """
-        import threading
-        with self._lock:
-            if key in self._cache:
-                return self._cache[key]
-            key_lock = self._key_locks.setdefault(key, threading.Lock())
-        with key_lock:
-            with self._lock:
-                if key in self._cache:
-                    return self._cache[key]
-            value = fetch()
-            with self._lock:
-                self._cache[key] = value
-            return value
-
-    def forget(self, key):
-        with self._lock:
-            self._cache.pop(key, None)
+    def failure(self, exc):
+        code = error_code(exc)
+        if code is None:
+            return Cloud.failure(self, exc)
+        message = ((exc.response.get("Error") or {}).get("Message") or str(exc)).strip()
+        operation = getattr(exc, "operation_name", "")
+        return Failure(code, "%s%s" % ("%s: " % operation if operation else "", message), HINTS.get(code, ""))
 
 
 def tag_list(tags):

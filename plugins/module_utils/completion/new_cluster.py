@@ -20,7 +20,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import fieldpaths
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import instance_groups
-from ansible_collections.kubeops.kops.plugins.module_utils.completion import semver
+from ansible_collections.kubeops.kops.plugins.module_utils import semver
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import subnets as subnet_alloc
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import (
     REGION_OF_ZONE, CloudFactsError, StaticCloudFacts)

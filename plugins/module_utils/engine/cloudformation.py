@@ -40,10 +40,10 @@ def parameter_name(task):
 
 def reference(ref):
     task = ref.task
-    literal = getattr(task, "cloudformation_value", None)
-    if literal is not None and literal(ref.attribute) is not None:
-        return literal(ref.attribute)
-    if getattr(task, "shared", False):
+    literal = task.cloudformation_value(ref.attribute)
+    if literal is not None:
+        return literal
+    if task.shared:
         # A shared object the user brought: its id if the spec says it, else a template parameter.
         if task.fields.get("id"):
             return task.fields["id"]
@@ -70,9 +70,9 @@ def render(tasks, description=""):
         if properties is None:
             continue
         resources[logical_id(task)] = {"Type": task.cloudformation_type, "Properties": resolve(properties)}
-        if getattr(task, "after", None):
+        if task.after:
             resources[logical_id(task)]["DependsOn"] = [logical_id(t) for t in task.after]
-        for prefix, cfn_type, extra in getattr(task, "extra_cloudformation", lambda: [])():
+        for prefix, cfn_type, extra in task.extra_cloudformation():
             extra_id = re.sub(r"[^A-Za-z0-9]", "", prefix + task.name) + hash_string(task.name, 6).upper()
             resources[extra_id] = {"Type": cfn_type, "Properties": resolve(extra)}
             if cfn_type == "AWS::EC2::VPCGatewayAttachment":
@@ -83,8 +83,8 @@ def render(tasks, description=""):
         if isinstance(gateway, dict) and gateway.get("Ref") in attachments:
             resource["DependsOn"] = attachments[gateway["Ref"]]
     template = {"AWSTemplateFormatVersion": "2010-09-09", "Resources": resources}
-    parameters = {parameter_name(t): {"Type": getattr(t, "parameter_type", "String"), "Description": "id of the existing %s %s" % (
-        t.cloudformation_type, t.name)} for t in tasks if getattr(t, "shared", False) and not t.fields.get("id")}
+    parameters = {parameter_name(t): {"Type": t.parameter_type, "Description": "id of the existing %s %s" % (
+        t.cloudformation_type, t.name)} for t in tasks if t.shared and not t.fields.get("id")}
     if parameters:
         template["Parameters"] = parameters
     if description:

@@ -1,63 +1,157 @@
 # -*- coding: utf-8 -*-
 # Copyright: kubeops.kops contributors
 # Apache License 2.0 (see LICENSE)
-"""Run a task graph: find every object, compare with what is wanted, apply.
+"""Run a task graph: find every object, compare with what is wanted, apply, then delete
+what the cluster owns and no longer wants.
 
-Like kops' executor: tasks run as soon as what they reference exists,
-independent ones in parallel on a thread pool.  A dry run (check mode) only
-finds and compares, so it makes no mutating call; its plan lists each object
-as create / update / unchanged with the field changes.
+Like kops' executor: a task starts as soon as every task it refers to is done,
+independent ones in parallel on a thread pool; a task whose cloud says "not
+yet" (eventual consistency: a group or profile just created and not visible,
+kops' TryAgainLater) is tried again with backoff until the run's deadline.
+Every failure is reported, one line each; tasks that depend on a failed one
+are not attempted.  A dry run (check mode) only finds and compares, so it
+makes no mutating call; its plan lists each object as create / update /
+delete / unchanged with the field changes, deletions included.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import time
 
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import graph
 
-CREATE, UPDATE, UNCHANGED = "create", "update", "unchanged"
+CREATE, UPDATE, DELETE, UNCHANGED = "create", "update", "delete", "unchanged"
+ACTIONS = (CREATE, UPDATE, DELETE, UNCHANGED)
+DEFAULT_DEADLINE = 600.0
 
 
 class PlanEntry(object):
-    __slots__ = ("kind", "name", "action", "changes")
+    __slots__ = ("kind", "name", "action", "changes", "id")
 
-    def __init__(self, kind, name, action, changes=None):
+    def __init__(self, kind, name, action, changes=None, object_id=None):
         self.kind = kind
         self.name = name
         self.action = action
         self.changes = changes or {}
+        self.id = object_id
 
     def as_dict(self):
-        return {"kind": self.kind, "name": self.name, "action": self.action,
-                "changes": {field: {"before": old, "after": new} for field, (old, new) in sorted(self.changes.items())}}
+        entry = {"kind": self.kind, "name": self.name, "action": self.action,
+                 "changes": {field: {"before": old, "after": new} for field, (old, new) in sorted(self.changes.items())}}
+        if self.id:
+            entry["id"] = self.id
+        return entry
 
 
-class TaskFailed(RuntimeError):
-    def __init__(self, task, exc):
-        RuntimeError.__init__(self, "%s %s: %s" % (task.kind, task.name, exc))
-        self.task = task
-        self.cause = exc
+class TaskFailed(ValueError):
+    """One or more tasks failed; the message has one line per failure (kind/name: code: message (what to do))."""
+
+    def __init__(self, failures, plan=None):
+        self.failures = failures  # [(task key, str)]
+        self.plan = plan or []
+        self.errors = ["%s: %s" % (key, text) for key, text in failures]
+        ValueError.__init__(self, "%d cloud object%s failed:\n%s" % (
+            len(failures), "" if len(failures) == 1 else "s", "\n".join(self.errors)))
 
 
-def run(tasks, cloud, dry_run=False, workers=8):
-    """Reconcile every task; return the plan (list of PlanEntry, in dependency order).
+class Backoff(object):
+    """Delays between tries of one task: 1, 2, 4, 8, then 10 s, never past the deadline."""
+
+    def __init__(self, deadline, first=1.0, cap=10.0, sleep=time.sleep, clock=time.monotonic):
+        self.deadline = deadline
+        self.delay = first
+        self.cap = cap
+        self.sleep = sleep
+        self.clock = clock
+
+    def wait(self):
+        """Sleep before the next try; False when the deadline leaves no time for one."""
+        remaining = self.deadline - self.clock()
+        if remaining <= 0:
+            return False
+        self.sleep(min(self.delay, remaining))
+        self.delay = min(self.delay * 2, self.cap)
+        return True
+
+
+def run(tasks, cloud, dry_run=False, workers=8, deadline=DEFAULT_DEADLINE, progress=None, kinds=(),
+        sleep=time.sleep):
+    """Reconcile every task, then delete orphans; return the plan (list of PlanEntry).
 
     Each kind's objects are looked up once, by the first task of the kind that
     asks (cloud.lookup caches the paginated describe for the others).
+    progress: called with each PlanEntry as it is done (long runs report as they go).
+    kinds: the provider's task classes, asked for orphans even when no task of theirs is wanted
+    any more (the last lifecycle hook removed from the spec still has to go).
+    Raises TaskFailed with every failure (and the plan of what was done) if any task failed.
     """
-    plan = []
+    end = time.monotonic() + deadline
+    deps = graph.dependency_map(tasks)
+    graph.levels(tasks)  # refuses a cycle before anything runs
+    by_key = {t.key: t for t in tasks}
+    dependents = {key: [] for key in deps}
+    for key, wanted in deps.items():
+        for dep in wanted:
+            dependents[dep].append(key)
+    waiting = {key: set(wanted) for key, wanted in deps.items()}
+    plan, failures, blocked = [], [], set()
+
+    def report(entry):
+        plan.append(entry)
+        if progress:
+            progress(entry)
+
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        for level in graph.levels(tasks):
-            futures = [(task, pool.submit(_reconcile, task, cloud, dry_run)) for task in level]
-            failures = []
-            for task, future in futures:
+        running = {}
+
+        def start_ready():
+            for key in sorted(k for k, w in waiting.items() if not w):
+                del waiting[key]
+                running[pool.submit(_reconcile_until, by_key[key], cloud, dry_run, end, sleep)] = key
+
+        start_ready()
+        while running:
+            done, _pending = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
+            for future in done:
+                key = running.pop(future)
                 try:
-                    plan.append(future.result())
-                except Exception as exc:  # collected so the whole level reports, then stop
-                    failures.append(TaskFailed(task, exc))
-            if failures:
-                raise failures[0]
+                    report(future.result())
+                except Exception as exc:  # every failure is collected and reported, not only the first
+                    failures.append((key, str(cloud.failure(exc))))
+                    _block(key, dependents, waiting, blocked)
+                    continue
+                for child in dependents[key]:
+                    if child in waiting:
+                        waiting[child].discard(key)
+            start_ready()
+    for key in sorted(blocked):
+        failures.append((key, "not attempted: it depends on an object that failed"))
+    if failures:
+        raise TaskFailed(failures, plan)
+    _delete_orphans(tasks, kinds, cloud, dry_run, end, sleep, report, failures)
+    if failures:
+        raise TaskFailed(failures, plan)
     return plan
+
+
+def _block(key, dependents, waiting, blocked):
+    """Take everything that depends on a failed task out of the run."""
+    for child in dependents[key]:
+        if child in waiting:
+            del waiting[child]
+            blocked.add(child)
+            _block(child, dependents, waiting, blocked)
+
+
+def _reconcile_until(task, cloud, dry_run, end, sleep):
+    backoff = Backoff(end, sleep=sleep)
+    while True:
+        try:
+            return _reconcile(task, cloud, dry_run)
+        except Exception as exc:
+            if not cloud.retryable(exc) or not backoff.wait():
+                raise
 
 
 def _reconcile(task, cloud, dry_run):
@@ -68,8 +162,42 @@ def _reconcile(task, cloud, dry_run):
     if actual is None:
         if not dry_run:
             task.create(cloud)
-        return PlanEntry(task.kind, task.name, CREATE, task.desired_fields())
+        return PlanEntry(task.kind, task.name, CREATE, task.desired_fields(), task.outputs.get("id"))
     changes = task.compare(actual)
     if changes and not dry_run:
         task.update(cloud, actual, changes)
-    return PlanEntry(task.kind, task.name, UPDATE if changes else UNCHANGED, changes)
+    return PlanEntry(task.kind, task.name, UPDATE if changes else UNCHANGED, changes, task.outputs.get("id"))
+
+
+def orphans(tasks, cloud, kinds=()):
+    """Every Deletion the kinds report: owned objects of the cluster that no task asks for, in delete order."""
+    by_class = {kind_class: [] for kind_class in kinds}
+    for task in tasks:
+        by_class.setdefault(type(task), []).append(task)
+    found = []
+    for kind_class in sorted(by_class, key=lambda c: c.kind):
+        found.extend(kind_class.orphans(cloud, by_class[kind_class]))
+    return sorted(found, key=lambda d: (d.order, d.kind, d.name))
+
+
+def _delete_orphans(tasks, kinds, cloud, dry_run, end, sleep, report, failures):
+    deletions = orphans(tasks, cloud, kinds)
+    for order in sorted({d.order for d in deletions}):
+        for deletion in (d for d in deletions if d.order == order):
+            changes = {"id": (deletion.id, None)}
+            if deletion.detail:
+                changes["what"] = (deletion.detail, None)
+            if not dry_run:
+                backoff = Backoff(end, sleep=sleep)
+                while True:
+                    try:
+                        deletion.delete(cloud)
+                        break
+                    except Exception as exc:
+                        if cloud.retryable(exc) and backoff.wait():
+                            continue
+                        failures.append(("%s/%s" % (deletion.kind, deletion.name), str(cloud.failure(exc))))
+                        break
+            report(PlanEntry(deletion.kind, deletion.name, DELETE, changes, deletion.id))
+        if failures:
+            return

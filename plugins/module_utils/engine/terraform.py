@@ -5,28 +5,29 @@
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.engine import hcl
+from ansible_collections.kubeops.kops.plugins.module_utils import hcl
 
 REQUIRED_VERSION = ">= 0.15.0"
-AWS_PROVIDER = {"source": "hashicorp/aws", "version": ">= 5.0.0"}
 
 
-def render(tasks, region, outputs=None):
-    """The text of kubernetes.tf for a list of tasks (each with kind, terraform_name, render_terraform())."""
+def render(tasks, providers, outputs=None):
+    """The text of kubernetes.tf for a list of tasks.
+
+    providers: the driver's (provider blocks [(name, body)], required_providers {name: body}).
+    """
+    provider_blocks, required = providers
     blocks = []
     outputs = outputs or {}
     if outputs:
         blocks.append(hcl.block("locals", dict(outputs)))
         for name in sorted(outputs):
             blocks.append(hcl.block(hcl.header("output", name), {"value": outputs[name]}))
-    blocks.append(hcl.block(hcl.header("provider", "aws"), {"region": region}))
-    blocks.append(hcl.block(hcl.header("provider", "aws"), {"alias": "files", "region": region}))
+    for name, body in provider_blocks:
+        blocks.append(hcl.block(hcl.header("provider", name), body))
     data = {}
     for task in tasks:
-        for kind, name, body in getattr(task, "terraform_data", lambda: [])():
+        for kind, name, body in task.terraform_data():
             data[(kind, name)] = body
-    if any(kind == "aws_caller_identity" for kind, _name in data):
-        data[("aws_region", "current")] = {}
     for (kind, name), body in sorted(data.items()):
         blocks.append(hcl.block(hcl.header("data", kind, name), body))
     for task in sorted(tasks, key=lambda t: (t.kind, t.terraform_name)):
@@ -35,8 +36,7 @@ def render(tasks, region, outputs=None):
             blocks.append(hcl.block(hcl.header("resource", task.kind, task.terraform_name), body))
     blocks.append(hcl.block("terraform", {
         "required_version": REQUIRED_VERSION,
-        "required_providers": hcl.Block({"aws": dict(AWS_PROVIDER, configuration_aliases=[
-            hcl.Expression("aws.files")])}),
+        "required_providers": hcl.Block(required),
     }))
     return "\n\n".join(blocks) + "\n"
 
@@ -45,5 +45,5 @@ def data_files(tasks):
     """[(path relative to kubernetes.tf, bytes)] the resources refer to with file() (kops' data/ directory)."""
     files = []
     for task in sorted(tasks, key=lambda t: (t.kind, t.terraform_name)):
-        files.extend(getattr(task, "terraform_files", lambda: [])())
+        files.extend(task.terraform_files())
     return files

@@ -16,7 +16,7 @@ from __future__ import annotations
 import posixpath
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
-from ansible_collections.kubeops.kops.plugins.module_utils.completion import semver
+from ansible_collections.kubeops.kops.plugins.module_utils import semver
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import asset_data, etcd
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
 

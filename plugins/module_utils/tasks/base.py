@@ -1,17 +1,41 @@
 # -*- coding: utf-8 -*-
 # Copyright: kubeops.kops contributors
 # Apache License 2.0 (see LICENSE)
-"""What every cloud task is: desired fields, references to other tasks, find/compare/apply/render.
+"""The task contract: one class per cloud object kind (kops' fi.Task).
 
+A task holds the desired fields of one object under their Terraform names.
 A field that holds a Ref (another task's id, arn, ...) is a dependency: the
-engine runs that task first and the Ref resolves to what it found or created.
-Terraform output writes the same Ref as an expression (``aws_vpc.x.id``).
+engine runs that task first and the Ref resolves to what it found or created;
+Terraform writes the same Ref as an expression (``aws_vpc.x.id``).
+
+Per kind, one table of Fields says for each field what the create call
+sends, where the describe result holds it, whether it is compared and may be
+changed in place, and what CloudFormation calls it.  The create arguments, the
+actual state read back, the comparison, the Terraform body and the
+CloudFormation properties all derive from that table, so the targets cannot
+drift apart (tests/unit/model/test_task_parity.py checks it per kind).
+
+The hooks a kind implements (the engine calls nothing else):
+
+- ``find(cloud)``: the actual object as {field: value} (sets ``outputs["id"]``), or None.
+- ``create(cloud)``: make it (sets ``outputs["id"]``).
+- ``update(cloud, actual, changes)``: change what differs; changes is {field: (actual, desired)}.
+- ``orphans(cloud, wanted)`` (classmethod): Deletions of this kind's objects that the
+  cluster owns and no wanted task asks for any more.
+- ``render_terraform()`` / ``render_cloudformation()``: the resource body, or None
+  for objects referred to but not managed (shared ones, lookups).
+- ``terraform_value(attribute)`` / ``cloudformation_value(attribute)``: how a Ref to
+  this task is written when it is not ``<kind>.<name>.<attribute>`` (None: the default).
+- ``terraform_data()``, ``terraform_files()``, ``terraform_outputs()``,
+  ``extra_cloudformation()``: data sources, data/ files, outputs and extra
+  resources the kind adds to the rendered file.
 """
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Expression
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import terraform_name
+import jmespath
+
+from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression, terraform_name
 
 
 class Ref(object):
@@ -28,9 +52,9 @@ class Ref(object):
         return value
 
     def terraform(self):
-        literal = getattr(self.task, "terraform_value", None)
+        literal = self.task.terraform_value(self.attribute)
         if literal is not None:
-            return literal(self.attribute)
+            return literal
         return Expression("%s.%s.%s" % (self.task.kind, self.task.terraform_name, self.attribute))
 
     def __repr__(self):
@@ -67,12 +91,68 @@ def to_terraform(value):
     return map_refs(value, Ref.terraform)
 
 
+def _same(value):
+    return value
+
+
+class Field(object):
+    """One field of a kind, the single source of every rendering of it.
+
+    name:     the Terraform attribute, the key in ``task.fields``.
+    api:      the create call's parameter (None: not sent by the generic create).
+    read:     a JMESPath into the describe item holding the actual value (None: not read back).
+    cfn:      the CloudFormation property (None: not in the template).
+    compare:  compared with the actual value on every run (needs read).
+    mutable:  update() may change it in place; a difference in an immutable field is an error.
+    to_api, from_api, to_cfn: conversions of the value (default: as is).
+    """
+
+    __slots__ = ("name", "api", "read", "cfn", "compare", "mutable", "to_api", "from_api", "to_cfn", "_expression")
+
+    def __init__(self, name, api=None, read=None, cfn=None, compare=True, mutable=False,
+                 to_api=_same, from_api=_same, to_cfn=None):
+        self.name = name
+        self.api = api
+        self.read = read
+        self.cfn = cfn
+        self.compare = compare and read is not None
+        self.mutable = mutable
+        self.to_api = to_api
+        self.from_api = from_api
+        self.to_cfn = to_cfn or to_api
+        self._expression = jmespath.compile(read) if read else None
+
+    def actual(self, item):
+        return self.from_api(self._expression.search(item))
+
+
+class Deletion(object):
+    """An object the cluster owns that the spec no longer asks for, and how to delete it.
+
+    order: deletions run in ascending order, one order after another (rules before their
+    groups, an autoscaling group before its launch template).
+    """
+
+    __slots__ = ("kind", "name", "id", "order", "delete", "detail")
+
+    def __init__(self, kind, name, object_id, delete, order=0, detail=""):
+        self.kind = kind
+        self.name = name
+        self.id = object_id
+        self.delete = delete
+        self.order = order
+        self.detail = detail
+
+
 class Task(object):
-    """One cloud object.  Subclasses set kind and implement find/create/update/render."""
+    """One cloud object.  A kind sets ``kind``, ``FIELDS`` and implements the hooks above."""
 
     kind = None
-    # Fields compared with the cloud; others (e.g. tags handled separately) are create-only.
-    compared = ()
+    FIELDS = ()
+    compared = ()  # a kind not yet described by FIELDS: the fields it compares
+    cloudformation_type = None
+    shared = False  # referred to, never created, changed, deleted or rendered (a BYO VPC, an image)
+    parameter_type = "String"  # CloudFormation parameter type of a shared object without an id
 
     def __init__(self, task_name, /, **fields):
         # Positional-only: a task may have a field called "name" (security groups do).
@@ -109,13 +189,88 @@ class Task(object):
                 shown[field] = (None, repr(value))
         return shown
 
+    # -- derived from FIELDS -------------------------------------------------------------------------
+    def field_map(self):
+        return {f.name: f for f in self.FIELDS}
+
+    def create_args(self, desired=None):
+        """The create call's parameters for the fields that have an API name and a value."""
+        desired = self.desired() if desired is None else desired
+        return {f.api: f.to_api(desired[f.name]) for f in self.FIELDS
+                if f.api and desired.get(f.name) is not None}
+
+    def read_actual(self, item):
+        """{field: actual value} from a describe item, for the fields that are read back."""
+        return {f.name: f.actual(item) for f in self.FIELDS if f.read}
+
     def compare(self, actual):
         desired = self.desired()
-        return {f: (actual.get(f), desired[f]) for f in self.compared
-                if f in desired and desired[f] is not None and actual.get(f) != desired[f]}
+        return {name: (actual.get(name), desired[name]) for name in self.compared_fields()
+                if desired.get(name) is not None and actual.get(name) != desired[name]}
+
+    def compared_fields(self):
+        return [f.name for f in self.FIELDS if f.compare] or list(self.compared)
+
+    def immutable_changes(self, changes):
+        """The changed fields update() cannot change in place, as an error naming each."""
+        fields = self.field_map()
+        immutable = sorted(f for f in changes if f in fields and not fields[f].mutable)
+        if immutable:
+            raise ValueError("%s: %s cannot be changed in place (%s); delete the object or keep its value" % (
+                self.key, ", ".join(immutable),
+                "; ".join("%s: %s -> %s" % (f, changes[f][0], changes[f][1]) for f in immutable)))
+
+    # -- the hooks -----------------------------------------------------------------------------------
+    def find(self, cloud):
+        raise NotImplementedError("%s does not implement find" % self.kind)
+
+    def create(self, cloud):
+        raise NotImplementedError("%s does not implement create" % self.kind)
+
+    def update(self, cloud, actual, changes):
+        raise ValueError("%s: %s cannot be changed in place" % (self.key, ", ".join(sorted(changes))))
+
+    @classmethod
+    def orphans(cls, cloud, wanted):
+        """Deletions for this kind's owned objects that no task in `wanted` (this kind's tasks) asks for."""
+        return []
 
     def render_terraform(self):
+        if self.shared:
+            return None
         body = to_terraform(self.fields)
         if self.after:
             body["depends_on"] = [Expression("%s.%s" % (t.kind, t.terraform_name)) for t in self.after]
         return body
+
+    def render_cloudformation(self):
+        """Properties from the fields' CloudFormation names (tags as CloudFormation's Key/Value list)."""
+        if self.shared:
+            return None
+        properties = {}
+        for f in self.FIELDS:
+            value = self.fields.get(f.name)
+            if f.cfn and value is not None:
+                properties[f.cfn] = f.to_cfn(value)
+        if self.fields.get("tags"):
+            properties["Tags"] = [{"Key": k, "Value": v} for k, v in sorted(self.fields["tags"].items())]
+        return properties
+
+    def terraform_value(self, attribute):
+        return None
+
+    def cloudformation_value(self, attribute):
+        return None
+
+    def terraform_data(self):
+        return []
+
+    def terraform_files(self):
+        return []
+
+    def terraform_outputs(self):
+        """[(output name, value, is_list)]: kops' AddOutputVariable / AddOutputVariableArray."""
+        return []
+
+    def extra_cloudformation(self):
+        return []

@@ -7,6 +7,7 @@ import base64
 import hcl2
 import pytest
 
+from ansible_collections.kubeops.kops.plugins.module_utils.providers import aws as aws_driver
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import terraform
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import autoscaling
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
@@ -27,7 +28,7 @@ def _kops(case):
 
 
 def _ours(tasks):
-    return _unquoted(hcl2.loads(terraform.render(tasks, "us-test-1")))
+    return _unquoted(hcl2.loads(terraform.render(tasks, aws_driver.DRIVER.terraform_providers("us-test-1"))))
 
 
 @pytest.mark.parametrize("case", CASES)

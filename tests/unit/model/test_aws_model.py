@@ -9,6 +9,7 @@ import hcl2
 import pytest
 import yaml
 
+from ansible_collections.kubeops.kops.plugins.module_utils.providers import aws as aws_driver
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import terraform
@@ -59,7 +60,7 @@ def test_shared_vpc_is_referred_to_not_managed():
     network = NETWORK | VOLUMES | IAM
     _completed, tasks = _tasks("shared_vpc")
     assert {r for r in _rendered(tasks) if r[0] in network} == _kops_resources("shared_vpc", network)
-    parsed = hcl2.loads(terraform.render(tasks, "us-test-1"))
+    parsed = hcl2.loads(terraform.render(tasks, aws_driver.DRIVER.terraform_providers("us-test-1")))
     assert not any('"aws_vpc"' in block for block in parsed["resource"])
     subnet = next(b['"aws_subnet"'] for b in parsed["resource"] if '"aws_subnet"' in b)
     assert list(subnet.values())[0]["vpc_id"] == '"vpc-12345678"'
@@ -74,7 +75,7 @@ def test_private_topology_network_and_volumes_match_kops():
 
 def test_resource_bodies_match_kops_for_minimal_aws():
     completed, tasks = _tasks("minimal-aws")
-    ours = hcl2.loads(terraform.render(tasks, "us-test-1"))
+    ours = hcl2.loads(terraform.render(tasks, aws_driver.DRIVER.terraform_providers("us-test-1")))
     theirs = hcl2.loads((kops_fixtures.UPDATE_CLUSTER / "minimal-aws" / "kubernetes.tf").read_text())
 
     def bodies(parsed):
@@ -110,11 +111,10 @@ def _unquote(value):
 def test_outputs_are_kops_outputs(case):
     """Every output kops writes, with the same value (references and literals)."""
     completed, tasks = _tasks(case)
-    from ansible_collections.kubeops.kops.plugins.module_utils import updates
     directory = kops_fixtures.UPDATE_CLUSTER / case
     _cluster, groups = objects.split_objects([d for d in yaml.safe_load_all((directory / "in-v1alpha2.yaml").read_text())
                                              if d])
-    rendered = terraform.render(tasks, "us-test-1", outputs=updates._outputs(completed, groups, tasks))
+    rendered = terraform.render(tasks, aws_driver.DRIVER.terraform_providers("us-test-1"), outputs=aws_driver.terraform_outputs(completed, groups, tasks))
     parsed, theirs = hcl2.loads(rendered), hcl2.loads((directory / "kubernetes.tf").read_text())
 
     def outputs(tree):

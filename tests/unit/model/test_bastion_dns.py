@@ -8,6 +8,7 @@ import hcl2
 import pytest
 import yaml
 
+from ansible_collections.kubeops.kops.plugins.module_utils.providers import aws as aws_driver
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import cloudformation, terraform
@@ -76,7 +77,7 @@ def test_ssh_rules_match_kops(case):
 
 def test_privatecalico_bastion_bodies_match_kops():
     _completed, tasks = _tasks("privatecalico")
-    ours = _bodies(hcl2.loads(terraform.render(tasks, "us-test-1")))
+    ours = _bodies(hcl2.loads(terraform.render(tasks, aws_driver.DRIVER.terraform_providers("us-test-1"))))
     theirs = _theirs_bodies("privatecalico")
     keys = _bastion_or_dns(set(theirs))
     assert len(keys) == 22  # 2 groups, 15 rules, NLB, listener, target group, 2 records
@@ -87,7 +88,7 @@ def test_privatecalico_bastion_bodies_match_kops():
 @pytest.mark.parametrize("case", ["complex", "privatecalico"])
 def test_api_records_are_aliases_to_the_api_nlb(case):
     _completed, tasks = _tasks(case)
-    ours = _bodies(hcl2.loads(terraform.render(tasks, "us-test-1")))
+    ours = _bodies(hcl2.loads(terraform.render(tasks, aws_driver.DRIVER.terraform_providers("us-test-1"))))
     theirs = _theirs_bodies(case)
     records = [k for k in theirs if k[0] == "aws_route53_record"]
     assert len(records) == 2
@@ -109,7 +110,7 @@ def test_zone_given_by_name_is_a_data_lookup():
     def by_name(completed, groups):
         completed["spec"]["dnsZone"] = "example.com"
     _completed, tasks = _case_with("privatecalico", by_name)
-    text = terraform.render(list(tasks.values()), "us-test-1")
+    text = terraform.render(list(tasks.values()), aws_driver.DRIVER.terraform_providers("us-test-1"))
     parsed = hcl2.loads(text)
     assert any('"aws_route53_zone"' in block for block in parsed["data"])
     record = _bodies(parsed)[("aws_route53_record", "api-privatecalico-example-com")]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hcl2
 import pytest
 
+from ansible_collections.kubeops.kops.plugins.module_utils.providers import aws as aws_driver
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import terraform
 
 from tests.conformance import kops_fixtures
@@ -55,7 +56,7 @@ def _bodies(text):
 @pytest.mark.parametrize("case", sorted(NAMES))
 def test_bodies_match_kops(case):
     _completed, tasks = _tasks(case)
-    ours = _bodies(terraform.render(tasks, "us-test-1"))
+    ours = _bodies(terraform.render(tasks, aws_driver.DRIVER.terraform_providers("us-test-1")))
     theirs = _bodies((kops_fixtures.UPDATE_CLUSTER / case / "kubernetes.tf").read_text())
     for key in NAMES[case]:
         assert ours.get(key) == theirs[key], key

@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import ipaddress
 
-from ansible_collections.kubeops.kops.plugins.module_utils.completion import semver
+from ansible_collections.kubeops.kops.plugins.module_utils import semver
 from ansible_collections.kubeops.kops.plugins.module_utils.truncate import truncate
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.components import versions
 

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import errors
-from ansible_collections.kubeops.kops.plugins.module_utils.completion import semver
+from ansible_collections.kubeops.kops.plugins.module_utils import semver
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.components import context
 
 # Client ports of the etcd clusters kops knows, and how kube-apiserver reaches each.

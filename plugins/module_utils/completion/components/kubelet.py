@@ -9,7 +9,7 @@ cluster kubelet overlaid with the user's masterKubelet before the builders run.
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.completion import semver
+from ansible_collections.kubeops.kops.plugins.module_utils import semver
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.components import context, kube_dns
 
 EVICTION_HARD = ",".join((

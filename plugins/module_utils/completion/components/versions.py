@@ -9,7 +9,7 @@ first row whose bound is above the version wins; ``None`` is the open end.
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.completion import semver
+from ansible_collections.kubeops.kops.plugins.module_utils import semver
 
 KUBERNETES_REGISTRY = "registry.k8s.io"
 

@@ -5,7 +5,10 @@
 
 from __future__ import annotations
 
+from ansible_collections.kubeops.kops.plugins.module_utils.hcl import terraform_name
 from ansible_collections.kubeops.kops.plugins.module_utils.truncate import truncate
+
+__all__ = ["terraform_name"]  # kops' names.go has it; the model imports it from here
 
 TAG_CLUSTER = "KubernetesCluster"
 TAG_NAME = "Name"
@@ -21,13 +24,6 @@ def cluster_tags(cluster_name, name, shared=False, extra=None):
     }
     tags.update(extra or {})
     return tags
-
-
-def terraform_name(name):
-    """kops' sanitizeName: '.' -> '-', '/' -> '--', ':' -> '_'; a leading digit gets 'prefix_'."""
-    if name[:1].isdigit():
-        name = "prefix_" + name
-    return name.replace(".", "-").replace("/", "--").replace(":", "_")
 
 
 def resource_name_32(cluster_name, prefix):

@@ -10,30 +10,9 @@ an existing EC2 key pair instead ("" = no key at all): then nothing is built.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags
+from ansible_collections.kubeops.kops.plugins.module_utils.pki.sshkey import fingerprint
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2
-
-SSH_KEY_DIR = "pki/ssh/public/admin/"
-
-
-class SSHKeyError(ValueError):
-    pass
-
-
-def fingerprint(public_key):
-    """MD5 fingerprint of an OpenSSH public key, as hex without separators (kops' key id)."""
-    parts = public_key.strip().split()
-    if len(parts) < 2 or not parts[0].startswith(("ssh-", "ecdsa-")):
-        raise SSHKeyError("not an OpenSSH public key (expected e.g. 'ssh-rsa AAAA... user@host')")
-    try:
-        blob = base64.b64decode(parts[1], validate=True)
-    except ValueError:
-        raise SSHKeyError("the SSH public key's base64 body does not decode")
-    return hashlib.md5(blob).hexdigest()  # noqa: S324 - the fingerprint format EC2 and kops use
-
 
 def build_ssh_key(cluster, public_keys, tasks):
     """Add the key pair task for the (first) stored public key, unless spec.sshKeyName decides otherwise."""

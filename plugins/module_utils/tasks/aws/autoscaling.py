@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import paginate, tag_dict, tag_list
-from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Block, Expression
+from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block, Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref, Task, to_terraform
 
 # kops' ResolveImageOwnerAlias: well-known owner names for "<owner>/<image name>".

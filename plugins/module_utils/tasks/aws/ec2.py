@@ -452,7 +452,7 @@ class SharedVPC(Task):
         """The id as written in the spec; other attributes (CIDR blocks) from a data source, as kops does."""
         if attribute == "id":
             return self.fields["id"]
-        from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Expression
+        from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
         return Expression("data.aws_vpc.%s.%s" % (self.terraform_name, attribute))
 
     def terraform_data(self):
@@ -483,11 +483,11 @@ class SharedInternetGateway(Task):
         return {}
 
     def terraform_value(self, attribute):
-        from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Expression
+        from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
         return Expression("data.aws_internet_gateway.%s.%s" % (self.terraform_name, attribute))
 
     def terraform_data(self):
-        from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Block
+        from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block
         from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import to_terraform
         return [("aws_internet_gateway", self.terraform_name,
                  {"filter": Block({"name": "attachment.vpc-id", "values": [to_terraform(self.fields["vpc_id"])]})})]

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import paginate, tag_list
-from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Block
+from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Task, to_terraform
 
 

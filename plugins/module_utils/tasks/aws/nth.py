@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import tag_list
-from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Expression, literal
+from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression, literal
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Task
 
 SENDERS = ["events.amazonaws.com", "sqs.amazonaws.com"]
@@ -73,7 +73,8 @@ class SQSQueue(Task):
                                                  Attributes=self._attributes(self.outputs["arn"]))
 
     def terraform_data(self):
-        return [("aws_caller_identity", "current", {}), ("aws_partition", "current", {})]
+        # kops writes the region data source wherever it writes the account's.
+        return [("aws_caller_identity", "current", {}), ("aws_partition", "current", {}), ("aws_region", "current", {})]
 
     def render_terraform(self):
         region_arn = Expression('"arn:${data.aws_partition.current.partition}:sqs:${data.aws_region.current.name}'

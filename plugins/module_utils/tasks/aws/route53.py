@@ -12,7 +12,7 @@ Nothing is deleted.
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import paginate
-from ansible_collections.kubeops.kops.plugins.module_utils.engine.hcl import Block, Expression
+from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block, Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Task, to_terraform
 
 ZONE_PREFIX = "/hostedzone/"

@@ -98,3 +98,10 @@ def block(header, body):
 
 def header(kind, *labels):
     return " ".join([kind] + ['"%s"' % label for label in labels])
+
+
+def terraform_name(name):
+    """kops' sanitizeName for resource names: '.' -> '-', '/' -> '--', ':' -> '_'; a leading digit gets 'prefix_'."""
+    if name[:1].isdigit():
+        name = "prefix_" + name
+    return name.replace(".", "-").replace("/", "--").replace(":", "_")

@@ -1,0 +1,40 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""Zones and regions, for every cloud: the one place a region is derived from a zone."""
+
+from __future__ import annotations
+
+import re
+
+# eu-west-1a, us-gov-west-1b, kops' test zone us-test-1a; local zones us-west-2-lax-1a belong to us-west-2.
+_AWS_ZONE = re.compile(r"^([a-z]{2}(?:-[a-z0-9]+)*?-[a-z]+-\d+)(?:[a-z]|-[a-z]+-\d+[a-z])$")
+# us-central1-a, europe-west4-b
+_GCE_ZONE = re.compile(r"^([a-z]+-[a-z]+\d+)-[a-z]$")
+ZONE_PATTERNS = {"aws": (_AWS_ZONE, "us-east-1a"), "gce": (_GCE_ZONE, "us-central1-a")}
+
+
+class ZoneError(ValueError):
+    pass
+
+
+def region_of_zone(provider, zone):
+    """The region a zone belongs to: ("aws", "us-east-1a") -> us-east-1, ("gce", "us-central1-a") -> us-central1."""
+    if provider not in ZONE_PATTERNS:
+        raise ZoneError("cloudProvider %r has no zones known to kubeops.kops (aws or gce)" % (provider,))
+    pattern, example = ZONE_PATTERNS[provider]
+    match = pattern.match(zone or "")
+    if not match:
+        raise ZoneError("zone %r is not a %s zone (expected e.g. %s)" % (zone, provider.upper(), example))
+    return match.group(1)
+
+
+def region_of(spec):
+    """The region of a cluster spec: a subnet's region (GCE subnets carry one), else its first zone's."""
+    provider = spec.get("cloudProvider")
+    for subnet in spec.get("subnets") or []:
+        if subnet.get("region"):
+            return subnet["region"]
+        if subnet.get("zone"):
+            return region_of_zone(provider, subnet["zone"])
+    return None
