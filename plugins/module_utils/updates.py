@@ -32,9 +32,13 @@ class UpdateError(ValueError):
     pass
 
 
-def load_completed(service, cluster_name):
-    """(completed Cluster, instance groups) of a stored cluster, validated."""
-    cluster, groups = service.read(cluster_name)
+def load_completed(service, cluster_name, planned=None):
+    """(completed Cluster, instance groups) of a stored cluster, validated.
+
+    planned: (Cluster, instance groups) to use instead of the stored ones: what a check-mode
+    create would write, so a new cluster's cloud can be planned before anything is stored.
+    """
+    cluster, groups = planned if planned else service.read(cluster_name)
     if cluster is None:
         raise UpdateError("cluster %r not found in %s; create it first" % (cluster_name, service.store.url("")))
     completed = service.validate(cluster, groups)
@@ -65,13 +69,14 @@ def ssh_public_keys(service, cluster_name, new_key=None, dry_run=False):
 
 
 def apply_direct(service, cluster_name, dry_run, cloud_factory=None, workers=8, ssh_public_key=None,
-                 deadline=runner.DEFAULT_DEADLINE, progress=None, cloud_options=None):
+                 deadline=runner.DEFAULT_DEADLINE, progress=None, cloud_options=None, planned=None):
     """Reconcile the cluster's cloud objects; returns (plan, completed spec, store changed?).
 
     cloud_factory(cluster_name, region): the cloud to run against (tests); by default the
     driver's, with cloud_options ({"region": ..., "profile": ...}; region defaults to the spec's).
+    planned: see load_completed (check mode only).
     """
-    completed, groups = load_completed(service, cluster_name)
+    completed, groups = load_completed(service, cluster_name, planned)
     driver = driver_for(completed["spec"])
     keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
     store = service.cluster_store(cluster_name)
@@ -111,10 +116,10 @@ def managed_files(completed):
     return files
 
 
-def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=None):
+def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=None, planned=None):
     """Write <out_dir>/kubernetes.tf and its data/ files; returns (path, changed, text)."""
     completed, groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
-                                                         store_objects=True)
+                                                         store_objects=True, planned=planned)
     driver = driver_for(completed["spec"])
     text = terraform.render(tasks, driver.terraform_providers(region_of(completed["spec"])),
                             outputs=driver.terraform_outputs(completed, groups, tasks))
@@ -124,15 +129,16 @@ def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=Non
     return path, changed or store_changed, text
 
 
-def render_cloudformation(service, cluster_name, out_dir, dry_run, ssh_public_key=None):
+def render_cloudformation(service, cluster_name, out_dir, dry_run, ssh_public_key=None, planned=None):
     """Write <out_dir>/kubernetes.json (a CloudFormation template); returns (path, changed, text)."""
-    completed, _groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run)
+    completed, _groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
+                                                          planned=planned)
     text = cloudformation.render(tasks, description="kops cluster %s" % cluster_name)
     path, changed, text = _write_if_changed(os.path.join(out_dir, "kubernetes.json"), text, dry_run)
     return path, changed or store_changed, text
 
 
-def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=False):
+def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=False, planned=None):
     """(completed spec, instance groups, tasks, whether the store changes) for a rendered target.
 
     The nodes of a Terraform / CloudFormation cluster boot from the same store
@@ -143,7 +149,7 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     become aws_s3_object resources instead of being written (keys, secrets and
     the bootstrap addon, which holds the token, are still written directly).
     """
-    completed, groups = load_completed(service, cluster_name)
+    completed, groups = load_completed(service, cluster_name, planned)
     driver = driver_for(completed["spec"])
     keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
     store = service.cluster_store(cluster_name)

@@ -7,20 +7,26 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: cluster_update
-short_description: Apply a kops cluster spec to AWS, or render it as Terraform
+short_description: Apply a kops cluster spec to its cloud, or render it as Terraform or CloudFormation
 version_added: 0.1.0
 description:
   - Like C(kops update cluster). Reads the cluster from the state store, completes its spec, builds the
     cloud objects kops would (named and tagged as kops names and tags them), and either reconciles them
-    through the AWS APIs (O(target=direct)) or writes C(kubernetes.tf) (O(target=terraform)).
-  - The whole task graph runs inside this one module, independent objects in parallel.
-  - Check mode is the dry run; only describe calls are made and the plan lists each object as
-    create, update or unchanged with its field changes.
+    through the cloud's APIs (O(target=direct)) or writes C(kubernetes.tf) (O(target=terraform)) or a
+    CloudFormation template (O(target=cloudformation)).
+  - The whole task graph runs inside this one module, independent objects in parallel; an object whose cloud
+    says "not yet" (eventual consistency) is tried again until O(timeout).
+  - Objects the cluster owns (by its ownership tags) that the spec no longer asks for are deleted, as kops does
+    for security-group rules, routes, lifecycle hooks, target-group attachments and removed instance groups.
+    Shared objects and objects of other clusters are never touched.
+  - Check mode is the dry run (kops without C(--yes)); only read calls are made and the plan lists each object
+    as create, update, delete or unchanged with its field changes, deletions first.
   - Besides the cloud objects it writes what the nodes read to the state store, in one all-or-nothing write
     with the completed spec. These are each instance group's nodeup config
     (C(igconfig/<role>/<group>/nodeupconfig.yaml)), the cluster's CAs when missing, and the kubelet
     bootstrap token with its RBAC addon. See the collection's docs/nodeup-config.md.
-  - docs/aws-model.md lists the AWS objects covered and how they compare with kops' own output.
+  - Clouds built so far are AWS; a GCE cluster fails naming what is missing.
+    docs/aws-model.md lists the AWS objects covered and how they compare with kops' own output.
 options:
   cluster_name:
     description: The cluster to update.
@@ -28,7 +34,7 @@ options:
     required: true
   target:
     description:
-      - V(direct) reconciles AWS; V(terraform) writes C(kubernetes.tf) to O(out_dir);
+      - V(direct) reconciles the cloud; V(terraform) writes C(kubernetes.tf) to O(out_dir);
         V(cloudformation) writes the template C(kubernetes.json) to O(out_dir).
     type: str
     choices: [direct, terraform, cloudformation]
@@ -43,10 +49,26 @@ options:
         state store (C(pki/ssh/public/admin/)) and replaces the key stored before.
       - Without it the stored key is used; with none stored, no key pair is made. C(spec.sshKeyName) overrides both.
     type: str
+  cluster:
+    description:
+      - A Cluster object to plan with instead of the stored one, with O(instance_groups). Only in check mode,
+        where it lets C(create_cluster.yml --check) preview a cluster that is not stored yet (pass the
+        C(cluster) and C(instance_groups) the M(kubeops.kops.cluster) module returned).
+    type: dict
+  instance_groups:
+    description: The InstanceGroup objects that go with O(cluster).
+    type: list
+    elements: dict
   workers:
     description: How many tasks run at once.
     type: int
     default: 8
+  timeout:
+    description:
+      - The run's deadline in seconds. Objects that are not ready yet (a profile or group just created) are tried
+        again until then; the run then fails naming each object that did not converge.
+    type: int
+    default: 600
 extends_documentation_fragment:
   - kubeops.kops.state_store
 attributes:
@@ -54,7 +76,7 @@ attributes:
     description: A dry run that makes no mutating call.
     support: full
   diff_mode:
-    description: The plan, object by object, with field changes.
+    description: The plan, one line per object that changes.
     support: full
 author:
   - kubeops maintainers (@kubeops)
@@ -68,6 +90,11 @@ EXAMPLES = r"""
   check_mode: true
   diff: true
 
+- name: Apply them
+  kubeops.kops.cluster_update:
+    state_store: s3://my-kops-state
+    cluster_name: k8s.example.com
+
 - name: Write Terraform instead
   kubeops.kops.cluster_update:
     state_store: s3://my-kops-state
@@ -78,53 +105,95 @@ EXAMPLES = r"""
 
 RETURN = r"""
 plan:
-  description: Every object, with C(kind), C(name), C(action) (create, update, unchanged) and C(changes).
+  description:
+    - Every object, in the order the run handled it. Values longer than 120 characters (user data, policies)
+      are shown as their sha256 and size unless the task runs with C(-vv) or more.
   returned: target=direct
   type: list
   elements: dict
+  contains:
+    kind:
+      description: The object's kind, named as Terraform names it.
+      type: str
+      sample: aws_security_group_rule
+    name:
+      description: The object's name (kops' name).
+      type: str
+    action:
+      description: What the run does (or, in check mode, would do) to it.
+      type: str
+      choices: [create, update, delete, unchanged]
+    changes:
+      description: Per changed field, its C(before) and C(after) value.
+      type: dict
+    id:
+      description: The cloud's id of the object, once known.
+      type: str
+      returned: when known
 summary:
-  description: How many objects each action covers.
+  description: How many objects each action covers; equal in check mode to what the real run then does.
   returned: target=direct
   type: dict
-  sample: {create: 0, update: 1, unchanged: 27}
+  sample: {create: 0, update: 1, delete: 1, unchanged: 27}
+lines:
+  description: The plan as kops prints it, one line per object that changes, then the count.
+  returned: target=direct
+  type: list
+  elements: str
+  sample: ["- aws_security_group_rule ssh-external-to-master-0.0.0.0/0 (sgr-0123)", "+ aws_security_group_rule ...",
+           "Plan: 1 to create, 0 to update, 1 to delete, 120 unchanged."]
 terraform_file:
-  description: Path of the written C(kubernetes.tf) (or C(kubernetes.json) for CloudFormation).
-  returned: target=terraform or target=cloudformation
+  description: Path of the written C(kubernetes.tf).
+  returned: target=terraform
+  type: str
+cloudformation_file:
+  description: Path of the written CloudFormation template C(kubernetes.json).
+  returned: target=cloudformation
   type: str
 """
 
 from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsModule, reports_errors
 
+RENDERED = {"terraform": ("render_terraform", "terraform_file"), "cloudformation": ("render_cloudformation",
+                                                                                     "cloudformation_file")}
+
 
 @reports_errors
 def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils import updates
+    from ansible_collections.kubeops.kops.plugins.module_utils.engine import plan as plans
 
     params = module.params
     service = module.service()
-    if params["target"] in ("terraform", "cloudformation"):
-        render = updates.render_terraform if params["target"] == "terraform" else updates.render_cloudformation
-        path, changed, text = render(service, params["cluster_name"], params["out_dir"],
-                                     dry_run=module.check_mode, ssh_public_key=params["ssh_public_key"])
-        result = dict(changed=changed, terraform_file=path)
+    planned = None
+    if params["cluster"] is not None:
+        if not module.check_mode:
+            module.fail_json(msg="cluster and instance_groups plan a cluster that is not stored; they are for check "
+                                 "mode only. Store it first (kubeops.kops.cluster), then update without them.")
+        planned = (params["cluster"], params["instance_groups"] or [])
+    if params["target"] in RENDERED:
+        function, key = RENDERED[params["target"]]
+        path, changed, text = getattr(updates, function)(service, params["cluster_name"], params["out_dir"],
+                                                         dry_run=module.check_mode,
+                                                         ssh_public_key=params["ssh_public_key"], planned=planned)
+        result = {"changed": changed, key: path}
         if module._diff and changed:
             result["diff"] = {"after_header": path, "after": text}
         module.exit_json(**result)
 
-    plan, _completed, spec_changed = updates.apply_direct(service, params["cluster_name"], module.check_mode,
-                                                          workers=params["workers"],
-                                                          cloud_options=dict(region=params["region"], profile=params["profile"]),
-                                                          ssh_public_key=params["ssh_public_key"])
-    entries = [entry.as_dict() for entry in plan]
-    summary = {action: sum(1 for e in entries if e["action"] == action) for action in ("create", "update", "unchanged")}
-    changed = bool(summary["create"] or summary["update"] or spec_changed)
-    result = dict(changed=changed, plan=entries, summary=summary)
+    entries, _completed, spec_changed = updates.apply_direct(
+        service, params["cluster_name"], module.check_mode, workers=params["workers"],
+        ssh_public_key=params["ssh_public_key"], deadline=params["timeout"], planned=planned,
+        cloud_options=dict(region=params["region"], profile=params["profile"]))
+    summary = plans.counts(entries)
+    lines = plans.lines(entries, module._verbosity)
+    changed = bool(summary["create"] or summary["update"] or summary["delete"] or spec_changed)
+    result = dict(changed=changed, plan=[plans.entry_for_user(e, module._verbosity) for e in entries],
+                  summary=summary, lines=lines)
     if module._diff:
-        shown = [e for e in entries if e["action"] != "unchanged"]
-        result["diff"] = {"before": "", "after": "\n".join(
-            "%s %s/%s%s" % (e["action"], e["kind"], e["name"],
-                            "".join("\n    %s: %s -> %s" % (f, c["before"], c["after"]) for f, c in e["changes"].items()))
-            for e in shown)}
+        result["diff"] = {"before_header": "%s (cloud)" % params["cluster_name"],
+                          "after_header": "%s (%s)" % (params["cluster_name"], "plan" if module.check_mode else "applied"),
+                          "before": "", "after": "\n".join(lines) + "\n"}
     module.exit_json(**result)
 
 
@@ -134,8 +203,11 @@ def main():
         target=dict(type="str", choices=["direct", "terraform", "cloudformation"], default="direct"),
         out_dir=dict(type="path", default="out/terraform"),
         ssh_public_key=dict(type="str"),
+        cluster=dict(type="dict"),
+        instance_groups=dict(type="list", elements="dict"),
         workers=dict(type="int", default=8),
-    ))
+        timeout=dict(type="int", default=600),
+    ), required_by={"instance_groups": "cluster"})
     run(module)
 
 

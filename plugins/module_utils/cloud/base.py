@@ -64,6 +64,8 @@ class Cloud(object):
 
     def failure(self, exc):
         """exc as a Failure (code, message, what to do)."""
+        if isinstance(exc, TryAgain):
+            return Failure("", "not ready by the deadline: %s" % exc, "give the run a longer timeout, or see why it is stuck")
         return Failure(type(exc).__name__ if not isinstance(exc, ValueError) else "", str(exc))
 
     # -- one lookup per key and run ------------------------------------------------------------------

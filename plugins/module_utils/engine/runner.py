@@ -88,17 +88,20 @@ def run(tasks, cloud, dry_run=False, workers=8, deadline=DEFAULT_DEADLINE, progr
     """
     end = time.monotonic() + deadline
     deps = graph.dependency_map(tasks)
-    graph.levels(tasks)  # refuses a cycle before anything runs
+    # Refuses a cycle before anything runs; the plan is reported in this order, whatever order tasks finished in.
+    position = {task.key: i for i, task in enumerate(t for level in graph.levels(tasks) for t in level)}
     by_key = {t.key: t for t in tasks}
     dependents = {key: [] for key in deps}
     for key, wanted in deps.items():
         for dep in wanted:
             dependents[dep].append(key)
     waiting = {key: set(wanted) for key, wanted in deps.items()}
-    plan, failures, blocked = [], [], set()
+    plan, failures, blocked, created = [], [], set(), set()
 
     def report(entry):
         plan.append(entry)
+        if entry.action == CREATE:
+            created.add("%s/%s" % (entry.kind, entry.name))
         if progress:
             progress(entry)
 
@@ -108,7 +111,8 @@ def run(tasks, cloud, dry_run=False, workers=8, deadline=DEFAULT_DEADLINE, progr
         def start_ready():
             for key in sorted(k for k, w in waiting.items() if not w):
                 del waiting[key]
-                running[pool.submit(_reconcile_until, by_key[key], cloud, dry_run, end, sleep)] = key
+                new_parent = any(dep in created for dep in deps[key])
+                running[pool.submit(_reconcile_until, by_key[key], cloud, dry_run, end, sleep, new_parent)] = key
 
         start_ready()
         while running:
@@ -125,6 +129,7 @@ def run(tasks, cloud, dry_run=False, workers=8, deadline=DEFAULT_DEADLINE, progr
                     if child in waiting:
                         waiting[child].discard(key)
             start_ready()
+    plan.sort(key=lambda e: position["%s/%s" % (e.kind, e.name)])
     for key in sorted(blocked):
         failures.append((key, "not attempted: it depends on an object that failed"))
     if failures:
@@ -144,17 +149,20 @@ def _block(key, dependents, waiting, blocked):
             _block(child, dependents, waiting, blocked)
 
 
-def _reconcile_until(task, cloud, dry_run, end, sleep):
+def _reconcile_until(task, cloud, dry_run, end, sleep, new_parent):
     backoff = Backoff(end, sleep=sleep)
     while True:
         try:
-            return _reconcile(task, cloud, dry_run)
+            return _reconcile(task, cloud, dry_run, new_parent)
         except Exception as exc:
             if not cloud.retryable(exc) or not backoff.wait():
                 raise
 
 
-def _reconcile(task, cloud, dry_run):
+def _reconcile(task, cloud, dry_run, new_parent=False):
+    """One task's PlanEntry.  An object that came into being with a parent created in this run (a
+    security group's default egress rule, a new VPC's DHCP association) is reported as created, as
+    the dry run, which cannot look inside parents that do not exist yet, reports it."""
     if dry_run and any(not dep.outputs.get("id") for dep in task.dependencies()):
         # Something it refers to does not exist yet, so neither can this: no need to ask.
         return PlanEntry(task.kind, task.name, CREATE, task.desired_fields())
@@ -166,6 +174,8 @@ def _reconcile(task, cloud, dry_run):
     changes = task.compare(actual)
     if changes and not dry_run:
         task.update(cloud, actual, changes)
+    if new_parent:
+        return PlanEntry(task.kind, task.name, CREATE, task.desired_fields(), task.outputs.get("id"))
     return PlanEntry(task.kind, task.name, UPDATE if changes else UNCHANGED, changes, task.outputs.get("id"))
 
 

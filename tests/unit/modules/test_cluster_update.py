@@ -16,9 +16,15 @@ def test_check_then_apply_then_nothing(run_module, store_url, aws):
     preview = run_module(cluster_update, check_mode=True, diff=True, state_store=store_url,
                          cluster_name="k8s.example.com")
     assert preview["changed"] is True and preview["summary"]["create"] > 20
-    assert "create aws_vpc/k8s.example.com" in preview["diff"]["after"]
+    assert "+ aws_vpc k8s.example.com" in preview["lines"]
+    assert preview["diff"]["after"].splitlines() == preview["lines"]
+    assert preview["diff"]["after_header"] == "k8s.example.com (plan)"
     applied = run_module(cluster_update, state_store=store_url, cluster_name="k8s.example.com")
     assert applied["changed"] is True
+    # The preview's count is what the apply did, object for object.
+    assert applied["summary"] == preview["summary"]
+    assert [(e["kind"], e["name"], e["action"]) for e in applied["plan"]] == [
+        (e["kind"], e["name"], e["action"]) for e in preview["plan"]]
     again = run_module(cluster_update, state_store=store_url, cluster_name="k8s.example.com")
     assert again["changed"] is False and again["summary"]["create"] == 0 and again["summary"]["update"] == 0
 
@@ -30,3 +36,35 @@ def test_missing_shared_vpc_fails_cleanly(run_module, store_url, aws):
     result = run_module(cluster_update, state_store=store_url, cluster_name="k8s.example.com")
     assert result["failed"] is True
     assert "vpc-0000000000000000f not found" in result["msg"]
+
+
+def test_plan_is_one_line_per_object_with_long_values_summarised(run_module, store_url, aws):
+    run_module(cluster_module, state_store=store_url, options=OPTIONS)
+    preview = run_module(cluster_update, check_mode=True, diff=True, state_store=store_url,
+                         cluster_name="k8s.example.com")
+    entries = [e for e in preview["plan"] if e["action"] != "unchanged"]
+    assert len(preview["lines"]) == len(entries) + 1  # one line each, then the count
+    assert preview["lines"][-1] == "Plan: %(create)d to create, %(update)d to update, %(delete)d to delete, " \
+        "%(unchanged)d unchanged." % preview["summary"]
+    template = next(e for e in preview["plan"] if e["kind"] == "aws_launch_template")
+    user_data = template["changes"]["user_data"]["after"]
+    assert user_data.startswith("<sha256 ") and user_data.endswith(" bytes>")
+    assert max(len(str(c["after"])) for e in preview["plan"] for c in e["changes"].values()) < 200
+
+
+def test_check_mode_plans_a_cluster_that_is_not_stored(run_module, store_url, aws):
+    created = run_module(cluster_module, check_mode=True, state_store=store_url, options=OPTIONS)
+    assert created["changed"] is True
+    preview = run_module(cluster_update, check_mode=True, state_store=store_url, cluster_name="k8s.example.com",
+                         cluster=created["cluster"], instance_groups=created["instance_groups"])
+    assert preview["summary"]["create"] > 20 and preview["summary"]["delete"] == 0
+    # Nothing was stored by either.
+    assert run_module(cluster_update, check_mode=True, state_store=store_url,
+                      cluster_name="k8s.example.com")["failed"] is True
+
+
+def test_planned_objects_are_refused_outside_check_mode(run_module, store_url, aws):
+    created = run_module(cluster_module, check_mode=True, state_store=store_url, options=OPTIONS)
+    result = run_module(cluster_update, state_store=store_url, cluster_name="k8s.example.com",
+                        cluster=created["cluster"], instance_groups=created["instance_groups"])
+    assert result["failed"] is True and "check mode only" in result["msg"]

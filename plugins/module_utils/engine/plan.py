@@ -1,0 +1,77 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""A plan as the user reads it, like `kops update cluster` without --yes.
+
+One line per object that changes (action, kind, name, changed fields), a
+closing count, and kops' hint when launch templates change.  Big values
+(user data, policies, certificates) are shown as their hash and size unless
+the user asks for more (-vv), so a new cluster's preview stays a page long.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.runner import ACTIONS, CREATE, DELETE, UNCHANGED, UPDATE
+
+SYMBOLS = {CREATE: "+", UPDATE: "~", DELETE: "-", UNCHANGED: "="}
+# A value longer than this is summarised unless verbosity >= FULL_VALUES.
+LONG_VALUE = 120
+FULL_VALUES = 2
+# Kinds whose change means instances must be replaced to pick it up (kops prints the hint for these).
+RESTART_KINDS = ("aws_launch_template", "google_compute_instance_template")
+RESTART_HINT = ("Changes may require instances to restart: run playbooks/rolling_update.yml "
+                "(kops rolling-update cluster)")
+
+
+def summarise(value, verbosity=0):
+    """value as shown in a plan: itself when short (or at -vv), else '<sha256 abcd1234, N bytes>'."""
+    if verbosity >= FULL_VALUES:
+        return value
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    if len(text) <= LONG_VALUE:
+        return value
+    data = text.encode("utf-8")
+    return "<sha256 %s, %d bytes>" % (hashlib.sha256(data).hexdigest()[:12], len(data))
+
+
+def entry_for_user(entry, verbosity=0):
+    """A PlanEntry as a result dict, with long values summarised."""
+    shown = entry.as_dict()
+    shown["changes"] = {field: {"before": summarise(c["before"], verbosity), "after": summarise(c["after"], verbosity)}
+                        for field, c in shown["changes"].items()}
+    return shown
+
+
+def counts(entries):
+    return {action: sum(1 for e in entries if e.action == action) for action in ACTIONS}
+
+
+def lines(entries, verbosity=0):
+    """The plan as text lines: deletions first (what goes away is what the user must see), then creates and
+    updates in run order, then the count and the restart hint."""
+    ordered = [e for e in entries if e.action == DELETE] + [e for e in entries if e.action in (CREATE, UPDATE)]
+    out = []
+    for entry in ordered:
+        line = "%s %s %s" % (SYMBOLS[entry.action], entry.kind, entry.name)
+        if entry.action == UPDATE:
+            line += ": " + ", ".join(sorted(entry.changes))
+        elif entry.action == DELETE and entry.id:
+            line += " (%s)" % entry.id
+        out.append(line)
+        if entry.action == UPDATE and verbosity >= 1:
+            for field, (before, after) in sorted(entry.changes.items()):
+                out.append("    %s: %s -> %s" % (field, summarise(before, verbosity), summarise(after, verbosity)))
+    total = counts(entries)
+    out.append("Plan: %d to create, %d to update, %d to delete, %d unchanged."
+               % (total[CREATE], total[UPDATE], total[DELETE], total[UNCHANGED]))
+    if restart_needed(entries):
+        out.append(RESTART_HINT)
+    return out
+
+
+def restart_needed(entries):
+    """kops' hint: launch templates of existing groups change (a new cluster's are only created)."""
+    return any(e.action == UPDATE and e.kind in RESTART_KINDS for e in entries)
