@@ -78,8 +78,11 @@ def task_result(events, task):
 
 def test_create_cluster_job_through_ansible_runner(installed, tmp_path):
     store = tmp_path / "state"
+    # As AWX sends a survey's answers: a text question's comma-separated zones, an integer, a single choice, and
+    # optional questions left blank (AWX versions differ: an empty string or null).
     survey = {"state_store": "file://%s" % store, "cluster_name": CLUSTER, "cloud_provider": "aws",
-              "zones": ["eu-west-1a", "eu-west-1b"], "node_count": 2, "networking": "calico"}
+              "zones": "eu-west-1a,eu-west-1b", "node_count": 2, "networking": "calico",
+              "kubernetes_version": "", "topology": None}
     data_dir = private_data_dir(tmp_path / "job", installed, "create_cluster.yml", survey)
 
     proc, artifacts = run_job(data_dir, "create_cluster.yml", "create-1")
@@ -100,12 +103,18 @@ def test_create_cluster_job_through_ansible_runner(installed, tmp_path):
     groups = sorted(path.name for path in (store / CLUSTER / "instancegroup").iterdir())
     assert groups == sorted(group["metadata"]["name"] for group in created["instance_groups"])
     assert "nodes-eu-west-1a" in groups and "nodes-eu-west-1b" in groups
+    assert sum(group["spec"]["minSize"] for group in created["instance_groups"]
+               if group["spec"]["role"] == "Node") == 2
+    # Blank answers are defaults: the channel's Kubernetes version, public topology (public subnets).
+    assert re.fullmatch(r"1\.\d+\.\d+", stored["spec"]["kubernetesVersion"])
+    assert {subnet["type"] for subnet in stored["spec"]["subnets"]} == {"Public"}
     # AWX shows the job's stdout from the same events.
     assert "Write the cluster spec to the state store" in (artifacts / "stdout").read_text()
 
 
 def test_rerun_of_the_job_changes_nothing(installed, tmp_path):
     """A job template relaunched with the same survey answers: the second job reports no change."""
+    # zones from a multiple-select question: a list.
     survey = {"state_store": "file://%s" % (tmp_path / "state"), "cluster_name": CLUSTER, "cloud_provider": "aws",
               "zones": ["eu-west-1a"]}
     data_dir = private_data_dir(tmp_path / "job", installed, "create_cluster.yml", survey)
