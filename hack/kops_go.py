@@ -115,15 +115,18 @@ def kops_version(kops):
 
 
 def git_commit(kops, commit=None):
-    """The short commit of a kops checkout (7 hex digits), from --commit or git."""
+    """The short commit of a kops checkout (7 hex digits), from --commit or from git."""
     if commit:
         return commit[:7]
     try:
-        out = subprocess.run(["git", "-C", str(kops), "rev-parse", "--short=7", "HEAD"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError) as err:
-        raise ValueError("%s is not a git checkout; say which kops commit it is with --commit" % kops) from err
-    return out
+        top, short = subprocess.run(["git", "-C", str(kops), "rev-parse", "--show-toplevel", "--short=7", "HEAD"],
+                                    capture_output=True, text=True, check=True).stdout.split()
+    except (OSError, ValueError, subprocess.CalledProcessError):
+        top, short = None, None
+    # A directory inside some other repository (a test tree, say) is not a kops checkout.
+    if top is None or pathlib.Path(top).resolve() != pathlib.Path(kops).resolve():
+        raise ValueError("%s is not a git checkout; say which kops commit it is with --commit" % kops)
+    return short
 
 
 def main(generate, description):
