@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """Regenerate plugins/module_utils/nodeup/asset_data.py from a kops checkout.
 
 kops keeps the published sha256 of the release files it installs in

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """Regenerate plugins/module_utils/completion/channel_data.py from a kops checkout.
 
 Copies kops' release channels (channels/stable and channels/alpha) byte for

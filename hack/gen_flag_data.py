@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """Regenerate plugins/module_utils/nodeup/flag_data.py from a kops checkout.
 
 The flags are the `flag` struct tags of kops' internal component configs
@@ -69,7 +69,7 @@ def rows(struct, internal, v1alpha2_names, tables):
         go_type = field.go_type.lstrip("*")
         flag_tag = field.tags.get("flag")
         nested = tables.get(go_type)
-        if flag_tag is None and nested is None or flag_tag == "-":
+        if (flag_tag is None and nested is None) or flag_tag == "-":
             continue
         spec_name = v1alpha2_names.get(field.name)
         if spec_name is None:
@@ -101,8 +101,8 @@ def rows(struct, internal, v1alpha2_names, tables):
 
 def build(kops):
     """Table name -> rows, from the internal and v1alpha2 component configs."""
-    internal, _ = kops_go.parse_go((pathlib.Path(kops) / INTERNAL).read_text(encoding="utf-8"))
-    v1alpha2, _ = kops_go.parse_go((pathlib.Path(kops) / V1ALPHA2).read_text(encoding="utf-8"))
+    internal = kops_go.parse_go((pathlib.Path(kops) / INTERNAL).read_text(encoding="utf-8"))[0]
+    v1alpha2 = kops_go.parse_go((pathlib.Path(kops) / V1ALPHA2).read_text(encoding="utf-8"))[0]
     tables = {struct: table for table, struct in TABLES}
     result = {}
     for table, struct in TABLES:

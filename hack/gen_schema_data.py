@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """Regenerate plugins/module_utils/api/schema_data.py from a kops checkout.
 
 Reads the Go types of pkg/apis/kops/v1alpha2 (struct fields with their JSON

@@ -81,6 +81,8 @@ def parse_go(text):
         if not code or code.startswith("//"):
             continue
         match = _FIELD.match(line)
+        if match and match.group(2).startswith(("struct", "interface", "func")):
+            raise ValueError("cannot read an anonymous %s type in a struct: %r" % (match.group(2), line))
         if match:
             current.append(GoField(match.group(1), match.group(2), parse_tags(match.group(3))))
             continue
