@@ -217,7 +217,7 @@ def kube_apiserver_pod(config):
     kapi.setdefault("clientCAFile", SRV + "/ca.crt")
     kapi.update({
         "serviceAccountKeyFile": list(kapi.get("serviceAccountKeyFile") or []) + [KAPI + "/service-account.pub"],
-        "etcdCAFile": KAPI + "/etcd-ca.crt", "etcdCertFile": KAPI + "/etcd-client.crt",
+        "etcdCaFile": KAPI + "/etcd-ca.crt", "etcdCertFile": KAPI + "/etcd-client.crt",
         "etcdKeyFile": KAPI + "/etcd-client.key",
         "requestheaderClientCAFile": KAPI + "/apiserver-aggregator-ca.crt",
         "proxyClientCertFile": KAPI + "/apiserver-aggregator.crt",

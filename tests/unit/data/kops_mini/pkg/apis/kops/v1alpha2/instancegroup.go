@@ -1,0 +1,17 @@
+package v1alpha2
+
+type InstanceGroupRole string
+
+// InstanceGroupSpec is the second root.
+type InstanceGroupSpec struct {
+	Role        InstanceGroupRole `json:"role,omitempty"`
+	MinSize     *int32            `json:"minSize,omitempty"`
+	NodeLabels  map[string]string `json:"nodeLabels,omitempty"`
+	RootVolume  *kops.InstanceRootVolumeSpec `json:"-"`
+	Kubelet     *KubeletConfigSpec `json:"kubelet,omitempty"`
+}
+
+type KubeletConfigSpec struct {
+	// Not a component of flag_data: only the schema reads it.
+	MaxPods *int32 `json:"maxPods,omitempty" flag:"max-pods"`
+}
