@@ -107,7 +107,8 @@ def validate_cluster(cluster, strict=False):
     _check_misc(spec, problems)
     if strict:
         for field in STRICT_CLUSTER_FIELDS:
-            if not spec.get(field):
+            # IPv6 clusters have no podCIDR: kops-controller hands each node a prefix of its subnet.
+            if not spec.get(field) and not (field == "podCIDR" and _is_ipv6(spec)):
                 problems.append(errors.required("spec.%s" % field, "a completed spec must set it"))
     return problems
 
@@ -206,10 +207,9 @@ def _check_network_cidrs(spec, problems, strict):
             problems.append(errors.invalid("spec.podCIDR", spec["podCIDR"],
                                            "must be inside the nonMasqueradeCIDR %s" % nmc))
     if spec.get("serviceClusterIPRange"):
-        service = _cidr("spec.serviceClusterIPRange", spec["serviceClusterIPRange"], problems)
-        if nmc is not None and service is not None and nmc.version == service.version and not _contains(nmc, service):
-            problems.append(errors.invalid("spec.serviceClusterIPRange", spec["serviceClusterIPRange"],
-                                           "must be inside the nonMasqueradeCIDR %s" % nmc))
+        # kops does not ask the service range to lie inside the nonMasqueradeCIDR: with amazonvpc the
+        # nonMasqueradeCIDR is the VPC's and services keep 100.64.0.0/13.
+        _cidr("spec.serviceClusterIPRange", spec["serviceClusterIPRange"], problems)
 
 
 def _check_subnets(spec, problems, strict):

@@ -80,9 +80,12 @@ def validate_api_load_balancer(spec, lb):
         problems.append(errors.forbidden(path + ".sslPolicy", "sslPolicy requires sslCertificate; set both or "
                                          "remove sslPolicy"))
     override = lb.get("securityGroupOverride")
-    if override is not None:
-        problems.append(errors.forbidden(path + ".securityGroupOverride", "a Network Load Balancer takes no "
-                                         "security group override; use additionalSecurityGroups"))
+    if override is not None and not str(override).strip():
+        problems.append(errors.invalid(path + ".securityGroupOverride", override, "security group override cannot "
+                                       "be empty; give a security group id (sg-...) or remove the field"))
+    elif override is not None and not str(override).startswith("sg-"):
+        problems.append(errors.invalid(path + ".securityGroupOverride", override, "must be a security group id "
+                                       "(sg-...)"))
     problems.extend(security_groups(path + ".additionalSecurityGroups", lb.get("additionalSecurityGroups")))
     if lb.get("type") == "Internal" and not any(s.get("type") == "Private" for s in spec.get("subnets") or []):
         problems.append(errors.forbidden(path + ".type", "an Internal load balancer needs at least one Private "
