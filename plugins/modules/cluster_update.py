@@ -99,7 +99,9 @@ from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsMod
 @reports_errors
 def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils import updates
+    from ansible_collections.kubeops.kops.plugins.module_utils.api import validation_aws
     from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import AwsCloud
+    from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.network import region_of
 
     params = module.params
     service = module.service()
@@ -111,6 +113,11 @@ def run(module):
         if module._diff and changed:
             result["diff"] = {"after_header": path, "after": text}
         module.exit_json(**result)
+
+    if params["region"]:
+        # Before anything is written: a region other than the zones' would plan a second cluster there.
+        completed, _groups = updates.load_completed(service, params["cluster_name"])
+        validation_aws.check_region(params["region"], region_of(completed["spec"]))
 
     def cloud_factory(cluster_name, region):
         return AwsCloud(cluster_name, params["region"] or region, profile=params["profile"])

@@ -16,6 +16,7 @@ import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, objects, validation_aws
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import semver
+from ansible_collections.kubeops.kops.plugins.module_utils.completion.channels import KOPS_VERSION
 
 OLDEST_SUPPORTED_KUBERNETES = "1.32.0"
 MINIMUM_CONTAINERD = "2.1.0"
@@ -89,7 +90,8 @@ def _is_ipv6(spec):
 
 # -- cluster -------------------------------------------------------------------
 
-def validate_cluster(cluster, strict=False):
+def validate_cluster(cluster, strict=False, facts=None):
+    """kops' ValidateCluster; facts (cloud facts) answer which zones a region has, else a static table does."""
     problems = []
     spec = cluster.get("spec") or {}
     _check_name(cluster, spec, problems)
@@ -98,6 +100,8 @@ def validate_cluster(cluster, strict=False):
     _check_dns(cluster, spec, problems)
     _check_network_cidrs(spec, problems, strict)
     _check_subnets(spec, problems, strict)
+    if spec.get("cloudProvider") == "aws":
+        problems.extend(validation_aws.validate_zones(spec, facts))
     _check_etcd(spec, problems)
     _check_networking(spec, problems)
     _check_access(spec, problems)
@@ -143,6 +147,12 @@ def _check_version(spec, problems):
     elif semver.parse(version) < semver.parse(OLDEST_SUPPORTED_KUBERNETES):
         problems.append(errors.invalid("spec.kubernetesVersion", version, "kOps 1.37 supports Kubernetes %s and "
                                        "newer; upgrade the cluster with an older kOps first" % OLDEST_SUPPORTED_KUBERNETES))
+    elif semver.parse(version)[:2] > semver.parse(KOPS_VERSION)[:2]:
+        # kops refuses a Kubernetes minor above its own ("not yet supported; upgrading kops is required").
+        kops = semver.parse(KOPS_VERSION)
+        problems.append(errors.invalid("spec.kubernetesVersion", version, "kOps %d.%d supports Kubernetes up to "
+                                       "%d.%d.x; use a version the channel recommends (or omit it)"
+                                       % (kops.major, kops.minor, kops.major, kops.minor)))
 
 
 def _check_cloud(spec, problems):
@@ -904,9 +914,9 @@ def _cross_validate(ig, spec, role, cluster, problems):
 
 # -- everything together -----------------------------------------------------------
 
-def deep_validate(cluster, instance_groups, strict=False):
+def deep_validate(cluster, instance_groups, strict=False, facts=None):
     """Cluster, each instance group (paths prefixed with the group), and the rules across them."""
-    problems = list(validate_cluster(cluster, strict=strict))
+    problems = list(validate_cluster(cluster, strict=strict, facts=facts))
     names = set()
     for ig in instance_groups:
         name = objects.name_of(ig) or "?"
