@@ -27,6 +27,16 @@ CIDR_NOTATION = re.compile(r"^/(\d+)#([0-9a-fA-F]+)$")
 VPC_IPV6_WAIT_SECONDS = 60
 
 
+# Association states of a CIDR block that no longer (or never will) belong to the VPC or subnet.
+GONE = ("disassociating", "disassociated", "failing", "failed")
+
+
+def _state(block_state):
+    """A CIDR association's state (moto's server reports the whole {'State': ...} dict as the string)."""
+    state = str((block_state or {}).get("State", "associated"))
+    return "associated" if "'associated'" in state else state
+
+
 def parse_cidr_notation(text):
     """'/64#a' -> (64, 10), or None when text is a plain CIDR."""
     match = CIDR_NOTATION.match(str(text))
@@ -57,8 +67,7 @@ def vpc_ipv6_block(cloud, vpc_task, wait=True):
     while True:
         vpcs = cloud.ec2.describe_vpcs(VpcIds=[vpc_task.outputs["id"]])["Vpcs"]
         for association in (vpcs[0].get("Ipv6CidrBlockAssociationSet") or []) if vpcs else []:
-            if association.get("Ipv6CidrBlock") and \
-                    (association.get("Ipv6CidrBlockState") or {}).get("State", "associated") == "associated":
+            if association.get("Ipv6CidrBlock") and _state(association.get("Ipv6CidrBlockState")) == "associated":
                 vpc_task.outputs["ipv6_cidr_block"] = association["Ipv6CidrBlock"]
                 return association["Ipv6CidrBlock"]
         if time.monotonic() >= deadline:
@@ -99,7 +108,7 @@ class Subnet(ec2.Subnet):
         actual = {"cidr_block": item.get("CidrBlock"), "availability_zone": item["AvailabilityZone"],
                   "vpc_id": item["VpcId"]}
         blocks = [a["Ipv6CidrBlock"] for a in item.get("Ipv6CidrBlockAssociationSet") or []
-                  if (a.get("Ipv6CidrBlockState") or {}).get("State", "associated") in ("associated", "associating")]
+                  if _state(a.get("Ipv6CidrBlockState")) not in GONE]
         actual["ipv6_cidr_block"] = blocks[0] if blocks else None
         return actual
 
