@@ -136,7 +136,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
     def _fetch_hosts(self):
         from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
         from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
-        from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.network import region_of
+        from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
         cluster_name = self.get_option("cluster_name")
         try:

@@ -236,7 +236,7 @@ class ClusterService(object):
 
     def validate(self, cluster, igs):
         """Validate user spec and its completion; raise ValidationError with every problem."""
-        problems = validation.deep_validate(cluster, igs, strict=False)
+        problems = validation.deep_validate(cluster, igs, strict=False, facts=self.facts)
         if problems:
             raise errors.ValidationError(problems, subject="cluster %s" % objects.name_of(cluster))
         completed = populate.populate_cluster_spec(cluster, igs, self.facts)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 
-from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.api import objects, validation_aws
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import cloudformation, runner, terraform
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import bootstrap
@@ -85,6 +85,8 @@ def apply_direct(service, cluster_name, dry_run, cloud_factory=None, workers=8, 
     user_data = group_user_data(driver, completed, groups, store.config_base(), hashes)
     tasks = list(driver.build_tasks(completed, groups, keys, user_data).values())
     options = dict(cloud_options or {})
+    # A region other than the zones' would plan a second cluster there: refused before any call.
+    validation_aws.check_region(options.get("region"), region_of(completed["spec"]))
     region = options.pop("region", None) or region_of(completed["spec"])
     cloud = cloud_factory(cluster_name, region) if cloud_factory else driver.cloud(cluster_name, region, **options)
     plan = runner.run(tasks, cloud, dry_run=dry_run, workers=workers, deadline=deadline, progress=progress,

@@ -16,6 +16,7 @@ import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, objects, validation_aws
 from ansible_collections.kubeops.kops.plugins.module_utils import semver
+from ansible_collections.kubeops.kops.plugins.module_utils.kops_version import KOPS_VERSION
 
 OLDEST_SUPPORTED_KUBERNETES = "1.32.0"
 MINIMUM_CONTAINERD = "2.1.0"
@@ -89,7 +90,8 @@ def _is_ipv6(spec):
 
 # -- cluster -------------------------------------------------------------------
 
-def validate_cluster(cluster, strict=False):
+def validate_cluster(cluster, strict=False, facts=None):
+    """kops' ValidateCluster; facts (cloud facts) answer which zones a region has, else a static table does."""
     problems = []
     spec = cluster.get("spec") or {}
     _check_name(cluster, spec, problems)
@@ -98,6 +100,8 @@ def validate_cluster(cluster, strict=False):
     _check_dns(cluster, spec, problems)
     _check_network_cidrs(spec, problems, strict)
     _check_subnets(spec, problems, strict)
+    if spec.get("cloudProvider") == "aws":
+        problems.extend(validation_aws.validate_zones(spec, facts))
     _check_etcd(spec, problems)
     _check_networking(spec, problems)
     _check_access(spec, problems)
@@ -107,7 +111,8 @@ def validate_cluster(cluster, strict=False):
     _check_misc(spec, problems)
     if strict:
         for field in STRICT_CLUSTER_FIELDS:
-            if not spec.get(field):
+            # IPv6 clusters have no podCIDR: kops-controller hands each node a prefix of its subnet.
+            if not spec.get(field) and not (field == "podCIDR" and _is_ipv6(spec)):
                 problems.append(errors.required("spec.%s" % field, "a completed spec must set it"))
     return problems
 
@@ -142,6 +147,12 @@ def _check_version(spec, problems):
     elif semver.parse(version) < semver.parse(OLDEST_SUPPORTED_KUBERNETES):
         problems.append(errors.invalid("spec.kubernetesVersion", version, "kOps 1.37 supports Kubernetes %s and "
                                        "newer; upgrade the cluster with an older kOps first" % OLDEST_SUPPORTED_KUBERNETES))
+    elif semver.parse(version)[:2] > semver.parse(KOPS_VERSION)[:2]:
+        # kops refuses a Kubernetes minor above its own ("not yet supported; upgrading kops is required").
+        kops = semver.parse(KOPS_VERSION)
+        problems.append(errors.invalid("spec.kubernetesVersion", version, "kOps %d.%d supports Kubernetes up to "
+                                       "%d.%d.x; use a version the channel recommends (or omit it)"
+                                       % (kops.major, kops.minor, kops.major, kops.minor)))
 
 
 def _check_cloud(spec, problems):
@@ -206,10 +217,9 @@ def _check_network_cidrs(spec, problems, strict):
             problems.append(errors.invalid("spec.podCIDR", spec["podCIDR"],
                                            "must be inside the nonMasqueradeCIDR %s" % nmc))
     if spec.get("serviceClusterIPRange"):
-        service = _cidr("spec.serviceClusterIPRange", spec["serviceClusterIPRange"], problems)
-        if nmc is not None and service is not None and nmc.version == service.version and not _contains(nmc, service):
-            problems.append(errors.invalid("spec.serviceClusterIPRange", spec["serviceClusterIPRange"],
-                                           "must be inside the nonMasqueradeCIDR %s" % nmc))
+        # kops does not ask the service range to lie inside the nonMasqueradeCIDR: with amazonvpc the
+        # nonMasqueradeCIDR is the VPC's and services keep 100.64.0.0/13.
+        _cidr("spec.serviceClusterIPRange", spec["serviceClusterIPRange"], problems)
 
 
 def _check_subnets(spec, problems, strict):
@@ -904,9 +914,9 @@ def _cross_validate(ig, spec, role, cluster, problems):
 
 # -- everything together -----------------------------------------------------------
 
-def deep_validate(cluster, instance_groups, strict=False):
+def deep_validate(cluster, instance_groups, strict=False, facts=None):
     """Cluster, each instance group (paths prefixed with the group), and the rules across them."""
-    problems = list(validate_cluster(cluster, strict=strict))
+    problems = list(validate_cluster(cluster, strict=strict, facts=facts))
     names = set()
     for ig in instance_groups:
         name = objects.name_of(ig) or "?"

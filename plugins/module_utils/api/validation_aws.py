@@ -29,6 +29,69 @@ DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
 DURATION_SECONDS = {"h": 3600, "m": 60, "s": 1, "ms": 0.001}
 
 
+# The zone letters of each AWS region, for when no cloud facts can say (no credentials, offline runs).
+# Facts win where they exist: accounts see different letters in some regions, and regions are added.
+AWS_ZONE_LETTERS = {
+    "af-south-1": "abc", "ap-east-1": "abc", "ap-east-2": "abc", "ap-northeast-1": "abcd",
+    "ap-northeast-2": "abcd", "ap-northeast-3": "abc", "ap-south-1": "abc", "ap-south-2": "abc",
+    "ap-southeast-1": "abc", "ap-southeast-2": "abc", "ap-southeast-3": "abc", "ap-southeast-4": "abc",
+    "ap-southeast-5": "abc", "ap-southeast-7": "abc", "ca-central-1": "abd", "ca-west-1": "abc",
+    "cn-north-1": "abd", "cn-northwest-1": "abc", "eu-central-1": "abc", "eu-central-2": "abc",
+    "eu-north-1": "abc", "eu-south-1": "abc", "eu-south-2": "abc", "eu-west-1": "abc", "eu-west-2": "abc",
+    "eu-west-3": "abc", "il-central-1": "abc", "me-central-1": "abc", "me-south-1": "abc",
+    "mx-central-1": "abc", "sa-east-1": "abc", "us-east-1": "abcdef", "us-east-2": "abc",
+    "us-gov-east-1": "abc", "us-gov-west-1": "abc", "us-west-1": "abc", "us-west-2": "abcd",
+    # kops' own test cloud (the region of its integration fixtures).
+    "us-test-1": "abc",
+}
+AWS_ZONE = re.compile(r"^([a-z]{2}(?:-[a-z0-9]+)+-\d+)([a-z])$")
+
+
+def known_zones(region, facts=None):
+    """The zones of `region`: from the cloud facts when they can tell (availability_zones(region)), else
+    from the static table; None when neither knows the region."""
+    lookup = getattr(facts, "availability_zones", None)
+    if lookup is not None:
+        zones = lookup(region)
+        if zones is not None:
+            return sorted(zones)
+    letters = AWS_ZONE_LETTERS.get(region)
+    return [region + letter for letter in letters] if letters else None
+
+
+def validate_zones(spec, facts=None):
+    """Each subnet's zone is an availability zone its region has (kops asks EC2; a typo such as eu-west-1z
+    would otherwise plan a whole cluster that AWS then refuses)."""
+    problems = []
+    for index, subnet in enumerate(spec.get("subnets") or []):
+        zone = subnet.get("zone")
+        if not zone or subnet.get("id"):
+            continue
+        path = "spec.subnets[%d].zone" % index
+        match = AWS_ZONE.match(str(zone))
+        if not match:
+            problems.append(errors.invalid(path, zone, "is not an AWS availability zone: a region and a letter, "
+                                           "e.g. us-east-1a"))
+            continue
+        zones = known_zones(match.group(1), facts)
+        if zones is None:
+            problems.append(errors.invalid(path, zone, "%s is not a known AWS region; check the zone, or give "
+                                           "cloud_facts the region's zones" % match.group(1)))
+        elif zone not in zones:
+            problems.append(errors.invalid(path, zone, "region %s has the zones %s" % (match.group(1),
+                                                                                       ", ".join(zones))))
+    return problems
+
+
+def check_region(region, zones_region):
+    """A region given to a module must be the region of the cluster's zones (else it would plan a second
+    cluster in the wrong place)."""
+    if region and zones_region and region != zones_region:
+        raise errors.ValidationError([errors.invalid("region", region, "the cluster's zones are in %s; omit "
+                                                     "region or give %s" % (zones_region, zones_region))],
+                                     "the options")
+
+
 def _duration_seconds(text):
     """Seconds in a Go duration such as 24h0m0s, or None if it is not one."""
     text = str(text)
@@ -80,9 +143,12 @@ def validate_api_load_balancer(spec, lb):
         problems.append(errors.forbidden(path + ".sslPolicy", "sslPolicy requires sslCertificate; set both or "
                                          "remove sslPolicy"))
     override = lb.get("securityGroupOverride")
-    if override is not None:
-        problems.append(errors.forbidden(path + ".securityGroupOverride", "a Network Load Balancer takes no "
-                                         "security group override; use additionalSecurityGroups"))
+    if override is not None and not str(override).strip():
+        problems.append(errors.invalid(path + ".securityGroupOverride", override, "security group override cannot "
+                                       "be empty; give a security group id (sg-...) or remove the field"))
+    elif override is not None and not str(override).startswith("sg-"):
+        problems.append(errors.invalid(path + ".securityGroupOverride", override, "must be a security group id "
+                                       "(sg-...)"))
     problems.extend(security_groups(path + ".additionalSecurityGroups", lb.get("additionalSecurityGroups")))
     if lb.get("type") == "Internal" and not any(s.get("type") == "Private" for s in spec.get("subnets") or []):
         problems.append(errors.forbidden(path + ".type", "an Internal load balancer needs at least one Private "

@@ -8,10 +8,8 @@ from __future__ import annotations
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils import semver
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.channel_data import CHANNEL_TEXT
-
-# The kops release whose behaviour this collection reproduces; channels pick
-# their recommendations by it.
-KOPS_VERSION = "1.37.0-alpha.1"
+# The kops release whose behaviour this collection reproduces; channels pick their recommendations by it.
+from ansible_collections.kubeops.kops.plugins.module_utils.kops_version import KOPS_VERSION
 DEFAULT_CHANNEL = "stable"
 ARCH_AMD64 = "amd64"
 ARCH_ARM64 = "arm64"

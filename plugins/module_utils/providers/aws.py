@@ -11,11 +11,11 @@ from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import auto
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import store_objects
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, elbv2, iam, nth, route53, s3
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, elbv2, iam, ipv6, nth, route53, s3
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref, Task
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
-TASK_MODULES = (ec2, elbv2, iam, nth, route53, s3, autoscaling_tasks)
+TASK_MODULES = (ec2, ipv6, elbv2, iam, nth, route53, s3, autoscaling_tasks)
 # Instance-group role -> (output prefix, security group prefix, IAM role prefix), as kops names its outputs.
 OUTPUT_ROLES = ((objects.ROLE_CONTROL_PLANE, "master", "masters", "masters"), (objects.ROLE_NODE, "node", "nodes", "nodes"),
                 (objects.ROLE_BASTION, "bastion", "bastion", "bastions"))

@@ -68,3 +68,20 @@ def test_planned_objects_are_refused_outside_check_mode(run_module, store_url, a
     result = run_module(cluster_update, state_store=store_url, cluster_name="k8s.example.com",
                         cluster=created["cluster"], instance_groups=created["instance_groups"])
     assert result["failed"] is True and "check mode only" in result["msg"]
+
+
+def test_region_other_than_the_zones_fails_before_any_call(run_module, store_url, aws):
+    run_module(cluster_module, state_store=store_url, options=OPTIONS)
+    result = run_module(cluster_update, state_store=store_url, cluster_name="k8s.example.com", region="us-west-2")
+    assert result["failed"] is True
+    assert 'region: Invalid value: "us-west-2": the cluster\'s zones are in us-east-1' in result["msg"]
+    import boto3
+    assert boto3.client("ec2", region_name="us-west-2").describe_vpcs(
+        Filters=[{"Name": "tag:KubernetesCluster", "Values": ["k8s.example.com"]}])["Vpcs"] == []
+
+
+def test_bad_zone_and_version_fail_with_field_and_fix(run_module, store_url):
+    zone = run_module(cluster_module, state_store=store_url, options=dict(OPTIONS, zones=["eu-west-1z"]))
+    assert zone["failed"] is True and "eu-west-1z" in zone["msg"] and "eu-west-1a, eu-west-1b, eu-west-1c" in zone["msg"]
+    version = run_module(cluster_module, state_store=store_url, options=dict(OPTIONS, kubernetes_version="1.99.0"))
+    assert version["failed"] is True and "spec.kubernetesVersion" in version["msg"] and "up to 1.37.x" in version["msg"]

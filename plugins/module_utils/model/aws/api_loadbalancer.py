@@ -24,8 +24,17 @@ def _add(tasks, task):
     return task
 
 
+def _group_id(group):
+    """A security group task's id, or the id of a group the user brought (securityGroupOverride)."""
+    return group if isinstance(group, str) else Ref(group)
+
+
 def _rule(tasks, name, group, **fields):
-    return _add(tasks, ec2.SecurityGroupRule(name, security_group_id=Ref(group), **fields))
+    return _add(tasks, ec2.SecurityGroupRule(name, security_group_id=_group_id(group), **fields))
+
+
+def _source(group):
+    return {"source_security_group_id": _group_id(group)}
 
 
 def build_api_loadbalancer(cluster, tasks, vpc, subnets, groups):
@@ -37,20 +46,28 @@ def build_api_loadbalancer(cluster, tasks, vpc, subnets, groups):
     dns_none = ((spec.get("topology") or {}).get("dns") or {}).get("type") == "None"
     internal = balancer_spec.get("type") == "Internal"
     elb_group_name = "api-elb.%s" % name
-    elb = _add(tasks, ec2.SecurityGroup(elb_group_name, name=elb_group_name, description="Security group for api ELB",
-                                        vpc_id=Ref(vpc), tags=cluster_tags(name, elb_group_name)))
+    # With securityGroupOverride the user's group takes the api-elb group's place (and its rules, under the
+    # api-elb names, as kops writes them); none is created.
+    elb = balancer_spec.get("securityGroupOverride") or _add(tasks, ec2.SecurityGroup(
+        elb_group_name, name=elb_group_name, description="Security group for api ELB", vpc_id=Ref(vpc),
+        tags=cluster_tags(name, elb_group_name)))
     masters, nodes = groups["masters"], groups["nodes"]
 
     wanted = {"Private"} if internal else {"Public", "Utility"}
-    zones_seen, mapping = set(), []
+    zones_seen, mapping, chosen = set(), [], []
     for subnet in spec.get("subnets") or []:
         if subnet["type"] in wanted and subnet.get("zone") not in zones_seen:
             zones_seen.add(subnet.get("zone"))
+            chosen.append(subnet)
             mapping.append({"subnet_id": Ref(subnets[subnet["name"]])})
+    # kops: dualstack when every subnet of the balancer has an IPv6 CIDR; cross-zone on when kops-controller
+    # is reached through the balancer (dns None), else as the spec says (off by default).
+    dualstack = {"ip_address_type": "dualstack"} if chosen and all(s.get("ipv6CIDR") for s in chosen) else {}
     balancer = _add(tasks, elbv2.LoadBalancer(
         "api.%s" % name, name=resource_name_32(name, "api"), load_balancer_type="network", internal=internal,
-        enable_cross_zone_load_balancing=bool(balancer_spec.get("crossZoneLoadBalancing", True)),
-        security_groups=[Ref(elb)], subnet_mapping=mapping, tags=cluster_tags(name, "api.%s" % name)))
+        enable_cross_zone_load_balancing=dns_none or bool(balancer_spec.get("crossZoneLoadBalancing", False)),
+        security_groups=[_group_id(elb)], subnet_mapping=mapping, tags=cluster_tags(name, "api.%s" % name),
+        **dualstack))
 
     certificate = balancer_spec.get("sslCertificate")
     tcp_check = dict(HEALTH_CHECK, protocol="TCP")
@@ -75,12 +92,12 @@ def build_api_loadbalancer(cluster, tasks, vpc, subnets, groups):
                                    **{k: v for k, v in tls_fields.items() if v}))
 
     for cidr in ("0.0.0.0/0", "::/0"):
-        _rule(tasks, "from-%s-egress-all-0to0-%s" % (elb.name, cidr), elb, type="egress", protocol="-1", from_port=0,
+        _rule(tasks, "from-%s-egress-all-0to0-%s" % (elb_group_name, cidr), elb, type="egress", protocol="-1", from_port=0,
               to_port=0, **_cidr_peer(cidr))
     api_ports = [443] + ([TCP_WITH_CERTIFICATE_PORT] if certificate else [])
     for cidr in spec.get("kubernetesApiAccess") or []:
         for port in api_ports:
-            _rule(tasks, "from-%s-ingress-tcp-%dto%d-%s" % (access_label(cidr), port, port, elb.name), elb,
+            _rule(tasks, "from-%s-ingress-tcp-%dto%d-%s" % (access_label(cidr), port, port, elb_group_name), elb,
                   type="ingress", protocol="tcp", from_port=port, to_port=port, **_cidr_peer(cidr))
         # Path MTU discovery back to the clients: ICMPv6 for IPv6, ICMP for IPv4, both for a prefix list.
         if ":" in cidr or cidr.startswith("pl-"):
@@ -91,16 +108,16 @@ def build_api_loadbalancer(cluster, tasks, vpc, subnets, groups):
                   **_cidr_peer(cidr))
     if certificate:
         _rule(tasks, "tcp-api-cp", masters, type="ingress", protocol="tcp", from_port=TCP_WITH_CERTIFICATE_PORT,
-              to_port=TCP_WITH_CERTIFICATE_PORT, source_security_group_id=Ref(elb))
+              to_port=TCP_WITH_CERTIFICATE_PORT, **_source(elb))
     _rule(tasks, "https-elb-to-master", masters, type="ingress", protocol="tcp", from_port=443, to_port=443,
-          source_security_group_id=Ref(elb))
+          **_source(elb))
     _rule(tasks, "icmp-pmtu-elb-to-cp", masters, type="ingress", protocol="icmp", from_port=3, to_port=4,
-          source_security_group_id=Ref(elb))
+          **_source(elb))
     _rule(tasks, "icmp-pmtu-cp-to-elb", elb, type="ingress", protocol="icmp", from_port=3, to_port=4,
           source_security_group_id=Ref(masters))
     if dns_none:
         _rule(tasks, "kops-controller-elb-to-cp", masters, type="ingress", protocol="tcp",
-              from_port=KOPS_CONTROLLER_PORT, to_port=KOPS_CONTROLLER_PORT, source_security_group_id=Ref(elb))
+              from_port=KOPS_CONTROLLER_PORT, to_port=KOPS_CONTROLLER_PORT, **_source(elb))
         _rule(tasks, "node-to-elb", elb, type="ingress", protocol="-1", from_port=0, to_port=0,
               source_security_group_id=Ref(nodes))
     return balancer

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags, iam_role_name
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import iam
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
 
@@ -125,7 +125,7 @@ def build_iam(cluster, groups, tasks):
         if None not in external:
             profiles[role] = external.pop() if len(external) == 1 else sorted(external)
             continue
-        iam_name = "%s.%s" % (prefix, name)
+        iam_name = iam_role_name(prefix, name)
         role_task = iam.IAMRole(iam_name, name=iam_name, assume_role_policy=json.dumps(ASSUME_ROLE_POLICY, indent=2),
                                 tags=cluster_tags(name, iam_name))
         profile = iam.IAMInstanceProfile(iam_name, name=iam_name, role=Ref(role_task, "name"),

@@ -13,6 +13,11 @@ __all__ = ["terraform_name"]  # kops' names.go has it; the model imports it from
 TAG_CLUSTER = "KubernetesCluster"
 TAG_NAME = "Name"
 TAG_CLUSTER_OWNERSHIP = "kubernetes.io/cluster/%s"
+# AWS name limits kops keeps to by truncating with a hash (pkg/truncate): IAM roles and instance profiles 64,
+# SQS queues 80 (kops: a 75-character prefix and "-nth"), EventBridge rules 64 (kops: a 40-character prefix).
+MAX_IAM_ROLE_NAME = 64
+MAX_QUEUE_NAME_PREFIX = 75
+MAX_EVENT_RULE_PREFIX = 40
 
 
 def cluster_tags(cluster_name, name, shared=False, extra=None):
@@ -34,3 +39,18 @@ def resource_name_32(cluster_name, prefix):
 def cidr_label(cidr):
     """A CIDR in a rule name: 0.0.0.0/0 -> 0-0-0-0--0, ::/0 -> __--0 (after terraform_name)."""
     return terraform_name(cidr.replace(":", "_"))
+
+
+def iam_role_name(role_prefix, cluster_name):
+    """masters.<c>, nodes.<c>, ...: kops' IAM role and instance profile name, hashed down to 64 characters."""
+    return truncate("%s.%s" % (role_prefix, cluster_name), MAX_IAM_ROLE_NAME)
+
+
+def queue_name(cluster_name):
+    """node-termination-handler's SQS queue: <c with dots as dashes, hashed to 75>-nth (kops' QueueNamePrefix)."""
+    return truncate(cluster_name.replace(".", "-"), MAX_QUEUE_NAME_PREFIX) + "-nth"
+
+
+def event_rule_name(cluster_name, event):
+    """An EventBridge rule: <c hashed to 40>-<event> (kops' GetClusterName40)."""
+    return "%s-%s" % (truncate(cluster_name, MAX_EVENT_RULE_PREFIX), event)

@@ -10,17 +10,19 @@ elastic IP and a private route table for private topologies.
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, ipv6
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
-# Subnet tags by type (kops: which load balancers may use the subnet).
-SUBNET_ROLE_TAGS = {
-    "Public": {"kubernetes.io/role/elb": "1", "kubernetes.io/role/internal-elb": "1"},
-    "Utility": {"kubernetes.io/role/elb": "1"},
-    "Private": {"kubernetes.io/role/internal-elb": "1"},
-    "DualStack": {"kubernetes.io/role/internal-elb": "1"},
-}
+ELB_TAG = {"kubernetes.io/role/elb": "1"}
+INTERNAL_ELB_TAG = {"kubernetes.io/role/internal-elb": "1"}
 DEFAULT_ROUTES = (("destination_cidr_block", "0.0.0.0/0"), ("destination_ipv6_cidr_block", "::/0"))
+# IPv6 clusters reach IPv4-only hosts through DNS64 and NAT64's well-known prefix, via the NAT gateway.
+NAT64_PREFIX = "64:ff9b::/96"
+
+
+def is_ipv6_cluster(spec):
+    return spec.get("nonMasqueradeCIDR") == "::/0"
 
 
 def dhcp_domain_name(region):
@@ -36,9 +38,19 @@ def _inside(cidr, parent):
         return False
 
 
-def region_of(spec):
-    zones = [s.get("zone") for s in spec.get("subnets") or [] if s.get("zone")]
-    return zones[0][:-1] if zones else None
+def subnet_role_tags(spec, subnet):
+    """Which load balancers may use the subnet (kops' subnet tags): public ones in public and utility
+    subnets; internal ones in dual-stack subnets, else in the zone's private ones, and in public subnets
+    only when the cluster has no private subnet and is not IPv6 (AWS puts no internal load balancer
+    behind an IPv6 default route to an internet gateway)."""
+    subnets = spec.get("subnets") or []
+    kind = subnet["type"]
+    if kind in ("Public", "Utility"):
+        no_private = not any(s["type"] in ("Private", "DualStack") for s in subnets)
+        return dict(ELB_TAG, **(INTERNAL_ELB_TAG if no_private and not is_ipv6_cluster(spec) else {}))
+    if kind == "Private" and any(s["type"] == "DualStack" and s["zone"] == subnet["zone"] for s in subnets):
+        return {}
+    return dict(INTERNAL_ELB_TAG) if kind in ("Private", "DualStack") else {}
 
 
 def build_network(cluster, tasks):
@@ -74,18 +86,17 @@ def build_network(cluster, tasks):
 
     subnets = {}
     for subnet in spec.get("subnets") or []:
-        subnet_name = "%s.%s" % (subnet["name"], name)
-        subnets[subnet["name"]] = add(ec2.Subnet(
-            subnet_name, vpc_id=vpc_id, cidr_block=subnet.get("cidr"), availability_zone=subnet["zone"],
-            enable_resource_name_dns_a_record_on_launch=True, private_dns_hostname_type_on_launch="resource-name",
-            tags=cluster_tags(name, subnet_name, extra=dict({"SubnetType": subnet["type"]},
-                                                            **SUBNET_ROLE_TAGS.get(subnet["type"], {})))))
+        subnets[subnet["name"]] = add(_subnet(name, subnet, vpc, subnet_role_tags(spec, subnet)))
 
     for subnet in spec.get("subnets") or []:
         # A subnet in an added VPC CIDR can only be created once that CIDR is associated.
         subnets[subnet["name"]].after = [c for c in extra_cidrs if _inside(subnet.get("cidr"), c.fields["cidr_block"])]
 
-    private_tables = _build_private_egress(cluster, tasks, subnets, add, vpc_id)
+    egress_only = None
+    if is_ipv6_cluster(spec):
+        egress_only = add(ipv6.SharedEgressOnlyInternetGateway(name, vpc_id=vpc_id) if spec.get("networkID") else
+                          ipv6.EgressOnlyInternetGateway(name, vpc_id=vpc_id, tags=cluster_tags(name, name)))
+    private_tables = _build_private_egress(cluster, tasks, subnets, add, vpc_id, egress_only)
     for subnet in spec.get("subnets") or []:
         kind = subnet["type"]
         table = public_table if kind in ("Public", "Utility") else private_tables.get(subnet["zone"])
@@ -95,6 +106,28 @@ def build_network(cluster, tasks):
         add(ec2.RouteTableAssociation("%s.%s" % (label, name), route_table_id=Ref(table),
                                       subnet_id=Ref(subnets[subnet["name"]])))
     return subnets
+
+
+def _subnet(cluster_name, subnet, vpc, role_tags):
+    """kops' subnet: tags by type; with an ipv6CIDR (literal or /64#N of the VPC's block) an IPv6 subnet,
+    IPv6-only (native, DNS64, no IPv4 CIDR) when it has no cidr."""
+    subnet_name = "%s.%s" % (subnet["name"], cluster_name)
+    fields = dict(vpc_id=Ref(vpc), availability_zone=subnet["zone"], private_dns_hostname_type_on_launch="resource-name",
+                  tags=cluster_tags(cluster_name, subnet_name, extra=dict({"SubnetType": subnet["type"]}, **role_tags)))
+    if subnet.get("cidr"):
+        fields.update(cidr_block=subnet["cidr"], enable_resource_name_dns_a_record_on_launch=True)
+    ipv6_cidr = subnet.get("ipv6CIDR")
+    if not ipv6_cidr:
+        if not subnet.get("cidr"):
+            raise ValueError("spec.subnets[%s]: neither cidr nor ipv6CIDR is set; give the subnet a CIDR"
+                             % subnet["name"])
+        return ec2.Subnet(subnet_name, **fields)
+    fields.update(assign_ipv6_address_on_creation=True, enable_resource_name_dns_aaaa_record_on_launch=True,
+                  ipv6_cidr_block=ipv6.SubnetIPv6CIDR(vpc, ipv6_cidr) if ipv6.parse_cidr_notation(ipv6_cidr)
+                  else ipv6_cidr)
+    if not subnet.get("cidr"):
+        fields.update(enable_dns64=True, ipv6_native=True)
+    return ipv6.Subnet(subnet_name, **fields)
 
 
 # A subnet's egress / additionalRoutes target by its id prefix (kops' subnet egress and route targets).
@@ -110,10 +143,11 @@ def route_target(target, where):
                      "peering connection (pcx-) or internet gateway (igw-)" % (where, target))
 
 
-def _build_private_egress(cluster, tasks, subnets, add, vpc_id):
+def _build_private_egress(cluster, tasks, subnets, add, vpc_id, egress_only=None):
     """Per zone with private subnets: a private route table and its default route, through a new NAT
     gateway (+ EIP) in the zone's utility subnet unless the subnets name their egress (kops' egress:
-    tgw-, nat-, i-, eipalloc- for the NAT's address, External for none); then the subnets' additionalRoutes."""
+    tgw-, nat-, i-, eipalloc- for the NAT's address, External for none); then the subnets' additionalRoutes.
+    In an IPv6 cluster also ::/0 through the egress-only gateway and NAT64 through the IPv4 egress."""
     name = cluster["metadata"]["name"]
     spec = cluster["spec"]
     tables = {}
@@ -128,6 +162,9 @@ def _build_private_egress(cluster, tasks, subnets, add, vpc_id):
         table = add(ec2.RouteTable(table_name, vpc_id=vpc_id, tags=cluster_tags(
             name, table_name, extra={"kubernetes.io/kops/role": "private-" + zone})))
         tables[zone] = table
+        if egress_only is not None:
+            add(ec2.Route("route-private-%s-::/0" % zone, route_table_id=Ref(table),
+                          destination_ipv6_cidr_block="::/0", egress_only_gateway_id=Ref(egress_only)))
         if egress == "External":
             continue
         if egress and not egress.startswith("eipalloc-"):
@@ -139,6 +176,9 @@ def _build_private_egress(cluster, tasks, subnets, add, vpc_id):
             target = {"nat_gateway_id": Ref(nat)}
         add(ec2.Route("route-private-%s-0.0.0.0/0" % zone, route_table_id=Ref(table),
                       destination_cidr_block="0.0.0.0/0", **target))
+        if egress_only is not None and "instance_id" not in target:
+            add(ec2.Route("route-private-%s-%s" % (zone, NAT64_PREFIX), route_table_id=Ref(table),
+                          destination_ipv6_cidr_block=NAT64_PREFIX, **target))
     for subnet in spec.get("subnets") or []:
         table = tables.get(subnet["zone"]) if subnet in private else None
         for route in subnet.get("additionalRoutes") or []:

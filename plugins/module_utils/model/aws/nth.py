@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags, event_rule_name
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import queue_name as nth_queue_name
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import nth
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
 
@@ -37,12 +38,12 @@ def build_nth(cluster, tasks):
     if not handler.get("enabled") or handler.get("enableSQSTerminationDraining") is False:
         return None
     name = cluster["metadata"]["name"]
-    queue_name = "%s-nth" % name.replace(".", "-")
+    queue_name = nth_queue_name(name)
     queue = nth.SQSQueue(queue_name, name=queue_name, message_retention_seconds=QUEUE_RETENTION_SECONDS,
                          tags=cluster_tags(name, queue_name))
     tasks[queue.key] = queue
     for event in enabled_events(spec):
-        rule_name = "%s-%s" % (name, event)
+        rule_name = event_rule_name(name, event)
         rule = nth.EventBridgeRule(rule_name, name=rule_name, event_pattern=json.dumps(EVENTS[event]),
                                    tags=cluster_tags(name, rule_name))
         target = nth.EventBridgeTarget(rule_name + "-Target", rule=Ref(rule), arn=Ref(queue, "arn"))

@@ -1,0 +1,208 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""IPv6 network tasks (kops' awstasks EgressOnlyInternetGateway and Subnet's IPv6 side).
+
+An IPv6 cluster (nonMasqueradeCIDR ::/0) routes its private subnets' IPv6 traffic
+through an egress-only internet gateway and NAT64 (64:ff9b::/96) through the NAT
+gateway.  Its subnets carry an IPv6 /64, written either literally or as kops'
+`/64#N`: the Nth /64 of the VPC's Amazon-provided block, which is known only once
+the VPC has it (Terraform: `cidrsubnet(local.vpc_ipv6_cidr_block, ...)`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import time
+
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import tag_list
+from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref, Task
+
+# kops' utils.ParseCIDRNotation: /<new prefix length>#<subnet number in hex>.
+CIDR_NOTATION = re.compile(r"^/(\d+)#([0-9a-fA-F]+)$")
+# How long a new VPC may take to be given its Amazon-provided IPv6 block.
+VPC_IPV6_WAIT_SECONDS = 60
+
+
+# Association states of a CIDR block that no longer (or never will) belong to the VPC or subnet.
+GONE = ("disassociating", "disassociated", "failing", "failed")
+
+
+def _state(block_state):
+    """A CIDR association's state (moto's server reports the whole {'State': ...} dict as the string)."""
+    state = str((block_state or {}).get("State", "associated"))
+    return "associated" if "'associated'" in state else state
+
+
+def parse_cidr_notation(text):
+    """'/64#a' -> (64, 10), or None when text is a plain CIDR."""
+    match = CIDR_NOTATION.match(str(text))
+    return (int(match.group(1)), int(match.group(2), 16)) if match else None
+
+
+def subnet_of(block, notation):
+    """The CIDR `/64#N` names inside `block` (Terraform's cidrsubnet; kops' utils.CIDRSubnet)."""
+    new_prefix, number = parse_cidr_notation(notation)
+    network = ipaddress.ip_network(block, strict=False)
+    if not network.prefixlen <= new_prefix <= network.max_prefixlen:
+        raise ValueError("ipv6CIDR %s: /%d does not fit in the VPC's IPv6 block %s" % (notation, new_prefix, block))
+    count = 1 << (new_prefix - network.prefixlen)
+    if number >= count:
+        raise ValueError("ipv6CIDR %s: the VPC's IPv6 block %s holds only %d /%d subnets (#0 to #%x)"
+                         % (notation, block, count, new_prefix, count - 1))
+    size = 1 << (network.max_prefixlen - new_prefix)
+    return str(ipaddress.ip_network((int(network.network_address) + number * size, new_prefix)))
+
+
+def vpc_ipv6_block(cloud, vpc_task, wait=True):
+    """The VPC's Amazon-provided IPv6 block: from its lookup, else asked for (a new VPC gets it a moment
+    after creation)."""
+    known = vpc_task.outputs.get("ipv6_cidr_block")
+    if known:
+        return known
+    deadline = time.monotonic() + (VPC_IPV6_WAIT_SECONDS if wait else 0)
+    while True:
+        vpcs = cloud.ec2.describe_vpcs(VpcIds=[vpc_task.outputs["id"]])["Vpcs"]
+        for association in (vpcs[0].get("Ipv6CidrBlockAssociationSet") or []) if vpcs else []:
+            if association.get("Ipv6CidrBlock") and _state(association.get("Ipv6CidrBlockState")) == "associated":
+                vpc_task.outputs["ipv6_cidr_block"] = association["Ipv6CidrBlock"]
+                return association["Ipv6CidrBlock"]
+        if time.monotonic() >= deadline:
+            if not wait:
+                return None
+            raise ValueError("VPC %s has no IPv6 CIDR block: subnets with ipv6CIDR /64#N need one (associate an "
+                             "Amazon-provided IPv6 block with the VPC)" % vpc_task.outputs["id"])
+        time.sleep(2)
+
+
+class SubnetIPv6CIDR(Ref):
+    """A subnet's `/64#N` IPv6 CIDR: a reference to the VPC's IPv6 block, resolved when that is known."""
+
+    __slots__ = ("notation",)
+
+    def __init__(self, vpc_task, notation):
+        Ref.__init__(self, vpc_task, "ipv6_cidr_block")
+        self.notation = notation
+
+    def resolve(self):
+        return subnet_of(Ref.resolve(self), self.notation)
+
+    def terraform(self):
+        new_prefix, number = parse_cidr_notation(self.notation)
+        return Expression("cidrsubnet(local.vpc_ipv6_cidr_block, %d - local.vpc_ipv6_cidr_length, %d)"
+                          % (new_prefix, number))
+
+    def __repr__(self):
+        return "%s of name:%s" % (self.notation, self.task.name)
+
+
+class Subnet(ec2.Subnet):
+    """A subnet with an IPv6 CIDR: dual-stack when it also has an IPv4 CIDR, else IPv6-only (native, DNS64)."""
+
+    compared = ec2.Subnet.compared + ("ipv6_cidr_block",)
+
+    def normalize(self, item):
+        actual = {"cidr_block": item.get("CidrBlock"), "availability_zone": item["AvailabilityZone"],
+                  "vpc_id": item["VpcId"]}
+        blocks = [a["Ipv6CidrBlock"] for a in item.get("Ipv6CidrBlockAssociationSet") or []
+                  if _state(a.get("Ipv6CidrBlockState")) not in GONE]
+        actual["ipv6_cidr_block"] = blocks[0] if blocks else None
+        return actual
+
+    def find(self, cloud):
+        actual = ec2.Subnet.find(self, cloud)
+        if actual is not None and isinstance(self.fields["ipv6_cidr_block"], SubnetIPv6CIDR):
+            vpc_ipv6_block(cloud, self.fields["ipv6_cidr_block"].task, wait=False)
+        return actual
+
+    def create(self, cloud):
+        if isinstance(self.fields["ipv6_cidr_block"], SubnetIPv6CIDR):
+            vpc_ipv6_block(cloud, self.fields["ipv6_cidr_block"].task)
+        desired = self.desired()
+        request = dict(VpcId=desired["vpc_id"], Ipv6CidrBlock=desired["ipv6_cidr_block"],
+                       AvailabilityZone=desired["availability_zone"], TagSpecifications=self.tag_specifications())
+        if desired.get("cidr_block"):
+            request["CidrBlock"] = desired["cidr_block"]
+        else:
+            request["Ipv6Native"] = True
+        self.outputs["id"] = cloud.ec2.create_subnet(**request)["Subnet"]["SubnetId"]
+        for attribute, value in (("AssignIpv6AddressOnCreation", {"Value": True}),
+                                 ("PrivateDnsHostnameTypeOnLaunch", desired["private_dns_hostname_type_on_launch"]),
+                                 ("EnableResourceNameDnsAAAARecordOnLaunch", {"Value": True}),
+                                 ("EnableResourceNameDnsARecordOnLaunch" if desired.get("cidr_block") else "EnableDns64",
+                                  {"Value": True})):
+            cloud.ec2.modify_subnet_attribute(SubnetId=self.outputs["id"], **{attribute: value})
+
+    def render_terraform(self):
+        cidr = self.fields["ipv6_cidr_block"]
+        body = ec2.Subnet.render_terraform(self)
+        if isinstance(cidr, SubnetIPv6CIDR):
+            body["ipv6_cidr_block"] = cidr.terraform()
+        return body
+
+    def render_cloudformation(self):
+        raise ValueError("subnet %s: IPv6 subnets are not written by the cloudformation target; use target "
+                         "terraform or direct" % self.name)
+
+
+class EgressOnlyInternetGateway(ec2.TaggedEc2Task):
+    """IPv6 egress for private subnets (kops creates one per IPv6 cluster, named after the cluster)."""
+
+    kind = "aws_egress_only_internet_gateway"
+    describe = ("describe_egress_only_internet_gateways", "EgressOnlyInternetGateways")
+    resource_type = "egress-only-internet-gateway"
+    id_key = "EgressOnlyInternetGatewayId"
+    compared = ("vpc_id",)
+    cloudformation_type = "AWS::EC2::EgressOnlyInternetGateway"
+
+    def normalize(self, item):
+        attached = [a["VpcId"] for a in item.get("Attachments") or []]
+        return {"vpc_id": attached[0] if attached else None}
+
+    def create(self, cloud):
+        self.outputs["id"] = cloud.ec2.create_egress_only_internet_gateway(
+            VpcId=self.desired()["vpc_id"], TagSpecifications=self.tag_specifications())[
+            "EgressOnlyInternetGateway"]["EgressOnlyInternetGatewayId"]
+
+    def update(self, cloud, actual, changes):
+        if "vpc_id" in changes:
+            raise ValueError("%s: attached to VPC %s, not %s; an egress-only gateway cannot move between VPCs"
+                             % (self.key, changes["vpc_id"][0], changes["vpc_id"][1]))
+        cloud.ec2.create_tags(Resources=[self.outputs["id"]], Tags=tag_list(self.fields["tags"]))
+
+    def render_cloudformation(self):
+        return {"VpcId": self.fields["vpc_id"]}
+
+
+class SharedEgressOnlyInternetGateway(Task):
+    """The egress-only gateway of a shared VPC (spec.networkID): looked up by its attachment, never created."""
+
+    kind = "aws_egress_only_internet_gateway"
+    shared = True
+    cloudformation_type = "AWS::EC2::EgressOnlyInternetGateway"
+
+    def find(self, cloud):
+        vpc = self.desired()["vpc_id"]
+        found = cloud.ec2.describe_egress_only_internet_gateways(
+            Filters=[{"Name": "attachment.vpc-id", "Values": [vpc]}])["EgressOnlyInternetGateways"]
+        attached = [g for g in found if any(a.get("VpcId") == vpc for a in g.get("Attachments") or [])]
+        if not attached:
+            raise ValueError("shared VPC %s has no egress-only internet gateway, which the IPv6 routes of private "
+                             "subnets need; create one in the VPC" % vpc)
+        self.outputs["id"] = attached[0]["EgressOnlyInternetGatewayId"]
+        return {}
+
+    def terraform_value(self, attribute):
+        raise ValueError("shared VPC %s: Terraform cannot look up its egress-only internet gateway (the AWS provider "
+                         "has no data source for one), which the IPv6 routes of private subnets use; apply with "
+                         "target direct, or give the private subnets' IPv6 route yourself"
+                         % self.fields["vpc_id"].task.fields.get("id"))
+
+    def render_terraform(self):
+        return None
+
+    def render_cloudformation(self):
+        return None
