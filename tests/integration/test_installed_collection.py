@@ -144,8 +144,8 @@ def test_create_get_replace_update_from_another_directory(aws, installed, user):
     assert len(ec2.describe_vpcs(Filters=owned)["Vpcs"]) == 1
 
     assert _files(installed) == collection_before
-    assert sorted(p.name for p in cwd.iterdir()) == ["admin.pub", "front.yaml", "my-cluster.yml", "state", "tf",
-                                                    "tf-create"]
+    written = sorted(p.name for p in cwd.iterdir())
+    assert written == ["admin.pub", "front.yaml", "my-cluster.yml", "state", "tf", "tf-create"]
 
 
 def test_get_cluster_prints_readable_yaml_without_a_config(user):

@@ -66,11 +66,7 @@ CILIUM_ETCD_ENV = [{"name": "ETCD_AUTO_COMPACTION_MODE", "value": "revision"},
                    {"name": "ETCD_AUTO_COMPACTION_RETENTION", "value": "2500"}]
 GUESS_CLOUD_FROM_STORE = {"s3://": "aws", "gs://": "gce"}
 
-# Every option create_cluster accepts: an Ansible argument spec (the cluster
-# module's `options` suboptions, documented there), so types are checked and
-# converted the same way for the module and for Python callers.  Allowed
-# values are checked by the code that uses them, whose message names the option.  Keys are
-# kops' CreateClusterOptions names snake-cased (conformance/kops/options-map.yaml).
+
 def _str():
     return dict(type="str")
 
@@ -87,6 +83,11 @@ def _list(*default):
     return dict(type="list", elements="str", default=list(default))
 
 
+# Every option create_cluster accepts: an Ansible argument spec (the cluster
+# module's `options` suboptions, documented there), so types are checked and
+# converted the same way for the module and for Python callers.  Allowed values
+# are checked by the code that uses them, whose message names the option.  Keys
+# are kops' CreateClusterOptions names snake-cased (conformance/kops/options-map.yaml).
 OPTION_SPEC = {
     "cluster_name": _str(),
     "cloud_provider": _str(),
