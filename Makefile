@@ -12,7 +12,7 @@ export PYTHONPATH := $(CURDIR)/$(COLL)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 DEMO_STORE ?= file://$(CURDIR)/out/state
 
-.PHONY: venv demo test lint sanity clean collection host-tools
+.PHONY: venv demo test lint sanity clean collection install host-tools
 
 venv: $(BIN)/.installed $(COLL_LINK)
 
@@ -39,6 +39,7 @@ demo: venv
 	  -e cluster_name=demo.example.com -e state_store=$(DEMO_STORE) \
 	  -e output=$(CURDIR)/out/demo.example.com.yaml
 	@echo "Cluster spec: out/demo.example.com.yaml  Terraform: out/terraform/kubernetes.tf  state store: $(DEMO_STORE)"
+	@echo "(Terraform for review: its nodes would read the file:// store, which no instance can reach; use s3:// for a real cluster)"
 
 # What the test hosts (tests/hosts/) need on this machine; Debian packages, installed when missing.
 HOST_TOOLS := debootstrap systemd-nspawn:systemd-container ssh:openssh-client
@@ -63,6 +64,16 @@ sanity: $(BIN)/.installed-test
 
 collection:
 	$(BIN)/ansible-galaxy collection build --force --output-path build/
+
+# The collection as users get it: the tarball, installed where Ansible looks by default.
+# Not into build/collections (this repository's ansible.cfg points Ansible there): that holds
+# the in-place link to this checkout, so `install` would find it "already installed" and
+# `install --force` would refuse to remove a symlink.
+INSTALL_PATH ?= $(HOME)/.ansible/collections
+VERSION := $(shell sed -n 's/^version: *//p' galaxy.yml)
+install: collection
+	ANSIBLE_COLLECTIONS_PATH=$(INSTALL_PATH) $(BIN)/ansible-galaxy collection install --force --offline \
+	  -p $(INSTALL_PATH) build/kubeops-kops-$(VERSION).tar.gz
 
 clean:
 	rm -rf build out .pytest_cache

@@ -45,7 +45,7 @@ def main():
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         extra = pathlib.Path(tmp) / "options.json"
-        extra.write_text(json.dumps(kops_fixtures.load_create_options(args.case)))
+        extra.write_text(json.dumps({"cluster_options": kops_fixtures.load_create_options(args.case)}))
         creates, noops = [], []
         for index in range(args.runs):
             store = pathlib.Path(tmp) / ("store-%d" % index)

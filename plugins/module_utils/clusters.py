@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import os
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, objects, validation
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels, instance_groups, new_cluster
@@ -27,6 +28,24 @@ VOLATILE_METADATA = ("creationTimestamp", "generation", "resourceVersion", "uid"
 
 class ClusterError(ValueError):
     """A request that cannot be honoured; the message says what to change."""
+
+
+def check_name(field, name):
+    """Cluster and instance group names become store paths: DNS-1123 subdomains of at most 253 characters."""
+    if not isinstance(name, str) or len(name) > 253 or not validation.DNS1123_SUBDOMAIN.match(name):
+        shown = name if not isinstance(name, str) or len(name) <= 60 else name[:57] + "..."
+        raise ClusterError("%s: %r is not a DNS name; use at most 253 lower-case letters, digits, '-' and '.'"
+                           % (field, shown))
+
+
+def _check_file_store(store):
+    """A file:// store under a file cannot hold anything: say so before reading or writing."""
+    path = getattr(store, "root", None) if store.scheme == "file" else None
+    while path and not os.path.exists(path):
+        path = os.path.dirname(path)
+    if path and not os.path.isdir(path):
+        raise ClusterError("state_store: %s is a file, not a directory; give a directory (file://DIR) or an s3:// store"
+                           % path)
 
 
 def now_timestamp():
@@ -81,11 +100,13 @@ class Plan(object):
 class ClusterService(object):
     def __init__(self, state_store=None, facts=None):
         self.store = vfs.open_store(state_store)
+        _check_file_store(self.store)
         self.facts = facts or StaticCloudFacts()
 
     # -- reading -------------------------------------------------------------
 
     def cluster_store(self, name):
+        check_name("cluster_name", name)
         return layout.ClusterStore(self.store, name)
 
     def list_clusters(self):
@@ -208,6 +229,10 @@ class ClusterService(object):
 
     def _assign_new_cluster(self, cluster):
         """What kops create -f does to a new Cluster: configBase and PerformAssignments."""
+        try:
+            new_cluster.check_cluster_name(objects.name_of(cluster))
+        except new_cluster.CreateClusterError as exc:
+            raise ClusterError(str(exc))
         cluster = copy.deepcopy(cluster)
         spec = cluster.setdefault("spec", {})
         spec.setdefault("configBase", "%s/%s" % (self.store.url("").rstrip("/"), objects.name_of(cluster)))
@@ -221,6 +246,7 @@ class ClusterService(object):
         cluster = copy.deepcopy(cluster)
         igs = [copy.deepcopy(ig) for ig in igs]
         for ig in igs:
+            check_name("instance group name", objects.name_of(ig))
             ig.setdefault("metadata", {}).setdefault("labels", {})[objects.CLUSTER_LABEL] = name
         completed = self.validate(cluster, igs)
         desired = _keyed(cluster, igs)

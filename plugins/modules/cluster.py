@@ -31,10 +31,261 @@ options:
     default: present
   options:
     description:
-      - C(kops create cluster) options, e.g. C(zones), C(control_plane_zones), C(node_count), C(networking),
-        C(topology), C(bastion), C(network_cidrs), C(sets).
+      - C(kops create cluster) options (its flags, snake-cased), as one mapping; the playbook
+        C(kubeops.kops.create_cluster) takes them as C(cluster_options).
+      - An unknown option fails naming the closest known one; a value of the wrong type fails naming the option.
       - Lists may be given as lists or comma-separated strings.
     type: dict
+    suboptions:
+      cluster_name:
+        description: Cluster name, a fully-qualified DNS name such as V(k8s.example.com) (C(--name)). Required unless O(name)
+          is given.
+        type: str
+      cloud_provider:
+        description: V(aws) or V(gce) (C(--cloud)). Guessed from the state store when not given (C(s3://) is aws, C(gs://)
+          is gce).
+        type: str
+      channel:
+        description: Release channel (C(--channel)); the embedded channels are V(stable) and V(alpha).
+        type: str
+        default: stable
+      kubernetes_version:
+        description: Kubernetes version (C(--kubernetes-version)), e.g. V(v1.34.2). Defaults to the channel's recommendation.
+        type: str
+      config_base:
+        description: Where the cluster lives in the store (C(--config-base)). Defaults to C(<state_store>/<cluster_name>).
+        type: str
+      authorization:
+        description: V(RBAC) or V(AlwaysAllow) (C(--authorization)).
+        type: str
+        default: RBAC
+      admin_access:
+        description: CIDRs allowed to reach the API (C(--admin-access)). Defaults to V(0.0.0.0/0) and V(::/0).
+        type: list
+        elements: str
+        default: []
+      ssh_access:
+        description: CIDRs allowed to SSH (C(--ssh-access)). Defaults to O(options.admin_access).
+        type: list
+        elements: str
+        default: []
+      zones:
+        description: Zones for the nodes (C(--zones)); one subnet per zone on AWS, one per region on GCE. Required.
+        type: list
+        elements: str
+        default: []
+      control_plane_zones:
+        description: Zones for the control plane (C(--control-plane-zones)). Without them, O(options.zones) are used.
+        type: list
+        elements: str
+        default: []
+      control_plane_count:
+        description: Number of control-plane instances (C(--control-plane-count)), round-robin over the zones. V(0) means one
+          per control-plane zone, or 1 without O(options.control_plane_zones).
+        type: int
+        default: 0
+      control_plane_sizes:
+        description: Control-plane machine types (C(--control-plane-size)); more than one makes a mixed instances policy on
+          AWS. Defaults to the cloud's default type.
+        type: list
+        elements: str
+        default: []
+      control_plane_image:
+        description: Control-plane image (C(--control-plane-image)). Defaults to O(options.image).
+        type: str
+      control_plane_volume_size:
+        description: Control-plane root volume size in GB (C(--control-plane-volume-size)); V(0) keeps kops' default.
+        type: int
+        default: 0
+      control_plane_volume_type:
+        description: Control-plane root volume type (C(--control-plane-volume-type)).
+        type: str
+      control_plane_security_groups:
+        description: Extra security groups for the control plane (C(--control-plane-security-groups)).
+        type: list
+        elements: str
+        default: []
+      control_plane_tenancy:
+        description: Control-plane tenancy, V(default) or V(dedicated) (C(--control-plane-tenancy)).
+        type: str
+      node_count:
+        description: Number of nodes (C(--node-count)), split over the C(nodes-<zone>) groups. V(0) means one per zone.
+        type: int
+        default: 0
+      node_sizes:
+        description: Node machine types (C(--node-size)); more than one makes a mixed instances policy on AWS.
+        type: list
+        elements: str
+        default: []
+      node_image:
+        description: Node image (C(--node-image)). Defaults to O(options.image).
+        type: str
+      node_volume_size:
+        description: Node root volume size in GB (C(--node-volume-size)); V(0) keeps kops' default.
+        type: int
+        default: 0
+      node_volume_type:
+        description: Node root volume type (C(--node-volume-type)).
+        type: str
+      node_security_groups:
+        description: Extra security groups for the nodes (C(--node-security-groups)).
+        type: list
+        elements: str
+        default: []
+      node_tenancy:
+        description: Node tenancy, V(default) or V(dedicated) (C(--node-tenancy)).
+        type: str
+      bastion_image:
+        description: Bastion image (C(--bastion-image)). Defaults to O(options.image).
+        type: str
+      image:
+        description: Image for every group (C(--image)). Defaults to the channel's image for the cloud, Kubernetes version
+          and architecture.
+        type: str
+      networking:
+        description: 'Networking (C(--networking)): V(kubenet), V(external), V(cni), V(kopeio), V(kopeio-vxlan), V(flannel),
+          V(flannel-vxlan), V(flannel-udp), V(calico), V(kube-router), V(amazonvpc), V(amazon-vpc-routed-eni), V(cilium), V(cilium-etcd),
+          V(cilium-eni), V(gcp), V(gce) or V(kindnet).'
+        type: str
+        default: cilium
+      network_cidrs:
+        description: 'VPC CIDRs (C(--network-cidr)): the first is C(networkCIDR), the others C(additionalNetworkCIDRs), each
+          with a C(<zone>-<n>) subnet. Defaults to V(172.20.0.0/16) on AWS.'
+        type: list
+        elements: str
+        default: []
+      network_id:
+        description: An existing VPC or network (C(--vpc), C(--network-id)); its CIDR comes from O(cloud_facts) or O(cloud_lookup).
+        type: str
+      subnet_ids:
+        description: Existing subnets to use (C(--subnets)); their zones and VPC come from O(cloud_facts) or O(cloud_lookup).
+        type: list
+        elements: str
+        default: []
+      utility_subnet_ids:
+        description: Existing utility subnets to use (C(--utility-subnets)).
+        type: list
+        elements: str
+        default: []
+      topology:
+        description: V(public) or V(private) (C(--topology)); private adds C(utility-<zone>) subnets. Defaults to V(public),
+          V(private) with O(options.ipv6).
+        type: str
+      ipv6:
+        description: IPv6 cluster with dual-stack subnets (C(--ipv6)); AWS only.
+        type: bool
+        default: false
+      bastion:
+        description: Add a bastion instance group (C(--bastion)); needs O(options.topology=private).
+        type: bool
+        default: false
+      dns_type:
+        description: V(public), V(private) or V(none) (C(--dns)). Defaults to V(public) with O(options.dns_zone), else V(none).
+        type: str
+      dns_zone:
+        description: The DNS zone for the cluster's records (C(--dns-zone)).
+        type: str
+      egress:
+        description: NAT gateway or instance id for the private subnets' egress (C(--egress)).
+        type: str
+      api_load_balancer_type:
+        description: V(public) or V(internal) (C(--api-loadbalancer-type)), when the API uses a load balancer.
+        type: str
+      api_ssl_certificate:
+        description: ACM certificate ARN for the API load balancer (C(--api-ssl-certificate)).
+        type: str
+      api_public_name:
+        description: The API's public name (C(--api-public-name)). Defaults to C(api.<cluster_name>) with public DNS.
+        type: str
+      api_server_count:
+        description: Number of API server instances in C(apiserver-<zone>) groups (C(--api-server-count)).
+        type: int
+        default: 0
+      api_server_sizes:
+        description: Machine type of the API server groups (C(--api-server-size)); one only.
+        type: list
+        elements: str
+        default: []
+      associate_public_ip:
+        description: Give every group's instances public IPs, or not (C(--associate-public-ip)). Unset keeps kops' default.
+        type: bool
+      project:
+        description: GCE project (C(--project)).
+        type: str
+      gce_service_account:
+        description: GCE service account for the instances (C(--gce-service-account)).
+        type: str
+      discovery_store:
+        description: Where service account issuer discovery documents are published (C(--discovery-store)), for IRSA or workload
+          identity.
+        type: str
+      encrypt_etcd_storage:
+        description: Encrypt the etcd volumes (C(--encrypt-etcd-storage)). Unset means true on AWS.
+        type: bool
+      etcd_clusters:
+        description: etcd clusters (C(--etcd-clusters)); V(cilium) is added for O(options.networking=cilium-etcd).
+        type: list
+        elements: str
+        default:
+        - main
+        - events
+      etcd_storage_type:
+        description: Volume type of the etcd members (C(--etcd-storage-type)).
+        type: str
+      instance_manager:
+        description: V(cloudgroups) or V(karpenter) (C(--instance-manager)); karpenter needs O(options.discovery_store).
+        type: str
+        default: cloudgroups
+      kubernetes_feature_gates:
+        description: Feature gates for every component (C(--kubernetes-feature-gates)), V(+Gate) or V(-Gate).
+        type: list
+        elements: str
+        default: []
+      cloud_labels:
+        description: 'Tags for every cloud resource (C(--cloud-labels)): a dict, or a string C(k=v,k2="v, with comma").'
+        type: raw
+      disable_subnet_tags:
+        description: Do not tag the subnets (C(--disable-subnet-tags)).
+        type: bool
+        default: false
+      sets:
+        description: Spec fields to set (C(--set)), C(cluster.spec.path=value); kops' internal paths and v1alpha2 paths both
+          work.
+        type: list
+        elements: str
+        default: []
+      unsets:
+        description: Spec fields to unset (C(--unset)), C(cluster.spec.path).
+        type: list
+        elements: str
+        default: []
+      etcd_count:
+        description: Experimental (C(--etcd-count)); accepted, and like kops 1.37 it creates no group yet.
+        type: int
+        default: 0
+      etcd_sizes:
+        description: Experimental (C(--etcd-size)); accepted, creates no group yet.
+        type: list
+        elements: str
+        default: []
+      kube_controller_manager_count:
+        description: Experimental (C(--kube-controller-manager-count)); accepted, creates no group yet.
+        type: int
+        default: 0
+      kube_controller_manager_sizes:
+        description: Experimental (C(--kube-controller-manager-size)); accepted, creates no group yet.
+        type: list
+        elements: str
+        default: []
+      scheduler_count:
+        description: Experimental (C(--scheduler-count)); accepted, creates no group yet.
+        type: int
+        default: 0
+      scheduler_sizes:
+        description: Experimental (C(--scheduler-size)); accepted, creates no group yet.
+        type: list
+        elements: str
+        default: []
   definition:
     description:
       - Cluster and/or InstanceGroup objects, as YAML text (multi-document) or a list of dicts.
@@ -130,8 +381,7 @@ def run(module):
 
     params = module.params
     options = dict(params["options"] or {})
-    zones = options.get("zones") or []
-    service = module.service(zone_hint=(zones.split(",")[0] if isinstance(zones, str) else (zones or [None])[0]))
+    service = module.service(zone_hint=(options.get("zones") or [None])[0])
     if params["name"] and options and options.get("cluster_name") not in (None, params["name"]):
         module.fail_json(msg="name %r and options.cluster_name %r differ; give one of them"
                          % (params["name"], options["cluster_name"]))
@@ -184,12 +434,26 @@ def _definition_name(module):
     return objects.name_of(cluster)
 
 
+class ClusterModule(KopsModule):
+    def _load_params(self):
+        """Fail on an unknown create-cluster option before Ansible does, naming the closest known one."""
+        from ansible_collections.kubeops.kops.plugins.module_utils.completion import new_cluster
+
+        super(ClusterModule, self)._load_params()
+        options = self.params.get("options")
+        message = new_cluster.unknown_options_message(options) if isinstance(options, dict) else None
+        if message:
+            self.fail_json(msg=message)
+
+
 def main():
-    module = KopsModule(
+    from ansible_collections.kubeops.kops.plugins.module_utils.completion import new_cluster
+
+    module = ClusterModule(
         argument_spec=dict(
             name=dict(type="str"),
             state=dict(type="str", choices=["present", "absent"], default="present"),
-            options=dict(type="dict"),
+            options=dict(type="dict", options=new_cluster.OPTION_SPEC),
             definition=dict(type="raw"),
             force=dict(type="bool", default=False),
             overwrite=dict(type="bool", default=False),

@@ -74,6 +74,8 @@ changed_keysets:
   elements: str
 """
 
+import difflib
+
 from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsModule, reports_errors
 
 
@@ -92,9 +94,13 @@ def run(module):
     if cluster is None:
         module.fail_json(msg="cluster %r not found in the state store; create it first" % params["cluster_name"])
     store = service.cluster_store(params["cluster_name"])
-    names = params["keysets"]
-    if "all" in names:
-        names = keystore.keyset_names(service.validate(cluster, groups))
+    known = keystore.keyset_names(service.validate(cluster, groups))
+    names = known if "all" in params["keysets"] else params["keysets"]
+    unknown = [name for name in names if name not in known and keystore.load(store, name) is None]
+    if unknown:
+        module.fail_json(msg="keysets: %s %s no keyset of cluster %s; its keysets are %s (or all)" % (
+            ", ".join(_with_closest(name, known) for name in unknown), "is" if len(unknown) == 1 else "are",
+            params["cluster_name"], ", ".join(known)))
 
     changes, views, changed = [], [], []
     for name in names:
@@ -115,6 +121,11 @@ def run(module):
         shown = [v for v in views if v["name"] in changed]
         result["diff"] = {"before": "", "after": objects.dump_object({"keysets": shown})}
     module.exit_json(**result)
+
+
+def _with_closest(name, known):
+    close = difflib.get_close_matches(name, known, n=1)
+    return "%s (did you mean %s?)" % (name, close[0]) if close else name
 
 
 def main():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 import pytest
@@ -43,8 +44,9 @@ def test_module_documentation_renders(installed, module):
 
 def test_playbook_by_fqcn_from_installed_collection(installed, playbook, tmp_path):
     store = "state_store=file://%s" % (tmp_path / "state")
-    code, run = playbook("kubeops.kops.create_cluster", "-e", store, "-e", "cluster_name=fqcn.example.com",
-                         "-e", "cloud_provider=gce", "-e", "zones=europe-west1-b", "-e", "networking=cni",
-                         "-e", "project=my-project", collections=installed)
+    options = {"cluster_name": "fqcn.example.com", "cloud_provider": "gce", "zones": ["europe-west1-b"],
+               "networking": "cni", "project": "my-project"}
+    code, run = playbook("kubeops.kops.create_cluster", "-e", store, "-e", json.dumps({"cluster_options": options}),
+                         collections=installed)
     assert code == 0, run
     assert (tmp_path / "state" / "fqcn.example.com" / "config").exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pathlib
 
 import yaml
@@ -9,10 +10,10 @@ import yaml
 from tests.integration.conftest import REPO, task_results
 
 PLAYBOOKS = REPO / "playbooks"
-HA = ["-e", "cluster_name=ha.example.com", "-e", "cloud_provider=aws", "-e", "networking=cni",
-      "-e", '{"zones": ["us-east-1a", "us-east-1b", "us-east-1c"]}',
-      "-e", '{"control_plane_zones": ["us-east-1a", "us-east-1b", "us-east-1c"]}',
-      "-e", "kubernetes_version=v1.34.2"]
+HA_OPTIONS = {"cluster_name": "ha.example.com", "cloud_provider": "aws", "networking": "cni",
+              "zones": ["us-east-1a", "us-east-1b", "us-east-1c"],
+              "control_plane_zones": ["us-east-1a", "us-east-1b", "us-east-1c"], "kubernetes_version": "v1.34.2"}
+HA = ["-e", json.dumps({"cluster_options": HA_OPTIONS})]
 
 
 def _files(root):
@@ -69,8 +70,8 @@ def test_get_cluster_prints_yaml_to_stdout(playbook, tmp_path):
 
 def test_bad_option_fails_clearly(playbook, tmp_path):
     store_dir = tmp_path / "state"
-    code, text = playbook(PLAYBOOKS / "create_cluster.yml", "-e", "state_store=file://%s" % store_dir, *HA,
-                          "-e", "networking=wavenet", json_output=False)
+    code, text = playbook(PLAYBOOKS / "create_cluster.yml", "-e", "state_store=file://%s" % store_dir,
+                          "-e", json.dumps({"cluster_options": dict(HA_OPTIONS, networking="wavenet")}), json_output=False)
     assert code != 0
     assert "networking: unknown networking mode 'wavenet'" in text
     assert not store_dir.exists() or _files(store_dir) == {}
@@ -93,3 +94,28 @@ def test_create_cluster_with_terraform_target(playbook, tmp_path):
     code, again = playbook(PLAYBOOKS / "update_cluster.yml", "-e", store, "-e", "cluster_name=ha.example.com",
                            "-e", "target=terraform", "-e", "out_dir=%s" % out)
     assert code == 0 and again["stats"]["localhost"]["changed"] == 0
+
+
+def test_top_level_variables_do_not_reach_the_spec(playbook, tmp_path):
+    """An inventory's (or anyone's) channel or image variable is not a create option: only cluster_options is."""
+    store_dir = tmp_path / "state"
+    code, run = playbook(PLAYBOOKS / "create_cluster.yml", "-e", "state_store=file://%s" % store_dir, *HA,
+                         "-e", "channel=alpha", "-e", "image=ami-0123456789abcdef0", "-e", "node_count=9")
+    assert code == 0, run
+    stored = yaml.safe_load((store_dir / "ha.example.com" / "config").read_text())
+    assert stored["spec"]["channel"] == "stable"
+    nodes = yaml.safe_load((store_dir / "ha.example.com" / "instancegroup" / "nodes-us-east-1a").read_text())
+    assert nodes["spec"]["image"] != "ami-0123456789abcdef0" and nodes["spec"]["minSize"] == 1
+
+
+def test_wrong_types_fail_naming_the_option(playbook, tmp_path):
+    store_dir = tmp_path / "state"
+    for options, message in (({"node_count": "many"}, "argument 'node_count' is of type str"),
+                             ({"zones": 5}, "zones: zone '5' is not an AWS availability zone"),
+                             ({"cluster_name": "nodot"}, "cluster_name: 'nodot' must be a fully-qualified DNS name"),
+                             ({"cluster_name": "a" * 250 + ".com"}, "is not a DNS name; use at most 253")):
+        code, text = playbook(PLAYBOOKS / "create_cluster.yml", "-e", "state_store=file://%s" % store_dir,
+                              "-e", json.dumps({"cluster_options": dict(HA_OPTIONS, **options)}), json_output=False)
+        assert code != 0 and message in text, text
+        assert "Traceback" not in text
+    assert not store_dir.exists()

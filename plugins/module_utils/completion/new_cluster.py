@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import copy
 import csv
+import difflib
 import io
 
-from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+from ansible_collections.kubeops.kops.plugins.module_utils.api import objects, validation
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import fieldpaths
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import instance_groups
@@ -31,75 +34,6 @@ DEFAULT_ACCESS = ["0.0.0.0/0", "::/0"]
 DEFAULT_AWS_NETWORK_CIDR = "172.20.0.0/16"
 DEFAULT_NON_MASQUERADE_CIDR = "100.64.0.0/10"
 SUPPORTED_CLOUDS = ("aws", "gce")
-
-# Every option create_cluster accepts, with its default.  Keys are kops'
-# CreateClusterOptions names snake-cased (conformance/kops/options-map.yaml).
-OPTION_DEFAULTS = {
-    "cluster_name": None,
-    "cloud_provider": None,
-    "channel": channels.DEFAULT_CHANNEL,
-    "kubernetes_version": None,
-    "config_base": None,
-    "authorization": "RBAC",
-    "admin_access": None,
-    "ssh_access": None,
-    "zones": [],
-    "control_plane_zones": [],
-    "control_plane_count": 0,
-    "control_plane_sizes": [],
-    "control_plane_image": None,
-    "control_plane_volume_size": 0,
-    "control_plane_volume_type": None,
-    "control_plane_security_groups": [],
-    "control_plane_tenancy": None,
-    "node_count": 0,
-    "node_sizes": [],
-    "node_image": None,
-    "node_volume_size": 0,
-    "node_volume_type": None,
-    "node_security_groups": [],
-    "node_tenancy": None,
-    "bastion_image": None,
-    "image": None,
-    "networking": "cilium",
-    "network_cidrs": [],
-    "network_id": None,
-    "subnet_ids": [],
-    "utility_subnet_ids": [],
-    "topology": None,
-    "ipv6": False,
-    "bastion": False,
-    "dns_type": None,
-    "dns_zone": None,
-    "egress": None,
-    "api_load_balancer_type": None,
-    "api_ssl_certificate": None,
-    "api_public_name": None,
-    "api_server_count": 0,
-    "api_server_sizes": [],
-    "associate_public_ip": None,
-    "project": None,
-    "gce_service_account": None,
-    "discovery_store": None,
-    "encrypt_etcd_storage": None,
-    "etcd_clusters": ["main", "events"],
-    "etcd_storage_type": None,
-    "instance_manager": "cloudgroups",
-    "kubernetes_feature_gates": [],
-    "cloud_labels": None,
-    "disable_subnet_tags": False,
-    "sets": [],
-    "unsets": [],
-    # Accepted like kops accepts them; kops 1.37 creates no instance groups
-    # for these experimental roles yet, and neither do we.
-    "etcd_count": 0,
-    "etcd_sizes": [],
-    "kube_controller_manager_count": 0,
-    "kube_controller_manager_sizes": [],
-    "scheduler_count": 0,
-    "scheduler_sizes": [],
-}
-LIST_OPTIONS = tuple(k for k, v in OPTION_DEFAULTS.items() if isinstance(v, list))
 
 # kops --networking values -> spec.networking
 NETWORKING = {
@@ -133,25 +67,134 @@ CILIUM_ETCD_ENV = [{"name": "ETCD_AUTO_COMPACTION_MODE", "value": "revision"},
 GUESS_CLOUD_FROM_STORE = {"s3://": "aws", "gs://": "gce"}
 
 
+def _str():
+    return dict(type="str")
+
+
+def _count():
+    return dict(type="int", default=0)
+
+
+def _flag():
+    return dict(type="bool", default=False)
+
+
+def _list(*default):
+    return dict(type="list", elements="str", default=list(default))
+
+
+# Every option create_cluster accepts: an Ansible argument spec (the cluster
+# module's `options` suboptions, documented there), so types are checked and
+# converted the same way for the module and for Python callers.  Allowed values
+# are checked by the code that uses them, whose message names the option.  Keys
+# are kops' CreateClusterOptions names snake-cased (conformance/kops/options-map.yaml).
+OPTION_SPEC = {
+    "cluster_name": _str(),
+    "cloud_provider": _str(),
+    "channel": dict(type="str", default=channels.DEFAULT_CHANNEL),
+    "kubernetes_version": _str(),
+    "config_base": _str(),
+    "authorization": dict(type="str", default="RBAC"),
+    "admin_access": _list(),
+    "ssh_access": _list(),
+    "zones": _list(),
+    "control_plane_zones": _list(),
+    "control_plane_count": _count(),
+    "control_plane_sizes": _list(),
+    "control_plane_image": _str(),
+    "control_plane_volume_size": _count(),
+    "control_plane_volume_type": _str(),
+    "control_plane_security_groups": _list(),
+    "control_plane_tenancy": _str(),
+    "node_count": _count(),
+    "node_sizes": _list(),
+    "node_image": _str(),
+    "node_volume_size": _count(),
+    "node_volume_type": _str(),
+    "node_security_groups": _list(),
+    "node_tenancy": _str(),
+    "bastion_image": _str(),
+    "image": _str(),
+    "networking": dict(type="str", default="cilium"),
+    "network_cidrs": _list(),
+    "network_id": _str(),
+    "subnet_ids": _list(),
+    "utility_subnet_ids": _list(),
+    "topology": _str(),
+    "ipv6": _flag(),
+    "bastion": _flag(),
+    "dns_type": _str(),
+    "dns_zone": _str(),
+    "egress": _str(),
+    "api_load_balancer_type": _str(),
+    "api_ssl_certificate": _str(),
+    "api_public_name": _str(),
+    "api_server_count": _count(),
+    "api_server_sizes": _list(),
+    "associate_public_ip": dict(type="bool"),
+    "project": _str(),
+    "gce_service_account": _str(),
+    "discovery_store": _str(),
+    "encrypt_etcd_storage": dict(type="bool"),
+    "etcd_clusters": _list("main", "events"),
+    "etcd_storage_type": _str(),
+    "instance_manager": dict(type="str", default="cloudgroups"),
+    "kubernetes_feature_gates": _list(),
+    "cloud_labels": dict(type="raw"),
+    "disable_subnet_tags": _flag(),
+    "sets": _list(),
+    "unsets": _list(),
+    # Accepted like kops accepts them; kops 1.37 creates no instance groups
+    # for these experimental roles yet, and neither do we.
+    "etcd_count": _count(),
+    "etcd_sizes": _list(),
+    "kube_controller_manager_count": _count(),
+    "kube_controller_manager_sizes": _list(),
+    "scheduler_count": _count(),
+    "scheduler_sizes": _list(),
+}
+OPTION_DEFAULTS = {name: spec.get("default") for name, spec in OPTION_SPEC.items()}
+COUNT_OPTIONS = tuple(name for name, spec in OPTION_SPEC.items() if spec["type"] == "int")
+
+
 class CreateClusterError(ValueError):
     """A bad create-cluster option: the message names the option and the fix."""
 
 
+def unknown_options_message(options):
+    """The error for option names create_cluster does not know, with the closest known name; None if all are known."""
+    unknown = sorted(k for k in (options or {}) if k not in OPTION_SPEC)
+    if not unknown:
+        return None
+    hints = []
+    for name in unknown:
+        close = difflib.get_close_matches(str(name), list(OPTION_SPEC), n=1)
+        hints.append("%s (did you mean %s?)" % (name, close[0]) if close else str(name))
+    return ("unknown create-cluster option %s; the options are listed by `ansible-doc kubeops.kops.cluster` "
+            "(options) and in docs/create-cluster-options.md" % ", ".join(hints))
+
+
 def normalize_options(options):
-    """Defaults filled in, unknown option names rejected, list options accepted as CSV strings."""
-    options = dict(options or {})
-    unknown = sorted(k for k in options if k not in OPTION_DEFAULTS)
-    if unknown:
-        raise CreateClusterError("unknown create-cluster option(s): %s; supported options are listed in "
-                                 "docs/create-cluster-options.md" % ", ".join(unknown))
-    result = copy.deepcopy(OPTION_DEFAULTS)
-    for key, value in options.items():
-        if value is None:
-            continue
-        if key in LIST_OPTIONS and isinstance(value, str):
-            value = [v.strip() for v in value.split(",") if v.strip()]
-        result[key] = value
-    return result
+    """Options checked and converted against OPTION_SPEC, defaults filled in.
+
+    Unknown names fail with the closest known one; a value of the wrong type
+    fails naming the option; lists may be given as comma-separated strings.
+    """
+    if options is not None and not isinstance(options, dict):
+        raise CreateClusterError("cluster_options must be a mapping of create-cluster options "
+                                 "(e.g. {cluster_name: k8s.example.com, zones: [eu-west-1a]}), not %r" % (options,))
+    message = unknown_options_message(options)
+    if message:
+        raise CreateClusterError(message)
+    given = {k: v for k, v in (options or {}).items() if v is not None}
+    result = ArgumentSpecValidator(OPTION_SPEC).validate(given)
+    if result.error_messages:
+        raise CreateClusterError("create-cluster options: %s" % "; ".join(result.error_messages))
+    opt = copy.deepcopy(result.validated_parameters)
+    for name in COUNT_OPTIONS:
+        if opt[name] < 0:
+            raise CreateClusterError("%s: must be 0 or more, not %d" % (name, opt[name]))
+    return opt
 
 
 def new_cluster(options, state_store=None, facts=None):
@@ -165,6 +208,7 @@ def new_cluster(options, state_store=None, facts=None):
     name = opt["cluster_name"]
     if not name:
         raise CreateClusterError("cluster_name is required (the cluster's DNS name, e.g. k8s.example.com)")
+    check_cluster_name(name)
     if not opt["zones"]:
         raise CreateClusterError("zones: must specify at least one zone for the cluster (e.g. zones: [us-east-1a])")
 
@@ -210,6 +254,16 @@ def new_cluster(options, state_store=None, facts=None):
         ig["metadata"]["labels"] = {objects.CLUSTER_LABEL: name}
     groups.sort(key=objects.name_of)
     return cluster, groups
+
+
+def check_cluster_name(name):
+    """kops' rule for a new cluster's name: a DNS-1123 subdomain with at least one dot."""
+    if len(name) > 253 or not validation.DNS1123_SUBDOMAIN.match(name):
+        raise CreateClusterError("cluster_name: %r is not a DNS name; use at most 253 lower-case letters, digits, "
+                                 "'-' and '.', e.g. k8s.example.com" % (name if len(name) <= 60 else name[:57] + "...",))
+    if "." not in name:
+        raise CreateClusterError("cluster_name: %r must be a fully-qualified DNS name, e.g. %s.example.com"
+                                 % (name, name))
 
 
 def _check_version(version):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from ansible_collections.kubeops.kops.plugins.modules import cluster as cluster_module
@@ -145,3 +146,63 @@ def test_state_store_from_environment(run_module, store_url, monkeypatch):
     result = run_module(cluster_module, options=HA_OPTIONS)
     assert result["config_base"] == store_url + "/ha.example.com"
     assert "ha.example.com/config" in store_files(store_url)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"node_counts": 3}, "unknown create-cluster option node_counts (did you mean node_count?)"),
+    ({"networkin": "calico", "zone": "us-east-1a"}, "networkin (did you mean networking?), zone (did you mean zones?)"),
+    ({"node_count": "many"}, "argument 'node_count' is of type str"),
+    ({"node_count": -1}, "node_count: must be 0 or more, not -1"),
+    ({"zones": 5}, "zones: zone '5' is not an AWS availability zone"),
+    ({"cluster_name": "nodot"}, "cluster_name: 'nodot' must be a fully-qualified DNS name, e.g. nodot.example.com"),
+    ({"cluster_name": "a" * 250 + ".com"}, "is not a DNS name; use at most 253"),
+])
+def test_bad_option_values_fail_in_one_line_naming_the_option(run_module, store_url, options, message):
+    result = run_module(cluster_module, state_store=store_url, options=dict(HA_OPTIONS, **options))
+    assert result["failed"] is True
+    assert message in result["msg"] and "\n" not in result["msg"], result["msg"]
+    assert store_files(store_url) == {}
+
+
+def test_options_are_documented_as_the_argument_spec_checks_them():
+    from ansible_collections.kubeops.kops.plugins.module_utils.completion import new_cluster
+
+    documented = yaml.safe_load(cluster_module.DOCUMENTATION)["options"]["options"]["suboptions"]
+    assert list(documented) == list(new_cluster.OPTION_SPEC)
+    for name, spec in new_cluster.OPTION_SPEC.items():
+        assert {k: v for k, v in documented[name].items() if k != "description"} == spec, name
+
+
+def test_a_file_as_state_store_is_named_and_nothing_is_written(run_module, tmp_path):
+    stray = tmp_path / "notes.txt"
+    stray.write_text("mine")
+    for store in ("file://%s" % stray, "file://%s/state" % stray):
+        result = run_module(cluster_module, state_store=store, options=HA_OPTIONS)
+        assert result["msg"] == ("state_store: %s is a file, not a directory; give a directory (file://DIR) "
+                                 "or an s3:// store" % stray)
+    assert stray.read_text() == "mine"
+
+
+def test_names_too_long_for_a_store_path_are_refused(run_module, store_url):
+    from ansible_collections.kubeops.kops.plugins.modules import cluster_info, instance_group
+
+    run_module(cluster_module, state_store=store_url, options=HA_OPTIONS)
+    before = store_files(store_url)
+    info = run_module(cluster_info, state_store=store_url, name="x" * 300 + ".com")
+    assert info["msg"].startswith("cluster_name: 'xxx") and "is not a DNS name" in info["msg"]
+    group = run_module(instance_group, state_store=store_url, cluster_name="ha.example.com", name="n" * 300,
+                       spec={"role": "Node", "subnets": ["us-east-1a"]})
+    assert group["msg"].startswith("instance group name: 'nnn") and "at most 253" in group["msg"]
+    assert store_files(store_url) == before
+
+
+def test_keypair_refuses_a_keyset_the_cluster_does_not_have(run_module, store_url):
+    from ansible_collections.kubeops.kops.plugins.modules import keypair
+
+    run_module(cluster_module, state_store=store_url, options=HA_OPTIONS)
+    before = store_files(store_url)
+    result = run_module(keypair, state_store=store_url, cluster_name="ha.example.com", keysets=["kubernetes-cas"])
+    assert result["failed"] is True
+    assert result["msg"].startswith("keysets: kubernetes-cas (did you mean kubernetes-ca?) is no keyset of cluster "
+                                    "ha.example.com; its keysets are kubernetes-ca, ")
+    assert store_files(store_url) == before
