@@ -179,10 +179,15 @@ def _write_if_changed(path, text, dry_run):
             changed = handle.read() != text
     except FileNotFoundError:
         changed = True
+    except OSError as exc:
+        raise UpdateError("out_dir: cannot read %s (%s); give a directory you can write" % (path, exc.strerror))
     if changed and not dry_run:
-        os.makedirs(out_dir, exist_ok=True)
-        temp = path + ".tmp"
-        with open(temp, "wb" if binary else "w") as handle:
-            handle.write(text)
-        os.replace(temp, path)
+        try:
+            os.makedirs(out_dir, exist_ok=True)
+            temp = path + ".tmp"
+            with open(temp, "wb" if binary else "w") as handle:
+                handle.write(text)
+            os.replace(temp, path)
+        except OSError as exc:
+            raise UpdateError("out_dir: cannot write %s (%s); give a directory you can write" % (path, exc.strerror))
     return path, changed, text

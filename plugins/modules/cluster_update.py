@@ -164,7 +164,14 @@ def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils.engine import plan as plans
 
     params = module.params
+    if params["workers"] < 1:
+        module.fail_json(msg="workers: must be 1 or more, not %d" % params["workers"])
+    if params["timeout"] < 1:
+        module.fail_json(msg="timeout: must be 1 second or more, not %d" % params["timeout"])
     service = module.service()
+    if service.store.url("").startswith("file://"):
+        module.warn("the state store is file://, which no instance can read: the nodes of this cluster will not boot "
+                    "from it; use an s3:// (or gs://) store for a real cluster")
     planned = None
     if params["cluster"] is not None:
         if not module.check_mode:

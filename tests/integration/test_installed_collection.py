@@ -140,7 +140,10 @@ def test_create_get_replace_update_from_another_directory(aws, installed, user):
 
     code, run = user("update_cluster", *update)
     assert code == 0, run
-    assert _result(run, "Update the cluster with target direct")["summary"]["create"] > 20
+    applied = _result(run, "Update the cluster with target direct")
+    # The preview's count is what the apply then did.
+    assert applied["summary"] == preview["summary"]
+    assert applied["lines"][-1] == preview["lines"][-1]
     assert len(ec2.describe_vpcs(Filters=owned)["Vpcs"]) == 1
 
     assert _files(installed) == collection_before
@@ -181,3 +184,21 @@ def test_bad_run_variables_fail_with_one_line(user, args, message):
     assert message in text, text
     assert "Traceback" not in text
     assert sorted(p.name for p in user.cwd.iterdir()) == ["c.yml"]
+
+
+def test_check_mode_previews_a_new_cluster_and_its_cloud(aws, user):
+    """create_cluster.yml --check with target direct: the store and the cloud planned in memory, nothing written."""
+    cwd = user.cwd
+    (cwd / "my-cluster.yml").write_text(yaml.safe_dump({"state_store": "file://state",
+                                                        "cluster_options": CLUSTER_OPTIONS}))
+    code, run = user("create_cluster", "-e", "@my-cluster.yml", "-e", "target=direct", "--check", "--diff")
+    assert code == 0, run
+    report = _result(run, "Report")["msg"]
+    assert "would be written (check mode)" in report
+    preview = _result(run, "Apply the cluster (direct)")
+    assert preview["summary"]["create"] > 20 and preview["summary"]["delete"] == 0
+    assert "+ aws_vpc front.example.com" in preview["lines"]
+    assert preview["lines"][-1].startswith("Plan: %d to create" % preview["summary"]["create"])
+    assert not (cwd / "state").exists()
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    assert ec2.describe_vpcs(Filters=[{"Name": "tag:KubernetesCluster", "Values": ["front.example.com"]}])["Vpcs"] == []

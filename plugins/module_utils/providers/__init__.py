@@ -12,10 +12,17 @@ cloud/ modules, and nothing else changes.
 
 from __future__ import annotations
 
-import importlib
 
-# cloudProvider -> the module holding its DRIVER; a provider listed as None is known but not built.
-DRIVERS = {"aws": "aws", "gce": None}
+
+def _aws():
+    # Imported here, not at the top, so a GCE run never loads boto3-facing code; written as a plain
+    # import (not importlib) so that Ansible's module packager sees it and ships the driver.
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers import aws
+    return aws.DRIVER
+
+
+# cloudProvider -> its driver's loader; a provider listed as None is known but not built.
+DRIVERS = {"aws": _aws, "gce": None}
 
 
 class DriverError(ValueError):
@@ -32,5 +39,4 @@ def driver_for(spec):
         raise DriverError("spec.cloudProvider: %s clusters can be created and stored, but cluster_update does not "
                           "build their cloud objects yet (built: %s)"
                           % (provider, ", ".join(sorted(p for p, m in DRIVERS.items() if m))))
-    module = importlib.import_module("ansible_collections.kubeops.kops.plugins.module_utils.providers." + DRIVERS[provider])
-    return module.DRIVER
+    return DRIVERS[provider]()
