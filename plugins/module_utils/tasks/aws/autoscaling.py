@@ -168,13 +168,14 @@ def kops_managed(cloud, tags):
     return cloud.owns(tags) and INSTANCE_GROUP_TAG in tags and not any(k.startswith("karpenter.") for k in tags)
 
 
-def not_owned(task, object_id, cloud):
-    """The error for an object with the task's name that this cluster does not own: never adopted."""
+def not_owned(cloud, object_id=None):
+    """The error for an object with a task's name that this cluster does not own: never adopted.
+    (The runner prefixes the task's kind/name.)"""
     wanted = ", ".join("%s=%s" % item for item in sorted(cloud.ownership_tags().items()))
     return ValueError(
-        "%s %s (%s) exists but does not carry this cluster's ownership tags (%s): it belongs to another "
-        "cluster or to none and is never adopted; delete or rename it, or give it those tags if it is this "
-        "cluster's" % (task.kind, task.fields["name"], object_id, wanted))
+        "one of this name exists%s but does not carry this cluster's ownership tags (%s): it belongs to "
+        "another cluster or to none and is never adopted; delete or rename it, or give it those tags if it "
+        "is this cluster's" % (" (%s)" % object_id if object_id else "", wanted))
 
 
 def resolved_or_none(value):
@@ -326,7 +327,7 @@ class LaunchTemplate(ComparedTask):
             return None
         template, version = found
         if not cloud.owns(tag_dict(template.get("Tags"))):
-            raise not_owned(self, template["LaunchTemplateId"], cloud)
+            raise not_owned(cloud, template["LaunchTemplateId"])
         self.outputs.update(id=template["LaunchTemplateId"], latest_version=template.get("LatestVersionNumber"))
         item = dict((version or {}).get("LaunchTemplateData") or {}, LaunchTemplateName=template["LaunchTemplateName"],
                     Tags=template.get("Tags"))
@@ -342,7 +343,7 @@ class LaunchTemplate(ComparedTask):
             raise
         for template in found:
             if not cloud.owns(tag_dict(template.get("Tags"))):
-                raise not_owned(self, template["LaunchTemplateId"], cloud)
+                raise not_owned(cloud, template["LaunchTemplateId"])
 
     def launch_template_data(self):
         """The desired LaunchTemplateData (EC2 API form): the table's API fields."""
@@ -572,7 +573,7 @@ class AutoScalingGroup(ComparedTask):
             self._refuse_foreign(cloud)
             return None
         if not cloud.owns(tag_dict(group.get("Tags"))):
-            raise not_owned(self, group.get("AutoScalingGroupARN") or group["AutoScalingGroupName"], cloud)
+            raise not_owned(cloud)
         self.outputs.update(id=group["AutoScalingGroupName"], arn=group.get("AutoScalingGroupARN"))
         return self.read_actual(group)
 
@@ -582,7 +583,7 @@ class AutoScalingGroup(ComparedTask):
             AutoScalingGroupNames=[self.fields["name"]])["AutoScalingGroups"]
         for group in groups:
             if not cloud.owns(tag_dict(group.get("Tags"))):
-                raise not_owned(self, group.get("AutoScalingGroupARN") or group["AutoScalingGroupName"], cloud)
+                raise not_owned(cloud)
         return groups
 
     def create_args(self, desired=None):
