@@ -92,7 +92,7 @@ def test_dns_cluster_without_hosted_zone_fails_then_finds_the_zone(aws, playbook
     out_dir = tmp_path / "tf"
     update = {"name": "Render", "kubeops.kops.cluster_update": {
         "state_store": store, "cluster_name": CLUSTER, "target": "terraform", "out_dir": str(out_dir)}}
-    create = _create(store, options=dict(OPTIONS, api_load_balancer_type="public"))
+    create = _create(store, options=dict(OPTIONS, api_load_balancer_type="public", dns_type="public"))
 
     run = _run(playbook, tmp_path, create, update)
     failed = task_results(run, "Render")
