@@ -42,8 +42,9 @@ options:
   region:
     description:
       - The AWS region.
-      - When omitted, a cluster's region is the region of its zones (as in kops), a node module asks the
-        instance metadata, and otherwise E(AWS_REGION), E(AWS_DEFAULT_REGION) or the profile's region apply.
+      - When omitted, a cluster's region is the region of its zones (as in kops), M(kubeops.kops.etcd_volume)
+        and M(kubeops.kops.etcd_peers) ask the instance metadata, and otherwise E(AWS_REGION),
+        E(AWS_DEFAULT_REGION) or the profile's region apply.
       - Route53 and IAM are global and ignore it.
     type: str
     aliases: [aws_region]

@@ -92,3 +92,18 @@ def test_options_follow_amazon_aws():
     assert spec["secret_key"]["fallback"][1] == ["AWS_SECRET_ACCESS_KEY", "AWS_SECRET_KEY"]
     assert spec["profile"]["fallback"][1] == ["AWS_PROFILE", "AWS_DEFAULT_PROFILE"]
     assert spec is not aws.AWS_ARGS and spec["access_key"] is not aws.AWS_ARGS["access_key"]
+
+
+def test_a_node_module_takes_its_aws_options(run_module, aws, monkeypatch):
+    """etcd_peers with credentials and endpoint as options only (none in the environment) reaches moto."""
+    from ansible_collections.kubeops.kops.plugins.modules import etcd_peers
+    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(key)
+    config = {"ClusterName": "k8s.example.com", "kubeops": {"etcdClusters": [{"name": "main", "members": [
+        {"name": "a", "instanceGroup": "control-plane-a"}]}]}}
+    without = run_module(etcd_peers, nodeup_config=config, region="us-east-1", wait=0)
+    assert without["failed"] is True and "no AWS credentials found" in without["msg"]
+    found = run_module(etcd_peers, nodeup_config=config, wait=0, aws_region="us-east-1", aws_access_key_id="testing",
+                       aws_secret_access_key="testing", endpoint_url=aws.url)
+    # No instance exists: the call went through and found nobody (a credentials or endpoint error says otherwise).
+    assert found["failed"] is True and found["missing"] == ["a"], found
