@@ -42,6 +42,13 @@ def gcs(gcs_server, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _no_ambient_aws(monkeypatch):
+    """No AWS credentials, profile or instance metadata from the machine: modules look cloud facts up when
+    credentials resolve, so only tests that ask for them (the `aws` fixture) may have any."""
+    servers.forget_ambient_aws(monkeypatch)
+
+
+@pytest.fixture(autouse=True)
 def _clean_memfs():
     from ansible_collections.kubeops.kops.plugins.module_utils.statestore import vfs
     vfs.reset_memfs()

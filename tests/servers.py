@@ -106,6 +106,21 @@ AWS_TEST_ENV = {
 }
 
 
+AMBIENT_AWS_ENV = ("AWS_ACCESS_KEY_ID", "AWS_ACCESS_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_SECRET_KEY", "AWS_SESSION_TOKEN",
+                   "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_URL", "AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE",
+                   "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI")
+
+
+def forget_ambient_aws(monkeypatch):
+    for key in AMBIENT_AWS_ENV:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+    from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
+    aws.configure({})
+
+
 def point_aws_at(url, monkeypatch):
     for key, value in AWS_TEST_ENV.items():
         monkeypatch.setenv(key, value)

@@ -17,29 +17,26 @@ options:
     type: str
   cloud_facts:
     description:
-      - Facts about the cloud that spec completion would otherwise look up, as data.
+      - Facts about the cloud that spec completion would otherwise look up, as data. They win over a lookup;
+        with O(cloud_lookup=false) they are the only source (an offline run).
       - "Keys: C(machine_types) (cloud -> role -> machine type), C(vpcs) (VPC id -> CIDR),
         C(subnets) (subnet id -> C(cidr), C(zone), C(vpc)), C(hosted_zones) (DNS name -> zone id),
         C(gce_used_cidrs) (list of CIDRs already used in the GCE network)."
-      - When a needed fact is missing the module fails and names it; it never guesses a CIDR.
+      - When a needed fact is neither given nor found the module fails and names it; it never guesses a CIDR
+        and never leaves out the Route53 records of a cluster without a hosted zone.
     type: dict
   cloud_lookup:
     description:
-      - Ask AWS (read-only EC2 and Route53 calls) for the facts O(cloud_facts) does not give,
-        as C(kops create cluster) does; for example the CIDR of an existing VPC or the default machine
-        type offered in the cluster's zones.
-      - Credentials, profile and endpoint resolve like the AWS CLI.
+      - Whether to ask AWS (read-only EC2 and Route53 calls, with the AWS options) for the facts O(cloud_facts)
+        does not give, as kops does; for example the CIDR of an existing VPC, the zone and CIDR of shared
+        subnets, the hosted zone of the cluster's DNS name, the default machine type offered in the zones.
+      - When unset, the module looks facts up when AWS credentials resolve (options, environment, profile or
+        instance role) and the cluster is not a GCE one, and works offline otherwise.
+      - V(true) always looks up and fails without credentials; V(false) never asks AWS.
     type: bool
-    default: false
-  region:
-    description: AWS region for O(cloud_lookup). Defaults to the region of the cluster's first zone.
-    type: str
-  profile:
-    description: AWS profile for O(cloud_lookup).
-    type: str
 requirements:
   - python >= 3.9
   - PyYAML
-  - boto3 (for s3:// state stores)
+  - boto3 (for s3:// state stores and cloud lookups)
   - google-auth and requests (for gs:// state stores)
 """

@@ -16,24 +16,25 @@ import traceback
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
 
 STATE_STORE_ARGS = dict(
     state_store=dict(type="str"),
     cloud_facts=dict(type="dict"),
-    cloud_lookup=dict(type="bool", default=False),
-    region=dict(type="str"),
-    profile=dict(type="str"),
+    # None: look up when AWS credentials resolve (kops always asks its cloud); true: always; false: never.
+    cloud_lookup=dict(type="bool"),
 )
 
 
 class KopsModule(AnsibleModule):
     def __init__(self, argument_spec, **kwargs):
-        spec = dict(STATE_STORE_ARGS)
+        spec = aws.argument_spec(STATE_STORE_ARGS)
         spec.update(argument_spec)
         kwargs.setdefault("supports_check_mode", True)
         AnsibleModule.__init__(self, argument_spec=spec, **kwargs)
         if objects.yaml is None:
             self.fail_json(msg=missing_required_lib("PyYAML"))
+        aws.configure_module(self)
 
     def service(self, zone_hint=None):
         """The cluster service over this module's state store and cloud facts.
@@ -45,13 +46,25 @@ class KopsModule(AnsibleModule):
         return ClusterService(self.params.get("state_store"), facts=self.cloud_facts(zone_hint))
 
     def cloud_facts(self, zone_hint=None):
+        """Facts from cloud_facts, the rest looked up in AWS when cloud_lookup allows it.
+
+        cloud_lookup unset looks up when AWS credentials resolve, as kops always asks its cloud; a GCE
+        zone_hint means no AWS lookup.  Region: the region option, else zone_hint's, else botocore's.
+        """
         from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts
         data = self.params.get("cloud_facts")
-        if not self.params.get("cloud_lookup"):
+        lookup = self.params.get("cloud_lookup")
+        aws_zone = cloudfacts.is_aws_zone(zone_hint) if zone_hint else True
+        if lookup is False or not aws_zone:
+            return cloudfacts.StaticCloudFacts(data)
+        if not aws.has_credentials():
+            if lookup:
+                aws.require_boto3()
+                raise aws.AwsError("cloud_lookup: true: " + aws.NO_CREDENTIALS)
             return cloudfacts.StaticCloudFacts(data)
         from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws_facts import AwsCloudFacts
         region = self.params.get("region") or (cloudfacts.aws_region_of_zone(zone_hint) if zone_hint else None)
-        return AwsCloudFacts(region, data, profile=self.params.get("profile"))
+        return AwsCloudFacts(region, data)
 
     def fail_from(self, exc):
         problems = [str(e) for e in getattr(exc, "errors", [])]

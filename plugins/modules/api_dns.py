@@ -32,9 +32,8 @@ options:
     description: Record TTL in seconds (kops' dns-controller uses 60).
     type: int
     default: 60
-  region:
-    description: AWS region of the instances.
-    type: str
+extends_documentation_fragment:
+  - kubeops.kops.aws
 attributes:
   check_mode:
     description: Reads instances and the record; changes nothing.
@@ -75,16 +74,17 @@ zone_id:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
+
 
 def main():
-    module = AnsibleModule(argument_spec=dict(
+    module = AnsibleModule(argument_spec=aws.argument_spec(dict(
         cluster_name=dict(type="str", required=True),
         dns_zone=dict(type="str", required=True),
         record_name=dict(type="str"),
         ttl=dict(type="int", default=60),
-        region=dict(type="str"),
-    ), supports_check_mode=True)
-    from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
+    )), supports_check_mode=True)
+    aws.configure_module(module)
     from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import api_dns
 
     params = module.params

@@ -25,6 +25,7 @@ options:
     default: false
 extends_documentation_fragment:
   - kubeops.kops.state_store
+  - kubeops.kops.aws
 attributes:
   check_mode:
     description: The module only reads.

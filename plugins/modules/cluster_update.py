@@ -71,6 +71,7 @@ options:
     default: 600
 extends_documentation_fragment:
   - kubeops.kops.state_store
+  - kubeops.kops.aws
 attributes:
   check_mode:
     description: A dry run that makes no mutating call.

@@ -62,6 +62,8 @@ options:
   store_endpoint:
     description: Object-store API endpoint override (S3-compatible endpoint, or the GCS JSON API root).
     type: str
+extends_documentation_fragment:
+  - kubeops.kops.aws
 attributes:
   check_mode:
     description: Says which backup would be taken, fetched or removed and changes nothing.
@@ -114,9 +116,11 @@ skipped_reason:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
+
 
 def main():
-    module = AnsibleModule(argument_spec=dict(
+    module = AnsibleModule(argument_spec=aws.argument_spec(dict(
         backup_store=dict(type="str", required=True),
         action=dict(type="str", choices=["save", "list", "fetch", "prune"], default="save"),
         endpoint=dict(type="str"),
@@ -129,8 +133,9 @@ def main():
         name=dict(type="str"),
         dest=dict(type="path"),
         store_endpoint=dict(type="str"),
-    ), required_if=[("action", "save", ("endpoint", "cacert", "cert", "key")), ("action", "fetch", ("dest",))],
+    )), required_if=[("action", "save", ("endpoint", "cacert", "cert", "key")), ("action", "fetch", ("dest",))],
         supports_check_mode=True)
+    aws.configure_module(module)
     from ansible_collections.kubeops.kops.plugins.module_utils import etcd_node
     try:
         result = etcd_node.run_action(module.params, check_mode=module.check_mode)

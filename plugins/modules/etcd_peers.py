@@ -20,13 +20,12 @@ options:
     description: The node's nodeup config (its C(ClusterName) and C(kubeops.etcdClusters)).
     type: dict
     required: true
-  region:
-    description: AWS region. Read from the instance metadata (IMDSv2) when omitted.
-    type: str
   wait:
     description: Seconds to wait for every member to have an address (0 to answer at once).
     type: int
     default: 600
+extends_documentation_fragment:
+  - kubeops.kops.aws
 attributes:
   check_mode:
     description: Read-only; runs the same in check mode.
@@ -71,14 +70,15 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
+
 
 def main():
-    module = AnsibleModule(argument_spec=dict(
+    module = AnsibleModule(argument_spec=aws.argument_spec(dict(
         nodeup_config=dict(type="dict", required=True),
-        region=dict(type="str"),
         wait=dict(type="int", default=600),
-    ), supports_check_mode=True)
-    from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
+    )), supports_check_mode=True)
+    aws.configure_module(module)
     from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd_peers, etcd_volume
 
     config = module.params["nodeup_config"]

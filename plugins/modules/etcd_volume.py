@@ -28,9 +28,6 @@ options:
   zone:
     description: This instance's availability zone. Read from the instance metadata when omitted.
     type: str
-  region:
-    description: AWS region. Read from the instance metadata when omitted.
-    type: str
   device_name:
     description: The device name to attach as.
     type: str
@@ -39,6 +36,8 @@ options:
     description: Wait until EC2 reports the volume attached.
     type: bool
     default: true
+extends_documentation_fragment:
+  - kubeops.kops.aws
 attributes:
   check_mode:
     description: Finds the volume and reports whether it would be attached; attaches nothing.
@@ -81,17 +80,18 @@ device:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
+
 
 def main():
-    module = AnsibleModule(argument_spec=dict(
+    module = AnsibleModule(argument_spec=aws.argument_spec(dict(
         volume_tags=dict(type="dict", required=True),
         instance_id=dict(type="str"),
         zone=dict(type="str"),
-        region=dict(type="str"),
         device_name=dict(type="str", default="/dev/xvdu"),
         wait=dict(type="bool", default=True),
-    ), supports_check_mode=True)
-    from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
+    )), supports_check_mode=True)
+    aws.configure_module(module)
     from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd_volume
 
     params = module.params

@@ -42,6 +42,7 @@ options:
     type: raw
 extends_documentation_fragment:
   - kubeops.kops.state_store
+  - kubeops.kops.aws
 attributes:
   check_mode:
     description: Check mode computes the same plan and writes nothing.

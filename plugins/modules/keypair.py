@@ -36,6 +36,7 @@ options:
     default: ensure
 extends_documentation_fragment:
   - kubeops.kops.state_store
+  - kubeops.kops.aws
 attributes:
   check_mode:
     description: Computes the same changes and writes nothing.

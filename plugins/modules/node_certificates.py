@@ -96,6 +96,8 @@ options:
     description: Directory that every path is relative to (V(/) on a node; a scratch directory to render a tree).
     type: path
     default: /
+extends_documentation_fragment:
+  - kubeops.kops.aws
 attributes:
   check_mode:
     description: Decides what would be issued and writes nothing.
@@ -155,6 +157,8 @@ import socket
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
 
 
 def read_bytes(path):
@@ -264,14 +268,15 @@ def main():
         key_path=dict(type="path", required=True, no_log=False),  # a file path, not key material
         ca_path=dict(type="path"),
     )
-    module = AnsibleModule(argument_spec=dict(
+    module = AnsibleModule(argument_spec=aws.argument_spec(dict(
         config_base=dict(type="str", required=True),
         certificates=dict(type="list", elements="dict", default=[], options=certificate),
         nodeup_config=dict(type="dict"),
         node_name=dict(type="str"),
         endpoint=dict(type="str"),
         root=dict(type="path", default="/"),
-    ), supports_check_mode=True)
+    )), supports_check_mode=True)
+    aws.configure_module(module)
     if not module.params["certificates"] and not module.params["nodeup_config"]:
         module.fail_json(msg="give certificates, nodeup_config or both")
     try:

@@ -1,25 +1,113 @@
 # -*- coding: utf-8 -*-
 # Copyright: kubeops.kops contributors
 # Apache License 2.0 (see LICENSE)
-"""One place that makes boto3 clients.
+"""One place that makes boto3 sessions and clients: every AWS call of the collection goes through client().
 
-Retries are botocore's own (standard mode by default, AWS_RETRY_MODE=adaptive
-to change it), pagination is botocore's paginators, and endpoints, profiles
-and regions resolve like the AWS CLI (AWS_ENDPOINT_URL[_<SERVICE>],
-AWS_PROFILE, AWS_REGION / AWS_DEFAULT_REGION).
+Credentials, profile, region and endpoint come from the module's AWS options
+(configure(), called once per module run with the options of doc fragment
+kubeops.kops.aws, named as amazon.aws names them), else resolve like the AWS
+CLI (AWS_ACCESS_KEY_ID, AWS_PROFILE, AWS_ENDPOINT_URL[_<SERVICE>], shared
+config files, instance role).  Retries are botocore's own (standard mode by
+default, AWS_RETRY_MODE=adaptive to change it); pagination is botocore's
+paginators.  Every client has connect and read timeouts
+(KOPS_AWS_CONNECT_TIMEOUT, KOPS_AWS_READ_TIMEOUT, in seconds), and an endpoint
+that does not connect or does not answer is given up after TIMEOUT_ATTEMPTS
+tries, instead of botocore's ten with back-off (an endpoint that accepts TCP
+and never answers kept a run busy 692 s).
 """
 
 from __future__ import annotations
 
+import copy
 import os
+
+from ansible.module_utils.basic import env_fallback
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import Cloud, Failure
 
 USER_AGENT = "kubeops.kops"
+DEFAULT_CONNECT_TIMEOUT = 10
+DEFAULT_READ_TIMEOUT = 60
+TIMEOUT_ENV = {"connect_timeout": ("KOPS_AWS_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT),
+               "read_timeout": ("KOPS_AWS_READ_TIMEOUT", DEFAULT_READ_TIMEOUT)}
+TIMEOUT_ATTEMPTS = 3
+NO_CREDENTIALS = ("no AWS credentials found (botocore: Unable to locate credentials): set access_key and secret_key "
+                  "(or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), or profile (or AWS_PROFILE), "
+                  "or run where an instance role or container credentials apply")
+
+# The AWS options of every AWS-touching module (doc fragment kubeops.kops.aws), as amazon.aws has them.
+# region has no environment fallback here: a cluster's region is its zones' region (as in kops), and a
+# node's region is its instance's; AWS_REGION / AWS_DEFAULT_REGION apply where neither is known.
+AWS_ARGS = dict(
+    access_key=dict(type="str", aliases=["aws_access_key_id", "aws_access_key"], no_log=False,
+                    fallback=(env_fallback, ["AWS_ACCESS_KEY_ID", "AWS_ACCESS_KEY"])),
+    secret_key=dict(type="str", aliases=["aws_secret_access_key", "aws_secret_key"], no_log=True,
+                    fallback=(env_fallback, ["AWS_SECRET_ACCESS_KEY", "AWS_SECRET_KEY"])),
+    session_token=dict(type="str", aliases=["aws_session_token"], no_log=True,
+                       fallback=(env_fallback, ["AWS_SESSION_TOKEN"])),
+    profile=dict(type="str", aliases=["aws_profile"], fallback=(env_fallback, ["AWS_PROFILE", "AWS_DEFAULT_PROFILE"])),
+    region=dict(type="str", aliases=["aws_region"]),
+    endpoint_url=dict(type="str", aliases=["aws_endpoint_url"], fallback=(env_fallback, ["AWS_URL"])),
+)
+AWS_OPTION_NAMES = tuple(AWS_ARGS)
+# Route53 is global; botocore still wants a region to find its endpoint.
+GLOBAL_SERVICE_REGION = "us-east-1"
 
 
 class AwsError(ValueError):
     """An AWS call failed; the message names the call and what to check."""
+
+
+class AwsSettings(object):
+    """The AWS options of one module run; empty values mean "as botocore resolves it"."""
+
+    def __init__(self, access_key=None, secret_key=None, session_token=None, profile=None, region=None,
+                 endpoint_url=None):
+        self.access_key = access_key or None
+        self.secret_key = secret_key or None
+        self.session_token = session_token or None
+        self.profile = profile or None
+        self.region = region or None
+        self.endpoint_url = endpoint_url or None
+        if self.profile and (self.access_key or self.secret_key or self.session_token):
+            # As amazon.aws: which one would win is not obvious; set the other to '' to use one.
+            raise AwsError("profile %r and access_key/secret_key/session_token (options or AWS_* environment "
+                           "variables) were both given; use one of them (set the other to '')" % self.profile)
+        if bool(self.access_key) != bool(self.secret_key):
+            raise AwsError("access_key and secret_key go together; give both (or neither)")
+
+    @classmethod
+    def from_params(cls, params):
+        return cls(**{name: params.get(name) for name in AWS_OPTION_NAMES})
+
+
+_settings = AwsSettings()
+
+
+def argument_spec(module_options=None):
+    """AWS_ARGS plus a module's own options, for AnsibleModule."""
+    spec = copy.deepcopy(AWS_ARGS)
+    spec.update(module_options or {})
+    return spec
+
+
+def configure_module(module):
+    """configure() from an AnsibleModule's params; contradicting options fail the module."""
+    try:
+        return configure(module.params)
+    except AwsError as exc:
+        module.fail_json(msg=str(exc))
+
+
+def configure(params):
+    """Use these AWS options (a module's params) for every client made from now on in this process."""
+    global _settings
+    _settings = AwsSettings.from_params(params)
+    return _settings
+
+
+def settings():
+    return _settings
 
 
 def _boto3():
@@ -27,13 +115,59 @@ def _boto3():
         import boto3
         import botocore.config
     except ImportError:
-        raise AwsError("boto3 is required for AWS (pip install boto3)")
+        from ansible.module_utils.basic import missing_required_lib
+        raise AwsError(missing_required_lib("boto3 and botocore") + " To install it: pip install boto3")
     return boto3, botocore.config
 
 
+def require_boto3():
+    _boto3()
+
+
 def session(region=None, profile=None):
+    """A boto3 session with the configured credentials (profile: override the configured one)."""
+    import botocore.exceptions
     boto3 = _boto3()[0]
-    return boto3.session.Session(region_name=region or None, profile_name=profile or None)
+    current = _settings
+    profile = profile or current.profile
+    keys = {} if profile else dict(aws_access_key_id=current.access_key, aws_secret_access_key=current.secret_key,
+                                   aws_session_token=current.session_token)
+    try:
+        return boto3.session.Session(region_name=region or current.region, profile_name=profile, **keys)
+    except botocore.exceptions.BotoCoreError as exc:  # ProfileNotFound and the like
+        raise AwsError("AWS profile %r: %s" % (profile, exc))
+
+
+def credentials(aws_session):
+    """The session's credentials, or None; an unusable profile or credential source is an AwsError."""
+    import botocore.exceptions
+    try:
+        return aws_session.get_credentials()
+    except botocore.exceptions.BotoCoreError as exc:
+        raise AwsError("AWS credentials: %s" % exc)
+
+
+def has_credentials():
+    """Whether any AWS credentials resolve (options, environment, profile, instance role)."""
+    try:
+        _boto3()
+    except AwsError:
+        return False
+    return credentials(session()) is not None
+
+
+def timeouts():
+    """{connect_timeout, read_timeout} in seconds, from KOPS_AWS_CONNECT_TIMEOUT / KOPS_AWS_READ_TIMEOUT."""
+    values = {}
+    for key, (variable, default) in TIMEOUT_ENV.items():
+        raw = os.environ.get(variable)
+        try:
+            values[key] = float(raw) if raw else default
+        except ValueError:
+            values[key] = -1
+        if values[key] <= 0:
+            raise AwsError("%s=%r is not a positive number of seconds" % (variable, raw))
+    return values
 
 
 def client_config(max_attempts=10):
@@ -41,11 +175,57 @@ def client_config(max_attempts=10):
     return config.Config(
         retries={"mode": os.environ.get("AWS_RETRY_MODE", "standard"), "max_attempts": max_attempts},
         user_agent_extra=USER_AGENT,
+        **timeouts()
     )
 
 
 def client(service, region=None, profile=None, endpoint_url=None):
-    return session(region, profile).client(service, config=client_config(), endpoint_url=endpoint_url or None)
+    """The one client factory: configured credentials, timeouts, retries; a clear error without credentials.
+
+    endpoint_url: this client's own endpoint (e.g. a state store's), before the configured endpoint_url.
+    """
+    aws_session = session(region, profile)
+    if credentials(aws_session) is None:
+        raise AwsError(NO_CREDENTIALS)
+    config = client_config()
+    api_client = aws_session.client(service, config=config, endpoint_url=endpoint_url or _settings.endpoint_url)
+    api_client.meta.events.register("needs-retry", _give_up_on_silence(config.connect_timeout, config.read_timeout))
+    return api_client
+
+
+def _give_up_on_silence(connect_timeout, read_timeout):
+    """A needs-retry hook: after TIMEOUT_ATTEMPTS tries that could not connect or got no answer, stop with a
+    message naming the endpoint, the timeout and what to check (botocore would try ten times, with back-off)."""
+    import botocore.exceptions
+
+    def hook(attempts=0, caught_exception=None, endpoint=None, **kwargs):
+        if attempts < TIMEOUT_ATTEMPTS:
+            return
+        if isinstance(caught_exception, botocore.exceptions.ReadTimeoutError):
+            why = "did not answer within %g s (KOPS_AWS_READ_TIMEOUT)" % read_timeout
+        elif isinstance(caught_exception, botocore.exceptions.ConnectTimeoutError):
+            why = "did not accept a connection within %g s (KOPS_AWS_CONNECT_TIMEOUT)" % connect_timeout
+        elif isinstance(caught_exception, botocore.exceptions.EndpointConnectionError):
+            why = "could not be reached (%s)" % caught_exception
+        else:
+            return
+        raise _no_answer_error()(message="AWS endpoint %s %s, %d tries; check endpoint_url (AWS_ENDPOINT_URL), "
+                                         "the network and proxies" % (getattr(endpoint, "host", "?"), why, attempts))
+    return hook
+
+
+_NO_ANSWER = []
+
+
+def _no_answer_error():
+    """A botocore ConnectionError subclass (callers catching BotoCoreError see it) with our message."""
+    if not _NO_ANSWER:
+        import botocore.exceptions
+
+        class AwsNoAnswer(botocore.exceptions.ConnectionError):
+            fmt = "{message}"
+        _NO_ANSWER.append(AwsNoAnswer)
+    return _NO_ANSWER[0]
 
 
 def paginate(api_client, operation, result_key, **kwargs):
@@ -61,6 +241,11 @@ def describe_error(exc, what):
     response = getattr(exc, "response", None) or {}
     error = response.get("Error") or {}
     code = error.get("Code") or type(exc).__name__
+    if code == "NoCredentialsError":
+        return AwsError("%s: %s" % (what, NO_CREDENTIALS))
+    if code in ("AwsNoAnswer", "NoRegionError"):
+        hint = "; set region (or AWS_REGION)" if code == "NoRegionError" else ""
+        return AwsError("%s: %s%s" % (what, exc, hint))
     return AwsError("%s: %s: %s" % (what, code, error.get("Message") or exc))
 
 
@@ -135,6 +320,8 @@ class AwsCloud(Cloud):
 
     def failure(self, exc):
         code = error_code(exc)
+        if type(exc).__name__ == "NoCredentialsError":
+            return Failure("", NO_CREDENTIALS)
         if code is None:
             return Cloud.failure(self, exc)
         message = ((exc.response.get("Error") or {}).get("Message") or str(exc)).strip()

@@ -30,9 +30,18 @@ class CloudFactsError(ValueError):
     pass
 
 
+AWS_ZONE = re.compile(r"^[a-z]{2}(-[a-z0-9]+)+-\d+[a-z]$")
+# How to supply a fact that no lookup gave (offline, or lookup found nothing); {what} names the fact.
+OFFLINE_HINT = "give it in cloud_facts.%s, or let the module look it up (AWS credentials, cloud_lookup not false)"
+
+
+def is_aws_zone(zone):
+    return bool(AWS_ZONE.match(zone or ""))
+
+
 def aws_region_of_zone(zone):
     """us-east-1a -> us-east-1 (and kops' test zone us-test-1a -> us-test-1)."""
-    if not re.match(r"^[a-z]{2}(-[a-z0-9]+)+-\d+[a-z]$", zone or ""):
+    if not is_aws_zone(zone):
         raise CloudFactsError("zone %r is not an AWS availability zone (expected e.g. us-east-1a)" % (zone,))
     return zone[:-1]
 
@@ -48,6 +57,9 @@ def gce_region_of_zone(zone):
 REGION_OF_ZONE = {"aws": aws_region_of_zone, "gce": gce_region_of_zone}
 
 
+FACT_KEYS = ("machine_types", "vpcs", "subnets", "hosted_zones", "gce_used_cidrs")
+
+
 class StaticCloudFacts(object):
     """Cloud facts from plain data.
 
@@ -59,8 +71,13 @@ class StaticCloudFacts(object):
       gce_used_cidrs: [cidr, ...] already used in the GCE network
     """
 
+    looks_up = False
+
     def __init__(self, data=None):
         data = data or {}
+        unknown = sorted(set(data) - set(FACT_KEYS))
+        if unknown:
+            raise CloudFactsError("cloud_facts: unknown key(s) %s; known: %s" % (", ".join(unknown), ", ".join(FACT_KEYS)))
         self.machine_types = dict(data.get("machine_types") or {})
         self.vpcs = dict(data.get("vpcs") or {})
         self.subnets = dict(data.get("subnets") or {})
@@ -81,13 +98,15 @@ class StaticCloudFacts(object):
 
     def vpc_cidr(self, vpc_id):
         if vpc_id not in self.vpcs:
-            raise CloudFactsError("VPC %r not found; check network_id, or give network_cidrs" % vpc_id)
+            raise CloudFactsError("VPC %r not found in cloud_facts.vpcs: check network_id, or %s"
+                                  % (vpc_id, OFFLINE_HINT % ("vpcs {%s: CIDR}" % vpc_id)))
         return self.vpcs[vpc_id]
 
     def subnet(self, subnet_id):
         """{"cidr", "zone", "vpc"} of an existing subnet."""
         if subnet_id not in self.subnets:
-            raise CloudFactsError("subnet %r not found; check subnet_ids" % subnet_id)
+            raise CloudFactsError("subnet %r not found in cloud_facts.subnets: check the subnet ids, or %s"
+                                  % (subnet_id, OFFLINE_HINT % ("subnets {%s: {cidr, zone, vpc}}" % subnet_id)))
         return self.subnets[subnet_id]
 
     def find_hosted_zone(self, name):

@@ -5,7 +5,10 @@
 cluster that publishes DNS records (not gossip, DNS not None), alias records A and AAAA
 ``api.<c>`` (and ``api.internal.<c>`` with ``useForInternalApi``) to the API NLB, in the
 hosted zone spec.dnsZone.  Other names (api.internal without a load balancer, the nodes)
-are dns-controller's, not the cloud model's."""
+are dns-controller's, not the cloud model's.
+
+Spec completion fills spec.dnsZone from the cloud facts (a lookup, or cloud_facts.hosted_zones);
+a cluster that needs these records and still has no zone is an error, never a model without them."""
 
 from __future__ import annotations
 
@@ -46,12 +49,23 @@ def alias_records(tasks, zone, name, balancer):
     return records
 
 
+class DNSZoneError(ValueError):
+    pass
+
+
 def build_dns(cluster, tasks, api_balancer):
     spec = cluster["spec"]
-    zone = hosted_zone(cluster, tasks)
-    if zone is None or api_balancer is None:
+    if api_balancer is None or not publishes_dns_records(cluster):
         return []
     name = cluster["metadata"]["name"]
+    zone = hosted_zone(cluster, tasks)
+    if zone is None:
+        raise DNSZoneError(
+            "cluster %s publishes its API load balancer as %s in Route53, but no hosted zone was found for %s "
+            "or a parent domain: set spec.dnsZone (create option dns_zone) to the zone's name or id, give "
+            "cloud_facts.hosted_zones {<zone name>: <zone id>}, or create the hosted zone and let the module "
+            "look it up (AWS credentials, cloud_lookup not false); a name ending in .k8s.local uses gossip instead"
+            % (name, spec.get("masterPublicName") or "api." + name, name))
     records = []
     public_name = spec.get("masterPublicName") or "api." + name
     records += alias_records(tasks, zone, public_name, api_balancer)
