@@ -23,7 +23,8 @@ import pytest
 import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import schema_data
-from ansible_collections.kubeops.kops.plugins.module_utils.completion import channel_data, semver
+from ansible_collections.kubeops.kops.plugins.module_utils import semver
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import channel_data
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import asset_data, flag_data
 
 REPO = pathlib.Path(__file__).resolve().parents[2]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import (
-    cloudfacts, fieldpaths, new_cluster, semver, subnets)
+    cloudfacts, fieldpaths, new_cluster, subnets)
+from ansible_collections.kubeops.kops.plugins.module_utils import semver
 
 
 def _create(**options):
