@@ -967,7 +967,7 @@ class KubeAPIServer(object):
         if method == "PATCH":
             content_type = (handler.headers.get("Content-Type") or "").split(";")[0].strip()
             result = state.patch(resource, namespace, name, content_type, handler._body(), manager, subresource,
-                                 query.get("force") == "true", dry_run)
+                                 query.get("force", "").lower() == "true", dry_run)
             if isinstance(result, tuple):
                 return handler._send(result[1], result[0])
             return handler._send(200, result)
