@@ -133,9 +133,7 @@ def kube_client(module, completed, cloud):
 @reports_errors
 def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils import updates
-    from ansible_collections.kubeops.kops.plugins.module_utils.kube import client, validation
-    from ansible_collections.kubeops.kops.plugins.module_utils.providers import driver_for
-    from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
+    from ansible_collections.kubeops.kops.plugins.module_utils.kube import client, clouds, validation
     try:
         client.import_kubernetes()
     except ImportError as exc:
@@ -147,16 +145,14 @@ def run(module):
                                                                         params[option]))
     name = params["cluster_name"]
     completed, groups = updates.load_completed(module.service(), name)
-    driver = driver_for(completed["spec"])
-    cloud = driver.cloud(name, params["region"] or region_of(completed["spec"]), profile=params["profile"])
-    cloud_groups = CLOUD_GROUPS[completed["spec"]["cloudProvider"]]
+    reader, cloud = clouds.cloud_for(completed, params["region"], params["profile"])
     api = kube_client(module, completed, cloud)
 
     deadline = time.monotonic() + params["wait"]
     attempts, passes = 0, 0
     while True:
         attempts += 1
-        result = validation.validate(groups, cloud_groups(cloud), api.nodes(), api.pods(), params["max_unready_nodes"])
+        result = validation.validate(groups, reader.cloud_groups(cloud), api.nodes(), api.pods(), params["max_unready_nodes"])
         passes = 0 if result["failures"] else passes + 1
         if passes >= params["count"] or time.monotonic() + params["interval"] > deadline:
             break
@@ -171,15 +167,6 @@ def run(module):
             name, waited, "; ".join(f["message"] for f in result["failures"]) or "fewer consecutive passes than count"),
             **outcome)
     module.exit_json(**outcome)
-
-
-def _aws_groups(cloud):
-    from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws_groups
-    return aws_groups.cloud_groups(cloud)
-
-
-# cloudProvider -> its cloud groups reader (the driver seam for day-2 reads); driver_for refuses the others first.
-CLOUD_GROUPS = {"aws": _aws_groups}
 
 
 def main():

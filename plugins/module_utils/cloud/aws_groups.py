@@ -101,3 +101,9 @@ def api_endpoint(cloud):
             if tags.get("Name") == wanted and cloud.owns(tags):
                 return next(b["DNSName"] for b in balancers if b["LoadBalancerArn"] == description["ResourceArn"])
     return None
+
+
+def cloud(cluster_name, region, profile=None):
+    """The cluster's AWS view (clients, ownership tags) these lookups run on."""
+    from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import AwsCloud
+    return AwsCloud(cluster_name, region, profile=profile)

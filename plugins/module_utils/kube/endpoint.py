@@ -25,11 +25,10 @@ def api_server(completed, cloud=None, explicit=None):
         return "https://" + ((spec.get("api") or {}).get("publicName") or spec.get("masterPublicName") or "api." + name)
     if not (spec.get("api") or {}).get("loadBalancer"):
         raise EndpointError("cluster %s has neither DNS nor an API load balancer: pass api_server" % name)
-    if spec.get("cloudProvider") != "aws" or cloud is None:
-        raise EndpointError("the API load balancer of %s clusters cannot be looked up yet: pass api_server"
-                            % spec.get("cloudProvider"))
-    from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws_groups
-    found = aws_groups.api_endpoint(cloud)
+    if cloud is None:
+        raise EndpointError("the API load balancer of cluster %s is looked up in its cloud: pass api_server" % name)
+    from ansible_collections.kubeops.kops.plugins.module_utils.kube import clouds
+    found = clouds.reader_for(spec).api_endpoint(cloud)
     if not found:
         raise EndpointError("no API load balancer tagged for cluster %s (Name=api.%s); run update_cluster.yml first, "
                             "or pass api_server" % (name, name))

@@ -18,6 +18,9 @@ ROLE_PODS = {"control-plane": ("kube-apiserver", "kube-controller-manager", "kub
 NODE_ROLES = {"ControlPlane": "control-plane", "Master": "control-plane", "APIServer": "apiserver",
               "Node": "node", "Bastion": "bastion"}
 
+# v1alpha2's Master is kops' ControlPlane (the internal API kops prints).
+SPEC_ROLES = {"Master": "ControlPlane"}
+
 
 def _failure(kind, name, message, group=None):
     return {"type": kind, "name": name, "message": message, "instance_group": group}
@@ -57,19 +60,19 @@ def validate(instance_groups, cloud_groups, nodes, pods, max_unready_nodes=0):
         name, role = group["metadata"]["name"], NODE_ROLES.get(group["spec"].get("role"), "node")
         cloud = cloud_groups.get(name)
         if cloud is None:
-            failures.append(_failure("InstanceGroup", name, "InstanceGroup "%s" is missing from the cloud provider"
+            failures.append(_failure("InstanceGroup", name, "InstanceGroup \"%s\" is missing from the cloud provider"
                                      % name, name))
             continue
         members = [m for m in cloud["instances"] if not m.get("warm")]
         joined = [m for m in members if not m.get("detached")]
         if len(joined) < cloud["desired"]:
-            failures.append(_failure("InstanceGroup", name, "InstanceGroup "%s" did not have enough nodes %d vs %d"
+            failures.append(_failure("InstanceGroup", name, "InstanceGroup \"%s\" did not have enough nodes %d vs %d"
                                      % (name, len(joined), cloud["desired"]), name))
         for member in members:
             node = node_of(member)
             if node is None:
                 if role != "bastion" and not member.get("detached"):
-                    failures.append(_failure("Machine", member["id"], "machine "%s" has not yet joined cluster"
+                    failures.append(_failure("Machine", member["id"], "machine \"%s\" has not yet joined cluster"
                                              % member["id"], name))
                 continue
             node_name = node["metadata"]["name"]
@@ -79,7 +82,7 @@ def validate(instance_groups, cloud_groups, nodes, pods, max_unready_nodes=0):
                 "topology.kubernetes.io/zone", ""), "hostname": member.get("private_dns_name") or "",
                 "role": role, "status": ready, "instance_group": name})
             if ready != "True" and role in ("control-plane", "apiserver", "node"):
-                failure = _failure("Node", node_name, "node "%s" of role "%s" is not ready" % (node_name, role), name)
+                failure = _failure("Node", node_name, "node \"%s\" of role \"%s\" is not ready" % (node_name, role), name)
                 (unready_workers if role == "node" else failures).append(failure)
     # --max-unready-nodes: that many not-ready workers are tolerated.
     if len(unready_workers) > max_unready_nodes:
@@ -102,12 +105,12 @@ def _pod_failures(pods, group_of_node):
         if phase == "Succeeded":
             continue
         if phase == "Pending":
-            failures.append(_failure("Pod", key, "%s pod "%s" is pending" % (priority, name), group))
+            failures.append(_failure("Pod", key, "%s pod \"%s\" is pending" % (priority, name), group))
         elif phase == "Unknown":
-            failures.append(_failure("Pod", key, "%s pod "%s" is unknown phase" % (priority, name), group))
+            failures.append(_failure("Pod", key, "%s pod \"%s\" is unknown phase" % (priority, name), group))
         not_ready = [c["name"] for c in status.get("containerStatuses") or [] if not c.get("ready")]
         if not_ready:
-            failures.append(_failure("Pod", key, "%s pod "%s" is not ready (%s)" % (priority, name, ",".join(not_ready)),
+            failures.append(_failure("Pod", key, "%s pod \"%s\" is not ready (%s)" % (priority, name, ",".join(not_ready)),
                                      group))
     return failures
 
@@ -124,7 +127,7 @@ def _role_pod_failures(node_rows, pods):
             continue
         for app in ROLE_PODS.get(row["role"], ()):
             if (row["name"], app) not in running:
-                failures.append(_failure("Node", row["name"], "%s node "%s" is missing %s pod"
+                failures.append(_failure("Node", row["name"], "%s node \"%s\" is missing %s pod"
                                          % ("control-plane" if row["role"] == "control-plane" else row["role"],
                                             row["name"], app), row["instance_group"]))
     return failures
@@ -140,7 +143,7 @@ def report(cluster_name, instance_groups, result):
     """kops' table output: INSTANCE GROUPS, NODE STATUS, VALIDATION ERRORS and the verdict, as lines."""
     lines = ["Validating cluster %s" % cluster_name, "", "INSTANCE GROUPS"]
     lines += table(["NAME", "ROLE", "MACHINETYPE", "MIN", "MAX", "SUBNETS"], [
-        [g["metadata"]["name"], g["spec"].get("role", ""), g["spec"].get("machineType", ""),
+        [g["metadata"]["name"], SPEC_ROLES.get(g["spec"].get("role"), g["spec"].get("role", "")), g["spec"].get("machineType", ""),
          g["spec"].get("minSize", ""), g["spec"].get("maxSize", ""), ",".join(g["spec"].get("subnets") or [])]
         for g in instance_groups])
     lines += ["", "NODE STATUS"]
