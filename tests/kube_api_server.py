@@ -99,7 +99,7 @@ def _not_found(resource, name):
 class Resource(object):
     def __init__(self, api_version, kind, plural, namespaced=True, status=False, short_names=()):
         self.api_version, self.kind, self.plural = api_version, kind, plural
-        self.group, _, self.version = api_version.rpartition("/")
+        self.group, self.version = api_version.rpartition("/")[::2]
         self.namespaced, self.status, self.short_names = namespaced, status, list(short_names)
 
     @property
@@ -857,7 +857,9 @@ class KubeAPIServer(object):
 
     def kubeconfig(self, user="admin", groups=("system:masters",), context="test"):
         certificate, key = self.client_credentials(user, groups)
-        encode = lambda data: base64.b64encode(data).decode()  # noqa: E731
+
+        def encode(data):
+            return base64.b64encode(data).decode()
         return {"apiVersion": "v1", "kind": "Config", "current-context": context,
                 "clusters": [{"name": context, "cluster": {"server": self.url,
                                                            "certificate-authority-data": encode(self.ca_pem)}}],

@@ -139,10 +139,9 @@ def run(module):
     except ImportError as exc:
         module.fail_json(msg=missing_required_lib("kubernetes"), exception=str(exc))
     params = module.params
-    for option in ("wait", "interval", "count", "max_unready_nodes"):
-        if params[option] < (1 if option == "count" else 0):
-            module.fail_json(msg="%s: must be at least %d, got %d" % (option, 1 if option == "count" else 0,
-                                                                        params[option]))
+    for option, least in (("wait", 0), ("interval", 0), ("count", 1), ("max_unready_nodes", 0)):
+        if params[option] < least:
+            module.fail_json(msg="%s: must be at least %d, got %d" % (option, least, params[option]))
     name = params["cluster_name"]
     completed, groups = updates.load_completed(module.service(), name)
     reader, cloud = clouds.cloud_for(completed, params["region"], params["profile"])

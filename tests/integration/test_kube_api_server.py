@@ -39,9 +39,9 @@ def _pod(name, node, namespace="default", labels=None, owner=None, grace=30):
 
 
 def _running(kube_api, name, namespace="default"):
-    kube_api.set_status("v1", "Pod", name, {"phase": "Running", "containerStatuses": [
-        {"name": "c", "ready": True, "restartCount": 0, "image": "registry.k8s.io/pause:3.10", "imageID": "sha256:0"}]},
-                        namespace=namespace)
+    status = {"phase": "Running", "containerStatuses": [
+        {"name": "c", "ready": True, "restartCount": 0, "image": "registry.k8s.io/pause:3.10", "imageID": "sha256:0"}]}
+    kube_api.set_status("v1", "Pod", name, status, namespace=namespace)
 
 
 def _kubectl(kubectl, kube_api, *args, timeout=60):

@@ -147,8 +147,8 @@ def report(cluster_name, instance_groups, result):
          g["spec"].get("minSize", ""), g["spec"].get("maxSize", ""), ",".join(g["spec"].get("subnets") or [])]
         for g in instance_groups])
     lines += ["", "NODE STATUS"]
-    lines += table(["NAME", "ROLE", "READY"], [[n["name"], n["role"], n["status"]]
-                                                for n in sorted(result["nodes"], key=lambda n: n["name"])])
+    node_rows = [[n["name"], n["role"], n["status"]] for n in sorted(result["nodes"], key=lambda n: n["name"])]
+    lines += table(["NAME", "ROLE", "READY"], node_rows)
     if result["failures"]:
         lines += ["", "VALIDATION ERRORS"]
         lines += table(["KIND", "NAME", "MESSAGE"], [[f["type"], f["name"], f["message"]] for f in result["failures"]])
