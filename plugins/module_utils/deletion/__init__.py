@@ -382,4 +382,11 @@ def cloud_still_holds(cluster, profile=None, region=None, cloud_factory=None):
     module = driver_module(spec.get("cloudProvider") or "aws")
     region = region or region_of(spec)
     cloud = cloud_factory(name, region) if cloud_factory else module.cloud(name, region, profile)
-    return module.any_owned(cloud)
+    try:
+        return module.any_owned(cloud)
+    except Exception as exc:  # credentials, endpoint, permissions: say so instead of a traceback
+        if isinstance(exc, ValueError):
+            raise
+        raise DeletionError("cannot check whether the cloud still holds objects of cluster %s (%s); fix the "
+                            "credentials or region, or set force: true to remove only the state store"
+                            % (name, cloud.failure(exc)))
