@@ -89,8 +89,8 @@ EXAMPLES = r"""
 RETURN = r"""
 objects:
   description:
-    - Every object found, with what happened to it. C(result) is C(delete) (listed, not deleted: no yes or check
-      mode), C(untag) (shared, listed), C(deleted), C(already gone), C(untagged) (shared: the cluster's tags removed),
+    - Every object found, with what happened to it. C(result) is C(delete) (listed only, without O(yes) or in check
+      mode), C(untag) (shared, listed), C(deleted), C(already gone), C(untagged) (shared, the cluster's tags removed),
       C(blocked) (something outside the cluster holds it, see C(held_by)), C(failed) or C(not deleted) (timeout).
   returned: always
   type: list
