@@ -123,6 +123,8 @@ from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsMod
 @reports_errors
 def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils import deletion
+    # Named here so that AnsiballZ packs it: deletion/ loads a provider by name.
+    from ansible_collections.kubeops.kops.plugins.module_utils.deletion import aws as _aws  # noqa: F401 pylint: disable=unused-import
 
     params = module.params
     service = module.service()

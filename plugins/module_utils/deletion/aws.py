@@ -392,12 +392,12 @@ class NatGateways(Ec2Kind):
     def find(self, scope):
         resources = []
         for item in self.items(scope):
+            resource = self.resource(scope, item["NatGatewayId"], item, pending=item.get("State") == "deleting")
+            if resource is None:
+                continue
             # A deleted gateway stays listed for about an hour; its interface may linger as long.
             scope.nat_enis.update(a.get("NetworkInterfaceId") for a in item.get("NatGatewayAddresses") or [])
-            if item.get("State") in ("deleted", "failed"):
-                continue
-            resource = self.resource(scope, item["NatGatewayId"], item, pending=item.get("State") == "deleting")
-            if resource:
+            if item.get("State") not in ("deleted", "failed"):
                 resources.append(resource)
         return resources
 
@@ -573,7 +573,13 @@ class InstanceProfiles(IamKind):
         for profile in paginate(api, "list_instance_profiles", "InstanceProfiles"):
             if profile.get("Roles") or profile["InstanceProfileName"] in found:
                 continue
-            tags = paginate(api, "list_instance_profile_tags", "Tags", InstanceProfileName=profile["InstanceProfileName"])
+            try:
+                tags = api.get_instance_profile(InstanceProfileName=profile["InstanceProfileName"])[
+                    "InstanceProfile"].get("Tags")
+            except Exception as exc:  # pylint: disable=broad-except
+                if error_code(exc) == "NoSuchEntity":
+                    continue
+                raise
             if self.owned(scope, tags):
                 found[profile["InstanceProfileName"]] = profile
         return [Resource(self.name, name, name, data=found[name]) for name in sorted(found)]
@@ -860,8 +866,19 @@ def foreign_in_vpc(aws_cloud, vpc_id, resources, nat_enis=frozenset()):
             held[key].append(text)
 
     in_vpc = [{"Name": "vpc-id", "Values": [vpc_id]}]
+    dead_or_ours = set()
+    for reservation in paginate(ec2, "describe_instances", "Reservations", Filters=in_vpc):
+        for instance in reservation.get("Instances") or []:
+            if instance["InstanceId"] in ours["instance"]:
+                continue
+            if instance["State"]["Name"] not in Instances.LIVE or ownership(
+                    aws_cloud.cluster_name, _tags_of(instance)) == OWNED:
+                # Gone or going (an interrupted run terminated it), or the cluster's: its interfaces go with it.
+                dead_or_ours.add(instance["InstanceId"])
+            else:
+                hold(vpc_key, "instance %s" % instance["InstanceId"])
     for eni in paginate(ec2, "describe_network_interfaces", "NetworkInterfaces", Filters=in_vpc):
-        if _eni_is_ours(eni, ours, set(nat_enis)):
+        if _eni_is_ours(eni, ours, set(nat_enis)) or (eni.get("Attachment") or {}).get("InstanceId") in dead_or_ours:
             continue
         attachment = eni.get("Attachment") or {}
         what = "network interface %s (%s%s%s)" % (
@@ -892,11 +909,6 @@ def foreign_in_vpc(aws_cloud, vpc_id, resources, nat_enis=frozenset()):
                 continue
             name = _tags_of(item).get("Name")
             hold(vpc_key, "%s %s%s" % (label, item[id_key], " (%s)" % name if name else ""))
-    for reservation in paginate(ec2, "describe_instances", "Reservations", Filters=in_vpc + [
-            {"Name": "instance-state-name", "Values": list(Instances.LIVE)}]):
-        for instance in reservation.get("Instances") or []:
-            if instance["InstanceId"] not in ours["instance"]:
-                hold(vpc_key, "instance %s" % instance["InstanceId"])
     attached = [{"Name": "attachment.vpc-id", "Values": [vpc_id]}]
     for gateway in _describe(aws_cloud, "describe_internet_gateways", "InternetGateways", attached):
         if gateway["InternetGatewayId"] not in ours["internet-gateway"]:
