@@ -26,7 +26,7 @@ from ansible_collections.kubeops.kops.plugins.modules import cluster_delete as c
 
 from tests.integration.conftest import REPO, task_results
 from tests.integration.test_aws_update import ADMIN_KEY, MOTO_AMI, READ_ONLY, CountingCloud
-from tests.unit.modules.conftest import run_module  # noqa: F401 - the fixture, used by name
+from tests.unit.modules.conftest import run_module  # noqa: F401 pylint: disable=unused-import
 
 A, B = "a.example.com", "b.example.com"
 PRIVATE_HA = {"topology": "private", "bastion": True, "zones": ["us-east-1a", "us-east-1b", "us-east-1c"],
@@ -130,8 +130,8 @@ def two_clusters(aws, tmp_path):
 def test_delete_one_of_two_clusters_leaves_the_other_untouched(two_clusters, tmp_path):
     service = two_clusters
     before_a, before_b = inventory(A), inventory(B)
-    assert len(before_b) > 60 and any(k == "record" for k, _ in before_b) and any(k == "nat" for k, _ in before_b)
-    assert any(k == "record" for k, _ in before_a)
+    assert len(before_b) > 60 and any(k == "record" for k, _id in before_b) and any(k == "nat" for k, _id in before_b)
+    assert any(k == "record" for k, _id in before_a)
 
     calls = collections.Counter()
     listed = deletion.delete_cluster(service, B, cloud_factory=counting(calls))
@@ -192,8 +192,8 @@ def test_shared_vpc_survives_and_loses_only_the_cluster_tags(aws, tmp_path):
     gateway = ec2.create_internet_gateway()["InternetGateway"]["InternetGatewayId"]
     ec2.attach_internet_gateway(InternetGatewayId=gateway, VpcId=vpc)
     # As kops tags a BYO VPC it uses: the cluster's "shared" tag beside the user's own.
-    ec2.create_tags(Resources=[vpc], Tags=[{"Key": "kubernetes.io/cluster/%s" % A, "Value": "shared"},
-                                          {"Key": "team", "Value": "platform"}])
+    ec2.create_tags(Resources=[vpc], Tags=[
+        {"Key": "kubernetes.io/cluster/%s" % A, "Value": "shared"}, {"Key": "team", "Value": "platform"}])
     service = create("file://%s" % tmp_path, A, facts={"vpcs": {vpc: "10.0.0.0/16"}}, network_id=vpc)
     outcome = deletion.delete_cluster(service, A, yes=True, interval=0)
     shared = [o for o in outcome.objects if o["shared"]]
@@ -223,7 +223,7 @@ def test_a_foreign_holder_is_named_not_looped_on(aws, tmp_path):
     # Everything nothing holds is gone; the store is kept for the run that finishes the job.
     assert {o["result"] for o in raised.value.objects} <= {"deleted", "already gone", "blocked"}
     assert service.read(A)[0] is not None
-    left = {kind for kind, _ in inventory(A)}
+    left = {kind for kind, _id in inventory(A)}
     assert left <= {"describe_vpcs", "describe_subnets", "describe_route_tables", "describe_dhcp_options"}, left
 
 

@@ -32,7 +32,6 @@ DEFAULT_TIMEOUT = 1200
 DEFAULT_INTERVAL = 10
 
 
-
 class _AlreadyGone(object):
     def __repr__(self):
         return "ALREADY_GONE"
