@@ -201,8 +201,20 @@ class ClusterService(object):
             groups[name] = group
         return self._plan_objects(cluster_name, cluster, list(groups.values()), current, prune=True)
 
-    def plan_delete(self, name):
+    def plan_delete(self, name, force=False, region=None, profile=None):
+        """Plan removing the cluster from the store; refused while its cloud still holds objects it owns
+        (they would keep running, unreachable by any later run), unless force (kops delete cluster --unregister)."""
         current = self._current(name)
+        cluster = current.get(layout.CLUSTER_CONFIG)
+        if cluster is not None and not force:
+            from ansible_collections.kubeops.kops.plugins.module_utils.deletion import cloud_still_holds
+            found = cloud_still_holds(cluster, profile=profile, region=region)
+            if found is not None:
+                raise ClusterError(
+                    "cluster %r still owns cloud objects (e.g. %s %s %s): delete the cluster with "
+                    "playbooks/delete_cluster.yml (module kubeops.kops.cluster_delete), which removes the state store "
+                    "last; force: true removes only the store (kops delete cluster --unregister) and leaves them running"
+                    % (name, found.kind, found.id, found.name))
         return Plan(name, current, {p: None for p in current})
 
     # -- executing -----------------------------------------------------------

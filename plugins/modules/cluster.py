@@ -26,6 +26,8 @@ options:
   state:
     description:
       - V(present) writes the spec, V(absent) removes the cluster and everything under it from the state store.
+      - V(absent) is refused while the cloud still holds objects the cluster owns (one tagged lookup); delete the
+        cluster with M(kubeops.kops.cluster_delete) (playbook C(delete_cluster.yml)), which removes the store last.
     type: str
     choices: [present, absent]
     default: present
@@ -294,6 +296,8 @@ options:
   force:
     description:
       - With O(definition), create the cluster when it does not exist (C(kops replace --force)).
+      - With O(state=absent), remove the cluster from the store even though its cloud objects still exist
+        (C(kops delete cluster --unregister)); they keep running.
     type: bool
     default: false
   overwrite:
@@ -339,11 +343,12 @@ EXAMPLES = r"""
     state_store: s3://my-kops-state
     definition: "{{ lookup('ansible.builtin.file', 'clusters/k8s.example.com.yaml') }}"
 
-- name: Remove the cluster from the state store (cloud resources are not touched)
+- name: Remove the cluster from the state store only, leaving its cloud objects (kops delete cluster --unregister)
   kubeops.kops.cluster:
     state_store: s3://my-kops-state
     name: k8s.example.com
     state: absent
+    force: true
 """
 
 RETURN = r"""
@@ -390,8 +395,10 @@ def run(module):
         options["cluster_name"] = params["name"]
 
     if params["state"] == "absent":
+        # Named here so that AnsiballZ packs it: the cloud check loads a provider by name.
+        from ansible_collections.kubeops.kops.plugins.module_utils.deletion import aws as _aws  # noqa: F401 pylint: disable=unused-import
         name = params["name"] or options.get("cluster_name") or _definition_name(module)
-        plan = service.plan_delete(name)
+        plan = service.plan_delete(name, force=params["force"], region=params["region"], profile=params["profile"])
     elif options:
         plan = service.plan_create(options, overwrite=params["overwrite"])
     else:

@@ -123,7 +123,7 @@ def test_replace_of_missing_cluster_needs_force(run_module, store_url, tmp_path)
     assert len(store_files(store_url)) == 7
 
 
-def test_delete_removes_everything_and_is_idempotent(run_module, store_url):
+def test_delete_removes_everything_and_is_idempotent(run_module, store_url, aws):
     run_module(cluster_module, state_store=store_url, options=HA_OPTIONS)
     check = run_module(cluster_module, check_mode=True, state_store=store_url, name="ha.example.com", state="absent")
     assert check["changed"] is True and len(store_files(store_url)) == 7

@@ -1,0 +1,391 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""`kops delete cluster`, cloud-neutral: find what the cluster owns, list it, delete it in rounds.
+
+A provider (deletion/<provider>.py) describes its object kinds as data: how
+each is found by the cluster's ownership tags, how it is deleted (and, for
+objects that go away slowly, how to tell it is gone), which kinds must be gone
+before it, and what in the cloud holds an object that is not the cluster's.
+The walker here knows no cloud: like kops' DeleteResources it deletes, per
+round, every object whose prerequisite kinds are gone; an object whose delete
+fails with the cloud's "not yet" (Cloud.retryable: a dependency still going
+away) is retried next round ("still has dependencies, will retry"), one that
+fails for another reason, or that something outside the cluster holds, is
+reported and not looped on; the whole run is bounded by a deadline.
+
+Shared objects (a BYO VPC, subnets, gateways the cluster only uses) are never
+deleted: the cluster's own tags are removed from them instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import TryAgain
+
+# cloudProvider -> its module under deletion/; None: known, not built yet.
+PROVIDERS = {"aws": "aws", "gce": None}
+DEFAULT_TIMEOUT = 1200
+DEFAULT_INTERVAL = 10
+
+
+class _AlreadyGone(object):
+    def __repr__(self):
+        return "ALREADY_GONE"
+
+
+# What a kind's delete returns for an object that was not there any more.
+ALREADY_GONE = _AlreadyGone()
+
+# An object's fate, as reported.
+PLANNED, DELETED, GONE, UNTAGGED, BLOCKED, FAILED, WAITING = (
+    "delete", "deleted", "already gone", "untagged", "blocked", "failed", "not deleted")
+
+
+class DeletionError(ValueError):
+    """The cluster's objects could not all be deleted; objects holds the report."""
+
+    def __init__(self, message, objects=None):
+        ValueError.__init__(self, message)
+        self.objects = objects or []
+        self.errors = ["%s %s (%s): %s" % (o["kind"], o["id"], o["name"], o.get("reason") or o["result"])
+                       for o in self.objects if o["result"] in (BLOCKED, FAILED, WAITING)]
+
+
+class Resource(object):
+    """One cloud object the cluster owns (or shares).
+
+    kind:     the provider's kind name (kops' resource types: vpc, subnet, security-group, ...).
+    shared:   the cluster only uses it: its cluster tags are removed, it is not deleted.
+    data:     what the kind's deleter needs (the describe item).
+    held_by:  what outside the cluster keeps it from being deleted (text), found before deleting.
+    pending:  its delete was already issued (by this run, or an interrupted one): only wait for it.
+    """
+
+    __slots__ = ("kind", "id", "name", "shared", "data", "held_by", "pending", "result", "reason", "attempts")
+
+    def __init__(self, kind, object_id, name="", shared=False, data=None, pending=False):
+        self.kind = kind
+        self.id = object_id
+        self.name = name or ""
+        self.shared = shared
+        self.data = data if data is not None else {}
+        self.held_by = []
+        self.pending = pending
+        self.result = PLANNED if not shared else "untag"
+        self.reason = ""
+        self.attempts = 0
+
+    @property
+    def key(self):
+        return "%s:%s" % (self.kind, self.id)
+
+    def report(self):
+        entry = {"kind": self.kind, "id": self.id, "name": self.name, "shared": self.shared, "result": self.result}
+        if self.reason:
+            entry["reason"] = self.reason
+        if self.held_by:
+            entry["held_by"] = list(self.held_by)
+        return entry
+
+
+def plan_lines(resources):
+    """kops' table, one line per object: kind, id, name (sorted as kops sorts: type, name, id)."""
+    rows = sorted(resources, key=lambda r: (r.kind, r.name, r.id))
+    width = max([len(r.kind) for r in rows] + [4])
+    lines = []
+    for r in rows:
+        line = "%-*s  %s  %s" % (width, r.kind, r.id, r.name)
+        if r.shared:
+            line += "  (shared: only the cluster's tags are removed)"
+        if r.held_by:
+            line += "  (held by %s)" % "; ".join(r.held_by)
+        lines.append(line.rstrip())
+    return lines
+
+
+def driver_module(provider):
+    if provider not in PROVIDERS:
+        raise DeletionError("cloud provider %r is not one kubeops.kops knows (one of %s)"
+                            % (provider, ", ".join(sorted(PROVIDERS))))
+    if PROVIDERS[provider] is None:
+        raise DeletionError("deleting %s clusters is not built yet (built: %s); delete the cluster's %s objects "
+                            "another way, then remove it from the store with kubeops.kops.cluster state=absent force=true"
+                            % (provider.upper(), ", ".join(sorted(p for p, m in PROVIDERS.items() if m)), provider.upper()))
+    return importlib.import_module("ansible_collections.kubeops.kops.plugins.module_utils.deletion." + PROVIDERS[provider])
+
+
+class Walker(object):
+    """Deletes a cluster's resources in rounds, each object when the kinds it waits for are gone.
+
+    kinds: {kind name: Kind} (the provider's table); every Kind has ``after`` (kinds that must be
+    gone first), ``delete(cloud, resources)`` -> {id: None (issued), ALREADY_GONE or the exception} and optionally
+    ``still_there(cloud, resources)`` -> ids not gone yet (for objects that go away slowly),
+    ``untag(cloud, resource)`` and ``holders(cloud, resource)`` (what holds it, re-checked on a
+    dependency error).
+    """
+
+    def __init__(self, cloud, kinds, resources, deadline=DEFAULT_TIMEOUT, interval=DEFAULT_INTERVAL,
+                 log=None, workers=8, sleep=time.sleep, clock=time.monotonic):
+        self.cloud = cloud
+        self.kinds = kinds
+        self.resources = list(resources)
+        self.deadline = deadline
+        self.interval = interval
+        self.log = log if log is not None else []
+        self.workers = workers
+        self.sleep = sleep
+        self.clock = clock
+        self.done = set()      # keys deleted, gone or untagged
+        self.stuck = set()     # keys that will not go: blocked or failed
+
+    def _say(self, text):
+        self.log.append(text)
+
+    def _waits_for(self, resource):
+        """Objects of the kinds this one must outlive, not yet gone."""
+        after = set(self.kinds[resource.kind].after)
+        return [r for r in self.resources if r.kind in after and r.key not in self.done and not r.shared]
+
+    def run(self):
+        start = self.clock()
+        for resource in self.resources:
+            if resource.held_by:
+                self._stick(resource, BLOCKED, "held by " + "; ".join(resource.held_by))
+        while True:
+            progressed = self._round()
+            open_ = [r for r in self.resources if r.key not in self.done and r.key not in self.stuck]
+            if not open_:
+                break
+            # Objects that wait only for stuck ones will never be ready: report them, stop.
+            self._propagate_stuck()
+            open_ = [r for r in self.resources if r.key not in self.done and r.key not in self.stuck]
+            if not open_:
+                break
+            if self.clock() - start > self.deadline:
+                for r in open_:
+                    self._stick(r, WAITING, "not gone after %d s (the timeout): %s" % (
+                        self.deadline, r.reason or "still going away"))
+                break
+            self._say("Not all resources deleted; waiting before reattempting deletion")
+            for r in sorted(open_, key=lambda r: r.key):
+                self._say("\t%s" % r.key)
+            if not progressed:
+                self.sleep(self.interval)
+        return [r.report() for r in self.resources]
+
+    def _stick(self, resource, result, reason):
+        resource.result = result
+        resource.reason = reason
+        self.stuck.add(resource.key)
+
+    def _propagate_stuck(self):
+        changed = True
+        while changed:
+            changed = False
+            for r in self.resources:
+                if r.key in self.done or r.key in self.stuck:
+                    continue
+                blockers = [w for w in self._waits_for(r) if w.key in self.stuck]
+                if blockers:
+                    self._stick(r, BLOCKED, "waits for %s" % ", ".join(sorted(b.key for b in blockers)))
+                    changed = True
+
+    def _round(self):
+        """One pass: untag shared objects, delete every ready object, look again at those going away."""
+        progressed = False
+        ready = [r for r in self.resources if r.key not in self.done and r.key not in self.stuck
+                 and (r.shared or not self._waits_for(r))]
+        for resource in [r for r in ready if r.shared]:
+            progressed |= self._untag(resource)
+        to_delete = [r for r in ready if not r.shared and not r.pending]
+        by_kind = {}
+        for resource in to_delete:
+            by_kind.setdefault(resource.kind, []).append(resource)
+        outcomes = {}
+        # Kinds run side by side; a kind deletes its objects in one call when its API allows (instances,
+        # DNS records) or one by one.
+        with ThreadPoolExecutor(max_workers=max(1, min(self.workers, len(by_kind) or 1))) as pool:
+            futures = {kind: pool.submit(self._delete_kind, kind, items) for kind, items in by_kind.items()}
+            for kind, future in futures.items():
+                outcomes.update(future.result())
+        for resource in to_delete:
+            error = outcomes.get(resource.key)
+            resource.attempts += 1
+            if error is None and resource.result == GONE:
+                self.done.add(resource.key)
+                self._say("%s\tok (already gone)" % resource.key)
+                progressed = True
+            elif error is None:
+                resource.pending = True
+                progressed = True
+            else:
+                progressed |= self._failed(resource, error)
+        waiting = [r for r in self.resources if r.pending and r.key not in self.done and r.key not in self.stuck]
+        by_kind = {}
+        for resource in waiting:
+            by_kind.setdefault(resource.kind, []).append(resource)
+        for kind, items in by_kind.items():
+            still = self._still_there(kind, items)
+            for resource in items:
+                if resource.key in still:
+                    resource.reason = still[resource.key]
+                    continue
+                if resource.result == PLANNED:
+                    resource.result = DELETED
+                resource.reason = ""
+                self.done.add(resource.key)
+                self._say("%s\tok" % resource.key)
+                progressed = True
+        return progressed
+
+    def _delete_kind(self, kind, items):
+        try:
+            results = self.kinds[kind].delete(self.cloud, items)
+        except Exception as exc:  # the whole batch failed alike; pylint: disable=broad-except
+            results = {r.id: exc for r in items}
+        outcome = {}
+        for resource in items:
+            error = results.get(resource.id)
+            if error is ALREADY_GONE:
+                resource.result = GONE
+                error = None
+            outcome[resource.key] = error
+        return outcome
+
+    def _still_there(self, kind, items):
+        """{key: why} of the objects not gone yet."""
+        check = getattr(self.kinds[kind], "still_there", None)
+        if check is None:
+            return {}
+        try:
+            still = check(self.cloud, items)
+        except Exception as exc:  # a describe failing is retried next round; pylint: disable=broad-except
+            if not self.cloud.retryable(exc):
+                self._say("%s\terror checking deletion, will retry: %s" % (kind, self.cloud.failure(exc)))
+            return {r.key: "being deleted" for r in items}
+        return {r.key: still[r.id] for r in items if r.id in still}
+
+    def _failed(self, resource, exc):
+        """A delete failed: retry it next round if the cloud says "not yet", else find what holds it."""
+        failure = self.cloud.failure(exc)
+        if self.cloud.retryable(exc) or isinstance(exc, TryAgain):
+            holders_of = getattr(self.kinds[resource.kind], "holders", None)
+            holders = holders_of(self.cloud, resource, self.resources) if holders_of else []
+            if holders:
+                resource.held_by = holders
+                self._stick(resource, BLOCKED, "held by " + "; ".join(holders))
+                self._say("%s\theld by %s; not retried" % (resource.key, "; ".join(holders)))
+                return True
+            resource.reason = str(failure)
+            self._say("%s\tstill has dependencies, will retry" % resource.key)
+            return False
+        self._stick(resource, FAILED, str(failure))
+        self._say("%s\terror deleting resource: %s" % (resource.key, failure))
+        return True
+
+    def _untag(self, resource):
+        try:
+            self.kinds[resource.kind].untag(self.cloud, resource)
+        except Exception as exc:  # pylint: disable=broad-except
+            if self.cloud.retryable(exc):
+                resource.reason = str(self.cloud.failure(exc))
+                return False
+            self._stick(resource, FAILED, "removing the cluster's tags: %s" % self.cloud.failure(exc))
+            return True
+        resource.result = UNTAGGED
+        self.done.add(resource.key)
+        self._say("%s\tcluster tags removed (shared)" % resource.key)
+        return True
+
+
+class Outcome(object):
+    """What cluster_delete reports: the objects (as listed, then as handled), and whether anything changed."""
+
+    def __init__(self, cluster_name, resources, store_exists):
+        self.cluster_name = cluster_name
+        self.resources = resources
+        self.store_exists = store_exists
+        self.objects = [r.report() for r in resources]
+        self.log = []
+        self.store_deleted = False
+
+    @property
+    def lines(self):
+        return plan_lines(self.resources)
+
+    @property
+    def anything(self):
+        return bool(self.resources) or self.store_exists
+
+
+def delete_cluster(service, cluster_name, yes=False, dry_run=False, region=None, profile=None,
+                   timeout=DEFAULT_TIMEOUT, interval=DEFAULT_INTERVAL, cloud_factory=None, sleep=time.sleep,
+                   clock=time.monotonic):
+    """`kops delete cluster`: list the cluster's objects; with yes (and not dry_run) delete them, then the store.
+
+    The store is removed last, only once the cloud holds nothing of the cluster, so a run that is
+    interrupted or stopped by an object something else holds can simply be run again.  Without the
+    store (removed already) the cluster's name and the region still find its tagged objects.
+    """
+    from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
+
+    cluster = service.cluster_store(cluster_name).read_cluster()
+    spec = (cluster or {}).get("spec")
+    provider = (spec or {}).get("cloudProvider") or "aws"
+    module = driver_module(provider)
+    region = region or (region_of(spec) if spec else None)
+    cloud = cloud_factory(cluster_name, region) if cloud_factory else module.cloud(cluster_name, region, profile)
+    outcome = Outcome(cluster_name, module.discover(cloud, spec), cluster is not None or bool(
+        service.store.list(cluster_name + "/")))
+    if dry_run or not yes:
+        return outcome
+    start = clock()
+    handled = {}
+    resources = outcome.resources
+    # A pass deletes what discovery found; the next discovery catches what appeared meanwhile
+    # (a node an autoscaler started, a record a controller wrote) until nothing owned is left.
+    for _pass in range(3):
+        walker = Walker(cloud, module.KINDS_BY_NAME, resources, deadline=max(0, timeout - (clock() - start)),
+                        interval=interval, log=outcome.log, sleep=sleep, clock=clock)
+        for entry in walker.run():
+            handled["%s:%s" % (entry["kind"], entry["id"])] = entry
+        if walker.stuck:
+            break
+        resources = [r for r in module.discover(cloud, spec) if not r.shared]
+        if not resources:
+            break
+    outcome.objects = sorted(handled.values(), key=lambda o: (o["kind"], o["name"], o["id"]))
+    left = [o for o in outcome.objects if o["result"] in (BLOCKED, FAILED, WAITING)]
+    if left or resources:
+        raise DeletionError(
+            "%d of the cluster's objects were not deleted; the state store is kept so that a later run can finish "
+            "once they are free: %s" % (len(left) or len(resources), "; ".join(
+                "%s %s (%s): %s" % (o["kind"], o["id"], o["name"], o.get("reason") or o["result"]) for o in left)
+                or ", ".join(r.key for r in resources)), outcome.objects)
+    if outcome.store_exists:
+        service.cluster_store(cluster_name).delete_cluster()
+        outcome.store_deleted = True
+    return outcome
+
+
+def cloud_still_holds(cluster, profile=None, region=None, cloud_factory=None):
+    """The first cloud object the stored cluster still owns (one cheap tagged lookup), or None."""
+    from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
+
+    name = cluster["metadata"]["name"]
+    spec = cluster.get("spec") or {}
+    module = driver_module(spec.get("cloudProvider") or "aws")
+    region = region or region_of(spec)
+    cloud = cloud_factory(name, region) if cloud_factory else module.cloud(name, region, profile)
+    try:
+        return module.any_owned(cloud)
+    except Exception as exc:  # credentials, endpoint, permissions: say so instead of a traceback
+        if isinstance(exc, ValueError):
+            raise
+        raise DeletionError("cannot check whether the cloud still holds objects of cluster %s (%s); fix the "
+                            "credentials or region, or set force: true to remove only the state store"
+                            % (name, cloud.failure(exc)))
