@@ -22,8 +22,6 @@ STATE_STORE_ENV = "KOPS_STATE_STORE"
 PRIVATE_PREFIXES = ("pki/", "secrets/")
 # What one run keeps of the objects it read or wrote; bigger ones (etcd backups) are read again if asked.
 CACHED_CONTENT_LIMIT = 4 * 1024 * 1024
-# file://: conditional writes and deletes of one store are serialized by flock on this file at its root.
-FILE_LOCK_NAME = ".kubeops-store.lock"
 
 
 class StoreError(ValueError):
@@ -145,6 +143,11 @@ class Store(object):
         with self._lock:
             self._pending.update(contents)
 
+    def clear_pending(self, relpaths):
+        with self._lock:
+            for relpath in relpaths:
+                self._pending.pop(relpath, None)
+
     # -- reading -----------------------------------------------------------------
 
     def read(self, relpath):
@@ -263,8 +266,9 @@ class FileStore(Store):
     """file:// -- atomic writes: temp file in the same directory, fsync, rename.
 
     A version is (inode, mtime, size): every write renames a new inode into
-    place.  Conditional writes check it under an exclusive flock on
-    FILE_LOCK_NAME at the store's root, which every writer of the store takes.
+    place.  Writes and deletes check it under an exclusive flock on the
+    store's root directory, which every writer of the store takes (no lock
+    file is left in the store).
     """
 
     scheme = "file"
@@ -298,14 +302,14 @@ class FileStore(Store):
         return ABSENT if os.path.isdir(self._path(relpath)) else self._version(stat_result)
 
     def _locked(self):
-        """An exclusive flock on the store's lock file, as a context manager."""
+        """An exclusive flock on the store's root directory, as a context manager."""
         import contextlib
         import fcntl
 
         @contextlib.contextmanager
         def held():
             os.makedirs(self.root, exist_ok=True)
-            fd = os.open(os.path.join(self.root, FILE_LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o600)
+            fd = os.open(self.root, os.O_RDONLY)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 yield
@@ -368,7 +372,7 @@ class FileStore(Store):
                 if name.startswith(".") and ".tmp-" in name:  # another writer's file in flight
                     continue
                 relpath = os.path.relpath(os.path.join(directory, name), self.root).replace(os.sep, "/")
-                if relpath.startswith(prefix) and relpath != FILE_LOCK_NAME:
+                if relpath.startswith(prefix):
                     try:
                         found[relpath] = (self._version(os.stat(os.path.join(directory, name))), None)
                     except FileNotFoundError:  # deleted since the walk saw it

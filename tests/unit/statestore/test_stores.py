@@ -144,7 +144,7 @@ def test_apply_rolls_back_when_a_write_fails(store, monkeypatch):
 def test_apply_says_when_the_rollback_failed_too(store, monkeypatch):
     clusters = layout.ClusterStore(store, "k8s.example.com")
     store.write("k8s.example.com/config", b"old config")
-    real_write = type(store).write
+    real_write, real_delete = type(store).write, type(store).delete
 
     def failing_write(self, relpath, data):
         if relpath.endswith("instancegroup/b") or data == b"old config":
@@ -159,7 +159,19 @@ def test_apply_says_when_the_rollback_failed_too(store, monkeypatch):
     with pytest.raises(vfs.StoreError) as error:
         clusters.apply([("config", b"new config"), ("instancegroup/a", b"new a"), ("instancegroup/b", b"new b")])
     assert "restoring" in str(error.value) and "config" in str(error.value) and "instancegroup/a" in str(error.value)
-    assert "half-written" in str(error.value)
+    # The journal written first stays: the next run that writes the cluster finishes the write.
+    assert "the next run that writes this cluster finishes the write" in str(error.value)
+    monkeypatch.setattr(type(store), "write", real_write)
+    monkeypatch.setattr(type(store), "delete", real_delete)
+    store.delete("k8s.example.com/.kubeops-lease", expect=None)  # releasing it failed too; say it expired since
+    next_run = layout.ClusterStore(vfs.open_store(store.base_url), "k8s.example.com")
+    assert next_run.interrupted_write()
+    with next_run.lease():
+        pass
+    assert snapshot(vfs.open_store(store.base_url)) == {"k8s.example.com/config": b"new config",
+                                                       "k8s.example.com/instancegroup/a": b"new a",
+                                                       "k8s.example.com/instancegroup/b": b"new b"}
+    assert any("finished an interrupted write of 3 object(s)" in note for note in next_run.store.notes)
 
 
 def test_s3_objects_are_encrypted_and_listing_paginates(aws):
