@@ -42,7 +42,22 @@ class KopsModule(AnsibleModule):
         when the region option is not given.
         """
         from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
-        return ClusterService(self.params.get("state_store"), facts=self.cloud_facts(zone_hint))
+        self._kops_service = ClusterService(self.params.get("state_store"), facts=self.cloud_facts(zone_hint))
+        return self._kops_service
+
+    def _warn_store_notes(self):
+        """What the state store did besides the task (an interrupted write finished, a lease taken over)."""
+        service = getattr(self, "_kops_service", None)
+        for note in service.notes if service is not None else []:
+            self.warn(note)
+
+    def exit_json(self, **kwargs):
+        self._warn_store_notes()
+        AnsibleModule.exit_json(self, **kwargs)
+
+    def fail_json(self, msg, **kwargs):
+        self._warn_store_notes()
+        AnsibleModule.fail_json(self, msg, **kwargs)
 
     def cloud_facts(self, zone_hint=None):
         from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts
