@@ -22,8 +22,6 @@ import yaml
 from ansible_collections.kubeops.kops.plugins.module_utils import clusters
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
 
-from tests.unit.statestore.test_stores import store  # noqa: F401 - the four-backend fixture
-
 REPO = pathlib.Path(__file__).resolve().parents[3]
 NAME = "race.example.com"
 OPTIONS = {"cluster_name": NAME, "cloud_provider": "aws", "networking": "cni", "kubernetes_version": "v1.34.2",
@@ -103,10 +101,10 @@ def test_two_concurrent_replaces_one_fails_saying_why_and_no_edit_is_lost(shared
                                 for role in ("control-plane", "nodes") for zone in "abc"])
 
 
-def test_a_run_that_planned_before_another_run_wrote_fails_with_one_line(store):  # noqa: F811
+def test_a_run_that_planned_before_another_run_wrote_fails_with_one_line(store):
     first = clusters.ClusterService(store.base_url)
     first.execute(first.plan_create(OPTIONS))
-    runs = [clusters.ClusterService(store.base_url) for _ in range(2)]
+    runs = [clusters.ClusterService(store.base_url) for _run in range(2)]
     plans = []
     for run, (field, cidr) in zip(runs, [("sshAccess", "10.1.0.0/16"), ("kubernetesApiAccess", "10.2.0.0/16")]):
         cluster = run.read(NAME)[0]
@@ -151,7 +149,7 @@ def lease_record(host, pid, expires):
                        "expires": layout._utc(expires), "expiresEpoch": expires}).encode("utf-8")
 
 
-def test_a_held_lease_stops_a_second_run_naming_its_holder(store):  # noqa: F811
+def test_a_held_lease_stops_a_second_run_naming_its_holder(store):
     holder = layout.ClusterStore(store, "c")
     with holder.lease("first_run", ttl=0.6):
         time.sleep(0.8)  # past the first ttl: renewals keep it
@@ -167,7 +165,7 @@ def test_a_held_lease_stops_a_second_run_naming_its_holder(store):  # noqa: F811
         pass  # free again
 
 
-def test_an_expired_lease_is_taken_over_and_a_live_one_elsewhere_is_not(store):  # noqa: F811
+def test_an_expired_lease_is_taken_over_and_a_live_one_elsewhere_is_not(store):
     store.write("c/" + layout.LEASE, lease_record("another-host", 1, time.time() + 600))
     with pytest.raises(layout.LeaseHeld) as error:
         with layout.ClusterStore(vfs.open_store(store.base_url), "c").lease():
@@ -185,9 +183,9 @@ def test_an_expired_lease_is_taken_over_and_a_live_one_elsewhere_is_not(store): 
     assert "it expired at" in successor.store.notes[0]
 
 
-def count_s3_requests(store):  # noqa: F811
+def count_s3_requests(store):
     requests = collections.Counter()
-    store.client.meta.events.register("before-send.s3.*", lambda request, **_: requests.update(
+    store.client.meta.events.register("before-send.s3.*", lambda request, **kwargs: requests.update(
         ["%s %s" % (request.method, request.url.split("?")[0].split("/", 3)[-1].replace("kops-count/state/", ""))]))
     return requests
 

@@ -6,15 +6,13 @@ import pytest
 
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import vfs
 
-from tests.unit.statestore.test_stores import store  # noqa: F401 - the four-backend fixture
 
-
-def second_run(store):  # noqa: F811
+def second_run(store):
     """Another run on the same store: its own Store, nothing remembered."""
     return vfs.open_store(store.base_url)
 
 
-def test_a_write_over_what_another_run_changed_is_a_conflict(store):  # noqa: F811
+def test_a_write_over_what_another_run_changed_is_a_conflict(store):
     store.write("c/config", b"v1")
     mine = second_run(store)
     assert mine.read("c/config") == b"v1"
@@ -29,7 +27,7 @@ def test_a_write_over_what_another_run_changed_is_a_conflict(store):  # noqa: F8
     assert second_run(store).read("c/config") == b"mine, on top"
 
 
-def test_creating_what_another_run_created_is_a_conflict(store):  # noqa: F811
+def test_creating_what_another_run_created_is_a_conflict(store):
     mine = second_run(store)
     assert not mine.exists("c/config")
     second_run(store).write("c/config", b"theirs")
@@ -38,7 +36,7 @@ def test_creating_what_another_run_created_is_a_conflict(store):  # noqa: F811
     assert second_run(store).read("c/config") == b"theirs"
 
 
-def test_a_listing_answers_not_found_and_delete_is_conditional(store):  # noqa: F811
+def test_a_listing_answers_not_found_and_delete_is_conditional(store):
     store.write("c/instancegroup/a", b"a")
     mine = second_run(store)
     assert mine.list("c/") == ["c/instancegroup/a"]
@@ -52,7 +50,7 @@ def test_a_listing_answers_not_found_and_delete_is_conditional(store):  # noqa: 
     assert second_run(store).read("c/instancegroup/a") == b"changed"
 
 
-def test_rewriting_the_same_bytes_after_a_lost_answer_is_not_a_conflict(store):  # noqa: F811
+def test_rewriting_the_same_bytes_after_a_lost_answer_is_not_a_conflict(store):
     store.write("c/config", b"v1")
     mine = second_run(store)
     mine.read("c/config")
@@ -62,7 +60,7 @@ def test_rewriting_the_same_bytes_after_a_lost_answer_is_not_a_conflict(store): 
     assert mine.read("c/config") == b"v2"
 
 
-def test_writes_are_unconditional_for_paths_never_observed(store):  # noqa: F811
+def test_writes_are_unconditional_for_paths_never_observed(store):
     store.write("c/config", b"v1")
     second_run(store).write("c/config", b"blind")  # kops' own behaviour: last writer wins
     assert second_run(store).read("c/config") == b"blind"
