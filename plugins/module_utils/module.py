@@ -43,6 +43,8 @@ class KopsModule(AnsibleModule):
         """
         from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
         self._kops_service = ClusterService(self.params.get("state_store"), facts=self.cloud_facts(zone_hint))
+        if self._name and self._name != "basic.py":  # Ansible passes the task's module name; a lease names it
+            self._kops_service.store.owner = self._name
         return self._kops_service
 
     def _warn_store_notes(self):

@@ -117,7 +117,7 @@ class Lease(object):
         self.cluster_store = cluster_store
         self.store = cluster_store.store
         self.path = cluster_store.path(LEASE)
-        self.owner = owner or _program()
+        self.owner = owner or self.store.owner or _program()
         self.ttl = float(ttl or DEFAULT_LEASE_TTL)
         self.host = socket.gethostname()
         self.pid = os.getpid()

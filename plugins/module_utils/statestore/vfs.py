@@ -104,6 +104,8 @@ class Store(object):
         self.notes = []
         # Per-cluster state of this run (layout.ClusterStore keeps its journal check and lease here).
         self.clusters = {}
+        # Who this run is, for a lease it takes (the module's name); None: the program's name.
+        self.owner = None
 
     def url(self, relpath=""):
         return "%s/%s" % (self.base_url, relpath) if relpath else self.base_url
