@@ -132,6 +132,12 @@ class Store(object):
             self._known.pop(relpath, None)
             self._listed = {p for p in self._listed if not relpath.startswith(p)}
 
+    def refresh(self):
+        """Forget everything this run saw (for a process that outlives one run); pending journal contents stay."""
+        with self._lock:
+            self._known.clear()
+            self._listed.clear()
+
     def observed_version(self, relpath):
         """The version this run saw (ABSENT when it saw no object), or None when it never looked."""
         with self._lock:
