@@ -66,11 +66,13 @@ def comparable(obj):
 class Plan(object):
     """Objects before/after and the store writes between them."""
 
-    def __init__(self, cluster_name, before, after, completed=None):
+    def __init__(self, cluster_name, before, after, completed=None, interrupted=None):
         self.cluster_name = cluster_name
         self.before = before          # {relpath: object or None}
         self.after = after            # {relpath: object or None}
         self.completed = completed    # completed Cluster (computed, not stored)
+        # An earlier run's write that was cut off: `before` already shows it done; executing finishes it.
+        self.interrupted = interrupted
 
     @property
     def changed_paths(self):
@@ -79,7 +81,7 @@ class Plan(object):
 
     @property
     def changed(self):
-        return bool(self.changed_paths)
+        return bool(self.changed_paths) or bool(self.interrupted)
 
     def objects_after(self):
         return [self.after[p] for p in sorted(self.after) if self.after[p] is not None]
@@ -111,6 +113,15 @@ class ClusterService(object):
 
     def list_clusters(self):
         return layout.list_clusters(self.store)
+
+    def lease(self, name, owner=None, ttl=None):
+        """The cluster's lease as a context manager (layout.ClusterStore.lease): hold it around a run that writes."""
+        return self.cluster_store(name).lease(owner, ttl)
+
+    @property
+    def notes(self):
+        """What the store did besides the plan (an interrupted write finished, a lease taken over)."""
+        return list(self.store.notes)
 
     def read(self, name):
         """(cluster, [instance groups]) as stored, or (None, [])."""
@@ -215,23 +226,28 @@ class ClusterService(object):
                     "playbooks/delete_cluster.yml (module kubeops.kops.cluster_delete), which removes the state store "
                     "last; force: true removes only the store (kops delete cluster --unregister) and leaves them running"
                     % (name, found.kind, found.id, found.name))
-        return Plan(name, current, {p: None for p in current})
+        return Plan(name, current, {p: None for p in current}, interrupted=self.cluster_store(name).interrupted_write())
 
     # -- executing -----------------------------------------------------------
 
     def execute(self, plan):
-        """Write the plan's changes to the store, all or nothing."""
+        """Write the plan's changes to the store, all or nothing, under the cluster's lease.
+
+        Each write is conditional on what the plan read: if another run changed
+        the cluster meanwhile, this fails (layout.ClusterConflict) and writes nothing.
+        """
         if not plan.changed:
             return
         store = self.cluster_store(plan.cluster_name)
-        if not any(plan.after.values()):
-            store.delete_cluster()
-            return
-        changes = []
-        for path in plan.changed_paths:
-            obj = plan.after.get(path)
-            changes.append((path, objects.dump_object(obj).encode("utf-8") if obj is not None else None))
-        store.apply(changes)
+        with store.lease():  # taking it finishes an interrupted write first
+            if not any(plan.after.values()):
+                store.delete_cluster()
+                return
+            changes = []
+            for path in plan.changed_paths:
+                obj = plan.after.get(path)
+                changes.append((path, objects.dump_object(obj).encode("utf-8") if obj is not None else None))
+            store.apply(changes)
 
     # -- internals -----------------------------------------------------------
 
@@ -270,7 +286,7 @@ class ClusterService(object):
         else:
             for path, obj in current.items():
                 after.setdefault(path, obj)
-        return Plan(name, current, after, completed)
+        return Plan(name, current, after, completed, interrupted=self.cluster_store(name).interrupted_write())
 
     def validate(self, cluster, igs):
         """Validate user spec and its completion; raise ValidationError with every problem."""

@@ -43,7 +43,24 @@ class KopsModule(AnsibleModule):
         when the region option is not given.
         """
         from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
-        return ClusterService(self.params.get("state_store"), facts=self.cloud_facts(zone_hint))
+        self._kops_service = ClusterService(self.params.get("state_store"), facts=self.cloud_facts(zone_hint))
+        if self._name and self._name != "basic.py":  # Ansible passes the task's module name; a lease names it
+            self._kops_service.store.owner = self._name
+        return self._kops_service
+
+    def _warn_store_notes(self):
+        """What the state store did besides the task (an interrupted write finished, a lease taken over)."""
+        service = getattr(self, "_kops_service", None)
+        for note in service.notes if service is not None else []:
+            self.warn(note)
+
+    def exit_json(self, **kwargs):
+        self._warn_store_notes()
+        AnsibleModule.exit_json(self, **kwargs)
+
+    def fail_json(self, msg, **kwargs):
+        self._warn_store_notes()
+        AnsibleModule.fail_json(self, msg, **kwargs)
 
     def cloud_facts(self, zone_hint=None):
         """Facts from cloud_facts, the rest looked up in AWS when cloud_lookup allows it.

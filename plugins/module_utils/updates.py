@@ -12,6 +12,7 @@ knows a particular cloud.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 
@@ -75,7 +76,19 @@ def apply_direct(service, cluster_name, dry_run, cloud_factory=None, workers=8, 
     cloud_factory(cluster_name, region): the cloud to run against (tests); by default the
     driver's, with cloud_options ({"region": ..., "profile": ...}; region defaults to the spec's).
     planned: see load_completed (check mode only).
+    A real run holds the cluster's lease in the store throughout, so a second run cannot race it.
     """
+    with _lease(service, cluster_name, dry_run or planned is not None):
+        return _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_public_key, deadline,
+                             progress, cloud_options, planned)
+
+
+def _lease(service, cluster_name, dry_run):
+    return contextlib.nullcontext() if dry_run else service.lease(cluster_name, owner="cluster_update")
+
+
+def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_public_key, deadline, progress,
+                  cloud_options, planned):
     completed, groups = load_completed(service, cluster_name, planned)
     driver = driver_for(completed["spec"])
     keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
@@ -91,7 +104,7 @@ def apply_direct(service, cluster_name, dry_run, cloud_factory=None, workers=8, 
     cloud = cloud_factory(cluster_name, region) if cloud_factory else driver.cloud(cluster_name, region, **options)
     plan = runner.run(tasks, cloud, dry_run=dry_run, workers=workers, deadline=deadline, progress=progress,
                       kinds=driver.task_classes())
-    changes = [(path, data) for path, data in managed_files(completed) + node_changes if store.read(path) != data]
+    changes = store.differing(managed_files(completed) + node_changes)
     if changes and not dry_run:
         store.apply(changes)
     return plan, completed, bool(changes) or keys_changed
@@ -120,8 +133,9 @@ def managed_files(completed):
 
 def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=None, planned=None):
     """Write <out_dir>/kubernetes.tf and its data/ files; returns (path, changed, text)."""
-    completed, groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
-                                                         store_objects=True, planned=planned)
+    with _lease(service, cluster_name, dry_run or planned is not None):
+        completed, groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
+                                                             store_objects=True, planned=planned)
     driver = driver_for(completed["spec"])
     text = terraform.render(tasks, driver.terraform_providers(region_of(completed["spec"])),
                             outputs=driver.terraform_outputs(completed, groups, tasks))
@@ -133,8 +147,9 @@ def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=Non
 
 def render_cloudformation(service, cluster_name, out_dir, dry_run, ssh_public_key=None, planned=None):
     """Write <out_dir>/kubernetes.json (a CloudFormation template); returns (path, changed, text)."""
-    completed, _groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
-                                                          planned=planned)
+    with _lease(service, cluster_name, dry_run or planned is not None):
+        completed, _groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
+                                                              planned=planned)
     text = cloudformation.render(tasks, description="kops cluster %s" % cluster_name)
     path, changed, text = _write_if_changed(os.path.join(out_dir, "kubernetes.json"), text, dry_run)
     return path, changed or store_changed, text
@@ -164,7 +179,7 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
         covered = driver.store_objects(
             cluster_name, store.config_base(), [(p, d) for p, d in files if p != nodeup_store.BOOTSTRAP_ADDON_PATH],
             tasks)
-    changes = [(path, data) for path, data in files if path not in covered and store.read(path) != data]
+    changes = store.differing([(path, data) for path, data in files if path not in covered])
     if changes and not dry_run:
         store.apply(changes)
     return completed, groups, list(tasks.values()), bool(changes) or keys_changed

@@ -12,16 +12,22 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.kubeops.kops.plugins.module_utils.statestore.vfs import NotFoundError, Store, StoreError
+from ansible_collections.kubeops.kops.plugins.module_utils.statestore.vfs import ABSENT, ConflictError, NotFoundError, Store, StoreError
 
 GCS_ENDPOINT = "https://storage.googleapis.com"
 SCOPES = ("https://www.googleapis.com/auth/devstorage.read_write",)
 TIMEOUT = 60
 LIST_PAGE_SIZE = 1000
 # GCS' own retry guidance: 408, 429 and 5xx, with exponential backoff.  Every
-# call here is safe to repeat (a media upload replaces the object whole).
+# call here is safe to repeat (a media upload replaces the object whole; a
+# conditional one whose first attempt landed fails its precondition, and
+# Store.write then finds its own bytes there).
 RETRY_STATUSES = (408, 429, 500, 502, 503, 504)
 RETRY_ATTEMPTS = 5
+
+
+class _PreconditionFailed(StoreError):
+    """HTTP 412: an ifGenerationMatch that did not match."""
 
 
 def _quote(text):
@@ -92,6 +98,8 @@ class GCSStore(Store):
         if response.status_code < 400:
             return response
         message = _error_message(response)
+        if response.status_code == 412:
+            raise _PreconditionFailed(message)
         if response.status_code == 404 and relpath is not None:
             self._require_bucket(what)
             raise NotFoundError("%s not found" % self.url(relpath))
@@ -122,41 +130,88 @@ class GCSStore(Store):
                              % (self.base_url, what, self.bucket))
         self._bucket_seen = True
 
-    def read(self, relpath):
-        return self._request("GET", self._object_url(relpath), "reading %s" % relpath, relpath,
-                             params={"alt": "media"}).content
+    def _get(self, relpath):
+        response = self._request("GET", self._object_url(relpath), "reading %s" % relpath, relpath,
+                                 params={"alt": "media"})
+        generation = response.headers.get("x-goog-generation")
+        if generation is None:  # not every emulator sends it: ask for the metadata
+            generation = self._head(relpath)
+        return response.content, generation
 
-    def exists(self, relpath):
+    def _head(self, relpath):
         try:
-            self._request("GET", self._object_url(relpath), "checking %s" % relpath, relpath,
-                          params={"fields": "name"})
+            return str(self._request("GET", self._object_url(relpath), "checking %s" % relpath, relpath,
+                                     params={"fields": "generation"}).json()["generation"])
         except NotFoundError:
-            return False
-        return True
+            return ABSENT
 
-    def write(self, relpath, data):
-        # A media upload replaces the object in one request: readers see old or new, never half.
-        self._request("POST", "%s/upload/storage/v1/b/%s/o" % (self.endpoint, self.bucket), "writing %s" % relpath,
-                      params={"uploadType": "media", "name": self._key(relpath)},
-                      data=self._bytes(data), headers={"Content-Type": "application/octet-stream"})
+    @staticmethod
+    def _condition(expect):
+        """GCS preconditions: generation 0 means "no live object"."""
+        if expect is None:
+            return {}
+        return {"ifGenerationMatch": "0" if expect is ABSENT else expect}
 
-    def delete(self, relpath):
+    def _conditional(self, method, url, what, relpath, expect, **kwargs):
         try:
-            self._request("DELETE", self._object_url(relpath), "deleting %s" % relpath, relpath)
+            return self._request(method, url, what, relpath, **kwargs)
+        except _PreconditionFailed:
+            raise ConflictError("%s was changed by another writer" % self.url(relpath))
+        except NotFoundError:
+            if expect not in (None, ABSENT):
+                raise ConflictError("%s was changed by another writer" % self.url(relpath))
+            raise
+
+    def _put(self, relpath, data, expect):
+        # One multipart upload (metadata + bytes) replaces the object in one request: readers see old or
+        # new, never half.  Multipart rather than media: emulators honour ifGenerationMatch on it too.
+        body, content_type = _multipart({"name": self._key(relpath)}, data)
+        response = self._conditional("POST", "%s/upload/storage/v1/b/%s/o" % (self.endpoint, self.bucket),
+                                     "writing %s" % relpath, None, expect,
+                                     params=dict(self._condition(expect), uploadType="multipart"),
+                                     data=body, headers={"Content-Type": content_type})
+        return str(response.json()["generation"])
+
+    def _remove(self, relpath, expect):
+        try:
+            self._conditional("DELETE", self._object_url(relpath), "deleting %s" % relpath, relpath, expect,
+                              params=self._condition(expect))
         except NotFoundError:
             pass  # deleting nothing is fine, as on the other backends
 
-    def list(self, prefix=""):
+    def _list(self, prefix=""):
         base = len(self._key(""))
-        params = {"prefix": self._key(prefix), "fields": "items(name),nextPageToken", "maxResults": LIST_PAGE_SIZE}
-        names = []
+        params = {"prefix": self._key(prefix), "fields": "items(name,generation,md5Hash),nextPageToken",
+                  "maxResults": LIST_PAGE_SIZE}
+        found = {}
         while True:
             body = self._request("GET", "%s/storage/v1/b/%s/o" % (self.endpoint, self.bucket),
                                  "listing %s" % (prefix or "/"), params=params).json()
-            names.extend(item["name"][base:] for item in body.get("items") or [])
+            for item in body.get("items") or []:
+                found[item["name"][base:]] = (str(item["generation"]), _md5_hex(item.get("md5Hash")))
             if not body.get("nextPageToken"):
-                return sorted(names)
+                return found
             params["pageToken"] = body["nextPageToken"]
+
+
+def _multipart(metadata, data):
+    """(body, content type) of a multipart/related upload: JSON metadata, then the bytes."""
+    import json
+    import uuid
+    boundary = uuid.uuid4().hex
+    while boundary.encode("ascii") in data:
+        boundary = uuid.uuid4().hex
+    head = ("--%s\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n%s\r\n"
+            "--%s\r\nContent-Type: application/octet-stream\r\n\r\n" % (boundary, json.dumps(metadata), boundary))
+    return head.encode("utf-8") + data + ("\r\n--%s--\r\n" % boundary).encode("ascii"), \
+        "multipart/related; boundary=%s" % boundary
+
+
+def _md5_hex(md5_base64):
+    if not md5_base64:
+        return None
+    import base64
+    return base64.b64decode(md5_base64).hex()
 
 
 def _error_message(response):

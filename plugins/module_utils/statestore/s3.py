@@ -13,12 +13,16 @@ from __future__ import annotations
 import os
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
-from ansible_collections.kubeops.kops.plugins.module_utils.statestore.vfs import NotFoundError, Store, StoreError
+from ansible_collections.kubeops.kops.plugins.module_utils.statestore.vfs import ABSENT, ConflictError, NotFoundError, Store, StoreError
 
 # kops' default; KOPS_STATE_S3_SSE_ALGORITHM overrides it (e.g. aws:kms).
 DEFAULT_SSE = "AES256"
 # get_object says NoSuchKey; head_object has no body, so only the status.
 MISSING_KEY_CODES = ("NoSuchKey", "404", "NotFound")
+# A conditional request that found another version (412), or raced another conditional write (409).
+PRECONDITION_CODES = ("PreconditionFailed", "412", "ConditionalRequestConflict", "409")
+# S3-compatible stores without conditional writes.
+UNSUPPORTED_CODES = ("NotImplemented", "501")
 HINTS = {
     "NoSuchBucket": "create the bucket or fix state_store",
     "AccessDenied": "check the credentials' permissions on the bucket",
@@ -43,6 +47,7 @@ class S3Store(Store):
         self.endpoint = endpoint
         self.sse = os.environ.get("KOPS_STATE_S3_SSE_ALGORITHM", DEFAULT_SSE)
         self._client = None
+        self.conditional = True  # until the endpoint says it does not do If-Match / If-None-Match
 
     @property
     def client(self):
@@ -90,26 +95,60 @@ class S3Store(Store):
         except botocore.exceptions.BotoCoreError as exc:
             raise StoreError("state store %s: %s: %s" % (self.base_url, what, exc))
 
-    def read(self, relpath):
-        return self._call("reading %s" % relpath, "get_object", Key=self._key(relpath))["Body"].read()
+    def _get(self, relpath):
+        answer = self._call("reading %s" % relpath, "get_object", Key=self._key(relpath))
+        return answer["Body"].read(), answer["ETag"]
 
-    def exists(self, relpath):
+    def _head(self, relpath):
         try:
-            self._call("checking %s" % relpath, "head_object", Key=self._key(relpath))
+            return self._call("checking %s" % relpath, "head_object", Key=self._key(relpath))["ETag"]
         except NotFoundError:
-            return False
-        return True
+            return ABSENT
 
-    def write(self, relpath, data):
+    def _condition(self, expect):
+        """put_object / delete_object arguments for an expected version (S3 conditional requests)."""
+        if expect is None or not self.conditional:
+            return {}
+        return {"IfNoneMatch": "*"} if expect is ABSENT else {"IfMatch": expect}
+
+    def _conditional_call(self, relpath, expect, what, operation, **kwargs):
+        """A put/delete that must find expect; ConflictError when S3 says the precondition failed.
+
+        S3-compatible stores that do not implement conditional requests answer
+        NotImplemented: then the version is compared by a HEAD first (a small
+        race remains; the lease still keeps our own runs apart) and a note says so.
+        """
+        import botocore.exceptions
+        try:
+            return getattr(self.client, operation)(Bucket=self.bucket, Key=self._key(relpath),
+                                                   **dict(kwargs, **self._condition(expect)))
+        except botocore.exceptions.ClientError as exc:
+            code = _code(exc)
+            if code in PRECONDITION_CODES or (expect not in (None, ABSENT) and code in MISSING_KEY_CODES):
+                raise ConflictError("%s was changed by another writer" % self.url(relpath))
+            if code in UNSUPPORTED_CODES and self.conditional and expect is not None:
+                self.conditional = False
+                self.notes.append("state store %s does not support conditional writes (S3 If-Match); "
+                                  "writes are checked by a read first" % self.base_url)
+                return self._conditional_call(relpath, expect, what, operation, **kwargs)
+            raise self._error(exc, what)
+        except botocore.exceptions.BotoCoreError as exc:
+            raise StoreError("state store %s: %s: %s" % (self.base_url, what, exc))
+
+    def _put(self, relpath, data, expect):
         # put_object replaces the object in one request: readers see old or new, never half.
-        self._call("writing %s" % relpath, "put_object", Key=self._key(relpath), Body=self._bytes(data),
-                   ServerSideEncryption=self.sse)
+        if expect is not None and not self.conditional and _same_etag(self._head(relpath), expect) is False:
+            raise ConflictError("%s was changed by another writer" % self.url(relpath))
+        return self._conditional_call(relpath, expect, "writing %s" % relpath, "put_object", Body=data,
+                                      ServerSideEncryption=self.sse)["ETag"]
 
-    def delete(self, relpath):
+    def _remove(self, relpath, expect):
         # S3 answers 204 for a key that is not there: deleting nothing is fine.
-        self._call("deleting %s" % relpath, "delete_object", Key=self._key(relpath))
+        if expect is not None and not self.conditional and _same_etag(self._head(relpath), expect) is False:
+            raise ConflictError("%s was changed by another writer" % self.url(relpath))
+        self._conditional_call(relpath, expect, "deleting %s" % relpath, "delete_object")
 
-    def list(self, prefix=""):
+    def _list(self, prefix=""):
         import botocore.exceptions
         base = len(self._key(""))
         try:
@@ -119,4 +158,20 @@ class S3Store(Store):
             raise self._error(exc, "listing %s" % (prefix or "/"))
         except botocore.exceptions.BotoCoreError as exc:
             raise StoreError("state store %s: listing %s: %s" % (self.base_url, prefix or "/", exc))
-        return sorted(o["Key"][base:] for o in objects)
+        return {o["Key"][base:]: (o["ETag"], _etag_md5(o["ETag"])) for o in objects}
+
+
+def _same_etag(current, expect):
+    if expect is ABSENT or current is ABSENT:
+        return current is expect
+    return current.strip('"') == expect.strip('"')
+
+
+def _etag_md5(etag):
+    """The md5 an ETag is for a single-part upload (SSE-S3 or none); None when it cannot be one.
+
+    An SSE-KMS object's ETag is 32 hex digits too but not its md5: Store.matches
+    only trusts a match, and reads the object when the digests differ.
+    """
+    etag = (etag or "").strip('"').lower()
+    return etag if len(etag) == 32 and all(c in "0123456789abcdef" for c in etag) else None

@@ -6,17 +6,22 @@
 ``open_store(url)`` returns a Store for ``file://PATH`` (or a bare path),
 ``s3://bucket/prefix``, ``gs://bucket/prefix`` or ``memfs://name/prefix``.
 All paths given to a Store are relative to its URL.  Every write replaces the
-object whole: a reader sees the old content or the new one, never half.
+object whole: a reader sees the old content or the new one, never half.  A
+Store belongs to one run: it reads each object at most once and makes the
+writes of what it read conditional (docs/state-store.md).
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 
 STATE_STORE_ENV = "KOPS_STATE_STORE"
 # Files under these prefixes hold private keys and secrets: 0600 on disk.
 PRIVATE_PREFIXES = ("pki/", "secrets/")
+# What one run keeps of the objects it read or wrote; bigger ones (etcd backups) are read again if asked.
+CACHED_CONTENT_LIMIT = 4 * 1024 * 1024
 
 
 class StoreError(ValueError):
@@ -27,41 +32,252 @@ class NotFoundError(StoreError):
     pass
 
 
+class ConflictError(StoreError):
+    """A conditional write or delete found the object changed since this run read it."""
+
+
+class _Marker(object):
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+# The version of an object that does not exist: a write expecting it creates, never replaces.
+ABSENT = _Marker("ABSENT")
+# write()/delete() default: expect the version this run observed (read, listed or wrote), if any.
+OBSERVED = _Marker("OBSERVED")
+
+
 def _is_private(relpath):
     return any(("/" + p) in "/" + relpath for p in PRIVATE_PREFIXES)
 
 
+def md5_hex(data):
+    import hashlib
+    return hashlib.md5(data, usedforsecurity=False).hexdigest()
+
+
+class _Known(object):
+    """What this run knows of one object: its version (ABSENT if missing), maybe its bytes and md5."""
+
+    __slots__ = ("version", "data", "md5")
+
+    def __init__(self, version, data=None, md5=None):
+        self.version = version
+        self.data = data if data is None or len(data) <= CACHED_CONTENT_LIMIT else None
+        self.md5 = md5
+
+
 class Store(object):
+    """One run's view of a state store: every object read at most once, writes conditional.
+
+    Each backend provides the raw calls: _get(relpath) -> (bytes, version)
+    (NotFoundError if absent), _head(relpath) -> version or ABSENT,
+    _put(relpath, bytes, expect) -> new version and _remove(relpath, expect),
+    where expect is None (unconditional), ABSENT (must not exist) or a version
+    (must still be it) and a mismatch raises ConflictError; and
+    _list(prefix) -> {relpath: (version, md5 hex or None)} of every object
+    whose path starts with prefix, at any depth (object-store semantics).
+
+    On top, this class remembers per run (a Store is opened per module run)
+    every answer: contents, versions, "not found", and listings, which also
+    answer "not found" for any path under a listed prefix.  Our own writes
+    update what is remembered.  A write or delete of a path this run has
+    observed is conditional on the version observed (S3 If-Match /
+    If-None-Match, GCS ifGenerationMatch, a flock-guarded check on file://),
+    so a read-modify-write cannot silently replace another run's write.
+    """
+
     scheme = None
 
     def __init__(self, url):
+        import threading
         self.base_url = url.rstrip("/")
+        self._lock = threading.RLock()
+        self._known = {}
+        self._listed = set()
+        # Contents an unfinished multi-object write (layout's journal) is committed to write: readers see them.
+        self._pending = {}
+        # Things a run should tell its user (an interrupted write completed, a lease taken over).
+        self.notes = []
+        # Per-cluster state of this run (layout.ClusterStore keeps its journal check and lease here).
+        self.clusters = {}
+        # Who this run is, for a lease it takes (the module's name); None: the program's name.
+        self.owner = None
 
     def url(self, relpath=""):
         return "%s/%s" % (self.base_url, relpath) if relpath else self.base_url
-
-    def read_text(self, relpath):
-        return self.read(relpath).decode("utf-8")
-
-    def exists(self, relpath):
-        try:
-            self.read(relpath)
-        except NotFoundError:
-            return False
-        return True
 
     @staticmethod
     def _bytes(data):
         return data.encode("utf-8") if isinstance(data, str) else bytes(data)
 
-    # Each backend provides: read(relpath) -> bytes (NotFoundError if absent),
-    # write(relpath, bytes|str) replacing the object whole, delete(relpath)
-    # (absent is fine) and list(prefix) -> sorted relpaths that start with
-    # prefix, at any depth -- object-store semantics, on every backend.
+    # -- what this run knows ---------------------------------------------------
+
+    def _covered(self, relpath):
+        return any(relpath.startswith(prefix) for prefix in self._listed)
+
+    def _remember(self, relpath, version, data=None, md5=None):
+        with self._lock:
+            old = self._known.get(relpath)
+            if old is not None and data is None and old.version == version:
+                return  # a listing repeating what we know: keep the bytes
+            self._known[relpath] = _Known(version, data, md5)
+
+    def forget(self, relpath):
+        """Drop what this run knows of relpath: the next read asks the store."""
+        with self._lock:
+            self._known.pop(relpath, None)
+            self._listed = {p for p in self._listed if not relpath.startswith(p)}
+
+    def refresh(self):
+        """Forget everything this run saw (for a process that outlives one run); pending journal contents stay."""
+        with self._lock:
+            self._known.clear()
+            self._listed.clear()
+
+    def observed_version(self, relpath):
+        """The version this run saw (ABSENT when it saw no object), or None when it never looked."""
+        with self._lock:
+            known = self._known.get(relpath)
+            if known is not None:
+                return known.version
+            return ABSENT if self._covered(relpath) else None
+
+    def set_pending(self, contents):
+        """Serve these {relpath: bytes or None} to readers, as an unfinished journal will write them."""
+        with self._lock:
+            self._pending.update(contents)
+
+    def clear_pending(self, relpaths):
+        with self._lock:
+            for relpath in relpaths:
+                self._pending.pop(relpath, None)
+
+    # -- reading -----------------------------------------------------------------
+
+    def read(self, relpath):
+        with self._lock:
+            if relpath in self._pending:
+                if self._pending[relpath] is None:
+                    raise NotFoundError("%s not found" % self.url(relpath))
+                return self._pending[relpath]
+            if self.observed_version(relpath) is ABSENT:
+                raise NotFoundError("%s not found" % self.url(relpath))
+            known = self._known.get(relpath)
+            if known is not None and known.data is not None:
+                return known.data
+        try:
+            data, version = self._get(relpath)
+        except NotFoundError:
+            self._remember(relpath, ABSENT)
+            raise
+        self._remember(relpath, version, data)
+        return data
+
+    def read_text(self, relpath):
+        return self.read(relpath).decode("utf-8")
+
+    def exists(self, relpath):
+        with self._lock:
+            if relpath in self._pending:
+                return self._pending[relpath] is not None
+            version = self.observed_version(relpath)
+        if version is None:
+            version = self._head(relpath)
+            self._remember(relpath, version)
+        return version is not ABSENT
+
+    def matches(self, relpath, data):
+        """Whether relpath holds exactly data; the md5 a listing gave spares reading it."""
+        data = self._bytes(data)
+        with self._lock:
+            known = self._known.get(relpath)
+            if relpath not in self._pending and known is not None and known.data is None and known.md5:
+                if known.md5 == md5_hex(data):
+                    return True
+        try:
+            return self.read(relpath) == data
+        except NotFoundError:
+            return False
+
+    def list(self, prefix=""):
+        with self._lock:
+            covered = self._covered(prefix)
+        if not covered:
+            entries = self._list(prefix)
+            with self._lock:
+                for relpath, known in list(self._known.items()):
+                    if relpath.startswith(prefix) and relpath not in entries:
+                        self._known[relpath] = _Known(ABSENT)
+                for relpath, (version, md5) in entries.items():
+                    self._remember(relpath, version, md5=md5)
+                self._listed.add(prefix)
+        with self._lock:
+            found = {p for p, k in self._known.items() if p.startswith(prefix) and k.version is not ABSENT}
+            for relpath, data in self._pending.items():
+                if relpath.startswith(prefix):
+                    (found.add if data is not None else found.discard)(relpath)
+        return sorted(found)
+
+    # -- writing -----------------------------------------------------------------
+
+    def _expectation(self, relpath, expect):
+        return self.observed_version(relpath) if expect is OBSERVED else expect
+
+    def write(self, relpath, data, expect=OBSERVED):
+        """Replace relpath whole; conditional on the version this run observed (see the class)."""
+        data = self._bytes(data)
+        expect = self._expectation(relpath, expect)
+        try:
+            version = self._put(relpath, data, expect)
+        except ConflictError:
+            self.forget(relpath)
+            # A retried request whose first attempt landed conflicts with itself: same bytes, no conflict.
+            try:
+                current, version = self._get(relpath)
+            except NotFoundError:
+                raise ConflictError("%s was changed by another writer" % self.url(relpath))
+            if current != data:
+                self._remember(relpath, version, current)
+                raise ConflictError("%s was changed by another writer" % self.url(relpath))
+        except BaseException:
+            self.forget(relpath)  # it may or may not have landed
+            raise
+        with self._lock:
+            self._pending.pop(relpath, None)
+        self._remember(relpath, version, data, md5_hex(data))
+
+    def delete(self, relpath, expect=OBSERVED):
+        """Remove relpath (absent is fine); conditional on the version this run observed."""
+        expect = self._expectation(relpath, expect)
+        if expect is ABSENT:
+            with self._lock:
+                self._pending.pop(relpath, None)
+            return
+        try:
+            self._remove(relpath, expect)
+        except ConflictError:
+            self.forget(relpath)
+            raise ConflictError("%s was changed by another writer" % self.url(relpath))
+        except BaseException:
+            self.forget(relpath)
+            raise
+        with self._lock:
+            self._pending.pop(relpath, None)
+        self._remember(relpath, ABSENT)
 
 
 class FileStore(Store):
-    """file:// -- atomic writes: temp file in the same directory, fsync, rename."""
+    """file:// -- atomic writes: temp file in the same directory, fsync, rename.
+
+    A version is (inode, mtime, size): every write renames a new inode into
+    place.  Writes and deletes check it under an exclusive flock on the
+    store's root directory, which every writer of the store takes (no lock
+    file is left in the store).
+    """
 
     scheme = "file"
 
@@ -75,39 +291,76 @@ class FileStore(Store):
             raise StoreError("path %r escapes the state store %s" % (relpath, self.base_url))
         return path
 
-    def read(self, relpath):
+    @staticmethod
+    def _version(stat_result):
+        return "%d-%d-%d" % (stat_result.st_ino, stat_result.st_mtime_ns, stat_result.st_size)
+
+    def _get(self, relpath):
         try:
             with open(self._path(relpath), "rb") as handle:
-                return handle.read()
+                return handle.read(), self._version(os.fstat(handle.fileno()))
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             raise NotFoundError("%s not found" % self.url(relpath))
 
-    def write(self, relpath, data):
+    def _head(self, relpath):
+        try:
+            stat_result = os.stat(self._path(relpath))
+        except (FileNotFoundError, NotADirectoryError):
+            return ABSENT
+        return ABSENT if os.path.isdir(self._path(relpath)) else self._version(stat_result)
+
+    def _locked(self):
+        """An exclusive flock on the store's root directory, as a context manager."""
+        import contextlib
+        import fcntl
+
+        @contextlib.contextmanager
+        def held():
+            os.makedirs(self.root, exist_ok=True)
+            fd = os.open(self.root, os.O_RDONLY)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                yield
+            finally:
+                os.close(fd)  # closing releases the lock
+        return held()
+
+    def _check(self, relpath, expect):
+        if expect is not None and self._head(relpath) != expect:
+            raise ConflictError("%s was changed by another writer" % self.url(relpath))
+
+    def _put(self, relpath, data, expect):
         path = self._path(relpath)
         directory = os.path.dirname(path)
-        os.makedirs(directory, exist_ok=True)
-        temp = os.path.join(directory, ".%s.tmp-%d-%d" % (os.path.basename(path), os.getpid(), threading.get_ident()))
-        mode = 0o600 if _is_private(relpath) else 0o644
-        try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(self._bytes(data))
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(temp, mode)  # exactly this mode, whatever the umask
-            os.replace(temp, path)
-        except BaseException:
-            if os.path.exists(temp):
-                os.unlink(temp)
-            raise
-        _fsync_directory(directory)
+        with self._locked():
+            self._check(relpath, expect)
+            os.makedirs(directory, exist_ok=True)
+            temp = os.path.join(directory, ".%s.tmp-%d-%d" % (os.path.basename(path), os.getpid(), threading.get_ident()))
+            mode = 0o600 if _is_private(relpath) else 0o644
+            try:
+                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                    os.fchmod(handle.fileno(), mode)  # exactly this mode, whatever the umask
+                    version = self._version(os.fstat(handle.fileno()))
+                os.replace(temp, path)
+            except BaseException:
+                if os.path.exists(temp):
+                    os.unlink(temp)
+                raise
+            _fsync_directory(directory)
+        return version
 
-    def delete(self, relpath):
-        try:
-            os.unlink(self._path(relpath))
-        except FileNotFoundError:
-            return
-        self._prune_empty_dirs(os.path.dirname(self._path(relpath)))
+    def _remove(self, relpath, expect):
+        with self._locked():
+            self._check(relpath, expect)
+            try:
+                os.unlink(self._path(relpath))
+            except FileNotFoundError:
+                return
+            self._prune_empty_dirs(os.path.dirname(self._path(relpath)))
 
     def _prune_empty_dirs(self, directory):
         while directory.startswith(self.root + os.sep):
@@ -117,19 +370,22 @@ class FileStore(Store):
                 return
             directory = os.path.dirname(directory)
 
-    def list(self, prefix=""):
+    def _list(self, prefix=""):
         # A prefix need not end at a directory ("c/instance" matches
         # "c/instancegroup/a"), so walk from the directory that holds it.
         start = os.path.dirname(self._path(prefix)) if prefix and not prefix.endswith("/") else self._path(prefix)
-        found = []
+        found = {}
         for directory, _dirs, files in os.walk(start):
             for name in files:
                 if name.startswith(".") and ".tmp-" in name:  # another writer's file in flight
                     continue
                 relpath = os.path.relpath(os.path.join(directory, name), self.root).replace(os.sep, "/")
                 if relpath.startswith(prefix):
-                    found.append(relpath)
-        return sorted(found)
+                    try:
+                        found[relpath] = (self._version(os.stat(os.path.join(directory, name))), None)
+                    except FileNotFoundError:  # deleted since the walk saw it
+                        continue
+        return found
 
 
 def _fsync_directory(directory):
@@ -146,8 +402,10 @@ def _fsync_directory(directory):
         os.close(fd)
 
 
+# memfs: key -> (bytes, version); versions count up process-wide.
 _MEMFS = {}
 _MEMFS_LOCK = threading.Lock()
+_MEMFS_VERSIONS = itertools.count(1)
 
 
 class MemStore(Store):
@@ -162,24 +420,37 @@ class MemStore(Store):
     def _key(self, relpath):
         return "%s/%s" % (self.prefix, relpath)
 
-    def read(self, relpath):
+    def _get(self, relpath):
         with _MEMFS_LOCK:
             if self._key(relpath) not in _MEMFS:
                 raise NotFoundError("%s not found" % self.url(relpath))
             return _MEMFS[self._key(relpath)]
 
-    def write(self, relpath, data):
+    def _head(self, relpath):
         with _MEMFS_LOCK:
-            _MEMFS[self._key(relpath)] = self._bytes(data)
+            return _MEMFS[self._key(relpath)][1] if self._key(relpath) in _MEMFS else ABSENT
 
-    def delete(self, relpath):
+    def _check(self, relpath, expect):
+        current = _MEMFS[self._key(relpath)][1] if self._key(relpath) in _MEMFS else ABSENT
+        if expect is not None and current != expect:
+            raise ConflictError("%s was changed by another writer" % self.url(relpath))
+
+    def _put(self, relpath, data, expect):
         with _MEMFS_LOCK:
+            self._check(relpath, expect)
+            version = str(next(_MEMFS_VERSIONS))
+            _MEMFS[self._key(relpath)] = (data, version)
+            return version
+
+    def _remove(self, relpath, expect):
+        with _MEMFS_LOCK:
+            self._check(relpath, expect)
             _MEMFS.pop(self._key(relpath), None)
 
-    def list(self, prefix=""):
+    def _list(self, prefix=""):
         start = self._key(prefix)
         with _MEMFS_LOCK:
-            return sorted(k[len(self.prefix) + 1:] for k in _MEMFS if k.startswith(start))
+            return {k[len(self.prefix) + 1:]: (v[1], None) for k, v in _MEMFS.items() if k.startswith(start)}
 
 
 def reset_memfs():

@@ -1,0 +1,208 @@
+"""Two runs on one cluster, a run killed mid-write, the lease, and what a run asks of the store.
+
+The racing and killed runs are the cluster module in processes of their own
+(tests/unit/statestore/racing.py), on file://, s3:// (moto) and gs://
+(fake-gcs-server); the lease and the conflict rule are checked on all four backends.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+from ansible_collections.kubeops.kops.plugins.module_utils import clusters
+from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+NAME = "race.example.com"
+OPTIONS = {"cluster_name": NAME, "cloud_provider": "aws", "networking": "cni", "kubernetes_version": "v1.34.2",
+           "zones": ["us-east-1a", "us-east-1b", "us-east-1c"],
+           "control_plane_zones": ["us-east-1a", "us-east-1b", "us-east-1c"]}  # 7 objects: config + 6 groups
+_buckets = itertools.count()
+
+
+@pytest.fixture(params=["file", "s3", "gs"])
+def shared_url(request, tmp_path):
+    """A store URL that other processes can open too."""
+    if request.param == "file":
+        return "file://%s" % (tmp_path / "state")
+    bucket = "kops-race-%d" % next(_buckets)
+    if request.param == "s3":
+        request.getfixturevalue("aws")
+        import boto3
+        boto3.client("s3", region_name="us-east-1").create_bucket(Bucket=bucket)
+        return "s3://%s/state" % bucket
+    request.getfixturevalue("gcs").create_bucket(bucket)
+    return "gs://%s/state" % bucket
+
+
+def start_module(tmp_path, name, args, *hook):
+    """The cluster module in its own process (from another directory), as Ansible runs it."""
+    request = tmp_path / ("%s.json" % name)
+    request.write_text(json.dumps({"module": "cluster", "args": args}))
+    env = dict(os.environ, PYTHONPATH="%s:%s" % (REPO / "build" / "collections", REPO))
+    return subprocess.Popen([sys.executable, "-m", "tests.unit.statestore.racing", str(request)] + list(hook),
+                            cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def result_of(process):
+    out, err = process.communicate(timeout=120)
+    assert out.strip(), "the module printed nothing (exit %s): %s" % (process.returncode, err[-2000:])
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def stored(url):
+    """Every path and its bytes, as a fresh run sees them."""
+    fresh = vfs.open_store(url)
+    return {p: fresh.read(p) for p in fresh.list("")}
+
+
+def edited_cluster(url, field, cidr):
+    cluster = clusters.ClusterService(url).read(NAME)[0]
+    cluster["spec"][field] = [cidr]
+    return yaml.safe_dump(cluster)
+
+
+def test_two_concurrent_replaces_one_fails_saying_why_and_no_edit_is_lost(shared_url, tmp_path):
+    service = clusters.ClusterService(shared_url)
+    service.execute(service.plan_create(OPTIONS))
+    edits = {"ssh": ("sshAccess", "10.1.0.0/16"), "api": ("kubernetesApiAccess", "10.2.0.0/16")}
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    racers = {name: start_module(tmp_path, name, {"state_store": shared_url,
+                                                  "definition": edited_cluster(shared_url, *edit)},
+                                 "race", str(barrier), "2")
+              for name, edit in edits.items()}
+    results = {name: result_of(process) for name, process in racers.items()}
+    winners = [n for n, r in results.items() if not r.get("failed")]
+    losers = [n for n, r in results.items() if r.get("failed")]
+    assert len(winners) == 1 and len(losers) == 1, results
+    assert results[winners[0]]["changed"] is True
+    message = results[losers[0]]["msg"]
+    # Whichever came second either found the lease held or its conditional write refused.
+    assert (message == layout.CONFLICT % NAME
+            or ("cluster %s is being changed by " % NAME in message and "(pid " in message and "expires at" in message)), message
+    config = yaml.safe_load(stored(shared_url)["%s/config" % NAME])
+    field, cidr = edits[winners[0]]
+    assert config["spec"][field] == [cidr]  # the reported success is what is stored
+    field, cidr = edits[losers[0]]
+    assert config["spec"].get(field) != [cidr]  # and the failed run changed nothing
+    assert sorted(stored(shared_url)) == sorted(
+        ["%s/config" % NAME] + ["%s/instancegroup/%s-us-east-1%s" % (NAME, role, zone)
+                                for role in ("control-plane", "nodes") for zone in "abc"])
+
+
+def test_a_run_that_planned_before_another_run_wrote_fails_with_one_line(store):
+    first = clusters.ClusterService(store.base_url)
+    first.execute(first.plan_create(OPTIONS))
+    runs = [clusters.ClusterService(store.base_url) for _run in range(2)]
+    plans = []
+    for run, (field, cidr) in zip(runs, [("sshAccess", "10.1.0.0/16"), ("kubernetesApiAccess", "10.2.0.0/16")]):
+        cluster = run.read(NAME)[0]
+        cluster["spec"][field] = [cidr]
+        plans.append(run.plan_replace([cluster]))
+    runs[0].execute(plans[0])
+    with pytest.raises(layout.ClusterConflict) as error:
+        runs[1].execute(plans[1])
+    assert str(error.value) == ("the cluster race.example.com was changed by another run while this one was "
+                                "working; re-run to apply on top of it")
+    config = clusters.ClusterService(store.base_url).read(NAME)[0]
+    assert config["spec"]["sshAccess"] == ["10.1.0.0/16"] and config["spec"]["kubernetesApiAccess"] != ["10.2.0.0/16"]
+    assert not vfs.open_store(store.base_url).exists("%s/%s" % (NAME, layout.LEASE))
+
+
+def test_a_killed_multi_object_write_is_finished_by_the_next_run(shared_url, tmp_path):
+    args = {"state_store": shared_url, "options": OPTIONS}
+    killed = start_module(tmp_path, "killed", args, "kill-after", "4")  # the journal and 3 of the 7 objects
+    killed.communicate(timeout=120)
+    assert killed.returncode == -9
+    left = stored(shared_url)
+    assert sorted(p[len(NAME) + 1:] for p in left if not p.startswith(NAME + "/instancegroup/")) == [
+        layout.JOURNAL, layout.LEASE, "config"]
+    assert len([p for p in left if p.startswith(NAME + "/instancegroup/")]) == 2
+
+    check = result_of(start_module(tmp_path, "check", dict(args, _ansible_check_mode=True), "kill-after", "99"))
+    assert check["changed"] is True and check["changed_paths"] == [] and stored(shared_url) == left
+
+    finished = result_of(start_module(tmp_path, "next", args, "kill-after", "99"))
+    assert finished["changed"] is True, finished
+    warnings = json.dumps(finished.get("warnings"))
+    assert "took over the lease on cluster %s" % NAME in warnings and "its process is gone" in warnings
+    assert "finished an interrupted write of 7 object(s) to cluster %s" % NAME in warnings
+    after = stored(shared_url)
+    assert len(after) == 7 and not any(layout.JOURNAL in p or layout.LEASE in p for p in after)
+    again = result_of(start_module(tmp_path, "again", args, "kill-after", "99"))
+    assert again["changed"] is False and not again.get("warnings") and stored(shared_url) == after
+
+
+def lease_record(host, pid, expires):
+    return json.dumps({"owner": "crashed_run", "host": host, "pid": pid, "acquired": "2026-01-01T00:00:00Z",
+                       "expires": layout._utc(expires), "expiresEpoch": expires}).encode("utf-8")
+
+
+def test_a_held_lease_stops_a_second_run_naming_its_holder(store):
+    holder = layout.ClusterStore(store, "c")
+    with holder.lease("first_run", ttl=0.6):
+        time.sleep(0.8)  # past the first ttl: renewals keep it
+        second = layout.ClusterStore(vfs.open_store(store.base_url), "c")
+        with pytest.raises(layout.LeaseHeld) as error:
+            with second.lease("second_run"):
+                pass
+    message = str(error.value)
+    assert message.startswith("cluster c is being changed by first_run (pid %d on host " % os.getpid())
+    assert "its lease expires at 20" in message and "re-run after that time" in message
+    assert not vfs.open_store(store.base_url).exists("c/" + layout.LEASE)  # released
+    with layout.ClusterStore(vfs.open_store(store.base_url), "c").lease("third_run"):
+        pass  # free again
+
+
+def test_an_expired_lease_is_taken_over_and_a_live_one_elsewhere_is_not(store):
+    store.write("c/" + layout.LEASE, lease_record("another-host", 1, time.time() + 600))
+    with pytest.raises(layout.LeaseHeld) as error:
+        with layout.ClusterStore(vfs.open_store(store.base_url), "c").lease():
+            pass
+    assert "crashed_run (pid 1 on host another-host" in str(error.value)
+
+    vfs.open_store(store.base_url).write("c/" + layout.LEASE, lease_record("another-host", 1, time.time() - 5),
+                                         expect=None)
+    successor = layout.ClusterStore(vfs.open_store(store.base_url), "c")
+    with successor.lease("successor") as held:
+        record = json.loads(vfs.open_store(store.base_url).read("c/" + layout.LEASE))
+        assert record["owner"] == "successor" and record["pid"] == os.getpid() and held.owner == "successor"
+    assert successor.store.notes and successor.store.notes[0].startswith(
+        "took over the lease on cluster c from crashed_run (pid 1 on host another-host")
+    assert "it expired at" in successor.store.notes[0]
+
+
+def count_s3_requests(store):
+    requests = collections.Counter()
+    store.client.meta.events.register("before-send.s3.*", lambda request, **kwargs: requests.update(
+        ["%s %s" % (request.method, request.url.split("?")[0].split("/", 3)[-1].replace("kops-count/state/", ""))]))
+    return requests
+
+
+def test_a_no_op_read_asks_for_each_object_once(aws):
+    import boto3
+    boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="kops-count")
+    url = "s3://kops-count/state"
+    first = clusters.ClusterService(url)
+    first.execute(first.plan_create(OPTIONS))
+    service = clusters.ClusterService(url)
+    requests = count_s3_requests(service.store)
+    for _again in range(3):
+        cluster, groups = service.read(NAME)
+        service.plan_create(OPTIONS)  # what create_cluster.yml does when the cluster is there: no change
+        assert service.cluster_store(NAME).read("pki/private/kubernetes-ca/keyset.yaml") is None
+    assert cluster["metadata"]["name"] == NAME and len(groups) == 6
+    # One listing of the cluster's files answers every "is it there", then one GET per object: 8 in all.
+    assert sum(requests.values()) == 8 and max(requests.values()) == 1, requests
+    assert [k for k in requests if not k.startswith("GET %s/" % NAME)] == ["GET kops-count"]
