@@ -155,8 +155,9 @@ cloudformation_file:
 
 from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsModule, reports_errors
 
-RENDERED = {"terraform": ("render_terraform", "terraform_file"), "cloudformation": ("render_cloudformation",
-                                                                                     "cloudformation_file")}
+# target -> (the pipeline's render function, the result key of the written file)
+RENDERED = {"terraform": ("render_terraform", "terraform_file"),
+            "cloudformation": ("render_cloudformation", "cloudformation_file")}
 
 
 @reports_errors

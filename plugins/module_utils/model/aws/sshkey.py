@@ -14,6 +14,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names impor
 from ansible_collections.kubeops.kops.plugins.module_utils.pki.sshkey import fingerprint
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2
 
+
 def build_ssh_key(cluster, public_keys, tasks):
     """Add the key pair task for the (first) stored public key, unless spec.sshKeyName decides otherwise."""
     if "sshKeyName" in cluster["spec"] or not public_keys:
