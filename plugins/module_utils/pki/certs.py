@@ -68,8 +68,8 @@ def new_ca(common_name, key=None, now=None):
 
 
 def issue(ca_certificate, ca_key, common_name, organizations=(), usages=("client",), dns_names=(),
-          ip_addresses=(), key=None, now=None):
-    """A leaf certificate signed by the CA; usages: "client" and/or "server"."""
+          ip_addresses=(), key=None, now=None, validity=LEAF_VALIDITY):
+    """A leaf certificate signed by the CA; usages: "client" and/or "server"; validity: a timedelta."""
     require_cryptography()
     key = key or new_private_key()
     now = now or _now()
@@ -79,7 +79,7 @@ def issue(ca_certificate, ca_key, common_name, organizations=(), usages=("client
         x509.CertificateBuilder()
         .subject_name(_name(common_name, organizations)).issuer_name(ca_certificate.subject)
         .public_key(key.public_key()).serial_number(x509.random_serial_number())
-        .not_valid_before(now - BACKDATE).not_valid_after(now + LEAF_VALIDITY)
+        .not_valid_before(now - BACKDATE).not_valid_after(now + validity)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.KeyUsage(digital_signature=True, key_encipherment=True, content_commitment=False,
                                      data_encipherment=False, key_agreement=False, key_cert_sign=False,
