@@ -184,6 +184,7 @@ steps:
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsModule, reports_errors
+from ansible_collections.kubeops.kops.plugins.module_utils.rolling import aws as aws_rolling
 
 ROLL_OPTIONS = ("force", "cloud_only", "fail_on_validate_error", "fail_on_drain_error", "drain_timeout",
                 "validation_timeout", "validate_count", "validate_retry_interval", "validate_recheck_interval",
@@ -205,21 +206,15 @@ def kube_side(module, completed, cloud):
                                                                               key_pem))
 
 
-def _aws_rolling(cloud):
-    from ansible_collections.kubeops.kops.plugins.module_utils.rolling.aws import AwsRolling
-    return AwsRolling(cloud)
-
-
-# cloudProvider -> its rolling side; driver_for refuses the clouds not built first.
-ROLLING = {"aws": _aws_rolling}
+# cloudProvider -> its rolling side (imported statically, so Ansible ships it with the module).
+ROLLING = {"aws": aws_rolling.AwsRolling}
 
 
 @reports_errors
 def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils import updates
-    from ansible_collections.kubeops.kops.plugins.module_utils.providers import driver_for
+    from ansible_collections.kubeops.kops.plugins.module_utils.kube import clouds
     from ansible_collections.kubeops.kops.plugins.module_utils.rolling import planner, progress, roller
-    from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
     params = module.params
     for option in ("drain_timeout", "validation_timeout", "validate_count", "validate_retry_interval",
@@ -229,8 +224,8 @@ def run(module):
     name = params["cluster_name"]
     completed, instance_groups = updates.load_completed(module.service(), name)
     selected = planner.select(instance_groups, params["instance_groups"], params["roles"])
-    driver = driver_for(completed["spec"])
-    cloud = driver.cloud(name, params["region"] or region_of(completed["spec"]), profile=params["profile"])
+    # The day-2 cloud seam (kube/clouds.py) refuses a cloud without a reader; ROLLING has the same keys.
+    _reader, cloud = clouds.cloud_for(completed, params["region"], params["profile"])
     rolling = ROLLING[completed["spec"]["cloudProvider"]](cloud)
 
     api = None
@@ -259,7 +254,8 @@ def run(module):
     plans = roller.plans_for(completed, groups, options)
     outcome = {g.name: "nothing to do" for g in groups}
     found = [g.as_result() for g in groups]  # as found, before the roll changes the instances' status
-    log = progress.Progress(None if module.check_mode else params["progress_file"])
+    rolls = planner.needs_roll(groups, params["force"]) and not module.check_mode
+    log = progress.Progress(params["progress_file"] if rolls else None)  # the file is made only for a roll
     result = {"changed": False}
 
     if not planner.needs_roll(groups, params["force"]):
