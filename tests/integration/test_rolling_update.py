@@ -276,3 +276,177 @@ def test_needs_update_annotation_and_table():
     assert planner.table([status], cloud_only=False) == [
         "NAME\t\t\tSTATUS\t\tNEEDUPDATE\tREADY\tMIN\tTARGET\tMAX\tNODES".expandtabs(8),
         "nodes-us-east-1a\tNeedsUpdate\t1\t\t1\t2\t2\t3\t1".expandtabs(8)]
+
+
+kubernetes = None  # imported by the test that needs it (the kubernetes client is in requirements.txt)
+
+
+class Kubelets(threading.Thread):
+    """What moto lacks: every running instance of the cluster registers a Ready Node (control-plane ones run the
+    control-plane pods, every node a DaemonSet pod), and a terminated instance's Node and pods go (the cloud
+    controller's part); once an eviction of web-1 was refused, the web PodDisruptionBudget allows one disruption
+    again after each eviction (the disruption controller's part).  It also samples how many instances each group
+    runs."""
+
+    def __init__(self, server):
+        threading.Thread.__init__(self, daemon=True)
+        self.server = server
+        self.stopping = threading.Event()
+        self.registered = {}
+        self.peak = collections.Counter()
+        self.error = None
+
+    def sync(self):
+        ec2, autoscaling = _clients()
+        running = {}
+        for reservation in ec2.describe_instances(Filters=[
+                {"Name": "tag:KubernetesCluster", "Values": [CLUSTER]},
+                {"Name": "instance-state-name", "Values": ["pending", "running"]}])["Reservations"]:
+            for instance in reservation["Instances"]:
+                running[instance["InstanceId"]] = instance
+        for instance_id, instance in running.items():
+            if instance_id not in self.registered:
+                self.register(instance)
+        for instance_id in [i for i in self.registered if i not in running]:
+            self.unregister(instance_id)
+        for group in (NODES_ASG, CP_ASG):
+            count = sum(1 for i in running.values() if tag_dict(i.get("Tags")).get("aws:autoscaling:groupName") == group
+                        or tag_dict(i.get("Tags")).get(DETACHED_TAG) == group)
+            self.peak[group] = max(self.peak[group], count)
+        if any(path.endswith("/web-1/eviction") and status == 429 for _m, path, status in list(self.server.requests)):
+            budget = self.server.get("policy/v1", "PodDisruptionBudget", "web", namespace="default")
+            if budget["status"]["disruptionsAllowed"] < 1:
+                self.server.set_status("policy/v1", "PodDisruptionBudget", "web", dict(budget["status"], disruptionsAllowed=1),
+                                       namespace="default")
+
+    def register(self, instance):
+        tags = tag_dict(instance.get("Tags"))
+        role = "control-plane" if "k8s.io/role/control-plane" in tags else "node"
+        zone, name = instance["Placement"]["AvailabilityZone"], instance["PrivateDnsName"]
+        self.server.create("v1", "Node", {
+            "metadata": {"name": name, "labels": {"node-role.kubernetes.io/%s" % role: "",
+                                                  "topology.kubernetes.io/zone": zone}},
+            "spec": {"providerID": "aws:///%s/%s" % (zone, instance["InstanceId"])},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+        _pod(self.server, "kube-system", "cilium-%s" % name, name, {"k8s-app": "cilium"}, "DaemonSet", True)
+        if role == "control-plane":  # static pods, which the API shows as mirror pods
+            for app in ("kube-apiserver", "kube-controller-manager", "kube-scheduler"):
+                _pod(self.server, "kube-system", "%s-%s" % (app, name), name, {"k8s-app": app}, None, True, mirror=True)
+        self.registered[instance["InstanceId"]] = name
+
+    def unregister(self, instance_id):
+        name = self.registered.pop(instance_id)
+        state = self.server.state
+        state.delete(state.resource("v1", "nodes"), None, name)
+        for pod in state.list(state.resource("v1", "pods"), field_selector="spec.nodeName=%s" % name)["items"]:
+            state.delete(state.resource("v1", "pods"), pod["metadata"]["namespace"], pod["metadata"]["name"],
+                         {"gracePeriodSeconds": 0})
+
+    def run(self):
+        while not self.stopping.is_set():
+            try:
+                self.sync()
+            except Exception as exc:  # noqa: BLE001 - reported by the test
+                self.error = exc
+            self.stopping.wait(0.1)
+
+    def stop(self):
+        self.stopping.set()
+        self.join(10)
+        assert self.error is None, self.error
+
+
+def _pod(server, namespace, name, node, labels, owner=None, critical=False, mirror=False):
+    metadata = {"name": name, "labels": labels}
+    if mirror:
+        metadata["annotations"] = {"kubernetes.io/config.mirror": "hash"}
+    if owner:
+        metadata["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": owner, "name": name.split("-")[0],
+                                        "uid": "u-%s" % name.split("-")[0], "controller": True}]
+    spec = {"nodeName": node, "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}],
+            "volumes": [{"name": "scratch", "emptyDir": {}}]}
+    if critical:
+        spec["priorityClassName"] = "system-node-critical"
+    server.create("v1", "Pod", {"metadata": metadata, "spec": spec}, namespace=namespace)
+    server.set_status("v1", "Pod", name, {"phase": "Running", "containerStatuses": [
+        {"name": "c", "ready": True, "restartCount": 0, "image": "x", "imageID": "x"}]}, namespace=namespace)
+
+
+def test_roll_with_the_kubernetes_api_drains_surges_and_validates(aws, tmp_path, playbook, moto_requests):
+    global kubernetes
+    kubernetes = pytest.importorskip("kubernetes", reason="the kubernetes Python client is in requirements.txt")
+    from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
+    from tests.kube_api_server import KubeAPIServer
+
+    store = "file://%s" % (tmp_path / "state")
+    service = _make_cluster(store)
+    server = KubeAPIServer(ca=keystore.primary(keystore.load(service.cluster_store(CLUSTER), "kubernetes-ca"))).start()
+    kubelets = Kubelets(server)
+    try:
+        for namespace in ("default", "kube-system"):
+            server.create("v1", "ServiceAccount", {"metadata": {"name": "default"}}, namespace=namespace)
+        kubelets.sync()
+        old_nodes, old_cp = _members(NODES_ASG), set(_members(CP_ASG))
+        workers = [kubelets.registered[i] for i in old_nodes]
+        # Two web pods behind a budget that allows no disruption yet, and a pod no controller owns.
+        _pod(server, "default", "web-1", workers[0], {"app": "web"}, owner="ReplicaSet")
+        _pod(server, "default", "web-2", workers[1], {"app": "web"}, owner="ReplicaSet")
+        _pod(server, "default", "lonely", workers[2], {"app": "lonely"})
+        server.create("policy/v1", "PodDisruptionBudget", {"metadata": {"name": "web"}, "spec": {
+            "minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}, namespace="default")
+        server.set_status("policy/v1", "PodDisruptionBudget", "web", {
+            "disruptionsAllowed": 0, "currentHealthy": 2, "desiredHealthy": 2, "expectedPods": 2,
+            "observedGeneration": 1}, namespace="default")
+        kubelets.start()
+        args = ("-e", "state_store=%s" % store, "-e", "cluster_name=%s" % CLUSTER, "-e", "api_server=%s" % server.url,
+                "-e", "interval=0", "-e", "post_drain_delay=0", "-e", "validate_retry_interval=1",
+                "-e", "validate_recheck_interval=0", "-e", "drain_timeout=60", "-e", "validation_timeout=60",
+                "-e", "progress_file=%s" % (tmp_path / "roll.log"))
+
+        _change_machine_type(service)
+        code, run = playbook(PLAYBOOK, *args, "--check")
+        result = task_results(run, TASK)
+        assert code == 0 and result["changed"] is False
+        assert [line.split() for line in result["lines"][1:3]] == [
+            [CONTROL_PLANE, "NeedsUpdate", "1", "0", "1", "1", "1", "1"],
+            [NODES, "NeedsUpdate", "3", "0", "3", "3", "3", "3"]]
+        assert [m for m in server.mutating_requests() if "/nodes/" in m[1] or "eviction" in m[1]] == []
+
+        moto_requests.reset()
+        server.requests.clear()
+        started = time.monotonic()
+        code, run = playbook(PLAYBOOK, *args)
+        seconds = time.monotonic() - started
+        result = task_results(run, TASK)
+        assert code == 0, (result["msg"], result.get("log"))
+        requests = moto_requests()
+        mutating = [(a, p.get("InstanceId") or p.get("InstanceIds.member.1") or p.get("ResourceId.1") or p.get("InstanceId.1"))
+                    for a, p in _mutating(requests)]
+        # kops' order: the control plane (never surged) first; then the nodes: the last one detached (tagged first so
+        # a later run still knows it), the group launches its replacement, then one at a time, the detached one last.
+        surged = mutating[2][1]
+        assert mutating[0] == ("TerminateInstanceInAutoScalingGroup", next(iter(old_cp)))
+        assert [a for a, _i in mutating[1:]] == ["CreateTags", "DetachInstances", "TerminateInstanceInAutoScalingGroup",
+                                                 "TerminateInstanceInAutoScalingGroup", "TerminateInstances"]
+        assert surged == old_nodes[-1] and mutating[-1][1] == surged and {i for _a, i in mutating[3:5]} == set(old_nodes[:2])
+        assert kubelets.peak[NODES_ASG] == 4 and kubelets.peak[CP_ASG] == 1  # surge 1; the control plane never
+
+        kube = [(method, path, status) for method, path, status in server.requests if method != "GET"]
+        evictions = [(path.split("/")[-2], status) for _m, path, status in kube if path.endswith("/eviction")]
+        assert ("web-1", 429) in evictions and ("web-1", 201) in evictions  # the budget was honoured, then allowed
+        assert {name for name, status in evictions if status == 201} == {"web-1", "web-2", "lonely"}
+        assert not any(name.startswith("cilium") for name, _s in evictions)  # DaemonSet pods stay
+        cordons = {path.split("/")[-1] for m, path, _s in kube if m == "PATCH" and "/nodes/" in path}
+        assert set(workers) <= cordons
+        log = (tmp_path / "roll.log").read_text()
+        assert "a disruption budget refuses to evict default/web-1" in log and "cluster validated" in log
+        print("roll with drain on moto + the API test server: 4 instances in %.1fs, %d AWS requests (%s), "
+              "%d Kubernetes API requests (%d writes)" % (seconds, len(requests), dict(collections.Counter(
+                  a for a, _p in requests)), len(server.requests), len(kube)))
+
+        code, run = playbook(PLAYBOOK, *args)
+        result = task_results(run, TASK)
+        assert code == 0 and result["changed"] is False and result["lines"][-1] == "No rolling-update required."
+    finally:
+        kubelets.stop() if kubelets.is_alive() else None
+        server.stop()
