@@ -21,7 +21,6 @@ import urllib.request
 
 import boto3
 import pytest
-import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import tag_dict
 from ansible_collections.kubeops.kops.plugins.module_utils.rolling import planner
@@ -205,7 +204,7 @@ def test_filters_force_and_errors(aws, tmp_path, playbook):
     assert [g["name"] for g in result["groups"]] == [NODES]
     assert not set(_members(NODES_ASG)) & old_nodes and set(_members(CP_ASG)) == old_cp
 
-    code, run = playbook(PLAYBOOK, *args, "-e", '{"roles": ["ControlPlane"], "force": true}', "--check")
+    code, run = playbook(PLAYBOOK, *args, "-e", '{"instance_group_roles": ["ControlPlane"], "force": true}', "--check")
     result = task_results(run, TASK)
     assert [g["name"] for g in result["groups"]] == [CONTROL_PLANE] and set(_members(CP_ASG)) == old_cp
     assert result["lines"][-1].startswith("%s: 1 instance(s) to replace" % CONTROL_PLANE)
@@ -213,7 +212,7 @@ def test_filters_force_and_errors(aws, tmp_path, playbook):
     code, run = playbook(PLAYBOOK, *args, "-e", '{"instance_groups": ["nope"]}')
     result = task_results(run, TASK)
     assert code != 0 and "InstanceGroup 'nope' not found" in result["msg"] and "Traceback" not in result["msg"]
-    code, run = playbook(PLAYBOOK, *args, "-e", '{"roles": ["Workers"]}')
+    code, run = playbook(PLAYBOOK, *args, "-e", "instance_group_roles=Workers")
     assert code != 0 and "invalid instance group role 'Workers'" in task_results(run, TASK)["msg"]
 
 

@@ -175,8 +175,12 @@ class AwsRolling(object):
             else:
                 self.autoscaling.terminate_instance_in_auto_scaling_group(InstanceId=instance["id"],
                                                                          ShouldDecrementDesiredCapacity=False)
-        except Exception as exc:  # an instance already gone is terminated (kops: InvalidInstanceID.NotFound)
-            if error_code(exc) == "InvalidInstanceID.NotFound" or "not part of" in str(exc) or "not found" in str(exc):
+        except Exception as exc:  # botocore's errors; an instance already gone counts as terminated (as in kops)
+            if not _client_error(exc) and not type(exc).__module__.startswith("botocore"):
+                raise
+            message = str(((exc.response or {}).get("Error") or {}).get("Message", "")) if _client_error(exc) else ""
+            if error_code(exc) == "InvalidInstanceID.NotFound" or (
+                    error_code(exc) == "ValidationError" and "not found" in message.lower()):
                 return
             raise describe_error(exc, "terminating %s" % instance["id"])
 
