@@ -25,8 +25,8 @@ description:
     instances, and validates the cluster O(validate_count) times in a row before the next.
   - The control plane never surges. The cluster and each instance group can set C(spec.rollingUpdate)
     (C(maxSurge), C(maxUnavailable), C(drainAndTerminate)) as in kops. The default surge is 1 on AWS.
-  - Check mode prints the table and the plan and makes only read calls. Without check mode the roll happens (no
-    C(--yes) is needed: check mode is the preview, as for M(kubeops.kops.cluster_update)).
+  - Check mode prints the table and the plan and makes only read calls. Without check mode the roll happens; no
+    C(--yes) is needed, since check mode is the preview, as for M(kubeops.kops.cluster_update).
   - A roll takes long. Each step (group, instance, phase, elapsed time) is a line of RV(log), and is appended to
     O(progress_file) as it happens, for C(tail -f).
   - Clouds built so far are AWS.
@@ -202,8 +202,8 @@ def kube_side(module, completed, cloud):
     keyset = credentials.cluster_ca(module.service().cluster_store(name), name)
     ca_pem, certificate_pem, key_pem = credentials.admin_credentials(keyset, lifetime=credentials.SHORT_LIFETIME)
     server = endpoint.api_server(completed, cloud, params["api_server"])
-    return client.KubeClient.from_kubeconfig(document=credentials.kubeconfig(name, server, ca_pem, certificate_pem,
-                                                                              key_pem))
+    document = credentials.kubeconfig(name, server, ca_pem, certificate_pem, key_pem)
+    return client.KubeClient.from_kubeconfig(document=document)
 
 
 # cloudProvider -> its rolling side (imported statically, so Ansible ships it with the module).

@@ -153,8 +153,8 @@ def test_cloud_only_roll_replaces_every_instance_in_kops_order(aws, tmp_path, pl
     code, run = playbook(PLAYBOOK, *args, "--check")
     assert code == 0, (task_results(run, TASK)["msg"], task_results(run, TASK).get("log"))
     result = task_results(run, TASK)
-    assert [line.split()[:3] for line in result["lines"][1:3]] == [[CONTROL_PLANE, "NeedsUpdate", "1"],
-                                                                    [NODES, "NeedsUpdate", "3"]]
+    assert [line.split()[:3] for line in result["lines"][1:3]] == [
+        [CONTROL_PLANE, "NeedsUpdate", "1"], [NODES, "NeedsUpdate", "3"]]
     assert [g["status"] for g in result["groups"]] == ["NeedsUpdate", "NeedsUpdate"]
     assert result["log"] == [] and not (tmp_path / "roll.log").exists()
     check_requests = moto_requests()

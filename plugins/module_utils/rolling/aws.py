@@ -173,8 +173,8 @@ class AwsRolling(object):
             if instance.get("detached"):
                 self.cloud.ec2.terminate_instances(InstanceIds=[instance["id"]])
             else:
-                self.autoscaling.terminate_instance_in_auto_scaling_group(InstanceId=instance["id"],
-                                                                         ShouldDecrementDesiredCapacity=False)
+                self.autoscaling.terminate_instance_in_auto_scaling_group(
+                    InstanceId=instance["id"], ShouldDecrementDesiredCapacity=False)
         except Exception as exc:  # botocore's errors; an instance already gone counts as terminated (as in kops)
             if not _client_error(exc) and not type(exc).__module__.startswith("botocore"):
                 raise
