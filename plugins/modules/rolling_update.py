@@ -1,0 +1,322 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: rolling_update
+short_description: Replace a kops cluster's instances that run an old launch template (kops rolling-update cluster)
+version_added: 0.1.0
+description:
+  - Like C(kops rolling-update cluster --yes). Per instance group it finds which instances need an update (AWS
+    the instance's launch template C(id:version) differs from its autoscaling group's, C($Latest) and C($Default)
+    resolved; instances on their way out ignored; instances tagged C(kops.k8s.io/detached-from-asg) are the group's
+    detached surge; nodes annotated C(kops.k8s.io/needs-update) need one too) and prints kops' table.
+  - Then it replaces them in kops' order, bastions first, then the control-plane groups one at a
+    time (sorted by name), then the API server groups, then the node groups (sorted by name). Within a group it
+    surges first. It detaches up to C(maxSurge) instances from the autoscaling group without lowering its
+    desired capacity, so the group launches their replacements. Then, with up to C(maxSurge + maxUnavailable) at
+    once, it cordons each node, labels it C(node.kubernetes.io/exclude-from-external-load-balancers), takes it
+    out of the group's load balancers and drains it by eviction (PodDisruptionBudgets honoured, DaemonSet pods
+    left, pods without a controller evicted as kops' force). Then it terminates the instance
+    without lowering the desired capacity, waits for the group to be back to its desired number of InService
+    instances, and validates the cluster O(validate_count) times in a row before the next.
+  - The control plane never surges. The cluster and each instance group can set C(spec.rollingUpdate)
+    (C(maxSurge), C(maxUnavailable), C(drainAndTerminate)) as in kops. The default surge is 1 on AWS.
+  - Check mode prints the table and the plan and makes only read calls. Without check mode the roll happens; no
+    C(--yes) is needed, since check mode is the preview, as for M(kubeops.kops.cluster_update).
+  - A roll takes long. Each step (group, instance, phase, elapsed time) is a line of RV(log), and is appended to
+    O(progress_file) as it happens, for C(tail -f).
+  - Clouds built so far are AWS.
+options:
+  cluster_name:
+    description: The cluster to roll.
+    type: str
+    required: true
+  instance_groups:
+    description: Only these instance groups (kops' C(--instance-group)); an unknown name fails.
+    type: list
+    elements: str
+  roles:
+    description: Only groups of these roles (kops' C(--instance-group-roles)), V(Bastion), V(ControlPlane), V(APIServer), V(Node).
+    type: list
+    elements: str
+  force:
+    description: Replace every instance of the selected groups, up to date or not (kops' C(--force)).
+    type: bool
+    default: false
+  cloud_only:
+    description:
+      - Roll without the Kubernetes API (kops' C(--cloudonly)). Nodes are not drained and the cluster is not
+        validated, and instances are not detached first (kops surges only with the API). This causes downtime.
+    type: bool
+    default: false
+  max_surge:
+    description:
+      - Overrides C(spec.rollingUpdate.maxSurge) of every rolled group (a number or a percentage of the group,
+        rounded up). The control plane never surges.
+    type: raw
+  max_unavailable:
+    description:
+      - Overrides C(spec.rollingUpdate.maxUnavailable) (a number or a percentage, rounded down but at least 1).
+    type: raw
+  fail_on_validate_error:
+    description: Stop when the cluster does not validate within O(validation_timeout); false logs and goes on.
+    type: bool
+    default: true
+  fail_on_drain_error:
+    description: Stop when a node cannot be drained within O(drain_timeout); false logs and terminates it anyway.
+    type: bool
+    default: true
+  drain_timeout:
+    description: Seconds to drain one node (evictions refused by a disruption budget are retried every 5 s until then).
+    type: int
+    default: 900
+  validation_timeout:
+    description: Seconds for the cluster to validate after each step, and for a group's replacements to be InService.
+    type: int
+    default: 900
+  validate_count:
+    description: Consecutive successful validations needed after each step (0 skips validation).
+    type: int
+    default: 2
+  validate_retry_interval:
+    description: Seconds between validations that fail (kops' 30 s).
+    type: int
+    default: 30
+  validate_recheck_interval:
+    description: Seconds between consecutive successful validations (kops' 10 s).
+    type: int
+    default: 10
+  post_drain_delay:
+    description: Seconds to wait after draining a node, before terminating it.
+    type: int
+    default: 5
+  interval:
+    description: Seconds to wait after terminating or detaching an instance (kops' node, control-plane and bastion interval).
+    type: int
+    default: 15
+  progress_file:
+    description: A file each step is appended to as it happens (for C(tail -f)); none by default.
+    type: path
+  kubeconfig:
+    description:
+      - A kubeconfig for the cluster's API. Without it, admin credentials are made from the cluster's CA in the
+        state store (as C(kops export kubeconfig --admin)) for the API load balancer's address.
+    type: path
+  context:
+    description: The context of O(kubeconfig) to use.
+    type: str
+  api_server:
+    description: The API's URL when neither O(kubeconfig) nor the cloud gives it.
+    type: str
+extends_documentation_fragment:
+  - kubeops.kops.state_store
+attributes:
+  check_mode:
+    description: The table and the plan; only read calls.
+    support: full
+  diff_mode:
+    description: The table and the plan, as the diff's after text.
+    support: full
+requirements:
+  - kubernetes (the Python client), unless O(cloud_only=true)
+author:
+  - kubeops maintainers (@kubeops)
+"""
+
+EXAMPLES = r"""
+- name: What would be rolled (kops rolling-update cluster)
+  kubeops.kops.rolling_update:
+    state_store: s3://my-kops-state
+    cluster_name: k8s.example.com
+  check_mode: true
+
+- name: Roll the nodes, two new ones at a time, and watch it with tail -f /tmp/roll.log
+  kubeops.kops.rolling_update:
+    state_store: s3://my-kops-state
+    cluster_name: k8s.example.com
+    roles: [Node]
+    max_surge: 2
+    progress_file: /tmp/roll.log
+"""
+
+RETURN = r"""
+groups:
+  description: Each selected instance group that has a cloud group, as the roll found it before starting.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name: {description: The instance group., type: str}
+    role: {description: "Its phase: bastion, control-plane, apiserver or node.", type: str}
+    status: {description: V(Ready) or V(NeedsUpdate) as in kops' table., type: str}
+    need_update: {description: Instances that need an update (detached ones included)., type: int}
+    ready: {description: Instances up to date., type: int}
+    min: {description: The cloud group's minimum size., type: int}
+    target: {description: Its desired size., type: int}
+    max: {description: Its maximum size., type: int}
+    nodes: {description: Instances registered as Kubernetes nodes (0 with cloud_only)., type: int}
+    cloud_group: {description: The cloud's name of the group (the autoscaling group)., type: str}
+    instances: {description: "Each instance: id, status (UpToDate, NeedsUpdate, Detached), node name.", type: list}
+    outcome: {description: "What the roll did: rolled, failed: <why>, or nothing to do.", type: str}
+lines:
+  description: kops' output, the table then "No rolling-update required." or the plan per group.
+  returned: always
+  type: list
+  elements: str
+  sample: ["NAME                    STATUS          NEEDUPDATE      READY   MIN     TARGET  MAX",
+           "nodes-us-east-1a        NeedsUpdate     2               0       2       2       2"]
+log:
+  description: Every step of the roll as "[elapsed] group instance phase message", in order.
+  returned: always
+  type: list
+  elements: str
+steps:
+  description: The same steps as data (elapsed, group, instance, phase, message).
+  returned: always
+  type: list
+  elements: dict
+"""
+
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsModule, reports_errors
+from ansible_collections.kubeops.kops.plugins.module_utils.rolling import aws as aws_rolling
+
+ROLL_OPTIONS = ("force", "cloud_only", "fail_on_validate_error", "fail_on_drain_error", "drain_timeout",
+                "validation_timeout", "validate_count", "validate_retry_interval", "validate_recheck_interval",
+                "post_drain_delay", "interval", "max_surge", "max_unavailable")
+
+
+def kube_side(module, completed, cloud):
+    """(CoreV1Api-backed client with nodes()/pods(), its CoreV1Api): from the kubeconfig option, else admin
+    credentials minted from the store's CA for the API load balancer."""
+    from ansible_collections.kubeops.kops.plugins.module_utils.kube import client, credentials, endpoint
+    params = module.params
+    if params["kubeconfig"]:
+        return client.KubeClient.from_kubeconfig(params["kubeconfig"], params["context"])
+    name = params["cluster_name"]
+    keyset = credentials.cluster_ca(module.service().cluster_store(name), name)
+    ca_pem, certificate_pem, key_pem = credentials.admin_credentials(keyset, lifetime=credentials.SHORT_LIFETIME)
+    server = endpoint.api_server(completed, cloud, params["api_server"])
+    document = credentials.kubeconfig(name, server, ca_pem, certificate_pem, key_pem)
+    return client.KubeClient.from_kubeconfig(document=document)
+
+
+# cloudProvider -> its rolling side (imported statically, so Ansible ships it with the module).
+ROLLING = {"aws": aws_rolling.AwsRolling}
+
+
+@reports_errors
+def run(module):
+    from ansible_collections.kubeops.kops.plugins.module_utils import updates
+    from ansible_collections.kubeops.kops.plugins.module_utils.kube import clouds
+    from ansible_collections.kubeops.kops.plugins.module_utils.rolling import planner, progress, roller
+
+    params = module.params
+    for option in ("drain_timeout", "validation_timeout", "validate_count", "validate_retry_interval",
+                   "validate_recheck_interval", "post_drain_delay", "interval"):
+        if params[option] < 0:
+            module.fail_json(msg="%s: must be 0 or more, got %d" % (option, params[option]))
+    name = params["cluster_name"]
+    completed, instance_groups = updates.load_completed(module.service(), name)
+    selected = planner.select(instance_groups, params["instance_groups"], params["roles"])
+    # The day-2 cloud seam (kube/clouds.py) refuses a cloud without a reader; ROLLING has the same keys.
+    _reader, cloud = clouds.cloud_for(completed, params["region"], params["profile"])
+    rolling = ROLLING[completed["spec"]["cloudProvider"]](cloud)
+
+    api = None
+    if not params["cloud_only"]:
+        try:
+            from ansible_collections.kubeops.kops.plugins.module_utils.kube import client
+            client.import_kubernetes()
+        except ImportError as exc:
+            module.fail_json(msg=missing_required_lib("kubernetes") + " (or set cloud_only: true)", exception=str(exc))
+        api = kube_side(module, completed, cloud)
+        try:
+            nodes = api.nodes()
+        except ValueError as exc:
+            module.fail_json(msg="Unable to reach the Kubernetes API: %s. Set cloud_only: true to roll without it "
+                                 "(no drain, no validation: downtime)." % exc)
+    else:
+        nodes = []
+    # DeregisterControlPlaneNodes is off when the control plane and API servers have one instance in all.
+    api_minimum = sum((g["spec"].get("minSize", 1) if g["spec"].get("minSize") is not None else 1)
+                      for g in instance_groups if planner.phase_of(g) in ("control-plane", "apiserver"))
+
+    groups = planner.statuses(selected, rolling.cloud_groups(), nodes)
+    lines = planner.table(groups, params["cloud_only"])
+    options = {k: params[k] for k in ROLL_OPTIONS}
+    options["deregister_control_plane"] = api_minimum > 1
+    plans = roller.plans_for(completed, groups, options)
+    outcome = {g.name: "nothing to do" for g in groups}
+    found = [g.as_result() for g in groups]  # as found, before the roll changes the instances' status
+    rolls = planner.needs_roll(groups, params["force"]) and not module.check_mode
+    log = progress.Progress(params["progress_file"] if rolls else None)  # the file is made only for a roll
+    result = {"changed": False}
+
+    if not planner.needs_roll(groups, params["force"]):
+        lines += ["", "No rolling-update required."]
+    else:
+        lines += [""] + [planner.describe(p) for _phase, phase_plans in plans for p in phase_plans]
+        if not module.check_mode:
+            validator = None
+            drainer = None
+            if api is not None:
+                from ansible_collections.kubeops.kops.plugins.module_utils.kube import validation
+                from ansible_collections.kubeops.kops.plugins.module_utils.rolling.drain import Drainer
+                drainer = Drainer(api.core)
+
+                def validator():
+                    return validation.validate(instance_groups, rolling.cloud_groups(), api.nodes(), api.pods())["failures"]
+            runner = roller.Roller(rolling, log, options, drainer=drainer, validator=validator)
+            result["changed"] = True
+            try:
+                runner.run(plans)
+            except ValueError as exc:
+                outcome.update(runner.outcome)
+                module.fail_json(msg="rolling update of %s stopped: %s" % (name, exc), lines=lines, log=log.lines,
+                                 steps=log.steps, groups=_groups(found, outcome), changed=True)
+            outcome.update(runner.outcome)
+    result.update(groups=_groups(found, outcome), lines=lines, log=log.lines, steps=log.steps)
+    if module._diff:
+        result["diff"] = {"before_header": "%s (cloud)" % name, "after_header": "%s (rolling update)" % name,
+                          "before": "", "after": "\n".join(lines) + "\n"}
+    module.exit_json(**result)
+
+
+def _groups(groups, outcome):
+    return [dict(g, outcome=outcome.get(g["name"], "nothing to do")) for g in groups]
+
+
+def main():
+    module = KopsModule(argument_spec=dict(
+        cluster_name=dict(type="str", required=True),
+        instance_groups=dict(type="list", elements="str"),
+        roles=dict(type="list", elements="str"),
+        force=dict(type="bool", default=False),
+        cloud_only=dict(type="bool", default=False),
+        max_surge=dict(type="raw"),
+        max_unavailable=dict(type="raw"),
+        fail_on_validate_error=dict(type="bool", default=True),
+        fail_on_drain_error=dict(type="bool", default=True),
+        drain_timeout=dict(type="int", default=900),
+        validation_timeout=dict(type="int", default=900),
+        validate_count=dict(type="int", default=2),
+        validate_retry_interval=dict(type="int", default=30),
+        validate_recheck_interval=dict(type="int", default=10),
+        post_drain_delay=dict(type="int", default=5),
+        interval=dict(type="int", default=15),
+        progress_file=dict(type="path"),
+        kubeconfig=dict(type="path"),
+        context=dict(type="str"),
+        api_server=dict(type="str"),
+    ))
+    run(module)
+
+
+if __name__ == "__main__":
+    main()

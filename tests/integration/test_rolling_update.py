@@ -1,0 +1,451 @@
+"""rolling_update on moto's server: real autoscaling groups and instances, a launch template change, kops' table,
+order and surge; the Kubernetes side (cordon, drain by eviction with a PodDisruptionBudget, validation) on the
+Kubernetes API test server (tests/kube_api_server.py) trusting the cluster's CA.
+
+moto differs from AWS in two ways the tests make up for, said where they do: its autoscaling groups launch from
+the template's *default* version (AWS: the group's version, here $Latest), so after the template changes the test
+makes the new version the default too; and it has no kubelets, so a thread registers a Ready Node for each running
+instance of the cluster and removes the Node of a terminated one (what kubelets and the cloud controller do).
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import json
+import os
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+import boto3
+import pytest
+
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import tag_dict
+from ansible_collections.kubeops.kops.plugins.module_utils.rolling import planner
+from tests.integration.conftest import REPO, task_results
+from tests.integration.test_aws_update import ADMIN_KEY, READ_ONLY, _service, _update
+
+CLUSTER = "k8s.example.com"
+NODES = "nodes-us-east-1a"
+CONTROL_PLANE = "control-plane-us-east-1a"
+NODES_ASG = "%s.%s" % (NODES, CLUSTER)
+CP_ASG = "%s.masters.%s" % (CONTROL_PLANE, CLUSTER)
+PLAYBOOK = REPO / "playbooks" / "rolling_update.yml"
+TASK = "Rolling update of %s" % CLUSTER
+DETACHED_TAG = "kops.k8s.io/detached-from-asg"
+
+
+def _clients():
+    return boto3.client("ec2", region_name="us-east-1"), boto3.client("autoscaling", region_name="us-east-1")
+
+
+def _make_cluster(store, node_count=3):
+    """A cluster whose node group has node_count instances, built on moto; then its machine type changes and
+    the update makes a new launch template version of both groups."""
+    service = _service(store)
+    cluster, igs = service.read(CLUSTER)
+    nodes = next(g for g in igs if g["metadata"]["name"] == NODES)
+    nodes["spec"]["minSize"] = nodes["spec"]["maxSize"] = node_count
+    service.execute(service.plan_replace([cluster] + igs))
+    _update(service, ssh_public_key=ADMIN_KEY)
+    return service
+
+
+def _change_machine_type(service):
+    cluster, igs = service.read(CLUSTER)
+    for group in igs:
+        group["spec"]["machineType"] = "t3.large"
+    service.execute(service.plan_replace([cluster] + igs))
+    _counts, plan, calls = _update(service)
+    assert calls["CreateLaunchTemplateVersion"] == 2
+    ec2, _autoscaling = _clients()
+    for template in ec2.describe_launch_templates()["LaunchTemplates"]:
+        # moto cannot launch from a version made by CreateLaunchTemplateVersion with UserData (it keeps the text
+        # undecoded and asserts when launching): the same version again without UserData becomes $Latest.
+        data = ec2.describe_launch_template_versions(LaunchTemplateId=template["LaunchTemplateId"], Versions=[
+            "$Latest"])["LaunchTemplateVersions"][0]["LaunchTemplateData"]
+        assert data["InstanceType"] == "t3.large" and data.pop("UserData")
+        latest = ec2.create_launch_template_version(LaunchTemplateId=template["LaunchTemplateId"],
+                                                    LaunchTemplateData=data)["LaunchTemplateVersion"]["VersionNumber"]
+        # moto launches an autoscaling group's instances from the default version, AWS from the group's ($Latest).
+        ec2.modify_launch_template(LaunchTemplateId=template["LaunchTemplateId"], DefaultVersion=str(latest))
+
+
+def _members(group_name):
+    _ec2, autoscaling = _clients()
+    group = autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[group_name])["AutoScalingGroups"][0]
+    return [m["InstanceId"] for m in group["Instances"] if m["LifecycleState"] == "InService"]
+
+
+def _running(group_name):
+    """The group's members and its detached instances that still run: what the group costs at this moment."""
+    ec2, _autoscaling = _clients()
+    detached = [i["InstanceId"] for r in ec2.describe_instances(Filters=[
+        {"Name": "tag:%s" % DETACHED_TAG, "Values": [group_name]},
+        {"Name": "instance-state-name", "Values": ["pending", "running"]}])["Reservations"] for i in r["Instances"]]
+    return set(_members(group_name)) | set(detached)
+
+
+@pytest.fixture
+def moto_requests(aws):
+    """The AWS requests the collection makes (user agent kubeops.kops), as (service action, params), through moto's
+    recorder: it sees the requests of an ansible-playbook subprocess too.  The recorder writes to moto_recording in
+    the server's working directory (this process's), removed afterwards."""
+    def call(path):
+        request = urllib.request.Request(aws.url + "/moto-api/recorder/" + path, method="POST" if "download" not in path
+                                         else "GET")
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - loopback only
+            return response.read().decode()
+
+    def read():
+        found = []
+        for line in call("download-recording").splitlines():
+            entry = json.loads(line)
+            agent = {k.lower(): v for k, v in entry["headers"].items()}.get("user-agent", "")
+            if "kubeops.kops" not in agent:
+                continue
+            body = entry.get("body") or ""
+            if entry.get("body_encoded"):
+                body = base64.b64decode(body).decode("utf-8", "replace")
+            params = dict(urllib.parse.parse_qsl(body))
+            params.update(urllib.parse.parse_qsl(urllib.parse.urlsplit(entry["url"]).query))
+            found.append((params.get("Action", "%s %s" % (entry["method"], entry["url"])), params))
+        return found
+
+    call("reset-recording")
+    call("start-recording")
+    read.reset = lambda: call("reset-recording")
+    yield read
+    call("stop-recording")
+    call("reset-recording")
+    path = os.path.join(os.getcwd(), "moto_recording")
+    if os.path.exists(path):
+        os.remove(path)
+
+
+def _mutating(requests):
+    return [(action, params) for action, params in requests if not action.startswith(READ_ONLY)]
+
+
+def test_cloud_only_roll_replaces_every_instance_in_kops_order(aws, tmp_path, playbook, moto_requests):
+    store = "file://%s" % (tmp_path / "state")
+    service = _make_cluster(store)
+    args = ("-e", "state_store=%s" % store, "-e", "cluster_name=%s" % CLUSTER, "-e", "cloud_only=true",
+            "-e", "interval=0", "-e", "progress_file=%s" % (tmp_path / "roll.log"))
+    old_nodes, old_cp = set(_members(NODES_ASG)), set(_members(CP_ASG))
+    assert len(old_nodes) == 3 and len(old_cp) == 1
+
+    moto_requests.reset()
+    code, run = playbook(PLAYBOOK, *args)
+    assert code == 0, (task_results(run, TASK)["msg"], task_results(run, TASK).get("log"))
+    result = task_results(run, TASK)
+    assert result["changed"] is False
+    assert result["lines"][-1] == "No rolling-update required."
+    assert result["lines"][0].split() == ["NAME", "STATUS", "NEEDUPDATE", "READY", "MIN", "TARGET", "MAX"]
+    assert [line.split() for line in result["lines"][1:3]] == [
+        [CONTROL_PLANE, "Ready", "0", "1", "1", "1", "1"], [NODES, "Ready", "0", "3", "3", "3", "3"]]
+    assert _mutating(moto_requests()) == []
+
+    _change_machine_type(service)
+    moto_requests.reset()
+    code, run = playbook(PLAYBOOK, *args, "--check")
+    assert code == 0, (task_results(run, TASK)["msg"], task_results(run, TASK).get("log"))
+    result = task_results(run, TASK)
+    assert [line.split()[:3] for line in result["lines"][1:3]] == [
+        [CONTROL_PLANE, "NeedsUpdate", "1"], [NODES, "NeedsUpdate", "3"]]
+    assert [g["status"] for g in result["groups"]] == ["NeedsUpdate", "NeedsUpdate"]
+    assert result["log"] == [] and not (tmp_path / "roll.log").exists()
+    check_requests = moto_requests()
+    assert _mutating(check_requests) == [] and check_requests  # the plan was read from the cloud, nothing changed
+    assert set(_members(NODES_ASG)) == old_nodes
+
+    moto_requests.reset()
+    started = time.monotonic()
+    code, run = playbook(PLAYBOOK, *args)
+    seconds = time.monotonic() - started
+    assert code == 0, (task_results(run, TASK)["msg"], task_results(run, TASK).get("log"))
+    result = task_results(run, TASK)
+    assert result["changed"] is True
+    requests = moto_requests()
+    mutating = _mutating(requests)
+    # cloud_only never surges (kops detaches only with the Kubernetes API): one termination at a time, control
+    # plane first, each keeping the desired capacity so the group replaces the instance.
+    assert [a for a, _p in mutating] == ["TerminateInstanceInAutoScalingGroup"] * 4
+    assert all(p["ShouldDecrementDesiredCapacity"] == "false" for _a, p in mutating)
+    terminated = [p["InstanceId"] for _a, p in mutating]
+    assert terminated[0] in old_cp and set(terminated[1:]) == old_nodes
+    new_nodes, new_cp = set(_members(NODES_ASG)), set(_members(CP_ASG))
+    assert len(new_nodes) == 3 and not new_nodes & old_nodes and len(new_cp) == 1 and not new_cp & old_cp
+    log = (tmp_path / "roll.log").read_text().splitlines()
+    assert log == result["log"] and any("%s %s terminate" % (NODES, i) in line for line in log for i in old_nodes)
+    assert [g["outcome"] for g in result["groups"]] == ["rolled", "rolled"]
+    counts = collections.Counter(a for a, _p in requests)
+    print("cloud-only roll on moto: 4 instances replaced in %.1fs (ansible-playbook included), %d AWS requests: %s"
+          % (seconds, len(requests), dict(counts)))
+
+    moto_requests.reset()
+    code, run = playbook(PLAYBOOK, *args)
+    result = task_results(run, TASK)
+    assert code == 0 and result["changed"] is False and result["lines"][-1] == "No rolling-update required."
+    assert _mutating(moto_requests()) == []
+
+
+def test_filters_force_and_errors(aws, tmp_path, playbook):
+    store = "file://%s" % (tmp_path / "state")
+    _make_cluster(store, node_count=2)
+    args = ("-e", "state_store=%s" % store, "-e", "cluster_name=%s" % CLUSTER, "-e", "cloud_only=true",
+            "-e", "interval=0")
+    old_cp, old_nodes = set(_members(CP_ASG)), set(_members(NODES_ASG))
+    code, run = playbook(PLAYBOOK, *args, "-e", '{"instance_groups": ["%s"], "force": true}' % NODES)
+    result = task_results(run, TASK)
+    assert code == 0 and result["changed"] is True
+    assert [g["name"] for g in result["groups"]] == [NODES]
+    assert not set(_members(NODES_ASG)) & old_nodes and set(_members(CP_ASG)) == old_cp
+
+    code, run = playbook(PLAYBOOK, *args, "-e", '{"instance_group_roles": ["ControlPlane"], "force": true}', "--check")
+    result = task_results(run, TASK)
+    assert [g["name"] for g in result["groups"]] == [CONTROL_PLANE] and set(_members(CP_ASG)) == old_cp
+    assert result["lines"][-1].startswith("%s: 1 instance(s) to replace" % CONTROL_PLANE)
+
+    code, run = playbook(PLAYBOOK, *args, "-e", '{"instance_groups": ["nope"]}')
+    result = task_results(run, TASK)
+    assert code != 0 and "InstanceGroup 'nope' not found" in result["msg"] and "Traceback" not in result["msg"]
+    code, run = playbook(PLAYBOOK, *args, "-e", "instance_group_roles=Workers")
+    assert code != 0 and "invalid instance group role 'Workers'" in task_results(run, TASK)["msg"]
+
+
+def _group(name, role="Node", size=4, rolling=None):
+    spec = {"role": role, "minSize": size, "maxSize": size}
+    if rolling:
+        spec["rollingUpdate"] = rolling
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+@pytest.mark.parametrize("group_rolling, cluster_rolling, provider, size, expected", [
+    (None, None, "aws", 4, (1, 0)),               # kops' AWS default: surge 1, nothing unavailable
+    (None, None, "gce", 4, (0, 1)),               # elsewhere: no surge, one unavailable
+    ({"maxSurge": "30%"}, None, "aws", 4, (2, 0)),  # percentages of the group, surge rounded up
+    ({"maxUnavailable": "30%"}, {"maxSurge": 0}, "aws", 4, (0, 1)),  # unavailable rounded down
+    ({"maxUnavailable": "10%"}, {"maxSurge": 0}, "aws", 4, (0, 1)),  # ... but at least 1
+    (None, {"maxSurge": 3, "maxUnavailable": 2}, "aws", 4, (3, 2)),  # the cluster's, when the group sets none
+    ({"maxSurge": 0}, {"maxSurge": 3}, "aws", 4, (0, 1)),  # the group's over the cluster's
+])
+def test_settings_resolve_as_kops(group_rolling, cluster_rolling, provider, size, expected):
+    cluster = {"spec": {"cloudProvider": provider, "rollingUpdate": cluster_rolling}}
+    resolved = planner.settings(cluster, _group("nodes", size=size, rolling=group_rolling), size)
+    assert (resolved["max_surge"], resolved["max_unavailable"]) == expected
+
+
+def _status(name, role, ready=0, need=0, detached=0):
+    instances = ([{"id": "i-r%d" % n} for n in range(ready)] + [{"id": "i-n%d" % n, "needs_update": True}
+                                                                for n in range(need)]
+                 + [{"id": "i-d%d" % n, "detached": True, "needs_update": True} for n in range(detached)])
+    cloud = {"group_name": name, "min": 0, "desired": ready + need, "max": 9, "instances": instances}
+    return planner.GroupStatus(_group(name, role), cloud, {})
+
+
+def test_order_control_plane_never_surges_and_detached_go_last():
+    cluster = {"spec": {"cloudProvider": "aws"}}
+    groups = [_status("nodes-b", "Node", need=2), _status("bastions", "Bastion", need=1),
+              _status("cp-b", "Master", need=1), _status("cp-a", "ControlPlane", need=1),
+              _status("api", "APIServer", need=1), _status("nodes-a", "Node", ready=1, need=2, detached=1)]
+    order = [(phase, [g.name for g in gs]) for phase, gs in planner.ordered(groups)]
+    assert order == [("bastion", ["bastions"]), ("control-plane", ["cp-a", "cp-b"]), ("apiserver", ["api"]),
+                     ("node", ["nodes-a", "nodes-b"])]
+    cp = planner.group_plan(cluster, groups[3], False, False)
+    assert (cp["max_surge"], cp["concurrency"], cp["detach"]) == (0, 1, [])
+    nodes = planner.group_plan(cluster, groups[5], False, False, max_surge=2)
+    # The detached instance is already a surge: it goes last and counts as one of the two; one more is detached.
+    assert [i["id"] for i in nodes["update"]] == ["i-n0", "i-n1", "i-d0"]
+    assert [i["id"] for i in nodes["detach"]] == ["i-n1"] and nodes["concurrency"] == 2
+    forced = planner.group_plan(cluster, groups[5], True, True, max_surge=2)
+    assert len(forced["update"]) == 4 and forced["detach"] == []  # cloud_only: no surge
+    assert planner.group_plan(cluster, _status("x", "Node", ready=2), False, False) is None
+
+
+def test_needs_update_annotation_and_table():
+    cloud = {"group_name": "g", "min": 2, "desired": 2, "max": 3,
+             "instances": [{"id": "i-1"}, {"id": "i-2"}]}
+    node = {"metadata": {"name": "n1", "annotations": {"kops.k8s.io/needs-update": ""}},
+            "spec": {"providerID": "aws:///us-east-1a/i-1"}}
+    status = planner.statuses([_group("nodes-us-east-1a")], {"nodes-us-east-1a": cloud}, [node])[0]
+    assert [i["id"] for i in status.need_update] == ["i-1"] and status.nodes() == 1
+    assert planner.table([status], cloud_only=False) == [
+        "NAME\t\t\tSTATUS\t\tNEEDUPDATE\tREADY\tMIN\tTARGET\tMAX\tNODES".expandtabs(8),
+        "nodes-us-east-1a\tNeedsUpdate\t1\t\t1\t2\t2\t3\t1".expandtabs(8)]
+
+
+kubernetes = None  # imported by the test that needs it (the kubernetes client is in requirements.txt)
+
+
+class Kubelets(threading.Thread):
+    """What moto lacks: every running instance of the cluster registers a Ready Node (control-plane ones run the
+    control-plane pods, every node a DaemonSet pod), and a terminated instance's Node and pods go (the cloud
+    controller's part); once an eviction of web-1 was refused, the web PodDisruptionBudget allows one disruption
+    again after each eviction (the disruption controller's part).  It also samples how many instances each group
+    runs."""
+
+    def __init__(self, server):
+        threading.Thread.__init__(self, daemon=True)
+        self.server = server
+        self.stopping = threading.Event()
+        self.registered = {}
+        self.peak = collections.Counter()
+        self.error = None
+
+    def sync(self):
+        ec2, autoscaling = _clients()
+        running = {}
+        for reservation in ec2.describe_instances(Filters=[
+                {"Name": "tag:KubernetesCluster", "Values": [CLUSTER]},
+                {"Name": "instance-state-name", "Values": ["pending", "running"]}])["Reservations"]:
+            for instance in reservation["Instances"]:
+                running[instance["InstanceId"]] = instance
+        for instance_id, instance in running.items():
+            if instance_id not in self.registered:
+                self.register(instance)
+        for instance_id in [i for i in self.registered if i not in running]:
+            self.unregister(instance_id)
+        for group in (NODES_ASG, CP_ASG):
+            count = sum(1 for i in running.values() if tag_dict(i.get("Tags")).get("aws:autoscaling:groupName") == group
+                        or tag_dict(i.get("Tags")).get(DETACHED_TAG) == group)
+            self.peak[group] = max(self.peak[group], count)
+        if any(path.endswith("/web-1/eviction") and status == 429 for _m, path, status in list(self.server.requests)):
+            budget = self.server.get("policy/v1", "PodDisruptionBudget", "web", namespace="default")
+            if budget["status"]["disruptionsAllowed"] < 1:
+                self.server.set_status("policy/v1", "PodDisruptionBudget", "web", dict(budget["status"], disruptionsAllowed=1),
+                                       namespace="default")
+
+    def register(self, instance):
+        tags = tag_dict(instance.get("Tags"))
+        role = "control-plane" if "k8s.io/role/control-plane" in tags else "node"
+        zone, name = instance["Placement"]["AvailabilityZone"], instance["PrivateDnsName"]
+        self.server.create("v1", "Node", {
+            "metadata": {"name": name, "labels": {"node-role.kubernetes.io/%s" % role: "",
+                                                  "topology.kubernetes.io/zone": zone}},
+            "spec": {"providerID": "aws:///%s/%s" % (zone, instance["InstanceId"])},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+        _pod(self.server, "kube-system", "cilium-%s" % name, name, {"k8s-app": "cilium"}, "DaemonSet", True)
+        if role == "control-plane":  # static pods, which the API shows as mirror pods
+            for app in ("kube-apiserver", "kube-controller-manager", "kube-scheduler"):
+                _pod(self.server, "kube-system", "%s-%s" % (app, name), name, {"k8s-app": app}, None, True, mirror=True)
+        self.registered[instance["InstanceId"]] = name
+
+    def unregister(self, instance_id):
+        name = self.registered.pop(instance_id)
+        state = self.server.state
+        state.delete(state.resource("v1", "nodes"), None, name)
+        for pod in state.list(state.resource("v1", "pods"), field_selector="spec.nodeName=%s" % name)["items"]:
+            state.delete(state.resource("v1", "pods"), pod["metadata"]["namespace"], pod["metadata"]["name"],
+                         {"gracePeriodSeconds": 0})
+
+    def run(self):
+        while not self.stopping.is_set():
+            try:
+                self.sync()
+            except Exception as exc:  # noqa: BLE001 - reported by the test
+                self.error = exc
+            self.stopping.wait(0.1)
+
+    def stop(self):
+        self.stopping.set()
+        self.join(10)
+        assert self.error is None, self.error
+
+
+def _pod(server, namespace, name, node, labels, owner=None, critical=False, mirror=False):
+    metadata = {"name": name, "labels": labels}
+    if mirror:
+        metadata["annotations"] = {"kubernetes.io/config.mirror": "hash"}
+    if owner:
+        metadata["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": owner, "name": name.split("-")[0],
+                                        "uid": "u-%s" % name.split("-")[0], "controller": True}]
+    spec = {"nodeName": node, "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}],
+            "volumes": [{"name": "scratch", "emptyDir": {}}]}
+    if critical:
+        spec["priorityClassName"] = "system-node-critical"
+    server.create("v1", "Pod", {"metadata": metadata, "spec": spec}, namespace=namespace)
+    server.set_status("v1", "Pod", name, {"phase": "Running", "containerStatuses": [
+        {"name": "c", "ready": True, "restartCount": 0, "image": "x", "imageID": "x"}]}, namespace=namespace)
+
+
+def test_roll_with_the_kubernetes_api_drains_surges_and_validates(aws, tmp_path, playbook, moto_requests):
+    global kubernetes
+    kubernetes = pytest.importorskip("kubernetes", reason="the kubernetes Python client is in requirements.txt")
+    from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
+    from tests.kube_api_server import KubeAPIServer
+
+    store = "file://%s" % (tmp_path / "state")
+    service = _make_cluster(store)
+    server = KubeAPIServer(ca=keystore.primary(keystore.load(service.cluster_store(CLUSTER), "kubernetes-ca"))).start()
+    kubelets = Kubelets(server)
+    try:
+        for namespace in ("default", "kube-system"):
+            server.create("v1", "ServiceAccount", {"metadata": {"name": "default"}}, namespace=namespace)
+        kubelets.sync()
+        old_nodes, old_cp = _members(NODES_ASG), set(_members(CP_ASG))
+        workers = [kubelets.registered[i] for i in old_nodes]
+        # Two web pods behind a budget that allows no disruption yet, and a pod no controller owns.
+        _pod(server, "default", "web-1", workers[0], {"app": "web"}, owner="ReplicaSet")
+        _pod(server, "default", "web-2", workers[1], {"app": "web"}, owner="ReplicaSet")
+        _pod(server, "default", "lonely", workers[2], {"app": "lonely"})
+        server.create("policy/v1", "PodDisruptionBudget", {"metadata": {"name": "web"}, "spec": {
+            "minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}, namespace="default")
+        server.set_status("policy/v1", "PodDisruptionBudget", "web", {
+            "disruptionsAllowed": 0, "currentHealthy": 2, "desiredHealthy": 2, "expectedPods": 2,
+            "observedGeneration": 1}, namespace="default")
+        kubelets.start()
+        args = ("-e", "state_store=%s" % store, "-e", "cluster_name=%s" % CLUSTER, "-e", "api_server=%s" % server.url,
+                "-e", "interval=0", "-e", "post_drain_delay=0", "-e", "validate_retry_interval=1",
+                "-e", "validate_recheck_interval=0", "-e", "drain_timeout=60", "-e", "validation_timeout=60",
+                "-e", "progress_file=%s" % (tmp_path / "roll.log"))
+
+        _change_machine_type(service)
+        code, run = playbook(PLAYBOOK, *args, "--check")
+        result = task_results(run, TASK)
+        assert code == 0 and result["changed"] is False
+        assert [line.split() for line in result["lines"][1:3]] == [
+            [CONTROL_PLANE, "NeedsUpdate", "1", "0", "1", "1", "1", "1"],
+            [NODES, "NeedsUpdate", "3", "0", "3", "3", "3", "3"]]
+        assert [m for m in server.mutating_requests() if "/nodes/" in m[1] or "eviction" in m[1]] == []
+
+        moto_requests.reset()
+        server.requests.clear()
+        started = time.monotonic()
+        code, run = playbook(PLAYBOOK, *args)
+        seconds = time.monotonic() - started
+        result = task_results(run, TASK)
+        assert code == 0, (result["msg"], result.get("log"))
+        requests = moto_requests()
+        mutating = [(a, p.get("InstanceId") or p.get("InstanceIds.member.1") or p.get("ResourceId.1") or p.get("InstanceId.1"))
+                    for a, p in _mutating(requests)]
+        # kops' order: the control plane (never surged) first; then the nodes: the last one detached (tagged first so
+        # a later run still knows it), the group launches its replacement, then one at a time, the detached one last.
+        surged = mutating[2][1]
+        assert mutating[0] == ("TerminateInstanceInAutoScalingGroup", next(iter(old_cp)))
+        assert [a for a, _i in mutating[1:]] == ["CreateTags", "DetachInstances", "TerminateInstanceInAutoScalingGroup",
+                                                 "TerminateInstanceInAutoScalingGroup", "TerminateInstances"]
+        assert surged == old_nodes[-1] and mutating[-1][1] == surged and {i for _a, i in mutating[3:5]} == set(old_nodes[:2])
+        assert kubelets.peak[NODES_ASG] == 4 and kubelets.peak[CP_ASG] == 1  # surge 1; the control plane never
+
+        kube = [(method, path, status) for method, path, status in server.requests if method != "GET"]
+        evictions = [(path.split("/")[-2], status) for _m, path, status in kube if path.endswith("/eviction")]
+        assert ("web-1", 429) in evictions and ("web-1", 201) in evictions  # the budget was honoured, then allowed
+        assert {name for name, status in evictions if status == 201} == {"web-1", "web-2", "lonely"}
+        assert not any(name.startswith("cilium") for name, _s in evictions)  # DaemonSet pods stay
+        cordons = {path.split("/")[-1] for m, path, _s in kube if m == "PATCH" and "/nodes/" in path}
+        assert set(workers) <= cordons
+        log = (tmp_path / "roll.log").read_text()
+        assert "a disruption budget refuses to evict default/web-1" in log and "cluster validated" in log
+        print("roll with drain on moto + the API test server: 4 instances in %.1fs, %d AWS requests (%s), "
+              "%d Kubernetes API requests (%d writes)" % (seconds, len(requests), dict(collections.Counter(
+                  a for a, _p in requests)), len(server.requests), len(kube)))
+
+        code, run = playbook(PLAYBOOK, *args)
+        result = task_results(run, TASK)
+        assert code == 0 and result["changed"] is False and result["lines"][-1] == "No rolling-update required."
+    finally:
+        kubelets.stop() if kubelets.is_alive() else None
+        server.stop()
