@@ -64,7 +64,7 @@ EBS_CSI_SNAPSHOTS = Grant(
     anywhere=("ec2:CreateSnapshot", "ec2:DescribeAvailabilityZones", "ec2:DescribeSnapshots"),
     tagged=("ec2:DeleteSnapshot", "ec2:EnableFastSnapshotRestores"),
     ec2_create=((("CreateSnapshot",), ("volume", "snapshot")),),
-    statements=({"Action": ["ec2:CreateVolume"],
+    statements=({"Action": "ec2:CreateVolume",
                  "Condition": {"StringEquals": {"aws:ResourceTag/KubernetesCluster": "{cluster}"}},
                  "Effect": "Allow", "Resource": ["arn:{partition}:ec2:*:*:snapshot/*"]},))
 CLOUD_CONTROLLER_MANAGER = Grant(
@@ -280,6 +280,12 @@ def kms_via_services(region):
     return ["ec2.%s.amazonaws.com" % region, "s3.*.amazonaws.com"]
 
 
+def _one_or_list(actions):
+    """kops' stringorset.Of: one action as a string, several as a sorted list."""
+    actions = sorted(actions)
+    return actions[0] if len(actions) == 1 else actions
+
+
 class Policy(object):
     """kops' Policy: literal statements in the order granted, then the folded ones (AsJSON's order)."""
 
@@ -302,6 +308,7 @@ class Policy(object):
     def add(self, grant):
         self.anywhere.update(grant.anywhere)
         self.tagged.update(grant.tagged)
+        self.tagged_create.update(grant.tagged_create)
         for actions, resource_types in grant.ec2_create:
             self._add_ec2_create(actions, resource_types)
         self.statements += [self._fill(copy.deepcopy(s)) for s in grant.statements]
@@ -338,15 +345,15 @@ class Policy(object):
             statements.append({"Action": "kms:CreateGrant", "Effect": "Allow", "Resource": "*",
                                "Condition": {"Bool": {"kms:GrantIsForAWSResource": "true"}}})
         if self.kms_data:
-            statements.append({"Action": sorted(self.kms_data), "Effect": "Allow", "Resource": "*",
+            statements.append({"Action": _one_or_list(self.kms_data), "Effect": "Allow", "Resource": "*",
                                "Condition": {"StringLike": {"kms:ViaService": kms_via_services(self.region)}}})
         if self.anywhere:
-            statements.append({"Action": sorted(self.anywhere), "Effect": "Allow", "Resource": "*"})
+            statements.append({"Action": _one_or_list(self.anywhere), "Effect": "Allow", "Resource": "*"})
         if self.tagged:
-            statements.append({"Action": sorted(self.tagged), "Effect": "Allow", "Resource": "*",
+            statements.append({"Action": _one_or_list(self.tagged), "Effect": "Allow", "Resource": "*",
                                "Condition": {"StringEquals": {"aws:ResourceTag/KubernetesCluster": cluster}}})
         if self.tagged_create:
-            statements.append({"Action": sorted(self.tagged_create), "Effect": "Allow", "Resource": "*",
+            statements.append({"Action": _one_or_list(self.tagged_create), "Effect": "Allow", "Resource": "*",
                                "Condition": {"StringEquals": {"aws:RequestTag/KubernetesCluster": cluster}}})
             # VPCs take no request tags and need not be tagged: security groups in any VPC.
             if "ec2:CreateSecurityGroup" in self.tagged_create:
