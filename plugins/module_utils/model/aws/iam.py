@@ -5,12 +5,11 @@
 
 Roles: masters.<c>, nodes.<c>, bastions.<c>, apiservers.<c>, for the roles the
 cluster has, unless every group of that role brings its own profile
-(spec.iam.profile).  The control plane gets an inline policy: etcd volumes it
-may attach (by tag), the state store (read all of the cluster's config, write
-its backups), and the cluster's Route53 zone.  Nodes read only their nodeup
-config and the kubelet bootstrap token from an S3 store (kOps 1.37 nodes read
-nothing: kops-controller serves them), plus what their add-ons need (ECR
-pulls, the CNI's source/destination check).
+(spec.iam.profile).  Each role's inline policy is kops' (iam_statements.py holds
+the grants as tables, per role and feature); ``spec.additionalPolicies`` adds an
+``additional.<role name>`` policy.  One deliberate difference: our workers read
+their nodeup config and the kubelet bootstrap token from an S3 store, which kops'
+workers (served by kops-controller) never do (docs/aws-model.md, "IAM").
 """
 
 from __future__ import annotations
@@ -18,99 +17,183 @@ from __future__ import annotations
 import json
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import iam_statements
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.autoscaling import resolve_warm_pool, warm_pool_enabled
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags, iam_role_name
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import iam
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
 ROLE_PREFIX = {objects.ROLE_CONTROL_PLANE: "masters", objects.ROLE_NODE: "nodes",
                objects.ROLE_BASTION: "bastions", objects.ROLE_APISERVER: "apiservers"}
+# kops' role keys: iam_statements.ROLE_GRANTS and the keys of spec.externalPolicies / additionalPolicies
+# (v1alpha2 writes "master", kops converts it to "control-plane").
+ROLE_KEY = {objects.ROLE_CONTROL_PLANE: "master", objects.ROLE_NODE: "node",
+            objects.ROLE_BASTION: "bastion", objects.ROLE_APISERVER: "apiserver"}
+POLICY_KEYS = {"master": ("control-plane", "master"), "node": ("node",), "bastion": ("bastion",),
+               "apiserver": ("apiserver",)}
 ASSUME_ROLE_POLICY = {
     "Version": "2012-10-17",
     "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
 }
+# region prefix -> partition (the SDK's partition table, for the regions kops supports)
+PARTITIONS = (("cn-", "aws-cn"), ("us-gov-", "aws-us-gov"), ("us-isob-", "aws-iso-b"), ("us-iso-", "aws-iso"))
+# Stores that are not S3 but that kops' tests emulate as S3 buckets (memfs:// exists only in tests).
+EMULATED_READ_BUCKET = {"memfs": "placeholder-read-bucket"}
+EMULATED_WRITE_BUCKET = {"memfs": "placeholder-write-bucket"}
 
 
-ECR_PULL = ("ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:DescribeRepositories",
-            "ecr:GetAuthorizationToken", "ecr:GetDownloadUrlForLayer", "ecr:GetRepositoryPolicy", "ecr:ListImages")
-SRC_DST_CHECK = ("ec2:DescribeInstances", "ec2:ModifyNetworkInterfaceAttribute")
-# (condition on the completed spec, actions the nodes need for it)
-NODE_ACTIONS = (
-    (lambda spec: (spec.get("iam") or {}).get("allowContainerRegistry"), ECR_PULL),
-    (lambda spec: "calico" in (spec.get("networking") or {}) and spec.get("nonMasqueradeCIDR") != "::/0"
-     and (spec["networking"]["calico"] or {}).get("awsSrcDstCheck") != "DoNothing", SRC_DST_CHECK),
-    (lambda spec: "kubeRouter" in (spec.get("networking") or {}), SRC_DST_CHECK),
-    (lambda spec: "kindnet" in (spec.get("networking") or {}), SRC_DST_CHECK),
-    (lambda spec: "amazonvpc" in (spec.get("networking") or {}),
-     ("ec2:AssignPrivateIpAddresses", "ec2:AttachNetworkInterface", "ec2:CreateNetworkInterface",
-      "ec2:DescribeInstanceTypes", "ec2:DescribeInstances", "ec2:DescribeNetworkInterfaces",
-      "ec2:DetachNetworkInterface", "ec2:ModifyNetworkInterfaceAttribute", "ec2:UnassignPrivateIpAddresses")),
-    (lambda spec: spec.get("nonMasqueradeCIDR") == "::/0", ("ec2:AssignIpv6Addresses",)),
-)
+class IAMPolicyError(ValueError):
+    pass
 
 
-def node_policy(cluster):
-    """The nodes' inline policy, or None when they need no permission."""
-    actions = set()
-    for applies, needed in NODE_ACTIONS:
-        if applies(cluster["spec"]):
-            actions.update(needed)
-    statements = node_store_statements(cluster["spec"].get("configBase", ""))
-    if actions:
-        statements.append({"Action": sorted(actions), "Effect": "Allow", "Resource": "*"})
-    if not statements:
+def partition_of(region):
+    return next((p for prefix, p in PARTITIONS if (region or "").startswith(prefix)), "aws")
+
+
+class RoleContext(object):
+    """What a role's grants depend on: the completed spec, the groups, the role and its facts."""
+
+    def __init__(self, cluster, groups, role):
+        self.cluster = cluster
+        self.spec = cluster["spec"]
+        self.groups = groups
+        self.role = role
+        self.name = cluster["metadata"]["name"]
+        self.region = region_of(self.spec) or ""
+        self.partition = partition_of(self.region)
+        self.zone_id = publishing_zone_id(self.spec)
+        self.lifecycle_hooks = any(
+            self.role_of(g) == role and warm_pool_enabled(pool) and pool.get("enableLifecycleHook")
+            for g in groups for pool in [resolve_warm_pool(self.spec.get("warmPool"), g)])
+
+    @staticmethod
+    def role_of(group):
+        return (group.get("spec") or {}).get("role")
+
+
+def publishing_zone_id(spec):
+    """The hosted zone dns-controller writes to, or None (DNS type None, gossip, no zone)."""
+    if ((spec.get("topology") or {}).get("dns") or {}).get("type", "Public") == "None":
         return None
-    return {"Statement": statements, "Version": "2012-10-17"}
+    zone = spec.get("dnsZone") or ""
+    for prefix in ("/", "hostedzone/"):
+        zone = zone[len(prefix):] if zone.startswith(prefix) else zone
+    return zone or None
 
 
-def node_store_statements(config_base):
+def _store_path(url, emulated):
+    """(bucket, key) of an S3 store path, kops' placeholder bucket for a test store, else None."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return None
+    if scheme == "s3":
+        bucket, _sep, key = rest.partition("/")
+        return bucket, key.strip("/")
+    if scheme in emulated:
+        return emulated[scheme], rest.strip("/")
+    return None
+
+
+def _arn(ctx, bucket, key=""):
+    return "arn:%s:s3:::%s" % (ctx.partition, "/".join(p for p in (bucket, key) if p))
+
+
+def s3_statements(ctx):
+    """kops' AddS3Permissions: read the store's top-level roots, write the etcd backups, list the buckets.
+    A file:// store is not in S3: nothing to grant (kops' tests emulate one; see docs/aws-model.md)."""
+    spec = ctx.spec
+    locations = sorted({p.rstrip("/") + "/" for p in (spec.get("keyStore"), spec.get("secretStore"),
+                                                     spec.get("configBase")) if p})
+    roots = [loc for loc in locations if not any(loc != other and loc.startswith(other) for other in locations)]
+    statements, buckets = [], set()
+    for root in roots:
+        found = _store_path(root, EMULATED_READ_BUCKET)
+        if found:
+            buckets.add(found[0])
+            statements.append({"Action": ["s3:Get*"], "Effect": "Allow", "Resource": _arn(ctx, *found) + "/*"})
+    if ctx.role == objects.ROLE_CONTROL_PLANE:
+        seen = set()
+        for etcd in spec.get("etcdClusters") or []:
+            store = ((etcd.get("backups") or {}).get("backupStore")) or ""
+            if not store or store in seen:
+                continue
+            seen.add(store)
+            found = _store_path(store, EMULATED_WRITE_BUCKET)
+            if found:
+                buckets.add(found[0])
+                statements.append({"Action": ["s3:DeleteObject", "s3:DeleteObjectVersion", "s3:GetObject",
+                                              "s3:PutObject"], "Effect": "Allow",
+                                   "Resource": _arn(ctx, *found) + "/*"})
+    for bucket in sorted(buckets):
+        statements.append({"Action": ["s3:GetBucketLocation", "s3:GetEncryptionConfiguration", "s3:ListBucket",
+                                      "s3:ListBucketVersions"], "Effect": "Allow", "Resource": [_arn(ctx, bucket)]})
+    return statements
+
+
+def node_store_statements(ctx):
     """What a worker reads from an S3 state store: its group's nodeup config and the kubelet bootstrap
     token, nothing else (never pki/: workers bootstrap their kubelet certificate through the API server).
     kOps' workers read nothing (kops-controller hands them their config); ours boot without it."""
-    if not config_base.startswith("s3://"):
+    found = _store_path(ctx.spec.get("configBase") or "", {})
+    if not found:
         return []
-    bucket, key = _s3_parts(config_base)
+    bucket, key = found
     return [
         {"Action": ["s3:GetObject"], "Effect": "Allow",
-         "Resource": ["arn:aws:s3:::%s/%s/igconfig/node/*" % (bucket, key),
-                      "arn:aws:s3:::%s/%s/secrets/kubelet-bootstrap-token" % (bucket, key)]},
-        {"Action": ["s3:GetBucketLocation"], "Effect": "Allow", "Resource": ["arn:aws:s3:::%s" % bucket]},
+         "Resource": [_arn(ctx, bucket, key) + "/igconfig/node/*", _arn(ctx, bucket, key) + "/secrets/kubelet-bootstrap-token"]},
+        {"Action": ["s3:GetBucketLocation"], "Effect": "Allow", "Resource": [_arn(ctx, bucket)]},
     ]
 
 
-def _s3_parts(url):
-    bucket, _sep, key = url[len("s3://"):].partition("/")
-    return bucket, key.rstrip("/")
+COMPUTED = {"s3": s3_statements, "node_store": node_store_statements}
 
 
-def control_plane_policy(cluster):
-    name = cluster["metadata"]["name"]
-    spec = cluster["spec"]
-    statements = [{
-        "Action": "ec2:AttachVolume",
-        "Condition": {"StringEquals": {"aws:ResourceTag/KubernetesCluster": name,
-                                       "aws:ResourceTag/k8s.io/role/master": "1"}},
-        "Effect": "Allow", "Resource": ["*"],
-    }]
-    base = spec.get("configBase", "")
-    if base.startswith("s3://"):
-        bucket, key = _s3_parts(base)
-        statements += [
-            {"Action": ["s3:Get*"], "Effect": "Allow", "Resource": "arn:aws:s3:::%s/%s/*" % (bucket, key)},
-            {"Action": ["s3:DeleteObject", "s3:DeleteObjectVersion", "s3:GetObject", "s3:PutObject"],
-             "Effect": "Allow", "Resource": "arn:aws:s3:::%s/%s/backups/etcd/*" % (bucket, key)},
-            {"Action": ["s3:GetBucketLocation", "s3:GetEncryptionConfiguration", "s3:ListBucket",
-                        "s3:ListBucketVersions"], "Effect": "Allow", "Resource": ["arn:aws:s3:::%s" % bucket]},
-        ]
-    if spec.get("dnsZone") and ((spec.get("topology") or {}).get("dns") or {}).get("type", "Public") != "None":
-        statements += [
-            {"Action": ["route53:ChangeResourceRecordSets", "route53:GetHostedZone",
-                        "route53:ListResourceRecordSets"], "Effect": "Allow",
-             "Resource": ["arn:aws:route53:::hostedzone/%s" % spec["dnsZone"]]},
-            {"Action": ["route53:GetChange"], "Effect": "Allow", "Resource": ["arn:aws:route53:::change/*"]},
-            {"Action": ["route53:ListHostedZones", "route53:ListTagsForResource"], "Effect": "Allow",
-             "Resource": ["*"]},
-        ]
+def role_policy(cluster, groups, role):
+    """The inline policy document of an instance group role, or None when it grants nothing."""
+    ctx = RoleContext(cluster, groups, role)
+    policy = iam_statements.Policy(ctx.name, ctx.partition, ctx.region, ctx.zone_id)
+    for applies, grant in iam_statements.ROLE_GRANTS[ROLE_KEY[role]]:
+        if not applies(ctx):
+            continue
+        if grant == "dns":
+            policy.add(iam_statements.DNS_CONTROLLER)
+        elif isinstance(grant, str):
+            policy.add_statements(COMPUTED[grant](ctx))
+        else:
+            policy.add(grant)
+    return policy.document()
+
+
+def _role_setting(spec, field, role):
+    values = [(spec.get(field) or {}).get(key) for key in POLICY_KEYS[ROLE_KEY[role]]]
+    return next((v for v in values if v), None)
+
+
+def additional_policy(cluster, role):
+    """spec.additionalPolicies[<role>] (a JSON list of statements) as a policy document, or None."""
+    text = _role_setting(cluster["spec"], "additionalPolicies", role)
+    if not text:
+        return None
+    try:
+        statements = json.loads(text)
+    except ValueError as exc:
+        raise IAMPolicyError("spec.additionalPolicies.%s is not a JSON list of IAM statements: %s"
+                             % (POLICY_KEYS[ROLE_KEY[role]][0], exc)) from None
+    if not isinstance(statements, list) or not all(isinstance(s, dict) for s in statements):
+        raise IAMPolicyError("spec.additionalPolicies.%s must be a JSON list of IAM statements (objects), e.g. "
+                             '[{"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": ["*"]}]'
+                             % POLICY_KEYS[ROLE_KEY[role]][0])
     return {"Statement": statements, "Version": "2012-10-17"}
+
+
+def external_policies(cluster, role):
+    """spec.externalPolicies[<role>]: managed policy ARNs kops attaches to the role, sorted."""
+    return sorted(_role_setting(cluster["spec"], "externalPolicies", role) or [])
+
+
+def permissions_boundary(cluster):
+    return ((cluster["spec"].get("iam") or {}).get("permissionsBoundary")) or None
 
 
 def build_iam(cluster, groups, tasks):
@@ -132,11 +215,11 @@ def build_iam(cluster, groups, tasks):
                                          tags=cluster_tags(name, iam_name))
         tasks[role_task.key] = role_task
         tasks[profile.key] = profile
-        document = {objects.ROLE_CONTROL_PLANE: control_plane_policy,
-                    objects.ROLE_NODE: node_policy}.get(role, lambda _cluster: None)(cluster)
-        if document is not None:
-            policy = iam.IAMRolePolicy(iam_name, name=iam_name, role=Ref(role_task, "name"),
-                                       policy=json.dumps(document, indent=2, sort_keys=True))
-            tasks[policy.key] = policy
+        for policy_name, document in ((iam_name, role_policy(cluster, groups, role)),
+                                      ("additional." + iam_name, additional_policy(cluster, role))):
+            if document is not None:
+                policy = iam.IAMRolePolicy(policy_name, name=policy_name, role=Ref(role_task, "name"),
+                                           policy=json.dumps(document, indent=2, sort_keys=True))
+                tasks[policy.key] = policy
         profiles[role] = profile
     return profiles
