@@ -202,6 +202,16 @@ def create_once(cloud, operation, id_of, find_by_token, tag_specification=None, 
     operation_name = api.meta.method_to_api_mapping[operation]
     if "ClientToken" in api.meta.service_model.operation_model(operation_name).input_shape.members:
         kwargs["ClientToken"] = token
+    object_id, response = _send_once(api, operation, id_of, lambda: find_by_token(CREATE_TOKEN_TAG, token), sleep,
+                                     kwargs)
+    if tag_specification:
+        # The token has done its work: the object is found by its Name tag from now on, and carries
+        # the same tags as one made by Terraform or CloudFormation.
+        cloud.client(service).delete_tags(Resources=[object_id], Tags=[{"Key": CREATE_TOKEN_TAG}])
+    return object_id, response
+
+
+def _send_once(api, operation, id_of, find, sleep, kwargs):
     delay = 1.0
     for attempt in range(1, CREATE_ATTEMPTS + 1):
         try:
@@ -210,7 +220,7 @@ def create_once(cloud, operation, id_of, find_by_token, tag_specification=None, 
         except Exception as exc:  # pylint: disable=broad-except
             if ambiguous(exc):
                 for lookup in range(2):
-                    found = find_by_token(CREATE_TOKEN_TAG, token)
+                    found = find()
                     if found is not None:
                         return found, None
                     if lookup == 0:
