@@ -121,8 +121,9 @@ class AwsCloud(Cloud):
         key = service + "/single-attempt"
         with self._lock:
             if key not in self._clients:
+                # botocore's max_attempts counts the retries after the first try: 0 is "send once".
                 self._clients[key] = session(self.region, self.profile).client(
-                    service, config=client_config(max_attempts=1))
+                    service, config=client_config(max_attempts=0))
             return self._clients[key]
 
     @property

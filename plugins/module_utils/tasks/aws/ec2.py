@@ -452,13 +452,17 @@ class SecurityGroup(TaggedEc2Task):
         except Exception as exc:
             if error_code(exc) != "InvalidGroup.Duplicate":
                 raise
-            # A group of that name is in the VPC but was not found among the cluster's own.
+            # A group of that name is in the VPC (group names are unique per VPC) but was not found.
             desired = self.desired()
             found = cloud.ec2.describe_security_groups(Filters=[
                 {"Name": "vpc-id", "Values": [desired["vpc_id"]]},
                 {"Name": "group-name", "Values": [desired["name"]]}])["SecurityGroups"]
             if not found:
                 raise
+            if cloud.owns(tag_dict(found[0].get("Tags"))) and tag_dict(found[0].get("Tags")).get("Name") == desired["name"]:
+                # This cluster's, made by a create whose answer was lost and not yet visible to the lookup.
+                self.outputs["id"] = found[0]["GroupId"]
+                return
             raise not_owned_error(cloud, "security group %s in %s:" % (desired["name"], desired["vpc_id"]),
                                   found[0]["GroupId"], tag_dict(found[0].get("Tags")))
 
