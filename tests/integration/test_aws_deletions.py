@@ -139,8 +139,8 @@ def test_removed_additional_route_and_stray_association_are_deleted(aws, tmp_pat
     public_now = ec2.describe_route_tables(RouteTableIds=[public["RouteTableId"]])["RouteTables"][0]
     assert stray_subnet not in [a.get("SubnetId") for a in public_now["Associations"]]
     # The cluster's own default routes and the VPC's local route stay.
-    assert {r.get("DestinationCidrBlock") for r in by_id[private["RouteTableId"]]["Routes"]} >= {"172.20.0.0/16",
-                                                                                                "0.0.0.0/0"}
+    kept = {r.get("DestinationCidrBlock") for r in by_id[private["RouteTableId"]]["Routes"]}
+    assert kept >= {"172.20.0.0/16", "0.0.0.0/0"}
     assert len(by_id[private["RouteTableId"]]["Routes"]) == len(private["Routes"]) - 1
 
     again, plan, calls = _update(service)
@@ -150,7 +150,7 @@ def test_removed_additional_route_and_stray_association_are_deleted(aws, tmp_pat
 def test_etcd_volume_kms_key_is_sent_and_a_changed_key_is_reported(aws, tmp_path):
     ec2 = _ec2()
     kms = boto3.client("kms", region_name="us-east-1")
-    first, second = (kms.create_key()["KeyMetadata"]["Arn"] for _ in range(2))
+    first, second = (kms.create_key(Description=which)["KeyMetadata"]["Arn"] for which in ("first", "second"))
 
     def use_key(key):
         def change(spec):
