@@ -131,3 +131,15 @@ def test_dhcp_options_are_tagged_where_tag_specifications_are_ignored(aws, tmp_p
         "KubernetesCluster": CLUSTER, "Name": CLUSTER, "kubernetes.io/cluster/%s" % CLUSTER: "owned"}]
     # moto answers CreateDhcpOptions without the tags it was sent: then, and only then, a CreateTags follows.
     assert calls["CreateDhcpOptions"] == 1 and calls["CreateTags"] == 1
+
+
+def test_a_lost_rule_or_route_answer_resent_by_botocore_converges(aws, tmp_path):
+    """AuthorizeSecurityGroupIngress and CreateRoute take no token and no tags: botocore sends them
+    again after the 500, AWS answers "duplicate" / "already exists", and the task takes the object."""
+    service = _service("file://%s" % tmp_path)
+    faults = LoseResponses(["AuthorizeSecurityGroupIngress", "CreateRoute"])
+    counts, calls = _run(service, faults)
+    assert faults.lost == {"AuthorizeSecurityGroupIngress": 1, "CreateRoute": 1}
+    assert calls["ReplaceRoute"] <= 1
+    again, calls = _run(service)
+    assert set(again) == {"unchanged"} and _mutating(calls) == {}

@@ -315,7 +315,13 @@ class Route(Task):
 
     def create(self, cloud):
         desired = self.desired()
-        cloud.ec2.create_route(**self.create_args(desired))
+        try:
+            cloud.ec2.create_route(**self.create_args(desired))
+        except Exception as exc:
+            if error_code(exc) != "RouteAlreadyExists":
+                raise
+            # There already (a create whose answer was lost, sent again by botocore): point it at the target.
+            cloud.ec2.replace_route(**self.create_args(desired))
         self.outputs["id"] = self._id(desired)
 
     def update(self, cloud, actual, changes):
@@ -540,7 +546,16 @@ class SecurityGroupRule(Task):
             permission["UserIdGroupPairs"] = [{"GroupId": d["source_security_group_id"]}]
         authorize = cloud.ec2.authorize_security_group_egress if d["type"] == "egress" \
             else cloud.ec2.authorize_security_group_ingress
-        result = authorize(GroupId=d["security_group_id"], IpPermissions=[permission])
+        try:
+            result = authorize(GroupId=d["security_group_id"], IpPermissions=[permission])
+        except Exception as exc:
+            if error_code(exc) != "InvalidPermission.Duplicate":
+                raise
+            # There already (a create whose answer was lost, sent again by botocore): take its id.
+            cloud.forget("rules:" + d["security_group_id"])
+            if self.find(cloud) is None:
+                raise
+            return
         rules = result.get("SecurityGroupRules") or [{}]
         self.outputs["id"] = rules[0].get("SecurityGroupRuleId", self.name)
         cloud.forget("rules:" + d["security_group_id"])
