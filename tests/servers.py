@@ -41,7 +41,7 @@ def wait_for(url, process, timeout=20.0):
 
 
 class MotoServer(object):
-    """moto's server mode as a subprocess (not the in-process mock)."""
+    """moto's server mode as a subprocess (not the in-process mock), see tests/moto_server.py."""
 
     def __init__(self):
         self.port = free_port()
@@ -50,7 +50,8 @@ class MotoServer(object):
 
     def start(self):
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+            [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "moto_server.py"),
+             "-H", "127.0.0.1", "-p", str(self.port)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_for(self.url + "/moto-api/", self.process)
         return self

@@ -24,7 +24,12 @@ class CountingCloud(AwsCloud):
     calls = None
 
     def client(self, service):
-        api = AwsCloud.client(self, service)
+        return self._counted(AwsCloud.client(self, service))
+
+    def single_attempt_client(self, service):
+        return self._counted(AwsCloud.single_attempt_client(self, service))
+
+    def _counted(self, api):
         if not getattr(api, "_kubeops_counted", False):
             api.meta.events.register("before-call.*.*", self._count)
             api._kubeops_counted = True

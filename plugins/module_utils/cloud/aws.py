@@ -301,6 +301,16 @@ class AwsCloud(Cloud):
                 self._clients[service] = client(service, region=self.region, profile=self.profile)
             return self._clients[service]
 
+    def single_attempt_client(self, service):
+        """A client whose calls are sent once (botocore does not retry them): for create_once."""
+        key = service + "/single-attempt"
+        with self._lock:
+            if key not in self._clients:
+                # botocore's max_attempts counts the retries after the first try: 0 is "send once".
+                self._clients[key] = session(self.region, self.profile).client(
+                    service, config=client_config(max_attempts=0))
+            return self._clients[key]
+
     @property
     def ec2(self):
         return self.client("ec2")
@@ -335,3 +345,78 @@ def tag_list(tags):
 
 def tag_dict(tag_items):
     return {t["Key"]: t["Value"] for t in tag_items or []}
+
+
+# -- creating an object once ---------------------------------------------------------------------------
+# EC2 cannot deduplicate most creates (CreateVpc, AllocateAddress, CreateInternetGateway, CreateDhcpOptions,
+# CreateSecurityGroup... take no ClientToken), and botocore's own retry of a 5xx re-sends the create: a
+# response lost on the way back leaves two objects.  So a create is sent by a client that never retries,
+# carries a unique token tag (and ClientToken where the API has one), and after an ambiguous failure the
+# object is looked up by that tag before the create is sent again.
+CREATE_TOKEN_TAG = "kubeops.kops/create-token"
+THROTTLING_CODES = frozenset(("Throttling", "ThrottlingException", "RequestLimitExceeded", "RequestThrottled",
+                              "TooManyRequestsException", "SlowDown"))
+CREATE_ATTEMPTS = 5
+
+
+def ambiguous(exc):
+    """Whether a failed call may still have landed: a 5xx answer, a dropped connection, a timeout."""
+    import botocore.exceptions
+    if isinstance(exc, (botocore.exceptions.ConnectionError, botocore.exceptions.HTTPClientError)):
+        return True
+    status = ((getattr(exc, "response", None) or {}).get("ResponseMetadata") or {}).get("HTTPStatusCode")
+    return isinstance(status, int) and status >= 500
+
+
+def create_once(cloud, operation, id_of, find_by_token, tag_specification=None, service="ec2", sleep=None, **kwargs):
+    """Send a create at most once per object: (object id, the create's response or None if it was found).
+
+    operation: the client method (e.g. "create_vpc"); id_of(response): the new object's id.
+    find_by_token(tag_key, token): the id of the object carrying that tag, or None (a read, retried by botocore).
+    tag_specification: (EC2 resource type, tags) sent as TagSpecifications with the token tag added.
+    A throttled call is sent again after a pause; an ambiguous failure (see ambiguous) first looks the
+    object up by its token (twice, a pause apart: describes are eventually consistent) and sends the
+    create again only if it is not there.
+    """
+    import time
+    import uuid
+    sleep = sleep or time.sleep
+    token = uuid.uuid4().hex
+    if tag_specification:
+        resource_type, tags = tag_specification
+        kwargs["TagSpecifications"] = [{"ResourceType": resource_type,
+                                        "Tags": tag_list(dict(tags, **{CREATE_TOKEN_TAG: token}))}]
+    api = cloud.single_attempt_client(service)
+    operation_name = api.meta.method_to_api_mapping[operation]
+    if "ClientToken" in api.meta.service_model.operation_model(operation_name).input_shape.members:
+        kwargs["ClientToken"] = token
+    object_id, response = _send_once(api, operation, id_of, lambda: find_by_token(CREATE_TOKEN_TAG, token), sleep,
+                                     kwargs)
+    if tag_specification:
+        # The token has done its work: the object is found by its Name tag from now on, and carries
+        # the same tags as one made by Terraform or CloudFormation.
+        cloud.client(service).delete_tags(Resources=[object_id], Tags=[{"Key": CREATE_TOKEN_TAG}])
+    return object_id, response
+
+
+def _send_once(api, operation, id_of, find, sleep, kwargs):
+    delay = 1.0
+    for attempt in range(1, CREATE_ATTEMPTS + 1):
+        try:
+            response = getattr(api, operation)(**kwargs)
+            return id_of(response), response
+        except Exception as exc:  # pylint: disable=broad-except
+            if ambiguous(exc):
+                for lookup in range(2):
+                    found = find()
+                    if found is not None:
+                        return found, None
+                    if lookup == 0:
+                        sleep(delay)
+            elif error_code(exc) not in THROTTLING_CODES:
+                raise
+            if attempt == CREATE_ATTEMPTS:
+                raise
+            sleep(delay)
+            delay = min(delay * 2, 10.0)
+    raise AssertionError("unreachable")

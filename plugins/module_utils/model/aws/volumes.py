@@ -38,7 +38,7 @@ def build_etcd_volumes(cluster, groups, tasks):
             if volume_type == "gp3":
                 fields["iops"] = member.get("volumeIops") or DEFAULT_VOLUME["iops"]
                 fields["throughput"] = member.get("volumeThroughput") or DEFAULT_VOLUME["throughput"]
-            if member.get("kmsKeyID"):
-                fields["kms_key_id"] = member["kmsKeyID"]
+            if member.get("kmsKeyId"):  # v1alpha2's name (kops' Go field is KmsKeyID)
+                fields["kms_key_id"] = member["kmsKeyId"]
             task = ec2.EBSVolume(volume_name, **fields)
             tasks[task.key] = task

@@ -1,52 +1,100 @@
 # -*- coding: utf-8 -*-
 # Copyright: kubeops.kops contributors
 # Apache License 2.0 (see LICENSE)
-"""EC2 network and firewall tasks: VPC, DHCP options, internet gateway, route tables,
-routes, subnets, security groups and their rules.
+"""EC2 network, firewall and storage tasks: VPC, DHCP options, internet gateway, route tables,
+routes, subnets, security groups and their rules, elastic IPs, NAT gateways, EBS volumes, key pairs.
 
-Each kind is found with one describe call filtered by the cluster tag (cached
-on the AwsCloud), matched by its Name tag, compared field by field, and
-created or updated; nothing the cluster does not own is deleted.  Field names
-are Terraform's, so render_terraform() is the fields themselves.
+Each kind is described by one Field table (tasks/base.Field): the create call,
+the read-back of the describe item, the comparison and the CloudFormation
+properties derive from it; field names are Terraform's, so the Terraform body
+is the fields themselves.  Each kind is found with one describe call filtered
+by the cluster tag (cached on the AwsCloud) and matched by its Name tag; an
+object with that name that is not this cluster's own is an error, never
+adopted.  Creates go through cloud/aws.create_once (tagged at create, never
+sent twice).  Deletions: security-group rules (kops' RemoveExtraRules),
+routes and route-table associations inside the cluster's own route tables
+and groups that the spec no longer asks for (docs/aws-model.md).
 """
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import paginate, tag_dict, tag_list
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Task
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import (
+    create_once, error_code, paginate, tag_dict, tag_list)
+from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block, Expression
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Deletion, Field, Ref, Task, resolve, to_terraform
 
 
 # Protocols whose rules carry ports (or ICMP type/code); EC2 ignores ports for all (-1) and others (IP-in-IP 4).
 PORTED_PROTOCOLS = ("tcp", "udp", "icmp", "icmpv6", "6", "17", "1", "58")
+
+# Deletion order: what refers to a thing goes before it (rules before their groups, routes before the
+# NAT gateways they point at, associations before their tables).  delete_cluster will add the rest.
+ORDER_RULES = ORDER_ROUTES = ORDER_ASSOCIATIONS = 0
 
 
 def has_ports(protocol):
     return str(protocol).lower() in PORTED_PROTOCOLS
 
 
+def _nest(properties):
+    """CloudFormation properties with dotted names ("A.B") as nested objects ({"A": {"B": ...}})."""
+    nested = {}
+    for key, value in properties.items():
+        target = nested
+        *parents, leaf = key.split(".")
+        for parent in parents:
+            target = target.setdefault(parent, {})
+        target[leaf] = value
+    return nested
+
+
+def not_owned_error(cloud, what, object_id, tags):
+    ownership = ", ".join("%s=%s" % item for item in sorted(cloud.ownership_tags().items()))
+    return ValueError("%s %s exists but is not this cluster's own (its tags: %s; this cluster's: %s): it is not "
+                      "adopted. Delete or rename it if it is a leftover, or tag it %s if it is this cluster's" % (
+                          what, object_id, ", ".join("%s=%s" % item for item in sorted(tags.items())) or "none",
+                          ownership, ownership))
+
+
 class TaggedEc2Task(Task):
     """An EC2 object identified by its Name tag among the cluster's tagged objects of its kind."""
 
-    describe = ("", "")    # (operation, result key)
-    resource_type = None   # TagSpecifications ResourceType
+    describe = ("", "")       # (operation, result key)
+    resource_type = None      # TagSpecifications ResourceType
     id_key = None
+    create_operation = None   # client method; its response's id: create_result[0][create_result[1]]
+    create_result = ()
 
     @classmethod
     def describe_cluster_objects(cls, cloud):
         operation, key = cls.describe
         return cloud.lookup(cls.kind, lambda: paginate(cloud.ec2, operation, key, Filters=cloud.cluster_filter()))
 
-    def find(self, cloud):
-        for item in self.describe_cluster_objects(cloud):
-            if tag_dict(item.get("Tags")).get("Name") == self.fields["tags"]["Name"]:
-                self.outputs["id"] = item[self.id_key]
-                actual = self.normalize(item)
-                actual["tags"] = tag_dict(item.get("Tags"))
-                return actual
-        return None
+    @classmethod
+    def owned_objects(cls, cloud):
+        return [item for item in cls.describe_cluster_objects(cloud) if cloud.owns(tag_dict(item.get("Tags")))]
 
-    def normalize(self, item):
-        return {}
+    def find(self, cloud):
+        name = self.fields["tags"]["Name"]
+        matches = [item for item in self.describe_cluster_objects(cloud) if tag_dict(item.get("Tags")).get("Name") == name]
+        if len(matches) > 1:
+            raise ValueError("%s: %d objects are named %s (%s); delete all but one" % (
+                self.key, len(matches), name, ", ".join(sorted(m[self.id_key] for m in matches))))
+        if not matches:
+            return None
+        item = matches[0]
+        tags = tag_dict(item.get("Tags"))
+        if not cloud.owns(tags):
+            raise not_owned_error(cloud, "%s named %s:" % (self.kind, name), item[self.id_key], tags)
+        self.outputs["id"] = item[self.id_key]
+        item = self.read_more(cloud, item)
+        actual = self.read_actual(item)
+        actual["tags"] = tags
+        return actual
+
+    def read_more(self, cloud, item):
+        """The describe item, completed with what only other calls report (attributes set after create)."""
+        return item
 
     def compare(self, actual):
         changes = Task.compare(self, actual)
@@ -55,97 +103,129 @@ class TaggedEc2Task(Task):
             changes["tags"] = (actual["tags"], wanted)
         return changes
 
-    def tag_specifications(self):
-        return [{"ResourceType": self.resource_type, "Tags": tag_list(self.fields["tags"])}]
+    def create_call_args(self, desired):
+        return self.create_args(desired)
+
+    def find_by_token(self, cloud, tag_key, token):
+        operation, key = self.describe
+        found = paginate(cloud.ec2, operation, key, Filters=[{"Name": "tag:" + tag_key, "Values": [token]}])
+        return found[0][self.id_key] if found else None
+
+    def create(self, cloud):
+        desired = self.desired()
+        result_key, id_key = self.create_result
+
+        def id_of(response):
+            return response[result_key][id_key] if result_key else response[id_key]
+
+        self.outputs["id"], response = create_once(
+            cloud, self.create_operation, id_of, lambda tag, token: self.find_by_token(cloud, tag, token),
+            tag_specification=(self.resource_type, self.fields["tags"]), **self.create_call_args(desired))
+        self.after_create(cloud, desired, response)
+
+    def after_create(self, cloud, desired, response):
+        """Set what the create call cannot (attributes changed by a second call)."""
+        self.update_fields(cloud, {f.name: (None, desired[f.name]) for f in self.FIELDS
+                                   if f.mutable and f.api is None and desired.get(f.name) is not None})
 
     def update(self, cloud, actual, changes):
-        immutable = sorted(set(changes) - {"tags"} - set(self.mutable))
-        if immutable:
-            raise ValueError("%s: %s cannot be changed in place (%s)" % (
-                self.key, ", ".join(immutable), "; ".join("%s: %s -> %s" % (f, changes[f][0], changes[f][1])
-                                                          for f in immutable)))
+        self.immutable_changes({f: c for f, c in changes.items() if f != "tags"})
         if "tags" in changes:
             cloud.ec2.create_tags(Resources=[self.outputs["id"]], Tags=tag_list(self.fields["tags"]))
-        self.update_mutable(cloud, {f: changes[f] for f in changes if f in self.mutable})
+        self.update_fields(cloud, {f: c for f, c in changes.items() if f != "tags"})
 
-    mutable = ()
+    def update_fields(self, cloud, changes):
+        """Change the mutable fields in changes ({field: (actual, desired)}) in place."""
 
-    def update_mutable(self, cloud, changes):
-        pass
+    def render_cloudformation(self):
+        properties = Task.render_cloudformation(self)
+        return None if properties is None else _nest(properties)
 
 
 class VPC(TaggedEc2Task):
     kind = "aws_vpc"
+    cloudformation_type = "AWS::EC2::VPC"
     describe = ("describe_vpcs", "Vpcs")
     resource_type = "vpc"
     id_key = "VpcId"
-    compared = ("cidr_block", "enable_dns_hostnames", "enable_dns_support")
-    mutable = ("enable_dns_hostnames", "enable_dns_support")
+    create_operation, create_result = "create_vpc", ("Vpc", "VpcId")
+    # DNS flags: set by ModifyVpcAttribute after create, read back by DescribeVpcAttribute (read_more).
+    ATTRIBUTES = (("enable_dns_support", "enableDnsSupport", "EnableDnsSupport"),
+                  ("enable_dns_hostnames", "enableDnsHostnames", "EnableDnsHostnames"))
+    FIELDS = (
+        Field("cidr_block", api="CidrBlock", read="CidrBlock", cfn="CidrBlock"),
+        Field("assign_generated_ipv6_cidr_block", api="AmazonProvidedIpv6CidrBlock", to_api=bool,
+              read="length(Ipv6CidrBlockAssociationSet[?Ipv6CidrBlock] || `[]`) > `0`"),
+        Field("enable_dns_hostnames", read="EnableDnsHostnames", cfn="EnableDnsHostnames", mutable=True),
+        Field("enable_dns_support", read="EnableDnsSupport", cfn="EnableDnsSupport", mutable=True),
+    )
 
     def find(self, cloud):
         actual = TaggedEc2Task.find(self, cloud)
         if actual is not None:
             self.outputs["cidr_block"] = actual["cidr_block"]
-            for flag, attribute in (("enable_dns_hostnames", "enableDnsHostnames"),
-                                    ("enable_dns_support", "enableDnsSupport")):
-                described = cloud.ec2.describe_vpc_attribute(VpcId=self.outputs["id"], Attribute=attribute)
-                actual[flag] = described[attribute[0].upper() + attribute[1:]]["Value"]
         return actual
 
-    def normalize(self, item):
+    def read_more(self, cloud, item):
         self.outputs["dhcp_options_id"] = item.get("DhcpOptionsId")
         ipv6 = [a for a in item.get("Ipv6CidrBlockAssociationSet") or [] if a.get("Ipv6CidrBlock")]
         if ipv6:
             self.outputs["ipv6_cidr_block"] = ipv6[0]["Ipv6CidrBlock"]
-        return {"cidr_block": item["CidrBlock"]}
+        item = dict(item)
+        for _field, attribute, key in self.ATTRIBUTES:
+            item[key] = cloud.ec2.describe_vpc_attribute(VpcId=item["VpcId"], Attribute=attribute)[key]["Value"]
+        return item
 
-    def create(self, cloud):
-        desired = self.desired()
-        created = cloud.ec2.create_vpc(CidrBlock=desired["cidr_block"],
-                                       AmazonProvidedIpv6CidrBlock=bool(desired.get("assign_generated_ipv6_cidr_block")),
-                                       TagSpecifications=self.tag_specifications())["Vpc"]
-        self.outputs.update(id=created["VpcId"], cidr_block=created["CidrBlock"])
-        self.update_mutable(cloud, {f: (None, desired[f]) for f in self.mutable if f in desired})
+    def after_create(self, cloud, desired, response):
+        self.outputs["cidr_block"] = desired["cidr_block"]
+        TaggedEc2Task.after_create(self, cloud, desired, response)
 
-    def update_mutable(self, cloud, changes):
-        for flag, attribute in (("enable_dns_support", "EnableDnsSupport"),
-                                ("enable_dns_hostnames", "EnableDnsHostnames")):
-            if flag in changes:
-                cloud.ec2.modify_vpc_attribute(VpcId=self.outputs["id"], **{attribute: {"Value": changes[flag][1]}})
+    def update_fields(self, cloud, changes):
+        for field, _attribute, key in self.ATTRIBUTES:
+            if field in changes:
+                cloud.ec2.modify_vpc_attribute(VpcId=self.outputs["id"], **{key: {"Value": changes[field][1]}})
 
 
 class DHCPOptions(TaggedEc2Task):
     kind = "aws_vpc_dhcp_options"
+    cloudformation_type = "AWS::EC2::DHCPOptions"
     describe = ("describe_dhcp_options", "DhcpOptions")
     resource_type = "dhcp-options"
     id_key = "DhcpOptionsId"
-    compared = ("domain_name", "domain_name_servers")
+    create_operation, create_result = "create_dhcp_options", ("DhcpOptions", "DhcpOptionsId")
+    # api: the DhcpConfigurations key.
+    FIELDS = (
+        Field("domain_name", api="domain-name", cfn="DomainName",
+              read="DhcpConfigurations[?Key=='domain-name'] | [0].Values[0].Value"),
+        Field("domain_name_servers", api="domain-name-servers", cfn="DomainNameServers",
+              read="DhcpConfigurations[?Key=='domain-name-servers'] | [0].Values[].Value"),
+    )
 
-    def normalize(self, item):
-        values = {c["Key"]: [v["Value"] for v in c.get("Values") or []] for c in item.get("DhcpConfigurations") or []}
-        return {"domain_name": (values.get("domain-name") or [None])[0],
-                "domain_name_servers": values.get("domain-name-servers")}
+    def create_call_args(self, desired):
+        return {"DhcpConfigurations": [{"Key": key, "Values": value if isinstance(value, list) else [value]}
+                                       for key, value in sorted(self.create_args(desired).items())]}
 
-    def create(self, cloud):
-        desired = self.desired()
-        created = cloud.ec2.create_dhcp_options(
-            DhcpConfigurations=[{"Key": "domain-name", "Values": [desired["domain_name"]]},
-                                {"Key": "domain-name-servers", "Values": desired["domain_name_servers"]}])["DhcpOptions"]
-        self.outputs["id"] = created["DhcpOptionsId"]
-        # Tag after create, as kops does (moto also ignores TagSpecifications on this call).
-        cloud.ec2.create_tags(Resources=[self.outputs["id"]], Tags=tag_list(self.fields["tags"]))
+    def after_create(self, cloud, desired, response):
+        # AWS tags at create; moto ignores TagSpecifications on this call and answers without tags,
+        # so then (only then) the tags follow in a second call.
+        if response is not None and not response["DhcpOptions"].get("Tags"):
+            cloud.ec2.create_tags(Resources=[self.outputs["id"]], Tags=tag_list(self.fields["tags"]))
 
 
 class VPCDHCPOptionsAssociation(Task):
     kind = "aws_vpc_dhcp_options_association"
-    compared = ("dhcp_options_id",)
+    cloudformation_type = "AWS::EC2::VPCDHCPOptionsAssociation"
+    FIELDS = (
+        Field("vpc_id", read="VpcId", cfn="VpcId"),
+        Field("dhcp_options_id", read="DhcpOptionsId", cfn="DhcpOptionsId", mutable=True),
+    )
 
     def find(self, cloud):
         # The VPC's own lookup already says which options it uses.
         desired = self.desired()
         self.outputs["id"] = desired["vpc_id"]
-        return {"dhcp_options_id": self.fields["vpc_id"].task.outputs.get("dhcp_options_id"),
-                "vpc_id": desired["vpc_id"]}
+        return self.read_actual({"VpcId": desired["vpc_id"],
+                                 "DhcpOptionsId": self.fields["vpc_id"].task.outputs.get("dhcp_options_id")})
 
     def create(self, cloud):
         self.update(cloud, None, None)
@@ -158,169 +238,293 @@ class VPCDHCPOptionsAssociation(Task):
 
 class InternetGateway(TaggedEc2Task):
     kind = "aws_internet_gateway"
+    cloudformation_type = "AWS::EC2::InternetGateway"
     describe = ("describe_internet_gateways", "InternetGateways")
     resource_type = "internet-gateway"
     id_key = "InternetGatewayId"
-    compared = ("vpc_id",)
+    create_operation, create_result = "create_internet_gateway", ("InternetGateway", "InternetGatewayId")
+    # Attached by a second call; CloudFormation has a VPCGatewayAttachment for it (extra_cloudformation).
+    FIELDS = (Field("vpc_id", read="Attachments[0].VpcId", mutable=True),)
 
-    def normalize(self, item):
-        attached = [a["VpcId"] for a in item.get("Attachments") or []]
-        return {"vpc_id": attached[0] if attached else None}
-
-    def create(self, cloud):
-        created = cloud.ec2.create_internet_gateway(TagSpecifications=self.tag_specifications())["InternetGateway"]
-        self.outputs["id"] = created["InternetGatewayId"]
-        self.update_mutable(cloud, {"vpc_id": (None, self.desired()["vpc_id"])})
-
-    mutable = ("vpc_id",)
-
-    def update_mutable(self, cloud, changes):
+    def update_fields(self, cloud, changes):
         if "vpc_id" in changes:
             cloud.ec2.attach_internet_gateway(InternetGatewayId=self.outputs["id"], VpcId=changes["vpc_id"][1])
+
+    def extra_cloudformation(self):
+        return [("VPCGatewayAttachment", "AWS::EC2::VPCGatewayAttachment",
+                 {"InternetGatewayId": Ref(self), "VpcId": self.fields["vpc_id"]})]
 
 
 class RouteTable(TaggedEc2Task):
     kind = "aws_route_table"
+    cloudformation_type = "AWS::EC2::RouteTable"
     describe = ("describe_route_tables", "RouteTables")
     resource_type = "route-table"
     id_key = "RouteTableId"
-    compared = ("vpc_id",)
+    create_operation, create_result = "create_route_table", ("RouteTable", "RouteTableId")
+    FIELDS = (Field("vpc_id", api="VpcId", read="VpcId", cfn="VpcId"),)
 
-    def normalize(self, item):
+    def read_more(self, cloud, item):
         self.outputs["routes"] = item.get("Routes") or []
         self.outputs["associations"] = item.get("Associations") or []
-        return {"vpc_id": item.get("VpcId")}
+        return item
 
-    def create(self, cloud):
-        created = cloud.ec2.create_route_table(VpcId=self.desired()["vpc_id"],
-                                               TagSpecifications=self.tag_specifications())["RouteTable"]
-        self.outputs.update(id=created["RouteTableId"], routes=[], associations=[])
+    def after_create(self, cloud, desired, response):
+        self.outputs.update(routes=[], associations=[])
+
+
+# Route targets: (field, API and CloudFormation name).
+ROUTE_TARGETS = (("gateway_id", "GatewayId"), ("nat_gateway_id", "NatGatewayId"), ("instance_id", "InstanceId"),
+                 ("transit_gateway_id", "TransitGatewayId"),
+                 ("egress_only_gateway_id", "EgressOnlyInternetGatewayId"),
+                 ("vpc_peering_connection_id", "VpcPeeringConnectionId"))
+# Targets of routes the cluster may delete: gateways it points at.  Routes to instances and network
+# interfaces are the route controller's (kubenet pod routes in the cluster's tables), routes to VPC
+# endpoints (vpce-) the endpoint's, the local route the VPC's: never deleted.
+DELETABLE_ROUTE_TARGETS = ("NatGatewayId", "TransitGatewayId", "EgressOnlyInternetGatewayId", "VpcPeeringConnectionId")
+
+
+def _route_destination(route):
+    return route.get("DestinationCidrBlock") or route.get("DestinationIpv6CidrBlock")
 
 
 class Route(Task):
     kind = "aws_route"
-    TARGETS = (("gateway_id", "GatewayId"), ("nat_gateway_id", "NatGatewayId"), ("instance_id", "InstanceId"),
-               ("transit_gateway_id", "TransitGatewayId"), ("egress_only_gateway_id", "EgressOnlyInternetGatewayId"),
-               ("vpc_peering_connection_id", "VpcPeeringConnectionId"))
-    compared = tuple(field for field, _api in TARGETS)
-
-    def _destination(self):
-        desired = self.desired()
-        if desired.get("destination_ipv6_cidr_block"):
-            return "DestinationIpv6CidrBlock", desired["destination_ipv6_cidr_block"]
-        return "DestinationCidrBlock", desired["destination_cidr_block"]
+    cloudformation_type = "AWS::EC2::Route"
+    FIELDS = (
+        Field("route_table_id", api="RouteTableId", cfn="RouteTableId"),
+        Field("destination_cidr_block", api="DestinationCidrBlock", cfn="DestinationCidrBlock"),
+        Field("destination_ipv6_cidr_block", api="DestinationIpv6CidrBlock", cfn="DestinationIpv6CidrBlock"),
+    ) + tuple(Field(field, api=api, read=api, cfn=api, mutable=True) for field, api in ROUTE_TARGETS)
 
     def _table(self):
         return self.fields["route_table_id"].task
 
+    def _id(self, desired):
+        return "%s-%s" % (desired["route_table_id"], desired.get("destination_cidr_block")
+                          or desired.get("destination_ipv6_cidr_block"))
+
     def find(self, cloud):
-        key, value = self._destination()
+        desired = self.desired()
+        wanted = desired.get("destination_cidr_block") or desired.get("destination_ipv6_cidr_block")
         for route in self._table().outputs.get("routes") or []:
-            if route.get(key) == value:
-                self.outputs["id"] = "%s-%s" % (self.desired()["route_table_id"], value)
-                return {field: route.get(api) for field, api in self.TARGETS}
+            if _route_destination(route) == wanted:
+                self.outputs["id"] = self._id(desired)
+                return self.read_actual(route)
         return None
 
-    def _target_args(self):
-        desired = self.desired()
-        return {api: desired[field] for field, api in self.TARGETS if desired.get(field)}
-
     def create(self, cloud):
-        key, value = self._destination()
-        cloud.ec2.create_route(RouteTableId=self.desired()["route_table_id"], **dict({key: value}, **self._target_args()))
-        self.outputs["id"] = "%s-%s" % (self.desired()["route_table_id"], value)
+        desired = self.desired()
+        try:
+            cloud.ec2.create_route(**self.create_args(desired))
+        except Exception as exc:
+            if error_code(exc) != "RouteAlreadyExists":
+                raise
+            # There already (a create whose answer was lost, sent again by botocore): point it at the target.
+            cloud.ec2.replace_route(**self.create_args(desired))
+        self.outputs["id"] = self._id(desired)
 
     def update(self, cloud, actual, changes):
-        key, value = self._destination()
-        cloud.ec2.replace_route(RouteTableId=self.desired()["route_table_id"],
-                                **dict({key: value}, **self._target_args()))
+        self.immutable_changes(changes)
+        cloud.ec2.replace_route(**self.create_args())
+
+    @classmethod
+    def orphans(cls, cloud, wanted):
+        """Routes in the cluster's own route tables to a gateway no wanted route names (see DELETABLE_ROUTE_TARGETS)."""
+        wanted_routes = set()
+        for task in wanted:
+            try:
+                desired = task.desired()
+            except ValueError:
+                continue  # its table does not exist yet, so it holds nothing to delete
+            wanted_routes.add((desired["route_table_id"], desired.get("destination_cidr_block")
+                               or desired.get("destination_ipv6_cidr_block")))
+        deletions = []
+        for table in RouteTable.owned_objects(cloud):
+            table_id, table_name = table["RouteTableId"], tag_dict(table.get("Tags")).get("Name", table["RouteTableId"])
+            for route in table.get("Routes") or []:
+                destination = _route_destination(route)
+                gateway = route.get("GatewayId") or ""
+                ours = gateway.startswith("igw-") or any(route.get(api) for api in DELETABLE_ROUTE_TARGETS)
+                if route.get("Origin") == "CreateRouteTable" or not destination or not ours \
+                        or (table_id, destination) in wanted_routes:
+                    continue
+                key = "DestinationIpv6CidrBlock" if route.get("DestinationIpv6CidrBlock") else "DestinationCidrBlock"
+                target = gateway or next(route[api] for api in DELETABLE_ROUTE_TARGETS if route.get(api))
+                deletions.append(Deletion(
+                    cls.kind, "%s:%s" % (table_name, destination), "%s-%s" % (table_id, destination),
+                    _delete_route(table_id, key, destination), order=ORDER_ROUTES,
+                    detail="route %s -> %s in %s" % (destination, target, table_id)))
+        return deletions
+
+
+def _delete_route(table_id, key, destination):
+    return lambda cloud: cloud.ec2.delete_route(RouteTableId=table_id, **{key: destination})
 
 
 class Subnet(TaggedEc2Task):
     kind = "aws_subnet"
+    cloudformation_type = "AWS::EC2::Subnet"
     describe = ("describe_subnets", "Subnets")
     resource_type = "subnet"
     id_key = "SubnetId"
-    compared = ("cidr_block", "availability_zone", "vpc_id")
+    create_operation, create_result = "create_subnet", ("Subnet", "SubnetId")
+    # The DNS name options are set by ModifySubnetAttribute after create (CreateSubnet has no parameter
+    # for them); CloudFormation sets them in the resource.
+    FIELDS = (
+        Field("vpc_id", api="VpcId", read="VpcId", cfn="VpcId"),
+        Field("cidr_block", api="CidrBlock", read="CidrBlock", cfn="CidrBlock"),
+        Field("availability_zone", api="AvailabilityZone", read="AvailabilityZone", cfn="AvailabilityZone"),
+        Field("private_dns_hostname_type_on_launch", read="PrivateDnsNameOptionsOnLaunch.HostnameType",
+              cfn="PrivateDnsNameOptionsOnLaunch.HostnameType", mutable=True),
+        Field("enable_resource_name_dns_a_record_on_launch",
+              read="PrivateDnsNameOptionsOnLaunch.EnableResourceNameDnsARecord",
+              cfn="PrivateDnsNameOptionsOnLaunch.EnableResourceNameDnsARecord", mutable=True),
+    )
 
-    def normalize(self, item):
-        return {"cidr_block": item["CidrBlock"], "availability_zone": item["AvailabilityZone"],
-                "vpc_id": item["VpcId"]}
-
-    def create(self, cloud):
-        desired = self.desired()
-        created = cloud.ec2.create_subnet(VpcId=desired["vpc_id"], CidrBlock=desired["cidr_block"],
-                                          AvailabilityZone=desired["availability_zone"],
-                                          TagSpecifications=self.tag_specifications())["Subnet"]
-        self.outputs["id"] = created["SubnetId"]
-        # Set once at create: moto ignores it, so comparing it would never converge there.
-        cloud.ec2.modify_subnet_attribute(SubnetId=self.outputs["id"], PrivateDnsHostnameTypeOnLaunch=desired.get(
-            "private_dns_hostname_type_on_launch", "resource-name"))
-        cloud.ec2.modify_subnet_attribute(SubnetId=self.outputs["id"],
-                                          EnableResourceNameDnsARecordOnLaunch={"Value": True})
+    def update_fields(self, cloud, changes):
+        if "private_dns_hostname_type_on_launch" in changes:
+            cloud.ec2.modify_subnet_attribute(SubnetId=self.outputs["id"], PrivateDnsHostnameTypeOnLaunch=changes[
+                "private_dns_hostname_type_on_launch"][1])
+        if "enable_resource_name_dns_a_record_on_launch" in changes:
+            cloud.ec2.modify_subnet_attribute(SubnetId=self.outputs["id"], EnableResourceNameDnsARecordOnLaunch={
+                "Value": changes["enable_resource_name_dns_a_record_on_launch"][1]})
 
 
 class RouteTableAssociation(Task):
     kind = "aws_route_table_association"
+    cloudformation_type = "AWS::EC2::SubnetRouteTableAssociation"
+    FIELDS = (
+        Field("route_table_id", api="RouteTableId", cfn="RouteTableId"),
+        Field("subnet_id", api="SubnetId", read="SubnetId", cfn="SubnetId"),
+    )
 
     def find(self, cloud):
         desired = self.desired()
         for association in self.fields["route_table_id"].task.outputs.get("associations") or []:
             if association.get("SubnetId") == desired["subnet_id"]:
                 self.outputs["id"] = association["RouteTableAssociationId"]
-                return {}
+                return self.read_actual(association)
         return None
 
     def create(self, cloud):
-        desired = self.desired()
-        self.outputs["id"] = cloud.ec2.associate_route_table(RouteTableId=desired["route_table_id"],
-                                                             SubnetId=desired["subnet_id"])["AssociationId"]
+        self.outputs["id"] = cloud.ec2.associate_route_table(**self.create_args())["AssociationId"]
+
+    @classmethod
+    def orphans(cls, cloud, wanted):
+        """Subnet associations of the cluster's own route tables that no wanted association asks for
+        (never a table's main association)."""
+        wanted_pairs = set()
+        for task in wanted:
+            try:
+                desired = task.desired()
+            except ValueError:
+                continue  # its table or subnet does not exist yet
+            wanted_pairs.add((desired["route_table_id"], desired["subnet_id"]))
+        deletions = []
+        for table in RouteTable.owned_objects(cloud):
+            table_name = tag_dict(table.get("Tags")).get("Name", table["RouteTableId"])
+            for association in table.get("Associations") or []:
+                subnet = association.get("SubnetId")
+                if association.get("Main") or not subnet or (table["RouteTableId"], subnet) in wanted_pairs:
+                    continue
+                association_id = association["RouteTableAssociationId"]
+                deletions.append(Deletion(
+                    cls.kind, "%s:%s" % (table_name, subnet), association_id, _disassociate(association_id),
+                    order=ORDER_ASSOCIATIONS, detail="subnet %s from route table %s" % (subnet, table["RouteTableId"])))
+        return deletions
+
+
+def _disassociate(association_id):
+    return lambda cloud: cloud.ec2.disassociate_route_table(AssociationId=association_id)
 
 
 class SecurityGroup(TaggedEc2Task):
     kind = "aws_security_group"
+    cloudformation_type = "AWS::EC2::SecurityGroup"
     describe = ("describe_security_groups", "SecurityGroups")
     resource_type = "security-group"
     id_key = "GroupId"
-    compared = ("description", "vpc_id")
-
-    def normalize(self, item):
-        return {"description": item.get("Description"), "vpc_id": item.get("VpcId")}
+    create_operation, create_result = "create_security_group", ("", "GroupId")
+    FIELDS = (
+        Field("name", api="GroupName", read="GroupName", cfn="GroupName"),
+        Field("description", api="Description", read="Description", cfn="GroupDescription"),
+        Field("vpc_id", api="VpcId", read="VpcId", cfn="VpcId"),
+    )
 
     def create(self, cloud):
-        desired = self.desired()
-        self.outputs["id"] = cloud.ec2.create_security_group(
-            GroupName=desired["name"], Description=desired["description"], VpcId=desired["vpc_id"],
-            TagSpecifications=self.tag_specifications())["GroupId"]
+        try:
+            TaggedEc2Task.create(self, cloud)
+        except Exception as exc:
+            if error_code(exc) != "InvalidGroup.Duplicate":
+                raise
+            # A group of that name is in the VPC (group names are unique per VPC) but was not found.
+            desired = self.desired()
+            found = cloud.ec2.describe_security_groups(Filters=[
+                {"Name": "vpc-id", "Values": [desired["vpc_id"]]},
+                {"Name": "group-name", "Values": [desired["name"]]}])["SecurityGroups"]
+            if not found:
+                raise
+            if cloud.owns(tag_dict(found[0].get("Tags"))) and tag_dict(found[0].get("Tags")).get("Name") == desired["name"]:
+                # This cluster's, made by a create whose answer was lost and not yet visible to the lookup.
+                self.outputs["id"] = found[0]["GroupId"]
+                return
+            raise not_owned_error(cloud, "security group %s in %s:" % (desired["name"], desired["vpc_id"]),
+                                  found[0]["GroupId"], tag_dict(found[0].get("Tags")))
+
+
+# kops' RemoveExtraRules: per group (its name before ".<cluster>"), the ports whose rules are the
+# model's alone, so a rule on them that no task asks for is deleted (narrowing sshAccess or
+# kubernetesApiAccess closes the old rule).  Other rules stay: the cloud controller adds its own
+# (load balancer services) to the same groups (kops #478).  A rule matches a port when both its
+# from and to port are that port.
+REMOVE_EXTRA_RULE_PORTS = {
+    "masters": (22, 443, 2380, 2381, 4001, 4002, 4789, 179, 8443),
+    "nodes": (22,),
+    "api-elb": (443,),
+    "bastion": (22,),
+    "bastion-elb": (22,),
+}
+
+
+def rule_signature(egress, protocol, from_port, to_port, peer):
+    protocol = str(protocol)
+    ports = (from_port, to_port) if has_ports(protocol) else (None, None)
+    return (bool(egress), protocol, ports, peer)
+
+
+def described_rule_signature(rule):
+    peer = rule.get("CidrIpv4") or rule.get("CidrIpv6") or rule.get("PrefixListId") \
+        or (rule.get("ReferencedGroupInfo") or {}).get("GroupId")
+    return rule_signature(rule.get("IsEgress"), rule.get("IpProtocol"), rule.get("FromPort"), rule.get("ToPort"), peer)
+
+
+def _group_rules(cloud, group_id):
+    return cloud.lookup("rules:" + group_id, lambda: paginate(
+        cloud.ec2, "describe_security_group_rules", "SecurityGroupRules",
+        Filters=[{"Name": "group-id", "Values": [group_id]}]))
 
 
 class SecurityGroupRule(Task):
+    """One rule; its IpPermissions shape (one peer among four kinds, ports only for some protocols)
+    and CloudFormation's two resource types need explicit hooks."""
+
     kind = "aws_security_group_rule"
 
-    def _signature(self):
+    @property
+    def cloudformation_type(self):
+        return "AWS::EC2::SecurityGroupEgress" if self.fields["type"] == "egress" else "AWS::EC2::SecurityGroupIngress"
+
+    def signature(self):
         d = self.desired()
-        protocol = str(d["protocol"])
-        ports = (d["from_port"], d["to_port"]) if has_ports(protocol) else (None, None)
         peer = (d.get("cidr_blocks") or [None])[0] or (d.get("ipv6_cidr_blocks") or [None])[0] \
             or (d.get("prefix_list_ids") or [None])[0] or d.get("source_security_group_id")
-        return (d["type"] == "egress", protocol, ports, peer)
-
-    @staticmethod
-    def _rule_signature(rule):
-        protocol = str(rule.get("IpProtocol"))
-        ports = (rule.get("FromPort"), rule.get("ToPort")) if has_ports(protocol) else (None, None)
-        peer = rule.get("CidrIpv4") or rule.get("CidrIpv6") or rule.get("PrefixListId") \
-            or (rule.get("ReferencedGroupInfo") or {}).get("GroupId")
-        return (bool(rule.get("IsEgress")), protocol, ports, peer)
+        return rule_signature(d["type"] == "egress", d["protocol"], d["from_port"], d["to_port"], peer)
 
     def find(self, cloud):
-        group = self.desired()["security_group_id"]
-        rules = cloud.lookup("rules:" + group, lambda: paginate(
-            cloud.ec2, "describe_security_group_rules", "SecurityGroupRules",
-            Filters=[{"Name": "group-id", "Values": [group]}]))
-        wanted = self._signature()
-        for rule in rules:
-            if self._rule_signature(rule) == wanted:
+        wanted = self.signature()
+        for rule in _group_rules(cloud, self.desired()["security_group_id"]):
+            if described_rule_signature(rule) == wanted:
                 self.outputs["id"] = rule["SecurityGroupRuleId"]
                 return {}
         return None
@@ -342,34 +546,107 @@ class SecurityGroupRule(Task):
             permission["UserIdGroupPairs"] = [{"GroupId": d["source_security_group_id"]}]
         authorize = cloud.ec2.authorize_security_group_egress if d["type"] == "egress" \
             else cloud.ec2.authorize_security_group_ingress
-        result = authorize(GroupId=d["security_group_id"], IpPermissions=[permission])
+        try:
+            result = authorize(GroupId=d["security_group_id"], IpPermissions=[permission])
+        except Exception as exc:
+            if error_code(exc) != "InvalidPermission.Duplicate":
+                raise
+            # There already (a create whose answer was lost, sent again by botocore): take its id.
+            cloud.forget("rules:" + d["security_group_id"])
+            if self.find(cloud) is None:
+                raise
+            return
         rules = result.get("SecurityGroupRules") or [{}]
         self.outputs["id"] = rules[0].get("SecurityGroupRuleId", self.name)
         cloud.forget("rules:" + d["security_group_id"])
 
+    def render_cloudformation(self):
+        egress = self.fields["type"] == "egress"
+        properties = {"GroupId": self.fields["security_group_id"], "IpProtocol": str(self.fields["protocol"])}
+        if has_ports(properties["IpProtocol"]):
+            properties.update(FromPort=self.fields["from_port"], ToPort=self.fields["to_port"])
+        if self.fields.get("cidr_blocks"):
+            properties["CidrIp"] = self.fields["cidr_blocks"][0]
+        if self.fields.get("ipv6_cidr_blocks"):
+            properties["CidrIpv6"] = self.fields["ipv6_cidr_blocks"][0]
+        if self.fields.get("prefix_list_ids"):
+            properties["DestinationPrefixListId" if egress else "SourcePrefixListId"] = self.fields["prefix_list_ids"][0]
+        if self.fields.get("source_security_group_id"):
+            key = "DestinationSecurityGroupId" if egress else "SourceSecurityGroupId"
+            properties[key] = self.fields["source_security_group_id"]
+        return properties
+
+    @classmethod
+    def orphans(cls, cloud, wanted):
+        """Rules of the cluster's own groups on a REMOVE_EXTRA_RULE_PORTS port that no wanted rule matches."""
+        wanted_by_group, unknown = {}, set()
+        for task in wanted:
+            try:
+                group_id = resolve(task.fields["security_group_id"])
+            except ValueError:
+                continue  # its group does not exist yet, so it holds nothing to delete
+            try:
+                wanted_by_group.setdefault(group_id, set()).add(task.signature())
+            except ValueError:
+                unknown.add(group_id)  # a peer group not created yet: nothing in this group is judged (kops)
+        cluster_suffix = "." + cloud.cluster_name
+        deletions = []
+        for group in SecurityGroup.owned_objects(cloud):
+            group_id, group_name = group["GroupId"], group.get("GroupName", "")
+            role = group_name[:-len(cluster_suffix)] if group_name.endswith(cluster_suffix) else None
+            ports = REMOVE_EXTRA_RULE_PORTS.get(role)
+            if not ports or group_id in unknown:
+                continue
+            for rule in _group_rules(cloud, group_id):
+                if rule.get("FromPort") != rule.get("ToPort") or rule.get("FromPort") not in ports \
+                        or described_rule_signature(rule) in wanted_by_group.get(group_id, ()):
+                    continue
+                egress, protocol, _ports, peer = described_rule_signature(rule)
+                what = "%s %s port %s from %s" % ("egress" if egress else "ingress", protocol, rule["FromPort"], peer)
+                deletions.append(Deletion(cls.kind, "%s:%s" % (group_name, what), rule["SecurityGroupRuleId"],
+                                          _revoke(group_id, rule["SecurityGroupRuleId"], egress),
+                                          order=ORDER_RULES, detail=what))
+        return deletions
+
+
+def _revoke(group_id, rule_id, egress):
+    def revoke(cloud):
+        call = cloud.ec2.revoke_security_group_egress if egress else cloud.ec2.revoke_security_group_ingress
+        call(GroupId=group_id, SecurityGroupRuleIds=[rule_id])
+        cloud.forget("rules:" + group_id)
+    return revoke
+
 
 class ElasticIP(TaggedEc2Task):
     kind = "aws_eip"
+    cloudformation_type = "AWS::EC2::EIP"
     describe = ("describe_addresses", "Addresses")
     resource_type = "elastic-ip"
     id_key = "AllocationId"
+    create_operation, create_result = "allocate_address", ("", "AllocationId")
+    FIELDS = (Field("domain", api="Domain", read="Domain", cfn="Domain"),)
 
     @classmethod
     def describe_cluster_objects(cls, cloud):
         # DescribeAddresses is not paginated.
         return cloud.lookup(cls.kind, lambda: cloud.ec2.describe_addresses(Filters=cloud.cluster_filter())["Addresses"])
 
-    def create(self, cloud):
-        self.outputs["id"] = cloud.ec2.allocate_address(Domain="vpc", TagSpecifications=self.tag_specifications())[
-            "AllocationId"]
+    def find_by_token(self, cloud, tag_key, token):
+        found = cloud.ec2.describe_addresses(Filters=[{"Name": "tag:" + tag_key, "Values": [token]}])["Addresses"]
+        return found[0]["AllocationId"] if found else None
 
 
 class NatGateway(TaggedEc2Task):
     kind = "aws_nat_gateway"
+    cloudformation_type = "AWS::EC2::NatGateway"
     describe = ("describe_nat_gateways", "NatGateways")
     resource_type = "natgateway"
     id_key = "NatGatewayId"
-    compared = ("subnet_id",)
+    create_operation, create_result = "create_nat_gateway", ("NatGateway", "NatGatewayId")
+    FIELDS = (
+        Field("allocation_id", api="AllocationId", read="NatGatewayAddresses[0].AllocationId", cfn="AllocationId"),
+        Field("subnet_id", api="SubnetId", read="SubnetId", cfn="SubnetId"),
+    )
 
     @classmethod
     def describe_cluster_objects(cls, cloud):
@@ -377,63 +654,85 @@ class NatGateway(TaggedEc2Task):
         items = TaggedEc2Task.describe_cluster_objects.__func__(cls, cloud)
         return [g for g in items if g.get("State") not in ("deleted", "deleting", "failed")]
 
-    def normalize(self, item):
-        return {"subnet_id": item.get("SubnetId")}
 
-    def create(self, cloud):
-        desired = self.desired()
-        self.outputs["id"] = cloud.ec2.create_nat_gateway(
-            AllocationId=desired["allocation_id"], SubnetId=desired["subnet_id"],
-            TagSpecifications=self.tag_specifications())["NatGateway"]["NatGatewayId"]
+def _same_kms_key(actual, desired):
+    """AWS reports the key's ARN; the spec may name it by id or ARN (an alias cannot be compared
+    without asking KMS, so it is taken as the same)."""
+    if actual == desired or desired is None:
+        return True
+    if "alias/" in str(desired):
+        return True
+    return bool(actual) and str(actual).endswith("/" + str(desired))
 
 
 class EBSVolume(TaggedEc2Task):
     kind = "aws_ebs_volume"
+    cloudformation_type = "AWS::EC2::Volume"
     describe = ("describe_volumes", "Volumes")
     resource_type = "volume"
     id_key = "VolumeId"
-    compared = ("availability_zone", "size", "type", "encrypted")
+    create_operation, create_result = "create_volume", ("", "VolumeId")
+    FIELDS = (
+        Field("availability_zone", api="AvailabilityZone", read="AvailabilityZone", cfn="AvailabilityZone"),
+        Field("size", api="Size", read="Size", cfn="Size", mutable=True),
+        Field("type", api="VolumeType", read="VolumeType", cfn="VolumeType", mutable=True),
+        Field("iops", api="Iops", read="Iops", cfn="Iops", mutable=True),
+        Field("throughput", api="Throughput", read="Throughput", cfn="Throughput", mutable=True),
+        Field("encrypted", api="Encrypted", read="Encrypted", cfn="Encrypted", to_api=bool),
+        Field("kms_key_id", api="KmsKeyId", read="KmsKeyId", cfn="KmsKeyId"),
+    )
+    MODIFIABLE = (("size", "Size"), ("type", "VolumeType"), ("iops", "Iops"), ("throughput", "Throughput"))
 
-    def normalize(self, item):
-        return {"availability_zone": item["AvailabilityZone"], "size": item["Size"], "type": item["VolumeType"],
-                "encrypted": item.get("Encrypted", False)}
+    def compare(self, actual):
+        changes = TaggedEc2Task.compare(self, actual)
+        if "kms_key_id" in changes and _same_kms_key(*changes["kms_key_id"]):
+            del changes["kms_key_id"]
+        return changes
 
-    def create(self, cloud):
-        d = self.desired()
-        args = dict(AvailabilityZone=d["availability_zone"], Size=d["size"], VolumeType=d["type"],
-                    Encrypted=bool(d.get("encrypted")), TagSpecifications=self.tag_specifications())
-        if d["type"] in ("gp3", "io1", "io2") and d.get("iops"):
-            args["Iops"] = d["iops"]
-        if d["type"] == "gp3" and d.get("throughput"):
-            args["Throughput"] = d["throughput"]
-        self.outputs["id"] = cloud.ec2.create_volume(**args)["VolumeId"]
+    def update_fields(self, cloud, changes):
+        # ModifyVolume changes size (grow only), type, IOPS and throughput of a volume in use.
+        desired = self.desired()
+        if any(field in changes for field, _api in self.MODIFIABLE):
+            cloud.ec2.modify_volume(VolumeId=self.outputs["id"], **{
+                api: desired[field] for field, api in self.MODIFIABLE if desired.get(field) is not None})
 
 
 class KeyPair(Task):
     kind = "aws_key_pair"
-    compared = ()
+    cloudformation_type = "AWS::EC2::KeyPair"
+    FIELDS = (
+        Field("key_name", api="KeyName", read="KeyName", cfn="KeyName"),
+        Field("public_key", api="PublicKeyMaterial", cfn="PublicKeyMaterial", to_api=lambda v: v.encode("utf-8"),
+              to_cfn=lambda v: v),
+    )
 
     def find(self, cloud):
         name = self.fields["key_name"]
         pairs = cloud.lookup(self.kind, lambda: cloud.ec2.describe_key_pairs()["KeyPairs"])
         for pair in pairs:
             if pair["KeyName"] == name:
+                tags = tag_dict(pair.get("Tags"))
+                if not cloud.owns(tags):
+                    raise not_owned_error(cloud, "key pair %s:" % name, pair.get("KeyPairId", name), tags)
                 self.outputs["id"] = pair.get("KeyPairId", name)
-                return {}
+                return self.read_actual(pair)
         return None
 
     def create(self, cloud):
-        created = cloud.ec2.import_key_pair(KeyName=self.fields["key_name"],
-                                            PublicKeyMaterial=self.fields["public_key"].encode("utf-8"),
-                                            TagSpecifications=[{"ResourceType": "key-pair",
-                                                                "Tags": tag_list(self.fields["tags"])}])
-        self.outputs["id"] = created.get("KeyPairId", self.fields["key_name"])
+        def find_by_token(tag_key, token):
+            found = cloud.ec2.describe_key_pairs(Filters=[{"Name": "tag:" + tag_key, "Values": [token]}])["KeyPairs"]
+            return found[0].get("KeyPairId", self.fields["key_name"]) if found else None
+
+        self.outputs["id"], _response = create_once(
+            cloud, "import_key_pair", lambda r: r.get("KeyPairId", self.fields["key_name"]), find_by_token,
+            tag_specification=("key-pair", self.fields["tags"]), **self.create_args())
 
 
 class SharedVPC(Task):
     """A VPC the user brought (spec.networkID): looked up, never created, changed or rendered."""
 
     kind = "aws_vpc"
+    cloudformation_type = "AWS::EC2::VPC"
     shared = True
 
     def find(self, cloud):
@@ -452,14 +751,10 @@ class SharedVPC(Task):
         """The id as written in the spec; other attributes (CIDR blocks) from a data source, as kops does."""
         if attribute == "id":
             return self.fields["id"]
-        from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
         return Expression("data.aws_vpc.%s.%s" % (self.terraform_name, attribute))
 
     def terraform_data(self):
         return [("aws_vpc", self.terraform_name, {"id": self.fields["id"]})]
-
-    def render_terraform(self):
-        return None
 
 
 class SharedInternetGateway(Task):
@@ -470,6 +765,7 @@ class SharedInternetGateway(Task):
     """
 
     kind = "aws_internet_gateway"
+    cloudformation_type = "AWS::EC2::InternetGateway"
     shared = True
 
     def find(self, cloud):
@@ -483,94 +779,11 @@ class SharedInternetGateway(Task):
         return {}
 
     def terraform_value(self, attribute):
-        from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
         return Expression("data.aws_internet_gateway.%s.%s" % (self.terraform_name, attribute))
 
     def terraform_data(self):
-        from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block
-        from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import to_terraform
         return [("aws_internet_gateway", self.terraform_name,
                  {"filter": Block({"name": "attachment.vpc-id", "values": [to_terraform(self.fields["vpc_id"])]})})]
-
-    def render_terraform(self):
-        return None
-
-
-# -- CloudFormation: each kind's resource type and properties ---------------------------------
-
-def _cfn_tags(task):
-    from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation import tags
-    return tags(task.fields.get("tags"))
-
-
-def _set(kind, cfn_type, render):
-    kind.cloudformation_type = cfn_type
-    kind.render_cloudformation = render
-
-
-_set(VPC, "AWS::EC2::VPC", lambda t: {
-    "CidrBlock": t.fields["cidr_block"], "EnableDnsHostnames": t.fields["enable_dns_hostnames"],
-    "EnableDnsSupport": t.fields["enable_dns_support"], "Tags": _cfn_tags(t)})
-_set(DHCPOptions, "AWS::EC2::DHCPOptions", lambda t: {
-    "DomainName": t.fields["domain_name"], "DomainNameServers": t.fields["domain_name_servers"], "Tags": _cfn_tags(t)})
-_set(VPCDHCPOptionsAssociation, "AWS::EC2::VPCDHCPOptionsAssociation", lambda t: {
-    "DhcpOptionsId": t.fields["dhcp_options_id"], "VpcId": t.fields["vpc_id"]})
-_set(InternetGateway, "AWS::EC2::InternetGateway", lambda t: {"Tags": _cfn_tags(t)})
-InternetGateway.extra_cloudformation = lambda t: [("VPCGatewayAttachment", "AWS::EC2::VPCGatewayAttachment", {
-    "InternetGatewayId": _self_ref(t), "VpcId": t.fields["vpc_id"]})]
-_set(RouteTable, "AWS::EC2::RouteTable", lambda t: {"VpcId": t.fields["vpc_id"], "Tags": _cfn_tags(t)})
-_set(Route, "AWS::EC2::Route", lambda t: {k: v for k, v in {
-    "RouteTableId": t.fields["route_table_id"], "DestinationCidrBlock": t.fields.get("destination_cidr_block"),
-    "DestinationIpv6CidrBlock": t.fields.get("destination_ipv6_cidr_block"), "GatewayId": t.fields.get("gateway_id"),
-    "NatGatewayId": t.fields.get("nat_gateway_id")}.items() if v is not None})
-_set(Subnet, "AWS::EC2::Subnet", lambda t: {
-    "VpcId": t.fields["vpc_id"], "CidrBlock": t.fields["cidr_block"], "AvailabilityZone": t.fields["availability_zone"],
-    "PrivateDnsNameOptionsOnLaunch": {"HostnameType": t.fields["private_dns_hostname_type_on_launch"],
-                                      "EnableResourceNameDnsARecord": True},
-    "Tags": _cfn_tags(t)})
-_set(RouteTableAssociation, "AWS::EC2::SubnetRouteTableAssociation", lambda t: {
-    "RouteTableId": t.fields["route_table_id"], "SubnetId": t.fields["subnet_id"]})
-_set(SecurityGroup, "AWS::EC2::SecurityGroup", lambda t: {
-    "GroupName": t.fields["name"], "GroupDescription": t.fields["description"], "VpcId": t.fields["vpc_id"],
-    "Tags": _cfn_tags(t)})
-_set(ElasticIP, "AWS::EC2::EIP", lambda t: {"Domain": "vpc", "Tags": _cfn_tags(t)})
-_set(NatGateway, "AWS::EC2::NatGateway", lambda t: {
-    "AllocationId": t.fields["allocation_id"], "SubnetId": t.fields["subnet_id"], "Tags": _cfn_tags(t)})
-_set(EBSVolume, "AWS::EC2::Volume", lambda t: {k: v for k, v in {
-    "AvailabilityZone": t.fields["availability_zone"], "Size": t.fields["size"], "VolumeType": t.fields["type"],
-    "Encrypted": t.fields["encrypted"], "Iops": t.fields.get("iops"), "Throughput": t.fields.get("throughput"),
-    "KmsKeyId": t.fields.get("kms_key_id"), "Tags": _cfn_tags(t)}.items() if v is not None})
-_set(KeyPair, "AWS::EC2::KeyPair", lambda t: {
-    "KeyName": t.fields["key_name"], "PublicKeyMaterial": t.fields["public_key"], "Tags": _cfn_tags(t)})
-_set(SharedVPC, "AWS::EC2::VPC", lambda t: None)
-_set(SharedInternetGateway, "AWS::EC2::InternetGateway", lambda t: None)
-
-
-def _self_ref(task):
-    from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
-    return Ref(task)
-
-
-def _rule_properties(rule):
-    egress = rule.fields["type"] == "egress"
-    properties = {"GroupId": rule.fields["security_group_id"], "IpProtocol": str(rule.fields["protocol"])}
-    if has_ports(properties["IpProtocol"]):
-        properties.update(FromPort=rule.fields["from_port"], ToPort=rule.fields["to_port"])
-    if rule.fields.get("cidr_blocks"):
-        properties["CidrIp"] = rule.fields["cidr_blocks"][0]
-    if rule.fields.get("ipv6_cidr_blocks"):
-        properties["CidrIpv6"] = rule.fields["ipv6_cidr_blocks"][0]
-    if rule.fields.get("prefix_list_ids"):
-        properties["DestinationPrefixListId" if egress else "SourcePrefixListId"] = rule.fields["prefix_list_ids"][0]
-    if rule.fields.get("source_security_group_id"):
-        key = "DestinationSecurityGroupId" if egress else "SourceSecurityGroupId"
-        properties[key] = rule.fields["source_security_group_id"]
-    return properties
-
-
-SecurityGroupRule.cloudformation_type = property(
-    lambda self: "AWS::EC2::SecurityGroupEgress" if self.fields["type"] == "egress" else "AWS::EC2::SecurityGroupIngress")
-SecurityGroupRule.render_cloudformation = _rule_properties
 
 
 class VPCCIDRBlock(Task):
@@ -578,6 +791,10 @@ class VPCCIDRBlock(Task):
 
     kind = "aws_vpc_ipv4_cidr_block_association"
     cloudformation_type = "AWS::EC2::VPCCidrBlock"
+    FIELDS = (
+        Field("vpc_id", api="VpcId", read="VpcId", cfn="VpcId"),
+        Field("cidr_block", api="CidrBlock", read="CidrBlock", cfn="CidrBlock"),
+    )
 
     def find(self, cloud):
         desired = self.desired()
@@ -587,14 +804,11 @@ class VPCCIDRBlock(Task):
             state = (association.get("CidrBlockState") or {}).get("State")
             if association.get("CidrBlock") == desired["cidr_block"] and state in ("associated", "associating"):
                 self.outputs.update(id=association["AssociationId"], vpc_id=desired["vpc_id"])
-                return {}
+                return self.read_actual(dict(association, VpcId=desired["vpc_id"]))
         return None
 
     def create(self, cloud):
         desired = self.desired()
-        self.outputs["id"] = cloud.ec2.associate_vpc_cidr_block(VpcId=desired["vpc_id"], CidrBlock=desired["cidr_block"])[
+        self.outputs["id"] = cloud.ec2.associate_vpc_cidr_block(**self.create_args(desired))[
             "CidrBlockAssociation"]["AssociationId"]
         self.outputs["vpc_id"] = desired["vpc_id"]
-
-    def render_cloudformation(self):
-        return {"VpcId": self.fields["vpc_id"], "CidrBlock": self.fields["cidr_block"]}

@@ -16,10 +16,9 @@ import ipaddress
 import re
 import time
 
-from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import tag_list
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref, Task
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Field, Ref, Task
 
 # kops' utils.ParseCIDRNotation: /<new prefix length>#<subnet number in hex>.
 CIDR_NOTATION = re.compile(r"^/(\d+)#([0-9a-fA-F]+)$")
@@ -102,15 +101,34 @@ class SubnetIPv6CIDR(Ref):
 class Subnet(ec2.Subnet):
     """A subnet with an IPv6 CIDR: dual-stack when it also has an IPv4 CIDR, else IPv6-only (native, DNS64)."""
 
-    compared = ec2.Subnet.compared + ("ipv6_cidr_block",)
+    # The IPv4 fields of any subnet, the IPv6 block (read from its live associations, see read_actual) and
+    # the DNS options an IPv6 subnet adds, set by ModifySubnetAttribute after create.
+    FIELDS = ec2.Subnet.FIELDS + (
+        Field("ipv6_cidr_block", api="Ipv6CidrBlock", cfn="Ipv6CidrBlock"),
+        Field("ipv6_native", api="Ipv6Native"),  # implied by the missing IPv4 CIDR, which is compared
+        Field("assign_ipv6_address_on_creation", read="AssignIpv6AddressOnCreation", mutable=True),
+        Field("enable_resource_name_dns_aaaa_record_on_launch",
+              read="PrivateDnsNameOptionsOnLaunch.EnableResourceNameDnsAAAARecord", mutable=True),
+        Field("enable_dns64", read="EnableDns64", mutable=True),
+    )
+    # ModifySubnetAttribute takes one attribute per call: field -> (parameter, whether it is a {"Value": } boolean).
+    ATTRIBUTES = {
+        "private_dns_hostname_type_on_launch": ("PrivateDnsHostnameTypeOnLaunch", False),
+        "enable_resource_name_dns_a_record_on_launch": ("EnableResourceNameDnsARecordOnLaunch", True),
+        "assign_ipv6_address_on_creation": ("AssignIpv6AddressOnCreation", True),
+        "enable_resource_name_dns_aaaa_record_on_launch": ("EnableResourceNameDnsAAAARecordOnLaunch", True),
+        "enable_dns64": ("EnableDns64", True),
+    }
 
-    def normalize(self, item):
-        actual = {"cidr_block": item.get("CidrBlock"), "availability_zone": item["AvailabilityZone"],
-                  "vpc_id": item["VpcId"]}
+    def read_actual(self, item):
+        actual = ec2.Subnet.read_actual(self, item)
         blocks = [a["Ipv6CidrBlock"] for a in item.get("Ipv6CidrBlockAssociationSet") or []
                   if _state(a.get("Ipv6CidrBlockState")) not in GONE]
         actual["ipv6_cidr_block"] = blocks[0] if blocks else None
         return actual
+
+    def compared_fields(self):
+        return ec2.Subnet.compared_fields(self) + ["ipv6_cidr_block"]
 
     def find(self, cloud):
         actual = ec2.Subnet.find(self, cloud)
@@ -121,20 +139,14 @@ class Subnet(ec2.Subnet):
     def create(self, cloud):
         if isinstance(self.fields["ipv6_cidr_block"], SubnetIPv6CIDR):
             vpc_ipv6_block(cloud, self.fields["ipv6_cidr_block"].task)
-        desired = self.desired()
-        request = dict(VpcId=desired["vpc_id"], Ipv6CidrBlock=desired["ipv6_cidr_block"],
-                       AvailabilityZone=desired["availability_zone"], TagSpecifications=self.tag_specifications())
-        if desired.get("cidr_block"):
-            request["CidrBlock"] = desired["cidr_block"]
-        else:
-            request["Ipv6Native"] = True
-        self.outputs["id"] = cloud.ec2.create_subnet(**request)["Subnet"]["SubnetId"]
-        for attribute, value in (("AssignIpv6AddressOnCreation", {"Value": True}),
-                                 ("PrivateDnsHostnameTypeOnLaunch", desired["private_dns_hostname_type_on_launch"]),
-                                 ("EnableResourceNameDnsAAAARecordOnLaunch", {"Value": True}),
-                                 ("EnableResourceNameDnsARecordOnLaunch" if desired.get("cidr_block") else "EnableDns64",
-                                  {"Value": True})):
-            cloud.ec2.modify_subnet_attribute(SubnetId=self.outputs["id"], **{attribute: value})
+        ec2.Subnet.create(self, cloud)
+
+    def update_fields(self, cloud, changes):
+        for field, (parameter, boolean) in self.ATTRIBUTES.items():
+            if field in changes:
+                value = changes[field][1]
+                cloud.ec2.modify_subnet_attribute(SubnetId=self.outputs["id"],
+                                                  **{parameter: {"Value": value} if boolean else value})
 
     def render_terraform(self):
         cidr = self.fields["ipv6_cidr_block"]
@@ -155,26 +167,14 @@ class EgressOnlyInternetGateway(ec2.TaggedEc2Task):
     describe = ("describe_egress_only_internet_gateways", "EgressOnlyInternetGateways")
     resource_type = "egress-only-internet-gateway"
     id_key = "EgressOnlyInternetGatewayId"
-    compared = ("vpc_id",)
+    create_operation, create_result = "create_egress_only_internet_gateway", (
+        "EgressOnlyInternetGateway", "EgressOnlyInternetGatewayId")
     cloudformation_type = "AWS::EC2::EgressOnlyInternetGateway"
-
-    def normalize(self, item):
-        attached = [a["VpcId"] for a in item.get("Attachments") or []]
-        return {"vpc_id": attached[0] if attached else None}
-
-    def create(self, cloud):
-        self.outputs["id"] = cloud.ec2.create_egress_only_internet_gateway(
-            VpcId=self.desired()["vpc_id"], TagSpecifications=self.tag_specifications())[
-            "EgressOnlyInternetGateway"]["EgressOnlyInternetGatewayId"]
-
-    def update(self, cloud, actual, changes):
-        if "vpc_id" in changes:
-            raise ValueError("%s: attached to VPC %s, not %s; an egress-only gateway cannot move between VPCs"
-                             % (self.key, changes["vpc_id"][0], changes["vpc_id"][1]))
-        cloud.ec2.create_tags(Resources=[self.outputs["id"]], Tags=tag_list(self.fields["tags"]))
+    # An egress-only gateway cannot move between VPCs: a different vpc_id is an error naming both.
+    FIELDS = (Field("vpc_id", api="VpcId", read="Attachments[0].VpcId", cfn="VpcId"),)
 
     def render_cloudformation(self):
-        return {"VpcId": self.fields["vpc_id"]}
+        return {"VpcId": self.fields["vpc_id"]}  # the resource takes no tags
 
 
 class SharedEgressOnlyInternetGateway(Task):
