@@ -1,0 +1,179 @@
+"""Faults on moto (issue 9, Deliver 8): throttling, 5xx, lost responses and SIGKILL during a first create of an
+HA private cluster (3 zones, a NAT gateway per zone, a bastion), through tests/faults.py's fault-injecting
+wrapper around moto's app.  Every figure is counted with plain boto3 straight against moto (the wrapper's plain
+port), per kind, over the whole account: a duplicate or an untagged orphan shows as one more object than a
+clean run made.  docs/faults.md gives the figures.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import boto3
+import pytest
+
+from ansible_collections.kubeops.kops.plugins.module_utils import clusters, updates
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import tag_dict
+
+from tests.faults import is_mutating
+from tests.integration.conftest import BIN, REPO, ansible_env
+
+CLUSTER = "faults.example.com"
+MOTO_AMI = "ami-1e749f67"
+ZONES = ["us-east-1a", "us-east-1b", "us-east-1c"]
+HA_PRIVATE = {"cluster_name": CLUSTER, "cloud_provider": "aws", "networking": "cni", "kubernetes_version": "v1.34.2",
+              "zones": ZONES, "control_plane_zones": ZONES, "topology": "private", "bastion": True,
+              "image": MOTO_AMI}
+REGION = "us-east-1"
+
+
+def _create_spec(store):
+    service = clusters.ClusterService(store)
+    service.execute(service.plan_create(dict(HA_PRIVATE)))
+    return service
+
+
+def _apply(service, deadline=120):
+    plan, _completed, _changed = updates.apply_direct(service, CLUSTER, False, deadline=deadline)
+    return collections.Counter(e.action for e in plan)
+
+
+def _clients(url):
+    return {name: boto3.client(name, region_name=REGION, endpoint_url=url)
+            for name in ("ec2", "elbv2", "autoscaling", "iam", "sqs", "events")}
+
+
+def _name(tags, fallback=""):
+    return tag_dict(tags).get("Name", fallback)
+
+
+def inventory(url):
+    """{kind: sorted descriptions} of every object in the account that moto did not start with (the tests reset
+    moto first): names, tags and the attributes the model sets, never ids (they differ between runs)."""
+    c = _clients(url)
+    ec2 = c["ec2"]
+    vpcs = [v for v in ec2.describe_vpcs()["Vpcs"] if not v.get("IsDefault")]
+    vpc_ids = {v["VpcId"] for v in vpcs}
+    in_vpcs = [{"Name": "vpc-id", "Values": sorted(vpc_ids) or ["none"]}]
+    default_dhcp = {v["DhcpOptionsId"] for v in ec2.describe_vpcs()["Vpcs"] if v.get("IsDefault")}
+    kinds = {
+        "vpc": [(_name(v.get("Tags")), v["CidrBlock"],
+                 ec2.describe_vpc_attribute(VpcId=v["VpcId"], Attribute="enableDnsHostnames")["EnableDnsHostnames"]
+                 ["Value"]) for v in vpcs],
+        "subnet": [(_name(s.get("Tags")), s["CidrBlock"], s["AvailabilityZone"], tuple(sorted(tag_dict(s.get("Tags")))))
+                   for s in ec2.describe_subnets(Filters=in_vpcs)["Subnets"]],
+        "internet_gateway": [(_name(g.get("Tags")), len(g.get("Attachments") or []))
+                             for g in ec2.describe_internet_gateways()["InternetGateways"]
+                             if not any(a.get("VpcId") not in vpc_ids for a in g.get("Attachments") or [])],
+        "dhcp_options": [(_name(d.get("Tags")),) for d in ec2.describe_dhcp_options()["DhcpOptions"]
+                         if d["DhcpOptionsId"] not in default_dhcp],
+        "elastic_ip": [(_name(a.get("Tags")), "AssociationId" in a) for a in ec2.describe_addresses()["Addresses"]],
+        "nat_gateway": [(_name(n.get("Tags")), n["State"]) for n in ec2.describe_nat_gateways()["NatGateways"]
+                        if n["State"] not in ("deleted", "deleting")],
+        "route_table": [(_name(t.get("Tags")), len(t.get("Routes") or []))
+                        for t in ec2.describe_route_tables(Filters=in_vpcs)["RouteTables"]
+                        if not any(a.get("Main") for a in t.get("Associations") or [])],
+        "security_group": [(g["GroupName"], len(g.get("IpPermissions") or []))
+                           for g in ec2.describe_security_groups(Filters=in_vpcs)["SecurityGroups"]
+                           if g["GroupName"] != "default"],
+        "volume": [(_name(v.get("Tags")), v["Size"], v["VolumeType"], v.get("Encrypted"))
+                   for v in ec2.describe_volumes()["Volumes"] if v.get("Tags")] +
+                  [("(untagged)",) for v in ec2.describe_volumes()["Volumes"] if not v.get("Tags")
+                   and not v.get("Attachments")],
+        "launch_template": [(t["LaunchTemplateName"],) for t in ec2.describe_launch_templates()["LaunchTemplates"]],
+        "key_pair": [(k["KeyName"],) for k in ec2.describe_key_pairs()["KeyPairs"]],
+        "load_balancer": [],
+        "target_group": [],
+        "autoscaling_group": [(g["AutoScalingGroupName"], g["MinSize"], g["MaxSize"])
+                              for g in c["autoscaling"].describe_auto_scaling_groups()["AutoScalingGroups"]],
+        "iam_role": [(r["RoleName"],) for r in c["iam"].list_roles()["Roles"]],
+        "iam_instance_profile": [(p["InstanceProfileName"], len(p["Roles"]))
+                                 for p in c["iam"].list_instance_profiles()["InstanceProfiles"]],
+        "sqs_queue": [(u.rsplit("/", 1)[-1],) for u in c["sqs"].list_queues().get("QueueUrls", [])],
+        "event_rule": [(r["Name"],) for r in c["events"].list_rules()["Rules"]],
+    }
+    elbv2 = c["elbv2"]
+    for lb in elbv2.describe_load_balancers()["LoadBalancers"]:
+        attributes = {a["Key"]: a["Value"] for a in
+                      elbv2.describe_load_balancer_attributes(LoadBalancerArn=lb["LoadBalancerArn"])["Attributes"]}
+        kinds["load_balancer"].append((lb["LoadBalancerName"], lb["Scheme"],
+                                       attributes.get("load_balancing.cross_zone.enabled")))
+    for group in elbv2.describe_target_groups()["TargetGroups"]:
+        attributes = {a["Key"]: a["Value"] for a in
+                      elbv2.describe_target_group_attributes(TargetGroupArn=group["TargetGroupArn"])["Attributes"]}
+        kinds["target_group"].append((group["TargetGroupName"], group["Port"],
+                                      attributes.get("deregistration_delay.timeout_seconds")))
+    return {kind: sorted(items, key=repr) for kind, items in kinds.items()}
+
+
+def counts(found):
+    return {kind: len(items) for kind, items in found.items()}
+
+
+def differences(expected, found):
+    """{kind: (expected count, found count)} for every kind whose count differs."""
+    return {k: (len(expected[k]), len(found[k])) for k in expected if len(expected[k]) != len(found[k])}
+
+
+_CLEAN = {}
+
+
+def clean_inventory(faults, tmp_path):
+    """The inventory a fault-free first create makes (made once per session, then moto is emptied again)."""
+    if not _CLEAN:
+        service = _create_spec("file://%s" % (tmp_path / "clean"))
+        created = _apply(service)
+        assert created["create"] > 100, created
+        _CLEAN.update(inventory(faults.plain_url))
+        faults.reset()
+    return _CLEAN
+
+
+CREATE_CALLS = ("CreateVpc", "AllocateAddress", "CreateInternetGateway", "CreateDhcpOptions", "CreateNatGateway",
+                "CreateSecurityGroup", "CreateSubnet", "CreateRouteTable", "CreateVolume", "CreateLaunchTemplate",
+                "CreateLoadBalancer", "CreateTargetGroup", "CreateRole", "CreateInstanceProfile",
+                "CreateAutoScalingGroup", "CreateQueue", "PutRule", "CreateListener")
+
+
+def _mutating_log(faults):
+    return collections.Counter((op, outcome) for _t, op, outcome in faults.log() if is_mutating(op))
+
+
+def test_throttling_and_5xx_converge_without_duplicates(faults, tmp_path):
+    clean = clean_inventory(faults, tmp_path)
+    service = _create_spec("file://%s" % (tmp_path / "state"))
+    faults.set_rules(seed=9, throttle=0.10, error5xx=0.05)
+    first = _apply(service)
+    injected = collections.Counter(outcome for _t, _op, outcome in faults.log())
+    assert injected["throttled"] > 20 and injected["5xx"] > 10, injected
+    found = inventory(faults.plain_url)
+    assert differences(clean, found) == {} and found == clean
+    faults.set_rules()
+    again = _apply(service)
+    assert set(again) == {"unchanged"}, (first, again)
+
+
+def test_a_lost_response_on_each_create_leaves_no_duplicate(faults, tmp_path):
+    clean = clean_inventory(faults, tmp_path)
+    service = _create_spec("file://%s" % (tmp_path / "state"))
+    faults.set_rules(lose={operation: 1 for operation in CREATE_CALLS})
+    try:
+        _apply(service)
+    except Exception as exc:  # noqa: BLE001 - the figures below say what went wrong
+        print("first run failed: %s" % exc)
+    lost = sorted(op for _t, op, outcome in faults.log() if outcome == "lost")
+    assert lost == sorted(op for op in CREATE_CALLS if any(o == op for _t, o, _x in faults.log()))
+    found = inventory(faults.plain_url)
+    print("lost responses: expected vs found per kind: %s" % differences(clean, found))
+    assert differences(clean, found) == {}
+    faults.set_rules()
+    again = _apply(service)
+    assert set(again) == {"unchanged"}
+    assert inventory(faults.plain_url) == clean
+
