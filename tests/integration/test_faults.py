@@ -159,21 +159,33 @@ def test_throttling_and_5xx_converge_without_duplicates(faults, tmp_path):
     assert set(again) == {"unchanged"}, (first, again)
 
 
+def _run_reporting(service):
+    """'ok', or the failure lines of a run that failed (without the 'not attempted' ones)."""
+    try:
+        _apply(service)
+        return "ok"
+    except Exception as exc:  # noqa: BLE001 - a failed run is a figure here, not the end of the test
+        return "; ".join(line for line in str(exc).splitlines() if "not attempted" not in line)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "ec2 creates without a creation token: one lost response duplicates vpc (1 -> 2), internet_gateway (1 -> 2), "
+    "dhcp_options (1 -> 2, one untagged), elastic_ip (3 -> 4), route_table (4 -> 5), volume (6 -> 7); the retried "
+    "CreateRole, CreateInstanceProfile, CreateTargetGroup, CreateSecurityGroup, CreateSubnet, CreateNatGateway fail "
+    "'already exists', and the second run fails on the duplicate VPC (launch_template 7 -> 3, autoscaling_group "
+    "7 -> 2 never created)"))
 def test_a_lost_response_on_each_create_leaves_no_duplicate(faults, tmp_path):
     clean = clean_inventory(faults, tmp_path)
     service = _create_spec("file://%s" % (tmp_path / "state"))
     faults.set_rules(lose={operation: 1 for operation in CREATE_CALLS})
-    try:
-        _apply(service)
-    except Exception as exc:  # noqa: BLE001 - the figures below say what went wrong
-        print("first run failed: %s" % exc)
-    lost = sorted(op for _t, op, outcome in faults.log() if outcome == "lost")
-    assert lost == sorted(op for op in CREATE_CALLS if any(o == op for _t, o, _x in faults.log()))
-    found = inventory(faults.plain_url)
-    print("lost responses: expected vs found per kind: %s" % differences(clean, found))
-    assert differences(clean, found) == {}
+    first = _run_reporting(service)
+    called = {op for _t, op, _outcome in faults.log()}
+    assert sorted(op for _t, op, outcome in faults.log() if outcome == "lost") == sorted(called & set(CREATE_CALLS))
+    after_first = differences(clean, inventory(faults.plain_url))
     faults.set_rules()
-    again = _apply(service)
-    assert set(again) == {"unchanged"}
-    assert inventory(faults.plain_url) == clean
-
+    second = _run_reporting(service)
+    found = inventory(faults.plain_url)
+    print("lost responses: first run: %s\n(expected, found) per kind after it: %s\nsecond run: %s\nafter it: %s"
+          % (first, after_first, second, differences(clean, found)))
+    assert differences(clean, found) == {} and found == clean
+    assert set(_apply(service)) == {"unchanged"}
