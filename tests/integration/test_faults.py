@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import collections
 import os
-import pathlib
 import signal
 import subprocess
-import sys
 import time
 
 import boto3
@@ -189,3 +187,127 @@ def test_a_lost_response_on_each_create_leaves_no_duplicate(faults, tmp_path):
           % (first, after_first, second, differences(clean, found)))
     assert differences(clean, found) == {} and found == clean
     assert set(_apply(service)) == {"unchanged"}
+
+
+PLAYBOOK = """\
+- hosts: localhost
+  connection: local
+  gather_facts: false
+  vars:
+    ansible_python_interpreter: "{{ ansible_playbook_python }}"
+  tasks:
+    - name: %(module)s
+      kubeops.kops.%(module)s:
+        state_store: "%(store)s"
+        cluster_name: "%(cluster)s"
+%(extra)s"""
+
+
+def _descendants(root):
+    """root and every process below it (by parent pid, so also the setsid() workers of ansible-playbook)."""
+    children = collections.defaultdict(list)
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry, "rb") as stat:
+                    children[int(stat.read().rsplit(b")", 1)[1].split()[1])].append(int(entry))
+            except (OSError, IndexError):
+                continue
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def _module_processes(marker):
+    """pids of processes whose command line holds marker (the test's own tmp path, so no other run's)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                with open("/proc/%s/cmdline" % entry, "rb") as cmdline:
+                    text = cmdline.read().decode("utf-8", "replace")
+                with open("/proc/%s/stat" % entry, "rb") as stat:
+                    zombie = stat.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+            except OSError:
+                continue
+            if marker in text and not zombie:
+                pids.append(int(entry))
+    return pids
+
+
+def _start_playbook(tmp_path, store, module, extra=""):
+    playbook = tmp_path / ("%s.yml" % module)
+    playbook.write_text(PLAYBOOK % dict(module=module, store=store, cluster=CLUSTER, extra=extra))
+    env = ansible_env(REPO / "build" / "collections")
+    env["ANSIBLE_LOCAL_TEMP"] = str(tmp_path / "ansible-tmp")  # the module's command line then names tmp_path
+    env["ANSIBLE_REMOTE_TEMP"] = str(tmp_path / "ansible-tmp")
+    return subprocess.Popen([str(BIN / "ansible-playbook"), str(playbook)], env=env, cwd=str(tmp_path),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, process_group=0)
+
+
+def _wait_for_mutating_calls(faults, proc, count, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if sum(1 for _t, op, _o in faults.log() if is_mutating(op)) >= count:
+            return
+        if proc.poll() is not None:
+            raise AssertionError("the run ended before %d mutating calls:\n%s" % (count, proc.stdout.read().decode()))
+        time.sleep(0.05)
+    raise AssertionError("no %d mutating calls within %d s" % (count, timeout))
+
+
+KILL_POINTS = (8, 60)
+
+
+@pytest.mark.parametrize("after_calls", KILL_POINTS)
+def test_a_killed_first_create_converges_on_the_next_run(faults, tmp_path, after_calls):
+    clean = clean_inventory(faults, tmp_path)
+    store = "file://%s" % (tmp_path / "state")
+    service = _create_spec(store)
+    proc = _start_playbook(tmp_path, store, "cluster_update")
+    try:
+        _wait_for_mutating_calls(faults, proc, after_calls)
+        tree = _descendants(proc.pid)
+        for pid in tree:  # the whole tree at once, as the OOM killer or a lost machine would
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    finally:
+        proc.kill()
+        proc.wait()
+    time.sleep(0.5)
+    landed = sum(1 for _t, op, _o in faults.log() if is_mutating(op))
+    after_kill = differences(clean, inventory(faults.plain_url))
+    second = _run_reporting(service)
+    found = inventory(faults.plain_url)
+    print("killed after %d mutating calls (%d landed): first run left %s; second run: %s; (expected, found) after it: %s"
+          % (after_calls, landed, after_kill, second, differences(clean, found)))
+    assert differences(clean, found) == {} and found == clean
+    assert set(_apply(service)) == {"unchanged"}
+
+
+def test_killing_ansible_playbook_stops_the_module(faults, tmp_path):
+    """The watchdog (module_utils/watchdog.py, started by cluster_delete): after a SIGKILL of ansible-playbook alone
+    (its worker has its own session, so it is not killed with it), no mutating call reaches the cloud after 2 s and
+    no process of the run remains."""
+    store = "file://%s" % (tmp_path / "state")
+    service = _create_spec(store)
+    _apply(service)
+    faults.set_rules()
+    proc = _start_playbook(tmp_path, store, "cluster_delete", extra="        \"yes\": true\n        interval: 1\n")
+    try:
+        _wait_for_mutating_calls(faults, proc, 5)
+        proc.send_signal(signal.SIGKILL)
+        killed = time.time()
+        proc.wait()
+        time.sleep(3)
+        late = [(round(t - killed, 2), op) for t, op, _o in faults.log() if is_mutating(op) and t > killed + 2]
+        assert late == [], "mutating calls more than 2 s after the kill: %s" % late
+        assert _module_processes(str(tmp_path)) == [], "processes of the killed run remain"
+    finally:
+        for pid in _module_processes(str(tmp_path)):
+            os.kill(pid, signal.SIGKILL)
