@@ -106,3 +106,20 @@ def kubectl():
         partial.chmod(0o755)
         partial.replace(target)  # atomic: parallel sessions never run a half-written binary
     return str(target)
+
+
+@pytest.fixture(scope="session")
+def fault_server():
+    """moto's app behind tests/faults.py's fault injector (url) and plain (plain_url), beside moto_server."""
+    from tests.faults import FaultServer
+    server = FaultServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def faults(fault_server, monkeypatch):
+    """An empty moto account with no faults set, boto3 pointed at the fault-injecting port."""
+    fault_server.reset()
+    servers.point_aws_at(fault_server.url, monkeypatch)
+    return fault_server

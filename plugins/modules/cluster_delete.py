@@ -122,10 +122,11 @@ from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsMod
 
 @reports_errors
 def run(module):
-    from ansible_collections.kubeops.kops.plugins.module_utils import deletion
+    from ansible_collections.kubeops.kops.plugins.module_utils import deletion, watchdog
     # Named here so that AnsiballZ packs it: deletion/ loads a provider by name.
     from ansible_collections.kubeops.kops.plugins.module_utils.deletion import aws as _aws  # noqa: F401 pylint: disable=unused-import
 
+    watchdog.start("cluster_delete")  # a killed ansible-playbook stops the deletion (its worker would not)
     params = module.params
     service = module.service()
     try:

@@ -1,0 +1,331 @@
+"""Faults on moto (issue 9, Deliver 8): throttling, 5xx, lost responses and SIGKILL during a first create of an
+HA private cluster (3 zones, a NAT gateway per zone, a bastion), through tests/faults.py's fault-injecting
+wrapper around moto's app.  Every figure is counted with plain boto3 straight against moto (the wrapper's plain
+port), per kind, over the whole account: a duplicate or an untagged orphan shows as one more object than a
+clean run made.  docs/faults.md gives the figures.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import subprocess
+import time
+
+import boto3
+import pytest
+
+from ansible_collections.kubeops.kops.plugins.module_utils import clusters, updates
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import tag_dict
+
+from tests.faults import is_mutating
+from tests.integration.conftest import BIN, REPO, ansible_env
+
+CLUSTER = "faults.example.com"
+MOTO_AMI = "ami-1e749f67"
+ZONES = ["us-east-1a", "us-east-1b", "us-east-1c"]
+HA_PRIVATE = {"cluster_name": CLUSTER, "cloud_provider": "aws", "networking": "cni", "kubernetes_version": "v1.34.2",
+              "zones": ZONES, "control_plane_zones": ZONES, "topology": "private", "bastion": True,
+              "image": MOTO_AMI}
+REGION = "us-east-1"
+
+
+def _create_spec(store):
+    service = clusters.ClusterService(store)
+    service.execute(service.plan_create(dict(HA_PRIVATE)))
+    return service
+
+
+def _apply(service, deadline=120):
+    plan, _completed, _changed = updates.apply_direct(service, CLUSTER, False, deadline=deadline)
+    return collections.Counter(e.action for e in plan)
+
+
+def _clients(url):
+    return {name: boto3.client(name, region_name=REGION, endpoint_url=url)
+            for name in ("ec2", "elbv2", "autoscaling", "iam", "sqs", "events")}
+
+
+def _name(tags, fallback=""):
+    return tag_dict(tags).get("Name", fallback)
+
+
+def inventory(url):
+    """{kind: sorted descriptions} of every object in the account that moto did not start with (the tests reset
+    moto first): names, tags and the attributes the model sets, never ids (they differ between runs)."""
+    c = _clients(url)
+    ec2 = c["ec2"]
+    vpcs = [v for v in ec2.describe_vpcs()["Vpcs"] if not v.get("IsDefault")]
+    vpc_ids = {v["VpcId"] for v in vpcs}
+    in_vpcs = [{"Name": "vpc-id", "Values": sorted(vpc_ids) or ["none"]}]
+    default_dhcp = {v["DhcpOptionsId"] for v in ec2.describe_vpcs()["Vpcs"] if v.get("IsDefault")}
+    kinds = {
+        "vpc": [(_name(v.get("Tags")), v["CidrBlock"],
+                 ec2.describe_vpc_attribute(VpcId=v["VpcId"], Attribute="enableDnsHostnames")["EnableDnsHostnames"]
+                 ["Value"]) for v in vpcs],
+        "subnet": [(_name(s.get("Tags")), s["CidrBlock"], s["AvailabilityZone"], tuple(sorted(tag_dict(s.get("Tags")))))
+                   for s in ec2.describe_subnets(Filters=in_vpcs)["Subnets"]],
+        "internet_gateway": [(_name(g.get("Tags")), len(g.get("Attachments") or []))
+                             for g in ec2.describe_internet_gateways()["InternetGateways"]
+                             if not any(a.get("VpcId") not in vpc_ids for a in g.get("Attachments") or [])],
+        "dhcp_options": [(_name(d.get("Tags")),) for d in ec2.describe_dhcp_options()["DhcpOptions"]
+                         if d["DhcpOptionsId"] not in default_dhcp],
+        "elastic_ip": [(_name(a.get("Tags")), "AssociationId" in a) for a in ec2.describe_addresses()["Addresses"]],
+        "nat_gateway": [(_name(n.get("Tags")), n["State"]) for n in ec2.describe_nat_gateways()["NatGateways"]
+                        if n["State"] not in ("deleted", "deleting")],
+        "route_table": [(_name(t.get("Tags")), len(t.get("Routes") or []))
+                        for t in ec2.describe_route_tables(Filters=in_vpcs)["RouteTables"]
+                        if not any(a.get("Main") for a in t.get("Associations") or [])],
+        "security_group": [(g["GroupName"], len(g.get("IpPermissions") or []))
+                           for g in ec2.describe_security_groups(Filters=in_vpcs)["SecurityGroups"]
+                           if g["GroupName"] != "default"],
+        "volume": [(_name(v.get("Tags")), v["Size"], v["VolumeType"], v.get("Encrypted"))
+                   for v in ec2.describe_volumes()["Volumes"] if v.get("Tags")] +
+                  [("(untagged)",) for v in ec2.describe_volumes()["Volumes"] if not v.get("Tags")
+                   and not v.get("Attachments")],
+        "launch_template": [(t["LaunchTemplateName"],) for t in ec2.describe_launch_templates()["LaunchTemplates"]],
+        "key_pair": [(k["KeyName"],) for k in ec2.describe_key_pairs()["KeyPairs"]],
+        "load_balancer": [],
+        "target_group": [],
+        "autoscaling_group": [(g["AutoScalingGroupName"], g["MinSize"], g["MaxSize"])
+                              for g in c["autoscaling"].describe_auto_scaling_groups()["AutoScalingGroups"]],
+        "iam_role": [(r["RoleName"],) for r in c["iam"].list_roles()["Roles"]],
+        "iam_instance_profile": [(p["InstanceProfileName"], len(p["Roles"]))
+                                 for p in c["iam"].list_instance_profiles()["InstanceProfiles"]],
+        "sqs_queue": [(u.rsplit("/", 1)[-1],) for u in c["sqs"].list_queues().get("QueueUrls", [])],
+        "event_rule": [(r["Name"],) for r in c["events"].list_rules()["Rules"]],
+    }
+    elbv2 = c["elbv2"]
+    for lb in elbv2.describe_load_balancers()["LoadBalancers"]:
+        attributes = {a["Key"]: a["Value"] for a in
+                      elbv2.describe_load_balancer_attributes(LoadBalancerArn=lb["LoadBalancerArn"])["Attributes"]}
+        kinds["load_balancer"].append((lb["LoadBalancerName"], lb["Scheme"],
+                                       attributes.get("load_balancing.cross_zone.enabled")))
+    for group in elbv2.describe_target_groups()["TargetGroups"]:
+        attributes = {a["Key"]: a["Value"] for a in
+                      elbv2.describe_target_group_attributes(TargetGroupArn=group["TargetGroupArn"])["Attributes"]}
+        kinds["target_group"].append((group["TargetGroupName"], group["Port"],
+                                      attributes.get("deregistration_delay.timeout_seconds")))
+    return {kind: sorted(items, key=repr) for kind, items in kinds.items()}
+
+
+def counts(found):
+    return {kind: len(items) for kind, items in found.items()}
+
+
+def differences(expected, found):
+    """{kind: (expected count, found count)} for every kind whose count differs."""
+    return {k: (len(expected[k]), len(found[k])) for k in expected if len(expected[k]) != len(found[k])}
+
+
+_CLEAN = {}
+
+
+def clean_inventory(faults, tmp_path):
+    """The inventory a fault-free first create makes (made once per session, then moto is emptied again)."""
+    if not _CLEAN:
+        service = _create_spec("file://%s" % (tmp_path / "clean"))
+        created = _apply(service)
+        assert created["create"] > 100, created
+        _CLEAN.update(inventory(faults.plain_url))
+        faults.reset()
+    return _CLEAN
+
+
+CREATE_CALLS = ("CreateVpc", "AllocateAddress", "CreateInternetGateway", "CreateDhcpOptions", "CreateNatGateway",
+                "CreateSecurityGroup", "CreateSubnet", "CreateRouteTable", "CreateVolume", "CreateLaunchTemplate",
+                "CreateLoadBalancer", "CreateTargetGroup", "CreateRole", "CreateInstanceProfile",
+                "CreateAutoScalingGroup", "CreateQueue", "PutRule", "CreateListener")
+
+
+def _mutating_log(faults):
+    return collections.Counter((op, outcome) for _t, op, outcome in faults.log() if is_mutating(op))
+
+
+def test_throttling_and_5xx_converge_without_duplicates(faults, tmp_path):
+    clean = clean_inventory(faults, tmp_path)
+    service = _create_spec("file://%s" % (tmp_path / "state"))
+    faults.set_rules(seed=9, throttle=0.10, error5xx=0.05)
+    first = _apply(service)
+    injected = collections.Counter(outcome for _t, _op, outcome in faults.log())
+    assert injected["throttled"] > 20 and injected["5xx"] > 10, injected
+    found = inventory(faults.plain_url)
+    assert differences(clean, found) == {} and found == clean
+    faults.set_rules()
+    again = _apply(service)
+    assert set(again) == {"unchanged"}, (first, again)
+
+
+def _run_reporting(service):
+    """'ok', or the failure lines of a run that failed (without the 'not attempted' ones)."""
+    try:
+        _apply(service)
+        return "ok"
+    except Exception as exc:  # noqa: BLE001 - a failed run is a figure here, not the end of the test
+        return "; ".join(line for line in str(exc).splitlines() if "not attempted" not in line)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "ec2 creates without a creation token: one lost response duplicates vpc (1 -> 2), internet_gateway (1 -> 2), "
+    "dhcp_options (1 -> 2, one untagged), elastic_ip (3 -> 4), route_table (4 -> 5), volume (6 -> 7); the retried "
+    "CreateRole, CreateInstanceProfile, CreateTargetGroup, CreateSecurityGroup, CreateSubnet, CreateNatGateway fail "
+    "'already exists', and the second run fails on the duplicate VPC (launch_template 7 -> 3, autoscaling_group "
+    "7 -> 2 never created)"))
+def test_a_lost_response_on_each_create_leaves_no_duplicate(faults, tmp_path):
+    clean = clean_inventory(faults, tmp_path)
+    service = _create_spec("file://%s" % (tmp_path / "state"))
+    faults.set_rules(lose={operation: 1 for operation in CREATE_CALLS})
+    first = _run_reporting(service)
+    called = {op for _t, op, _outcome in faults.log()}
+    assert sorted(op for _t, op, outcome in faults.log() if outcome == "lost") == sorted(called & set(CREATE_CALLS))
+    after_first = differences(clean, inventory(faults.plain_url))
+    faults.set_rules()
+    second = _run_reporting(service)
+    found = inventory(faults.plain_url)
+    print("lost responses: first run: %s\n(expected, found) per kind after it: %s\nsecond run: %s\nafter it: %s"
+          % (first, after_first, second, differences(clean, found)))
+    assert differences(clean, found) == {} and found == clean
+    assert set(_apply(service)) == {"unchanged"}
+
+
+PLAYBOOK = """\
+- hosts: localhost
+  connection: local
+  gather_facts: false
+  vars:
+    ansible_python_interpreter: "{{ ansible_playbook_python }}"
+  tasks:
+    - name: %(module)s
+      kubeops.kops.%(module)s:
+        state_store: "%(store)s"
+        cluster_name: "%(cluster)s"
+%(extra)s"""
+
+
+def _descendants(root):
+    """root and every process below it (by parent pid, so also the setsid() workers of ansible-playbook)."""
+    children = collections.defaultdict(list)
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry, "rb") as stat:
+                    children[int(stat.read().rsplit(b")", 1)[1].split()[1])].append(int(entry))
+            except (OSError, IndexError):
+                continue
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def _module_processes(marker):
+    """pids of processes whose command line holds marker (the test's own tmp path, so no other run's)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                with open("/proc/%s/cmdline" % entry, "rb") as cmdline:
+                    text = cmdline.read().decode("utf-8", "replace")
+                with open("/proc/%s/stat" % entry, "rb") as stat:
+                    zombie = stat.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+            except OSError:
+                continue
+            if marker in text and not zombie:
+                pids.append(int(entry))
+    return pids
+
+
+def _become_subreaper():
+    """Orphans of the killed tree are reparented to this process, which reaps them (_reap): where PID 1 does not
+    reap (a container), a killed module stays a zombie and its lease looks held by a live pid."""
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def _reap(tree, timeout=5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(os.path.exists("/proc/%d" % pid) for pid in tree):
+        try:
+            os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        time.sleep(0.05)
+
+
+def _start_playbook(tmp_path, store, module, extra=""):
+    playbook = tmp_path / ("%s.yml" % module)
+    playbook.write_text(PLAYBOOK % dict(module=module, store=store, cluster=CLUSTER, extra=extra))
+    env = ansible_env(REPO / "build" / "collections")
+    env["ANSIBLE_LOCAL_TEMP"] = str(tmp_path / "ansible-tmp")  # the module's command line then names tmp_path
+    env["ANSIBLE_REMOTE_TEMP"] = str(tmp_path / "ansible-tmp")
+    return subprocess.Popen([str(BIN / "ansible-playbook"), str(playbook)], env=env, cwd=str(tmp_path),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, process_group=0)
+
+
+def _wait_for_mutating_calls(faults, proc, count, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if sum(1 for _t, op, _o in faults.log() if is_mutating(op)) >= count:
+            return
+        if proc.poll() is not None:
+            raise AssertionError("the run ended before %d mutating calls:\n%s" % (count, proc.stdout.read().decode()))
+        time.sleep(0.05)
+    raise AssertionError("no %d mutating calls within %d s" % (count, timeout))
+
+
+KILL_POINTS = (8, 60)
+
+
+@pytest.mark.parametrize("after_calls", KILL_POINTS)
+def test_a_killed_first_create_converges_on_the_next_run(faults, tmp_path, after_calls):
+    clean = clean_inventory(faults, tmp_path)
+    store = "file://%s" % (tmp_path / "state")
+    service = _create_spec(store)
+    _become_subreaper()
+    proc = _start_playbook(tmp_path, store, "cluster_update")
+    try:
+        _wait_for_mutating_calls(faults, proc, after_calls)
+        tree = _descendants(proc.pid)
+        for pid in tree:  # the whole tree at once, as the OOM killer or a lost machine would
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    finally:
+        proc.kill()
+        proc.wait()
+    _reap(tree)
+    landed = sum(1 for _t, op, _o in faults.log() if is_mutating(op))
+    after_kill = differences(clean, inventory(faults.plain_url))
+    second = _run_reporting(service)
+    found = inventory(faults.plain_url)
+    print("killed after %d mutating calls (%d landed): first run left %s; second run: %s; (expected, found) after it: %s"
+          % (after_calls, landed, after_kill, second, differences(clean, found)))
+    assert differences(clean, found) == {} and found == clean
+    assert set(_apply(service)) == {"unchanged"}
+
+
+def test_killing_ansible_playbook_stops_the_module(faults, tmp_path):
+    """The watchdog (module_utils/watchdog.py, started by cluster_delete): after a SIGKILL of ansible-playbook alone
+    (its worker has its own session, so it is not killed with it), no mutating call reaches the cloud after 2 s and
+    no process of the run remains."""
+    store = "file://%s" % (tmp_path / "state")
+    service = _create_spec(store)
+    _apply(service)
+    faults.set_rules()
+    proc = _start_playbook(tmp_path, store, "cluster_delete", extra="        \"yes\": true\n        interval: 1\n")
+    try:
+        _wait_for_mutating_calls(faults, proc, 5)
+        proc.send_signal(signal.SIGKILL)
+        killed = time.time()
+        proc.wait()
+        time.sleep(3)
+        late = [(round(t - killed, 2), op) for t, op, _o in faults.log() if is_mutating(op) and t > killed + 2]
+        assert late == [], "mutating calls more than 2 s after the kill: %s" % late
+        assert _module_processes(str(tmp_path)) == [], "processes of the killed run remain"
+    finally:
+        for pid in _module_processes(str(tmp_path)):
+            os.kill(pid, signal.SIGKILL)
