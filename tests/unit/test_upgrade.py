@@ -67,7 +67,7 @@ def test_already_current_changes_nothing():
     assert actions == [] and notes == []
     assert after["spec"]["kubernetesVersion"] == "1.36.3" and groups[0]["spec"]["image"] == NOBLE % "amd64"
     # the same version given explicitly, with a leading v in the spec: still nothing
-    actions, *_ = upgrade.plan_upgrade(cluster("v1.36.3"), [group("nodes", NOBLE % "amd64")], kubernetes_version="1.36.3")
+    actions = upgrade.plan_upgrade(cluster("v1.36.3"), [group("nodes", NOBLE % "amd64")], kubernetes_version="1.36.3")[0]
     assert actions == []
 
 
@@ -97,7 +97,7 @@ def test_channel_images_swap_and_custom_images_stay():
 
 
 def test_table_is_aligned_like_kops():
-    actions, *_ = upgrade.plan_upgrade(cluster("1.35.0"), [])
+    actions = upgrade.plan_upgrade(cluster("1.35.0"), [])[0]
     assert upgrade.table(actions) == [
         "ITEM    PROPERTY                OLD     NEW",
         "Cluster KubernetesVersion       1.35.0  1.36.3",
