@@ -162,9 +162,10 @@ RENDERED = {"terraform": ("render_terraform", "terraform_file"),
 
 @reports_errors
 def run(module):
-    from ansible_collections.kubeops.kops.plugins.module_utils import updates
+    from ansible_collections.kubeops.kops.plugins.module_utils import updates, watchdog
     from ansible_collections.kubeops.kops.plugins.module_utils.engine import plan as plans
 
+    watchdog.start("cluster_update")  # a killed ansible-playbook stops the reconcile (its worker would not)
     params = module.params
     if params["workers"] < 1:
         module.fail_json(msg="workers: must be 1 or more, not %d" % params["workers"])

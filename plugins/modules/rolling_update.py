@@ -212,10 +212,11 @@ ROLLING = {"aws": aws_rolling.AwsRolling}
 
 @reports_errors
 def run(module):
-    from ansible_collections.kubeops.kops.plugins.module_utils import updates
+    from ansible_collections.kubeops.kops.plugins.module_utils import updates, watchdog
     from ansible_collections.kubeops.kops.plugins.module_utils.kube import clouds
     from ansible_collections.kubeops.kops.plugins.module_utils.rolling import planner, progress, roller
 
+    watchdog.start("rolling_update")  # a killed ansible-playbook stops the roll (its worker would not)
     params = module.params
     for option in ("drain_timeout", "validation_timeout", "validate_count", "validate_retry_interval",
                    "validate_recheck_interval", "post_drain_delay", "interval"):

@@ -99,7 +99,12 @@ def _pid_alive(pid):
         return False
     except (PermissionError, OSError):
         return True  # another user's process, or a platform without signals: assume alive
-    return True
+    # A killed run whose parent never reaped it is a zombie: it answers signals but holds nothing.
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            return handle.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 class Lease(object):
