@@ -1,108 +1,277 @@
 # -*- coding: utf-8 -*-
 # Copyright: kubeops.kops contributors
 # Apache License 2.0 (see LICENSE)
-"""Network load balancers, target groups and listeners (elbv2), found by name."""
+"""Network load balancers, target groups and listeners (elbv2).
+
+One table of Fields per kind (tasks/base.Field): the create call, the read-back,
+the comparison and CloudFormation derive from it; the Terraform bodies keep
+kops' layout.  Attributes set by a second call after create (a balancer's
+cross-zone load balancing, a target group's deregistration delay and connection
+termination) are read back with Describe*Attributes and compared like the rest,
+so a run cut off between the two calls leaves drift the next run fixes.
+
+Balancers and target groups are found by name in one paginated describe per
+kind and run (AwsCloud.lookup).  Their names are derived from the cluster name
+with dots as dashes (a.example.com and a-example.com share them), so an object
+found by name must carry this cluster's ownership tags (one DescribeTags per
+object found): another cluster's is an error naming it, never adopted.
+Listeners are found per balancer (one DescribeListeners per balancer and run).
+"""
 
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import paginate, tag_list
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import (
+    ApiField, ComparedTask, _same_where_set, not_owned, own_tags)
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Task, to_terraform
+
+CROSS_ZONE = "load_balancing.cross_zone.enabled"
+DEREGISTRATION_DELAY = "deregistration_delay.timeout_seconds"
+CONNECTION_TERMINATION = "deregistration_delay.connection_termination.enabled"
 
 
 def _elbv2(cloud):
     return cloud.client("elbv2")
 
 
-class LoadBalancer(Task):
+def _tags_of(cloud, arn):
+    """An elbv2 object's tags, as the API lists them (one DescribeTags per object and run)."""
+    return cloud.lookup("elbv2-tags:" + arn, lambda: (
+        _elbv2(cloud).describe_tags(ResourceArns=[arn])["TagDescriptions"] or [{}])[0].get("Tags") or [])
+
+
+def _owned(cloud, arn):
+    """The object's tags; an object without this cluster's ownership tags is an error (never adopted)."""
+    tags = _tags_of(cloud, arn)
+    if not cloud.owns(own_tags(tags)):
+        raise not_owned(cloud, arn)
+    return tags
+
+
+def _attributes(items):
+    return {a["Key"]: a["Value"] for a in items or []}
+
+
+def _update_tags(cloud, arn, changes, wanted):
+    if "tags" not in changes:
+        return
+    have = changes["tags"][0] or {}
+    _elbv2(cloud).add_tags(ResourceArns=[arn], Tags=tag_list(wanted))
+    extra = sorted(set(have) - set(wanted))
+    if extra:
+        _elbv2(cloud).remove_tags(ResourceArns=[arn], TagKeys=extra)
+    cloud.forget("elbv2-tags:" + arn)
+
+
+def _bool_text(value):
+    return str(bool(value)).lower()
+
+
+def _subnet_ids(mappings):
+    """Subnet mappings (the API's SubnetMappings or a describe's AvailabilityZones) as sorted subnet ids."""
+    return sorted(m.get("SubnetId") for m in mappings or [])
+
+
+def _scheme(internal):
+    return "internal" if internal else "internet-facing"
+
+
+TAGS = ApiField("tags", api="Tags", read="Tags", to_api=tag_list, from_api=own_tags, mutable=True)
+
+
+# -- load balancers --------------------------------------------------------------------------------
+
+class LoadBalancer(ComparedTask):
+    """aws_lb, a network load balancer; cross-zone load balancing is an attribute set after create."""
+
     kind = "aws_lb"
+    cloudformation_type = "AWS::ElasticLoadBalancingV2::LoadBalancer"
+    FIELDS = (
+        ApiField("name", api="Name", read="LoadBalancerName", cfn="Name", compare=False),
+        ApiField("load_balancer_type", api="Type", read="Type", cfn="Type"),
+        ApiField("internal", api="Scheme", read="Scheme", cfn="Scheme", to_api=_scheme,
+                 from_api=lambda v: None if v is None else v == "internal"),
+        ApiField("subnet_mapping", api="SubnetMappings", read="AvailabilityZones", cfn="SubnetMappings",
+                 to_api=lambda v: [{"SubnetId": m["subnet_id"]} for m in v], from_api=_subnet_ids, mutable=True),
+        ApiField("security_groups", api="SecurityGroups", read="SecurityGroups", cfn="SecurityGroups",
+                 to_api=list, from_api=lambda v: sorted(v or []), mutable=True),
+        # Unset is IPv4 (what the API reports for it).
+        ApiField("ip_address_type", api="IpAddressType", read="IpAddressType", cfn="IpAddressType",
+                 from_api=lambda v: None if v in (None, "ipv4") else v, mutable=True),
+        # Second call after create (ModifyLoadBalancerAttributes).
+        ApiField("enable_cross_zone_load_balancing", read='Attributes."%s"' % CROSS_ZONE, to_api=_bool_text,
+                 from_api=lambda v: v == "true", mutable=True),
+        TAGS,
+    )
 
     def find(self, cloud):
         balancers = cloud.lookup(self.kind, lambda: paginate(_elbv2(cloud), "describe_load_balancers", "LoadBalancers"))
         for balancer in balancers:
             if balancer["LoadBalancerName"] == self.fields["name"]:
-                self.outputs.update(id=balancer["LoadBalancerArn"], arn=balancer["LoadBalancerArn"],
-                                    dns_name=balancer.get("DNSName"), zone_id=balancer.get("CanonicalHostedZoneId"))
-                return {"internal": balancer.get("Scheme") == "internal",
-                        "subnets": sorted(z.get("SubnetId") for z in balancer.get("AvailabilityZones") or [])}
+                arn = balancer["LoadBalancerArn"]
+                tags = _owned(cloud, arn)
+                self.outputs.update(id=arn, arn=arn, dns_name=balancer.get("DNSName"),
+                                    zone_id=balancer.get("CanonicalHostedZoneId"))
+                attributes = _elbv2(cloud).describe_load_balancer_attributes(LoadBalancerArn=arn)["Attributes"]
+                return self.read_actual(dict(balancer, Tags=tags, Attributes=_attributes(attributes)))
         return None
-
-    def compare(self, actual):
-        desired = self.desired()
-        changes = {}
-        if actual["internal"] != desired["internal"]:
-            changes["internal"] = (actual["internal"], desired["internal"])
-        wanted = sorted(m["subnet_id"] for m in desired["subnet_mapping"])
-        if actual["subnets"] != wanted:
-            changes["subnet_mapping"] = (actual["subnets"], wanted)
-        return changes
 
     def create(self, cloud):
         desired = self.desired()
-        extra = {"IpAddressType": desired["ip_address_type"]} if desired.get("ip_address_type") else {}
-        created = _elbv2(cloud).create_load_balancer(
-            Name=desired["name"], Type="network", Scheme="internal" if desired["internal"] else "internet-facing",
-            SubnetMappings=[{"SubnetId": m["subnet_id"]} for m in desired["subnet_mapping"]],
-            SecurityGroups=desired["security_groups"], Tags=tag_list(desired["tags"]), **extra)["LoadBalancers"][0]
+        created = _elbv2(cloud).create_load_balancer(**self.create_args(desired))["LoadBalancers"][0]
         self.outputs.update(id=created["LoadBalancerArn"], arn=created["LoadBalancerArn"], dns_name=created.get("DNSName"),
                             zone_id=created.get("CanonicalHostedZoneId"))
-        _elbv2(cloud).modify_load_balancer_attributes(
-            LoadBalancerArn=self.outputs["arn"],
-            Attributes=[{"Key": "load_balancing.cross_zone.enabled",
-                         "Value": str(desired["enable_cross_zone_load_balancing"]).lower()}])
+        self._set_attributes(cloud, desired)
+
+    def _set_attributes(self, cloud, desired):
+        _elbv2(cloud).modify_load_balancer_attributes(LoadBalancerArn=self.outputs["arn"], Attributes=[
+            {"Key": CROSS_ZONE, "Value": _bool_text(desired["enable_cross_zone_load_balancing"])}])
 
     def update(self, cloud, actual, changes):
-        if "internal" in changes:
-            raise ValueError("%s: the scheme (internal) of a load balancer cannot change in place" % self.key)
-        _elbv2(cloud).set_subnets(LoadBalancerArn=self.outputs["arn"],
-                                  SubnetMappings=[{"SubnetId": m["subnet_id"]} for m in self.desired()["subnet_mapping"]])
+        self.immutable_changes(changes)
+        desired, arn = self.desired(), self.outputs["arn"]
+        api = _elbv2(cloud)
+        if "subnet_mapping" in changes:
+            api.set_subnets(LoadBalancerArn=arn, SubnetMappings=self.field_map()["subnet_mapping"].to_api(
+                desired["subnet_mapping"]))
+        if "security_groups" in changes:
+            api.set_security_groups(LoadBalancerArn=arn, SecurityGroups=list(desired["security_groups"]))
+        if "ip_address_type" in changes:
+            api.set_ip_address_type(LoadBalancerArn=arn, IpAddressType=desired.get("ip_address_type") or "ipv4")
+        if "enable_cross_zone_load_balancing" in changes:
+            self._set_attributes(cloud, desired)
+        _update_tags(cloud, arn, changes, desired["tags"])
 
     def render_terraform(self):
         body = to_terraform(dict(self.fields))
         body["subnet_mapping"] = [Block(m) for m in body["subnet_mapping"]]
         return body
 
+    def render_cloudformation(self):
+        properties = Task.render_cloudformation(self)
+        properties["LoadBalancerAttributes"] = [
+            {"Key": CROSS_ZONE, "Value": _bool_text(self.fields["enable_cross_zone_load_balancing"])}]
+        return properties
 
-class TargetGroup(Task):
+
+# -- target groups ---------------------------------------------------------------------------------
+
+HEALTH_CHECK_API = (("protocol", "HealthCheckProtocol"), ("interval", "HealthCheckIntervalSeconds"),
+                    ("healthy_threshold", "HealthyThresholdCount"), ("unhealthy_threshold", "UnhealthyThresholdCount"),
+                    ("path", "HealthCheckPath"))
+
+
+def _health_check_api(check):
+    return {api: check[name] for name, api in HEALTH_CHECK_API if check.get(name) is not None}
+
+
+def _health_check_fields(item):
+    return {name: item.get(api) for name, api in HEALTH_CHECK_API} if item else None
+
+
+class TargetGroup(ComparedTask):
+    """aws_lb_target_group (instance targets); deregistration delay and connection termination are
+    attributes set after create.  The health check is compared where the model sets it (AWS fills in
+    the rest)."""
+
     kind = "aws_lb_target_group"
-    compared = ("port", "protocol")
+    cloudformation_type = "AWS::ElasticLoadBalancingV2::TargetGroup"
+    FIELDS = (
+        ApiField("name", api="Name", read="TargetGroupName", cfn="Name", compare=False),
+        ApiField("port", api="Port", read="Port", cfn="Port"),
+        ApiField("protocol", api="Protocol", read="Protocol", cfn="Protocol"),
+        ApiField("vpc_id", api="VpcId", read="VpcId", cfn="VpcId"),
+        ApiField("health_check", read="@", to_api=_health_check_api, from_api=_health_check_fields,
+                 same=_same_where_set, mutable=True),
+        # Second call after create (ModifyTargetGroupAttributes).
+        ApiField("deregistration_delay", read='Attributes."%s"' % DEREGISTRATION_DELAY, mutable=True),
+        ApiField("connection_termination", read='Attributes."%s"' % CONNECTION_TERMINATION, mutable=True),
+        TAGS,
+    )
 
     def find(self, cloud):
         groups = cloud.lookup(self.kind, lambda: paginate(_elbv2(cloud), "describe_target_groups", "TargetGroups"))
         for group in groups:
             if group["TargetGroupName"] == self.fields["name"]:
-                self.outputs.update(id=group["TargetGroupArn"], arn=group["TargetGroupArn"])
-                return {"port": group.get("Port"), "protocol": group.get("Protocol")}
+                arn = group["TargetGroupArn"]
+                tags = _owned(cloud, arn)
+                self.outputs.update(id=arn, arn=arn)
+                attributes = _elbv2(cloud).describe_target_group_attributes(TargetGroupArn=arn)["Attributes"]
+                return self.read_actual(dict(group, Tags=tags, Attributes=_attributes(attributes)))
         return None
 
+    def create_args(self, desired=None):
+        desired = self.desired() if desired is None else desired
+        args = Task.create_args(self, desired)
+        args.update(_health_check_api(desired["health_check"]), TargetType="instance")
+        return args
+
     def create(self, cloud):
-        d = self.desired()
-        check = d["health_check"]
-        args = dict(Name=d["name"], Protocol=d["protocol"], Port=d["port"], VpcId=d["vpc_id"], TargetType="instance",
-                    HealthCheckProtocol=check["protocol"], HealthCheckIntervalSeconds=check["interval"],
-                    HealthyThresholdCount=check["healthy_threshold"],
-                    UnhealthyThresholdCount=check["unhealthy_threshold"], Tags=tag_list(d["tags"]))
-        if check.get("path"):
-            args["HealthCheckPath"] = check["path"]
-        created = _elbv2(cloud).create_target_group(**args)["TargetGroups"][0]
+        desired = self.desired()
+        created = _elbv2(cloud).create_target_group(**self.create_args(desired))["TargetGroups"][0]
         self.outputs.update(id=created["TargetGroupArn"], arn=created["TargetGroupArn"])
-        _elbv2(cloud).modify_target_group_attributes(
-            TargetGroupArn=self.outputs["arn"],
-            Attributes=[{"Key": "deregistration_delay.timeout_seconds", "Value": d["deregistration_delay"]},
-                        {"Key": "deregistration_delay.connection_termination.enabled",
-                         "Value": d["connection_termination"]}])
+        self._set_attributes(cloud, desired)
+
+    def _attribute_list(self, fields):
+        return [{"Key": DEREGISTRATION_DELAY, "Value": fields["deregistration_delay"]},
+                {"Key": CONNECTION_TERMINATION, "Value": fields["connection_termination"]}]
+
+    def _set_attributes(self, cloud, desired):
+        _elbv2(cloud).modify_target_group_attributes(TargetGroupArn=self.outputs["arn"],
+                                                     Attributes=self._attribute_list(desired))
 
     def update(self, cloud, actual, changes):
-        raise ValueError("%s: %s of a target group cannot change in place" % (self.key, ", ".join(sorted(changes))))
+        self.immutable_changes(changes)
+        desired, arn = self.desired(), self.outputs["arn"]
+        if "health_check" in changes:
+            _elbv2(cloud).modify_target_group(TargetGroupArn=arn, **_health_check_api(desired["health_check"]))
+        if {"deregistration_delay", "connection_termination"} & set(changes):
+            self._set_attributes(cloud, desired)
+        _update_tags(cloud, arn, changes, desired["tags"])
 
     def render_terraform(self):
         body = to_terraform(dict(self.fields))
         body["health_check"] = Block(body["health_check"])
         return body
 
+    def render_cloudformation(self):
+        properties = Task.render_cloudformation(self)
+        properties.update(_health_check_api(self.fields["health_check"]), TargetType="instance",
+                          TargetGroupAttributes=self._attribute_list(self.fields))
+        return properties
 
-class Listener(Task):
+
+# -- listeners -------------------------------------------------------------------------------------
+
+def _actions_api(action):
+    return [{"Type": action["type"], "TargetGroupArn": action["target_group_arn"]}]
+
+
+def _action_fields(actions):
+    first = (actions or [{}])[0]
+    return {"target_group_arn": first.get("TargetGroupArn"), "type": first.get("Type")} if actions else None
+
+
+class Listener(ComparedTask):
+    """aws_lb_listener, found by port on its balancer; a TLS listener's certificate and policy
+    (spec.api.loadBalancer.sslCertificate / sslPolicy; an unset policy is AWS's default)."""
+
     kind = "aws_lb_listener"
+    cloudformation_type = "AWS::ElasticLoadBalancingV2::Listener"
+    FIELDS = (
+        ApiField("load_balancer_arn", api="LoadBalancerArn", read="LoadBalancerArn", cfn="LoadBalancerArn",
+                 compare=False),
+        ApiField("port", api="Port", read="Port", cfn="Port", compare=False),
+        ApiField("protocol", api="Protocol", read="Protocol", cfn="Protocol", mutable=True),
+        ApiField("default_action", api="DefaultActions", read="DefaultActions", cfn="DefaultActions",
+                 to_api=_actions_api, from_api=_action_fields, mutable=True),
+        ApiField("certificate_arn", api="Certificates", read="Certificates", cfn="Certificates",
+                 to_api=lambda v: [{"CertificateArn": v}],
+                 from_api=lambda v: (v or [{}])[0].get("CertificateArn") if v else None, mutable=True),
+        ApiField("ssl_policy", api="SslPolicy", read="SslPolicy", cfn="SslPolicy", mutable=True,
+                 same=lambda actual, desired: desired is None or actual == desired),
+    )
 
     def find(self, cloud):
         balancer = self.desired()["load_balancer_arn"]
@@ -111,86 +280,19 @@ class Listener(Task):
         for listener in listeners:
             if listener["Port"] == self.fields["port"]:
                 self.outputs["id"] = listener["ListenerArn"]
-                actions = listener.get("DefaultActions") or [{}]
-                certificates = listener.get("Certificates") or [{}]
-                return {"target_group_arn": actions[0].get("TargetGroupArn"), "protocol": listener.get("Protocol"),
-                        "certificate_arn": certificates[0].get("CertificateArn"),
-                        "ssl_policy": listener.get("SslPolicy")}
+                return self.read_actual(listener)
         return None
 
-    def compare(self, actual):
-        d = self.desired()
-        wanted = {"target_group_arn": d["default_action"]["target_group_arn"], "protocol": d["protocol"]}
-        # A TLS listener's certificate and policy (spec.api.loadBalancer.sslCertificate / sslPolicy).
-        wanted.update({k: d[k] for k in ("certificate_arn", "ssl_policy") if d.get(k)})
-        return {k: (actual.get(k), v) for k, v in wanted.items() if actual.get(k) != v}
-
-    def _actions(self):
-        return [{"Type": "forward", "TargetGroupArn": self.desired()["default_action"]["target_group_arn"]}]
-
-    def _tls_args(self):
-        d = self.desired()
-        args = {}
-        if d.get("certificate_arn"):
-            args["Certificates"] = [{"CertificateArn": d["certificate_arn"]}]
-        if d.get("ssl_policy"):
-            args["SslPolicy"] = d["ssl_policy"]
-        return args
-
     def create(self, cloud):
-        d = self.desired()
-        created = _elbv2(cloud).create_listener(LoadBalancerArn=d["load_balancer_arn"], Protocol=d["protocol"],
-                                                Port=d["port"], DefaultActions=self._actions(),
-                                                **self._tls_args())["Listeners"][0]
+        created = _elbv2(cloud).create_listener(**self.create_args())["Listeners"][0]
         self.outputs["id"] = created["ListenerArn"]
 
     def update(self, cloud, actual, changes):
-        _elbv2(cloud).modify_listener(ListenerArn=self.outputs["id"], Protocol=self.desired()["protocol"],
-                                      DefaultActions=self._actions(), **self._tls_args())
+        args = self.create_args()
+        del args["LoadBalancerArn"]
+        _elbv2(cloud).modify_listener(ListenerArn=self.outputs["id"], **args)
 
     def render_terraform(self):
         body = to_terraform(dict(self.fields))
         body["default_action"] = Block(body["default_action"])
         return body
-
-
-def _tags(task):
-    return [{"Key": k, "Value": v} for k, v in sorted(task.fields["tags"].items())]
-
-
-LoadBalancer.cloudformation_type = "AWS::ElasticLoadBalancingV2::LoadBalancer"
-LoadBalancer.render_cloudformation = lambda t: {
-    "Name": t.fields["name"], "Type": "network", "Scheme": "internal" if t.fields["internal"] else "internet-facing",
-    "SubnetMappings": [{"SubnetId": m["subnet_id"]} for m in t.fields["subnet_mapping"]],
-    "SecurityGroups": t.fields["security_groups"],
-    **({"IpAddressType": t.fields["ip_address_type"]} if t.fields.get("ip_address_type") else {}),
-    "LoadBalancerAttributes": [{"Key": "load_balancing.cross_zone.enabled",
-                                "Value": str(t.fields["enable_cross_zone_load_balancing"]).lower()}],
-    "Tags": _tags(t)}
-
-
-def _target_group_properties(task):
-    check = task.fields["health_check"]
-    properties = {
-        "Name": task.fields["name"], "Port": task.fields["port"], "Protocol": task.fields["protocol"],
-        "VpcId": task.fields["vpc_id"], "TargetType": "instance", "HealthCheckProtocol": check["protocol"],
-        "HealthCheckIntervalSeconds": check["interval"], "HealthyThresholdCount": check["healthy_threshold"],
-        "UnhealthyThresholdCount": check["unhealthy_threshold"],
-        "TargetGroupAttributes": [
-            {"Key": "deregistration_delay.timeout_seconds", "Value": task.fields["deregistration_delay"]},
-            {"Key": "deregistration_delay.connection_termination.enabled",
-             "Value": task.fields["connection_termination"]}],
-        "Tags": _tags(task)}
-    if check.get("path"):
-        properties["HealthCheckPath"] = check["path"]
-    return properties
-
-
-TargetGroup.cloudformation_type = "AWS::ElasticLoadBalancingV2::TargetGroup"
-TargetGroup.render_cloudformation = _target_group_properties
-Listener.cloudformation_type = "AWS::ElasticLoadBalancingV2::Listener"
-Listener.render_cloudformation = lambda t: {
-    "LoadBalancerArn": t.fields["load_balancer_arn"], "Port": t.fields["port"], "Protocol": t.fields["protocol"],
-    "DefaultActions": [{"Type": "forward", "TargetGroupArn": t.fields["default_action"]["target_group_arn"]}],
-    **({"Certificates": [{"CertificateArn": t.fields["certificate_arn"]}]} if t.fields.get("certificate_arn") else {}),
-    **({"SslPolicy": t.fields["ssl_policy"]} if t.fields.get("ssl_policy") else {})}

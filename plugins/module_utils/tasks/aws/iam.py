@@ -1,14 +1,21 @@
 # -*- coding: utf-8 -*-
 # Copyright: kubeops.kops contributors
 # Apache License 2.0 (see LICENSE)
-"""IAM roles, their inline policies and instance profiles, one per instance group role."""
+"""IAM roles, their inline policies and instance profiles, one per instance group role.
+
+One table of Fields per kind (tasks/base.Field) feeds the create call, the read-back, the
+comparison and CloudFormation.  A role or instance profile found by name must carry this
+cluster's ownership tags: another cluster's (or an untagged one) is an error, never adopted.
+"""
 
 from __future__ import annotations
 
 import json
 import urllib.parse
 
-from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import tag_dict, tag_list
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import tag_list
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import (
+    ApiField, ComparedTask, not_owned, own_tags)
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Task
 
 
@@ -29,42 +36,69 @@ def _get(cloud, call, not_found_value=None, **kwargs):
         raise
 
 
-class IAMRole(Task):
+def _owned(cloud, item, what):
+    """An IAM object found by name must carry this cluster's ownership tags: another cluster's (or an
+    untagged one) is an error, never adopted."""
+    if not cloud.owns(own_tags(item.get("Tags"))):
+        raise not_owned(cloud, item.get("Arn") or what)
+
+
+def _update_tags(iam_call, untag_call, changes, wanted, **name):
+    if "tags" not in changes:
+        return
+    have = changes["tags"][0] or {}
+    iam_call(Tags=tag_list(wanted), **name)
+    extra = sorted(set(have) - set(wanted))
+    if extra:
+        untag_call(TagKeys=extra, **name)
+
+
+TAGS = ApiField("tags", api="Tags", read="Tags", to_api=tag_list, from_api=own_tags, mutable=True)
+
+
+class IAMRole(ComparedTask):
+    """aws_iam_role: its trust policy (compared as a document) and its tags."""
+
     kind = "aws_iam_role"
-    compared = ("assume_role_policy",)
+    cloudformation_type = "AWS::IAM::Role"
+    FIELDS = (
+        ApiField("name", api="RoleName", read="RoleName", cfn="RoleName", compare=False),
+        ApiField("assume_role_policy", api="AssumeRolePolicyDocument", read="AssumeRolePolicyDocument",
+                 cfn="AssumeRolePolicyDocument", from_api=_policy, to_cfn=json.loads, mutable=True),
+        TAGS,
+    )
 
     def find(self, cloud):
         found = _get(cloud, cloud.client("iam").get_role, RoleName=self.fields["name"])
         if not found:
             return None
         role = found["Role"]
+        _owned(cloud, role, self.fields["name"])
         self.outputs.update(id=role["RoleName"], name=role["RoleName"], arn=role["Arn"])
-        return {"assume_role_policy": _policy(role["AssumeRolePolicyDocument"]), "tags": tag_dict(role.get("Tags"))}
-
-    def compare(self, actual):
-        changes = {}
-        if actual["assume_role_policy"] != json.loads(self.fields["assume_role_policy"]):
-            changes["assume_role_policy"] = (actual["assume_role_policy"], json.loads(self.fields["assume_role_policy"]))
-        if any(actual["tags"].get(k) != v for k, v in self.fields["tags"].items()):
-            changes["tags"] = (actual["tags"], self.fields["tags"])
-        return changes
+        return self.read_actual(role)
 
     def create(self, cloud):
-        role = cloud.client("iam").create_role(RoleName=self.fields["name"],
-                                               AssumeRolePolicyDocument=self.fields["assume_role_policy"],
-                                               Tags=tag_list(self.fields["tags"]))["Role"]
+        role = cloud.client("iam").create_role(**self.create_args())["Role"]
         self.outputs.update(id=role["RoleName"], name=role["RoleName"], arn=role["Arn"])
 
     def update(self, cloud, actual, changes):
         iam = cloud.client("iam")
         if "assume_role_policy" in changes:
             iam.update_assume_role_policy(RoleName=self.fields["name"], PolicyDocument=self.fields["assume_role_policy"])
-        if "tags" in changes:
-            iam.tag_role(RoleName=self.fields["name"], Tags=tag_list(self.fields["tags"]))
+        _update_tags(iam.tag_role, iam.untag_role, changes, self.fields["tags"], RoleName=self.fields["name"])
 
 
-class IAMRolePolicy(Task):
+class IAMRolePolicy(ComparedTask):
+    """aws_iam_role_policy: an inline policy of the cluster's role (owned through the role)."""
+
     kind = "aws_iam_role_policy"
+    cloudformation_type = "AWS::IAM::RolePolicy"
+    FIELDS = (
+        ApiField("role", api="RoleName", read="RoleName", cfn="RoleName", compare=False),
+        ApiField("name", api="PolicyName", read="PolicyName", cfn="PolicyName", compare=False),
+        ApiField("policy", api="PolicyDocument", read="PolicyDocument", cfn="PolicyDocument",
+                 from_api=_policy, to_cfn=json.loads, mutable=True),
+    )
 
     def find(self, cloud):
         found = _get(cloud, cloud.client("iam").get_role_policy, RoleName=self.desired()["role"],
@@ -72,56 +106,58 @@ class IAMRolePolicy(Task):
         if not found:
             return None
         self.outputs["id"] = "%s:%s" % (self.desired()["role"], self.fields["name"])
-        return {"policy": _policy(found["PolicyDocument"])}
-
-    def compare(self, actual):
-        wanted = json.loads(self.fields["policy"])
-        return {} if actual["policy"] == wanted else {"policy": (actual["policy"], wanted)}
+        return self.read_actual(found)
 
     def create(self, cloud):
-        cloud.client("iam").put_role_policy(RoleName=self.desired()["role"], PolicyName=self.fields["name"],
-                                            PolicyDocument=self.fields["policy"])
-        self.outputs["id"] = "%s:%s" % (self.desired()["role"], self.fields["name"])
+        args = self.create_args()
+        cloud.client("iam").put_role_policy(**args)
+        self.outputs["id"] = "%s:%s" % (args["RoleName"], args["PolicyName"])
 
     def update(self, cloud, actual, changes):
-        self.create(cloud)
+        self.create(cloud)  # PutRolePolicy creates or replaces
 
 
-class IAMInstanceProfile(Task):
+class IAMInstanceProfile(ComparedTask):
+    """aws_iam_instance_profile with its one role (added by a second call after create) and its tags."""
+
     kind = "aws_iam_instance_profile"
+    cloudformation_type = "AWS::IAM::InstanceProfile"
+    FIELDS = (
+        ApiField("name", api="InstanceProfileName", read="InstanceProfileName", cfn="InstanceProfileName",
+                 compare=False),
+        # Second call after create (AddRoleToInstanceProfile).
+        ApiField("role", read="Roles", cfn="Roles", to_api=lambda v: [{"RoleName": v}],
+                 from_api=lambda v: [r["RoleName"] for r in v or []], to_cfn=lambda v: [v], mutable=True),
+        TAGS,
+    )
 
     def find(self, cloud):
         found = _get(cloud, cloud.client("iam").get_instance_profile, InstanceProfileName=self.fields["name"])
         if not found:
             return None
         profile = found["InstanceProfile"]
+        _owned(cloud, profile, self.fields["name"])
         self.outputs.update(id=profile["InstanceProfileName"], arn=profile["Arn"])
-        return {"role": [r["RoleName"] for r in profile.get("Roles") or []]}
-
-    def compare(self, actual):
-        role = self.desired()["role"]
-        return {} if actual["role"] == [role] else {"role": (actual["role"], [role])}
+        return self.read_actual(profile)
 
     def create(self, cloud):
         iam = cloud.client("iam")
-        profile = iam.create_instance_profile(InstanceProfileName=self.fields["name"],
-                                              Tags=tag_list(self.fields["tags"]))["InstanceProfile"]
+        profile = iam.create_instance_profile(**self.create_args())["InstanceProfile"]
         self.outputs.update(id=profile["InstanceProfileName"], arn=profile["Arn"])
         iam.add_role_to_instance_profile(InstanceProfileName=self.fields["name"], RoleName=self.desired()["role"])
 
     def update(self, cloud, actual, changes):
         iam = cloud.client("iam")
-        for role in actual["role"]:
-            iam.remove_role_from_instance_profile(InstanceProfileName=self.fields["name"], RoleName=role)
-        iam.add_role_to_instance_profile(InstanceProfileName=self.fields["name"], RoleName=self.desired()["role"])
+        name = self.fields["name"]
+        if "role" in changes:
+            for role in actual.get("role") or []:
+                iam.remove_role_from_instance_profile(InstanceProfileName=name, RoleName=role)
+            iam.add_role_to_instance_profile(InstanceProfileName=name, RoleName=self.desired()["role"])
+        _update_tags(iam.tag_instance_profile, iam.untag_instance_profile, changes, self.fields["tags"],
+                     InstanceProfileName=name)
 
-
-IAMRole.cloudformation_type = "AWS::IAM::Role"
-IAMRole.render_cloudformation = lambda t: {
-    "RoleName": t.fields["name"], "AssumeRolePolicyDocument": json.loads(t.fields["assume_role_policy"]),
-    "Tags": [{"Key": k, "Value": v} for k, v in sorted(t.fields["tags"].items())]}
-IAMRolePolicy.cloudformation_type = "AWS::IAM::RolePolicy"
-IAMRolePolicy.render_cloudformation = lambda t: {
-    "RoleName": t.fields["role"], "PolicyName": t.fields["name"], "PolicyDocument": json.loads(t.fields["policy"])}
-IAMInstanceProfile.cloudformation_type = "AWS::IAM::InstanceProfile"
-IAMInstanceProfile.render_cloudformation = lambda t: {"InstanceProfileName": t.fields["name"], "Roles": [t.fields["role"]]}
+    def render_cloudformation(self):
+        """Name and role: CloudFormation's instance profile takes no tags."""
+        properties = Task.render_cloudformation(self)
+        properties.pop("Tags", None)
+        return properties

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import tag_list
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import paginate, tag_list
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression, literal
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Task
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import (
+    ApiField, ComparedTask, not_owned, own_tags)
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref, Task
 
 SENDERS = ["events.amazonaws.com", "sqs.amazonaws.com"]
 
@@ -23,10 +25,26 @@ def queue_policy(resource):
                            "Resource": resource}], "Version": "2012-10-17"}
 
 
-class SQSQueue(Task):
-    """The queue; its policy names the queue's own ARN, which needs the account (STS) when applied."""
+def _policy_fields(document):
+    return json.loads(document) if document else None
+
+
+class SQSQueue(ComparedTask):
+    """The queue; its policy names the queue's own ARN, which needs the account (STS) when applied.
+
+    Found by name (GetQueueUrl); the name is the cluster's with dots as dashes, so a queue of that
+    name must carry this cluster's ownership tags (ListQueueTags), else it is an error, never adopted.
+    """
 
     kind = "aws_sqs_queue"
+    cloudformation_type = "AWS::SQS::Queue"
+    FIELDS = (
+        ApiField("name", api="QueueName", read="QueueName", cfn="QueueName", compare=False),
+        ApiField("message_retention_seconds", read="Attributes.MessageRetentionPeriod", cfn="MessageRetentionPeriod",
+                 to_api=str, from_api=lambda v: None if v is None else int(v), to_cfn=lambda v: v, mutable=True),
+        ApiField("tags", api="tags", read="Tags", to_api=dict, from_api=lambda v: own_tags(tag_list(v or {})),
+                 mutable=True),
+    )
 
     def _arn(self, cloud):
         account = cloud.lookup("account", lambda: cloud.client("sts").get_caller_identity()["Account"])
@@ -43,16 +61,17 @@ class SQSQueue(Task):
             if _code(exc) in ("AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"):
                 return None
             raise
+        tags = sqs.list_queue_tags(QueueUrl=url).get("Tags") or {}
+        if not cloud.owns(tags):
+            raise not_owned(cloud, url)
         attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
         self.outputs.update(id=url, url=url, arn=attributes["QueueArn"])
-        return {"message_retention_seconds": int(attributes.get("MessageRetentionPeriod", 0)),
-                "policy": json.loads(attributes.get("Policy") or "{}")}
+        actual = self.read_actual({"QueueName": self.fields["name"], "Attributes": attributes, "Tags": tags})
+        actual["policy"] = _policy_fields(attributes.get("Policy"))
+        return actual
 
     def compare(self, actual):
-        changes = {}
-        if actual["message_retention_seconds"] != self.fields["message_retention_seconds"]:
-            changes["message_retention_seconds"] = (actual["message_retention_seconds"],
-                                                    self.fields["message_retention_seconds"])
+        changes = ComparedTask.compare(self, actual)
         wanted = queue_policy(self.outputs["arn"])
         if actual["policy"] != wanted:
             changes["policy"] = (actual["policy"], wanted)
@@ -64,13 +83,19 @@ class SQSQueue(Task):
 
     def create(self, cloud):
         arn = self._arn(cloud)
-        url = cloud.client("sqs").create_queue(QueueName=self.fields["name"], Attributes=self._attributes(arn),
-                                               tags=self.fields["tags"])["QueueUrl"]
+        url = cloud.client("sqs").create_queue(Attributes=self._attributes(arn), **self.create_args())["QueueUrl"]
         self.outputs.update(id=url, url=url, arn=arn)
 
     def update(self, cloud, actual, changes):
-        cloud.client("sqs").set_queue_attributes(QueueUrl=self.outputs["url"],
-                                                 Attributes=self._attributes(self.outputs["arn"]))
+        sqs, url = cloud.client("sqs"), self.outputs["url"]
+        if {"message_retention_seconds", "policy"} & set(changes):
+            sqs.set_queue_attributes(QueueUrl=url, Attributes=self._attributes(self.outputs["arn"]))
+        if "tags" in changes:
+            have, want = changes["tags"][0] or {}, self.fields["tags"]
+            sqs.tag_queue(QueueUrl=url, Tags=dict(want))
+            extra = sorted(set(have) - set(want))
+            if extra:
+                sqs.untag_queue(QueueUrl=url, TagKeys=extra)
 
     def terraform_data(self):
         # kops writes the region data source wherever it writes the account's.
@@ -83,68 +108,84 @@ class SQSQueue(Task):
                 "policy": Expression("jsonencode(%s)" % literal(queue_policy(region_arn), 1)),
                 "tags": self.fields["tags"]}
 
+    def extra_cloudformation(self):
+        return [("QueuePolicy", "AWS::SQS::QueuePolicy", {
+            "Queues": [Ref(self)], "PolicyDocument": queue_policy(Ref(self, "arn"))})]
 
-class EventBridgeRule(Task):
+
+def _cluster_rules(cloud, prefix):
+    """The rules whose names start with the cluster's rule prefix: one paginated ListRules per run."""
+    return cloud.lookup("aws_cloudwatch_event_rule:" + prefix, lambda: {r["Name"]: r for r in paginate(
+        cloud.client("events"), "list_rules", "Rules", NamePrefix=prefix)})
+
+
+class EventBridgeRule(ComparedTask):
+    """An EventBridge rule <cluster>-<event>, found in one ListRules by the cluster's prefix; its tags
+    (ListTagsForResource, for the rules found) say whether it is this cluster's: another's is an error."""
+
     kind = "aws_cloudwatch_event_rule"
+    cloudformation_type = "AWS::Events::Rule"
+    FIELDS = (
+        ApiField("name", api="Name", read="Name", cfn="Name", compare=False),
+        ApiField("event_pattern", api="EventPattern", read="EventPattern", cfn="EventPattern",
+                 from_api=_policy_fields, to_cfn=json.loads, mutable=True),
+        ApiField("tags", api="Tags", read="Tags", to_api=tag_list, from_api=own_tags, mutable=True),
+    )
 
     def find(self, cloud):
-        import botocore.exceptions
-        try:
-            rule = cloud.client("events").describe_rule(Name=self.fields["name"])
-        except botocore.exceptions.ClientError as exc:
-            if _code(exc) == "ResourceNotFoundException":
-                return None
-            raise
+        prefix = self.fields["name"].rsplit("-", 1)[0] + "-"
+        rule = _cluster_rules(cloud, prefix).get(self.fields["name"])
+        if rule is None:
+            return None
+        tags = cloud.client("events").list_tags_for_resource(ResourceARN=rule["Arn"]).get("Tags") or []
+        if not cloud.owns(own_tags(tags)):
+            raise not_owned(cloud, rule["Arn"])
         self.outputs.update(id=rule["Name"], arn=rule["Arn"])
-        return {"event_pattern": json.loads(rule.get("EventPattern") or "{}")}
-
-    def compare(self, actual):
-        wanted = json.loads(self.fields["event_pattern"])
-        return {} if actual["event_pattern"] == wanted else {"event_pattern": (actual["event_pattern"], wanted)}
+        return self.read_actual(dict(rule, Tags=tags))
 
     def create(self, cloud):
-        arn = cloud.client("events").put_rule(Name=self.fields["name"], EventPattern=self.fields["event_pattern"],
-                                              Tags=tag_list(self.fields["tags"]))["RuleArn"]
+        arn = cloud.client("events").put_rule(**self.create_args())["RuleArn"]
         self.outputs.update(id=self.fields["name"], arn=arn)
 
     def update(self, cloud, actual, changes):
-        cloud.client("events").put_rule(Name=self.fields["name"], EventPattern=self.fields["event_pattern"])
+        events = cloud.client("events")
+        if "event_pattern" in changes:
+            events.put_rule(Name=self.fields["name"], EventPattern=self.fields["event_pattern"])
+        if "tags" in changes:
+            have, want = changes["tags"][0] or {}, self.fields["tags"]
+            events.tag_resource(ResourceARN=self.outputs["arn"], Tags=tag_list(want))
+            extra = sorted(set(have) - set(want))
+            if extra:
+                events.untag_resource(ResourceARN=self.outputs["arn"], TagKeys=extra)
+
+    def render_cloudformation(self):
+        """Name and pattern; in CloudFormation a rule's targets are part of the rule (no Tags: kops writes none)."""
+        return {"Name": self.fields["name"], "EventPattern": json.loads(self.fields["event_pattern"]),
+                "Targets": [{"Id": EventBridgeTarget.TARGET_ID, "Arn": arn}
+                            for arn in getattr(self, "cloudformation_targets", [])]}
 
 
 class EventBridgeTarget(Task):
+    """The queue as a rule's target; the rules that target the queue come from one
+    ListRuleNamesByTarget per queue and run (not one ListTargetsByRule per rule)."""
+
     kind = "aws_cloudwatch_event_target"
+    cloudformation_type = "AWS::Events::Rule"
     TARGET_ID = "1"
 
     def find(self, cloud):
         desired = self.desired()
-        targets = cloud.client("events").list_targets_by_rule(Rule=desired["rule"])["Targets"]
-        for target in targets:
-            if target["Arn"] == desired["arn"]:
-                self.outputs["id"] = target["Id"]
-                return {}
-        return None
+        rules = cloud.lookup("rules-by-target:" + desired["arn"], lambda: set(paginate(
+            cloud.client("events"), "list_rule_names_by_target", "RuleNames", TargetArn=desired["arn"])))
+        if desired["rule"] not in rules:
+            return None
+        self.outputs["id"] = self.TARGET_ID
+        return {}
 
     def create(self, cloud):
         desired = self.desired()
         cloud.client("events").put_targets(Rule=desired["rule"], Targets=[{"Id": self.TARGET_ID, "Arn": desired["arn"]}])
         self.outputs["id"] = self.TARGET_ID
 
-
-def _queue_policy_resource(task):
-    from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
-    return [("QueuePolicy", "AWS::SQS::QueuePolicy", {
-        "Queues": [Ref(task)], "PolicyDocument": queue_policy(Ref(task, "arn"))})]
-
-
-SQSQueue.cloudformation_type = "AWS::SQS::Queue"
-SQSQueue.render_cloudformation = lambda t: {
-    "QueueName": t.fields["name"], "MessageRetentionPeriod": t.fields["message_retention_seconds"],
-    "Tags": tag_list(t.fields["tags"])}
-SQSQueue.extra_cloudformation = _queue_policy_resource
-EventBridgeRule.cloudformation_type = "AWS::Events::Rule"
-EventBridgeRule.render_cloudformation = lambda t: {
-    "Name": t.fields["name"], "EventPattern": json.loads(t.fields["event_pattern"]),
-    "Targets": [{"Id": EventBridgeTarget.TARGET_ID, "Arn": arn} for arn in getattr(t, "cloudformation_targets", [])]}
-# In CloudFormation a rule's targets are part of the rule.
-EventBridgeTarget.cloudformation_type = "AWS::Events::Rule"
-EventBridgeTarget.render_cloudformation = lambda t: None
+    def render_cloudformation(self):
+        return None  # part of its rule (EventBridgeRule.render_cloudformation)

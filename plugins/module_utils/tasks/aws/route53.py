@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import paginate
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block, Expression
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import ApiField, ComparedTask
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Task, to_terraform
 
 ZONE_PREFIX = "/hostedzone/"
+DEFAULT_TTL = 60
 
 
 def _route53(cloud):
@@ -84,12 +86,34 @@ class HostedZone(Task):
         return None
 
 
-class Record(Task):
+def _alias_api(alias):
+    return {"DNSName": alias["name"], "HostedZoneId": alias["zone_id"],
+            "EvaluateTargetHealth": bool(alias.get("evaluate_target_health"))}
+
+
+def _alias_fields(target):
+    return {"name": _dns_name(target.get("DNSName")), "zone_id": target.get("HostedZoneId"),
+            "evaluate_target_health": bool(target.get("EvaluateTargetHealth"))} if target else None
+
+
+class Record(ComparedTask):
     """An alias record (A or AAAA) to a load balancer: fields name, type, zone_id (a HostedZone Ref),
-    alias {name: balancer dns_name, zone_id: balancer zone_id, evaluate_target_health}."""
+    alias {name: balancer dns_name, zone_id: balancer zone_id, evaluate_target_health}; or a plain
+    record (ttl, records).  The table's API fields are the UPSERT's ResourceRecordSet."""
 
     kind = "aws_route53_record"
     cloudformation_type = "AWS::Route53::RecordSet"
+    FIELDS = (
+        ApiField("name", api="Name", read="Name", compare=False),
+        ApiField("type", api="Type", read="Type", compare=False),
+        ApiField("alias", api="AliasTarget", read="AliasTarget", to_api=_alias_api, from_api=_alias_fields,
+                 mutable=True),
+        # Unset: the default TTL (a plain record's), whatever the record has.
+        ApiField("ttl", api="TTL", read="TTL", to_api=int, mutable=True,
+                 same=lambda actual, desired: desired is None or actual == desired),
+        ApiField("records", api="ResourceRecords", read="ResourceRecords", to_api=lambda v: [{"Value": r} for r in v],
+                 from_api=lambda v: [r["Value"] for r in v] if v else None, mutable=True),
+    )
 
     def _zone(self):
         return self.fields["zone_id"].task
@@ -102,32 +126,13 @@ class Record(Task):
         for record in records:
             if record.get("Type") == desired["type"] and _dns_name(record.get("Name")) == _dns_name(desired["name"]):
                 self.outputs["id"] = "%s_%s_%s" % (zone.rsplit("/", 1)[-1], _dns_name(desired["name"]), desired["type"])
-                alias = record.get("AliasTarget") or {}
-                return {"alias": {"name": _dns_name(alias.get("DNSName")), "zone_id": alias.get("HostedZoneId")},
-                        "ttl": record.get("TTL"), "records": [r["Value"] for r in record.get("ResourceRecords") or []]}
+                return self.read_actual(record)
         return None
 
-    def compare(self, actual):
-        desired = self.desired()
-        alias = desired.get("alias")
-        if alias:
-            wanted = {"name": _dns_name(alias["name"]), "zone_id": alias["zone_id"]}
-            return {} if actual["alias"] == wanted else {"alias": (actual["alias"], wanted)}
-        wanted_records = list(desired.get("records") or [])
-        if actual["records"] != wanted_records:
-            return {"records": (actual["records"], wanted_records)}
-        return {}
-
     def _record_set(self):
-        desired = self.desired()
-        record_set = {"Name": desired["name"], "Type": desired["type"]}
-        if desired.get("alias"):
-            alias = desired["alias"]
-            record_set["AliasTarget"] = {"DNSName": alias["name"], "HostedZoneId": alias["zone_id"],
-                                         "EvaluateTargetHealth": bool(alias.get("evaluate_target_health"))}
-        else:
-            record_set.update(TTL=int(desired.get("ttl") or 60),
-                              ResourceRecords=[{"Value": v} for v in desired.get("records") or []])
+        record_set = self.create_args()
+        if "AliasTarget" not in record_set:
+            record_set.setdefault("TTL", DEFAULT_TTL)
         return record_set
 
     def _upsert(self, cloud):
@@ -165,5 +170,5 @@ class Record(Task):
                                          "HostedZoneId": {"Fn::GetAtt": [balancer, "CanonicalHostedZoneID"]},
                                          "EvaluateTargetHealth": bool(alias.get("evaluate_target_health"))}
         else:
-            properties.update(TTL=str(self.fields.get("ttl") or 60), ResourceRecords=list(self.fields["records"]))
+            properties.update(TTL=str(self.fields.get("ttl") or DEFAULT_TTL), ResourceRecords=list(self.fields["records"]))
         return properties
