@@ -33,13 +33,18 @@ def installed(tmp_path_factory):
     return target
 
 
+SURVEY_PLAYBOOKS = {"create_cluster.yml": "create_cluster_from_survey"}
+
+
 def private_data_dir(root, installed, playbook, extravars):
     """A runner private data dir as AWX lays it out for a job: project/<playbook> (the job template's playbook,
     importing the collection's), env/extravars (survey answers), env/envvars, inventory/hosts."""
     (root / "project").mkdir(parents=True)
+    # create takes survey answers through its survey playbook (docs/awx.md, "Project").
+    imported = SURVEY_PLAYBOOKS.get(playbook, playbook.removesuffix(".yml"))
     (root / "project" / playbook).write_text(
         "---\n- name: %s from kubeops.kops\n  ansible.builtin.import_playbook: kubeops.kops.%s\n"
-        % (playbook, playbook.removesuffix(".yml")))
+        % (playbook, imported))
     (root / "env").mkdir()
     (root / "env" / "extravars").write_text(yaml.safe_dump(extravars))
     # AWX points Ansible at the collections it installed for the project (collections/requirements.yml).

@@ -178,6 +178,7 @@ def test_cluster_absent_refuses_while_the_cloud_holds_it(two_clusters, run_modul
     # force: only the store goes (kops delete cluster --unregister); the cloud objects stay.
     before = inventory(A)
     unregistered = run_module(cluster_module, state_store=store, name=A, state="absent", force=True)
+    two_clusters.store.refresh()  # this test's service outlives the module's run: read the store anew
     assert unregistered["changed"] is True and two_clusters.read(A)[0] is None and inventory(A) == before
     # The store is gone: the name and the region still find the tagged objects.
     finished = run_module(cluster_delete_module, state_store=store, cluster_name=A, region="us-east-1", yes=True,

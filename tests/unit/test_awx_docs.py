@@ -45,6 +45,7 @@ def playbook_variables(name):
     text = (REPO / "playbooks" / ("%s.yml" % name)).read_text()
     names = set(re.findall(r"\b([a-z_][a-z0-9_]*)\b", text))
     if name == "create_cluster":
+        # Its survey answers reach it through create_cluster_from_survey.yml, which gathers every option.
         names |= set(yaml.safe_load((REPO / "playbooks" / "vars" / "create_cluster_options.yml").read_text())
                      ["kops_create_cluster_option_names"])
     return names
