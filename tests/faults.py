@@ -229,6 +229,8 @@ def main(argv=None):
     parser.add_argument("--plain-port", type=int, required=True)
     args = parser.parse_args(argv)
     from moto.server import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+
+    import tests.moto_server  # noqa: F401 - the subnet attributes moto drops are kept, as in the plain moto server
     from werkzeug.serving import make_server
     moto_app = DomainDispatcherApplication(create_backend_app)
     plain = make_server("127.0.0.1", args.plain_port, moto_app, threaded=True, request_handler=MotoRequestHandler)

@@ -209,8 +209,9 @@ def build_iam(cluster, groups, tasks):
             profiles[role] = external.pop() if len(external) == 1 else sorted(external)
             continue
         iam_name = iam_role_name(prefix, name)
+        boundary = {"permissions_boundary": permissions_boundary(cluster)} if permissions_boundary(cluster) else {}
         role_task = iam.IAMRole(iam_name, name=iam_name, assume_role_policy=json.dumps(ASSUME_ROLE_POLICY, indent=2),
-                                tags=cluster_tags(name, iam_name))
+                                tags=cluster_tags(name, iam_name), **boundary)
         profile = iam.IAMInstanceProfile(iam_name, name=iam_name, role=Ref(role_task, "name"),
                                          tags=cluster_tags(name, iam_name))
         tasks[role_task.key] = role_task
@@ -221,5 +222,10 @@ def build_iam(cluster, groups, tasks):
                 policy = iam.IAMRolePolicy(policy_name, name=policy_name, role=Ref(role_task, "name"),
                                            policy=json.dumps(document, indent=2, sort_keys=True))
                 tasks[policy.key] = policy
+        role_task.external_policies = tuple(external_policies(cluster, role))
+        for arn in role_task.external_policies:
+            attachment = iam.IAMRolePolicyAttachment("%s-%s" % (iam_name, arn.rsplit("/", 1)[-1]),
+                                                     role=Ref(role_task, "name"), policy_arn=arn)
+            tasks[attachment.key] = attachment
         profiles[role] = profile
     return profiles

@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 import urllib.parse
 
-from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import tag_list
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import paginate, tag_list
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import (
     ApiField, ComparedTask, not_owned, own_tags)
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Task
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Deletion, Field, Task
 
 
 def _policy(document):
@@ -65,8 +65,29 @@ class IAMRole(ComparedTask):
         ApiField("name", api="RoleName", read="RoleName", cfn="RoleName", compare=False),
         ApiField("assume_role_policy", api="AssumeRolePolicyDocument", read="AssumeRolePolicyDocument",
                  cfn="AssumeRolePolicyDocument", from_api=_policy, to_cfn=json.loads, mutable=True),
+        # spec.iam.permissionsBoundary (PutRolePermissionsBoundary / DeleteRolePermissionsBoundary to change it).
+        ApiField("permissions_boundary", api="PermissionsBoundary", read="PermissionsBoundary.PermissionsBoundaryArn",
+                 cfn="PermissionsBoundary", mutable=True),
         TAGS,
     )
+
+    # The managed policies spec.externalPolicies attaches (IAMRolePolicyAttachment tasks); any other policy
+    # attached to the role is detached.  Set by the model; not a field (Terraform has one resource per policy).
+    external_policies = ()
+
+    @classmethod
+    def orphans(cls, cloud, wanted):
+        """Managed policies attached to the cluster's roles that spec.externalPolicies does not name."""
+        deletions = []
+        for role in wanted:
+            if not role.outputs.get("name"):
+                continue  # not created yet: nothing attached
+            name = role.outputs["name"]
+            deletions.extend(Deletion(
+                IAMRolePolicyAttachment.kind, "%s:%s" % (name, arn), arn, order=0, detail="detach from role %s" % name,
+                delete=lambda c, r=name, a=arn: c.client("iam").detach_role_policy(RoleName=r, PolicyArn=a))
+                for arn in IAMRolePolicyAttachment.attached(cloud, name) if arn not in role.external_policies)
+        return deletions
 
     def find(self, cloud):
         found = _get(cloud, cloud.client("iam").get_role, RoleName=self.fields["name"])
@@ -85,6 +106,12 @@ class IAMRole(ComparedTask):
         iam = cloud.client("iam")
         if "assume_role_policy" in changes:
             iam.update_assume_role_policy(RoleName=self.fields["name"], PolicyDocument=self.fields["assume_role_policy"])
+        if "permissions_boundary" in changes:
+            boundary = self.fields.get("permissions_boundary")
+            if boundary:
+                iam.put_role_permissions_boundary(RoleName=self.fields["name"], PermissionsBoundary=boundary)
+            else:
+                iam.delete_role_permissions_boundary(RoleName=self.fields["name"])
         _update_tags(iam.tag_role, iam.untag_role, changes, self.fields["tags"], RoleName=self.fields["name"])
 
 
@@ -115,6 +142,39 @@ class IAMRolePolicy(ComparedTask):
 
     def update(self, cloud, actual, changes):
         self.create(cloud)  # PutRolePolicy creates or replaces
+
+
+class IAMRolePolicyAttachment(Task):
+    """aws_iam_role_policy_attachment: a managed policy of spec.externalPolicies attached to the cluster's role.
+
+    The attachments of a role are listed once per run; one the spec no longer names is detached by the
+    role's orphans (IAMRole.external_policies), as kops keeps a role's managed policies equal to the spec."""
+
+    kind = "aws_iam_role_policy_attachment"
+    FIELDS = (
+        Field("role", api="RoleName"),
+        Field("policy_arn", api="PolicyArn"),
+    )
+
+    @staticmethod
+    def attached(cloud, role):
+        return cloud.lookup("attached:" + role, lambda: [p["PolicyArn"] for p in paginate(
+            cloud.client("iam"), "list_attached_role_policies", "AttachedPolicies", RoleName=role)])
+
+    def find(self, cloud):
+        desired = self.desired()
+        if desired["policy_arn"] not in self.attached(cloud, desired["role"]):
+            return None
+        self.outputs["id"] = "%s:%s" % (desired["role"], desired["policy_arn"])
+        return {}
+
+    def create(self, cloud):
+        cloud.client("iam").attach_role_policy(**self.create_args())
+        self.outputs["id"] = "%s:%s" % (self.desired()["role"], self.desired()["policy_arn"])
+
+    def render_cloudformation(self):
+        raise ValueError("%s: spec.externalPolicies is not written by the cloudformation target; use target "
+                         "terraform or direct" % self.name)
 
 
 class IAMInstanceProfile(ComparedTask):
