@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import socket
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -47,12 +49,16 @@ class MotoServer(object):
         self.port = free_port()
         self.url = "http://127.0.0.1:%d" % self.port
         self.process = None
+        # moto's request recorder (tests/integration/test_rolling_update.py) writes to one file per server:
+        # by default moto_recording in the working directory, which the servers of parallel test workers share.
+        self.recording = os.path.join(tempfile.mkdtemp(prefix="kubeops-moto-"), "moto_recording")
 
     def start(self):
         self.process = subprocess.Popen(
             [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "moto_server.py"),
              "-H", "127.0.0.1", "-p", str(self.port)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=dict(os.environ, MOTO_RECORDER_FILEPATH=self.recording))
         wait_for(self.url + "/moto-api/", self.process)
         return self
 
@@ -64,6 +70,7 @@ class MotoServer(object):
         if self.process:
             self.process.terminate()
             self.process.wait(timeout=10)
+        shutil.rmtree(os.path.dirname(self.recording), ignore_errors=True)
 
 
 class FakeGCSServer(object):

@@ -116,18 +116,6 @@ from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsModule, reports_errors
 
 
-def kube_client(module, completed, cloud):
-    """The API client: from the kubeconfig option, else admin credentials minted from the store."""
-    from ansible_collections.kubeops.kops.plugins.module_utils.kube import client, credentials, endpoint
-    params = module.params
-    if params["kubeconfig"]:
-        return client.KubeClient.from_kubeconfig(params["kubeconfig"], params["context"])
-    name = params["cluster_name"]
-    keyset = credentials.cluster_ca(module.service().cluster_store(name), name)
-    ca_pem, certificate_pem, key_pem = credentials.admin_credentials(keyset, lifetime=credentials.SHORT_LIFETIME)
-    server = endpoint.api_server(completed, cloud, params["api_server"])
-    document = credentials.kubeconfig(name, server, ca_pem, certificate_pem, key_pem)
-    return client.KubeClient.from_kubeconfig(document=document)
 
 
 @reports_errors
@@ -145,7 +133,8 @@ def run(module):
     name = params["cluster_name"]
     completed, groups = updates.load_completed(module.service(), name)
     reader, cloud = clouds.cloud_for(completed, params["region"], params["profile"])
-    api = kube_client(module, completed, cloud)
+    api = client.cluster_client(module.service(), completed, cloud, params["kubeconfig"], params["context"],
+                                    params["api_server"])
 
     deadline = time.monotonic() + params["wait"]
     attempts, passes = 0, 0

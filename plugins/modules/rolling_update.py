@@ -191,19 +191,6 @@ ROLL_OPTIONS = ("force", "cloud_only", "fail_on_validate_error", "fail_on_drain_
                 "post_drain_delay", "interval", "max_surge", "max_unavailable")
 
 
-def kube_side(module, completed, cloud):
-    """(CoreV1Api-backed client with nodes()/pods(), its CoreV1Api): from the kubeconfig option, else admin
-    credentials minted from the store's CA for the API load balancer."""
-    from ansible_collections.kubeops.kops.plugins.module_utils.kube import client, credentials, endpoint
-    params = module.params
-    if params["kubeconfig"]:
-        return client.KubeClient.from_kubeconfig(params["kubeconfig"], params["context"])
-    name = params["cluster_name"]
-    keyset = credentials.cluster_ca(module.service().cluster_store(name), name)
-    ca_pem, certificate_pem, key_pem = credentials.admin_credentials(keyset, lifetime=credentials.SHORT_LIFETIME)
-    server = endpoint.api_server(completed, cloud, params["api_server"])
-    document = credentials.kubeconfig(name, server, ca_pem, certificate_pem, key_pem)
-    return client.KubeClient.from_kubeconfig(document=document)
 
 
 # cloudProvider -> its rolling side (imported statically, so Ansible ships it with the module).
@@ -236,7 +223,8 @@ def run(module):
             client.import_kubernetes()
         except ImportError as exc:
             module.fail_json(msg=missing_required_lib("kubernetes") + " (or set cloud_only: true)", exception=str(exc))
-        api = kube_side(module, completed, cloud)
+        api = client.cluster_client(module.service(), completed, cloud, params["kubeconfig"], params["context"],
+                                    params["api_server"])
         try:
             nodes = api.nodes()
         except ValueError as exc:

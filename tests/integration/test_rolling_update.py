@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import collections
 import json
-import os
 import threading
 import time
 import urllib.parse
@@ -91,8 +90,8 @@ def _running(group_name):
 @pytest.fixture
 def moto_requests(aws):
     """The AWS requests the collection makes (user agent kubeops.kops), as (service action, params), through moto's
-    recorder: it sees the requests of an ansible-playbook subprocess too.  The recorder writes to moto_recording in
-    the server's working directory (this process's), removed afterwards."""
+    recorder: it sees the requests of an ansible-playbook subprocess too.  The recorder writes to the server's own
+    file (tests/servers.py MotoServer.recording), so parallel test workers do not see each other's requests."""
     def call(path):
         request = urllib.request.Request(aws.url + "/moto-api/recorder/" + path, method="POST" if "download" not in path
                                          else "GET")
@@ -120,9 +119,6 @@ def moto_requests(aws):
     yield read
     call("stop-recording")
     call("reset-recording")
-    path = os.path.join(os.getcwd(), "moto_recording")
-    if os.path.exists(path):
-        os.remove(path)
 
 
 def _mutating(requests):

@@ -79,3 +79,17 @@ def _message(body):
         return json.loads(body).get("message", "")
     except (TypeError, ValueError):
         return str(body or "")[:200]
+
+
+def cluster_client(service, completed, cloud, kubeconfig=None, context=None, api_server=None):
+    """The cluster's API client for a day-2 module: from a kubeconfig file when given, else short-lived admin
+    credentials minted from the store's CA, for the API address (api_server, else the load balancer or DNS name)."""
+    from ansible_collections.kubeops.kops.plugins.module_utils.kube import credentials, endpoint
+    if kubeconfig:
+        return KubeClient.from_kubeconfig(kubeconfig, context)
+    name = completed["metadata"]["name"]
+    keyset = credentials.cluster_ca(service.cluster_store(name), name)
+    ca_pem, certificate_pem, key_pem = credentials.admin_credentials(keyset, lifetime=credentials.SHORT_LIFETIME)
+    document = credentials.kubeconfig(name, endpoint.api_server(completed, cloud, api_server), ca_pem,
+                                      certificate_pem, key_pem)
+    return KubeClient.from_kubeconfig(document=document)
