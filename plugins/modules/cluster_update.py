@@ -63,6 +63,13 @@ options:
     description: How many tasks run at once.
     type: int
     default: 8
+  progress_file:
+    description:
+      - A file each object's outcome is appended to as the run handles it (C([  12.3s] aws_vpc k8s.example.com
+        create)), so a long apply can be followed with C(tail -f) while the module runs (Ansible prints a
+        module's result only when it returns). Relative to the module's working directory; the playbooks
+        resolve it against the directory ansible-playbook was started in.
+    type: path
   timeout:
     description:
       - The run's deadline in seconds. Objects that are not ready yet (a profile or group just created) are tried
@@ -162,7 +169,7 @@ RENDERED = {"terraform": ("render_terraform", "terraform_file"),
 
 @reports_errors
 def run(module):
-    from ansible_collections.kubeops.kops.plugins.module_utils import updates, watchdog
+    from ansible_collections.kubeops.kops.plugins.module_utils import progress, updates, watchdog
     from ansible_collections.kubeops.kops.plugins.module_utils.engine import plan as plans
 
     watchdog.start("cluster_update")  # a killed ansible-playbook stops the reconcile (its worker would not)
@@ -191,10 +198,20 @@ def run(module):
             result["diff"] = {"after_header": path, "after": text}
         module.exit_json(**result)
 
+    log = None
+    if params["progress_file"]:
+        try:
+            log = progress.Progress(params["progress_file"])
+        except OSError as exc:
+            module.fail_json(msg="progress_file: cannot write %s (%s)" % (params["progress_file"], exc.strerror))
+
+    def report(entry):
+        log.step(entry.action, entry.name, group=entry.kind)
+
     entries, _completed, spec_changed = updates.apply_direct(
         service, params["cluster_name"], module.check_mode, workers=params["workers"],
         ssh_public_key=params["ssh_public_key"], deadline=params["timeout"], planned=planned,
-        cloud_options=dict(region=params["region"], profile=params["profile"]))
+        progress=report if log else None, cloud_options=dict(region=params["region"], profile=params["profile"]))
     summary = plans.counts(entries)
     lines = plans.lines(entries, module._verbosity)
     changed = bool(summary["create"] or summary["update"] or summary["delete"] or spec_changed)
@@ -217,6 +234,7 @@ def main():
         instance_groups=dict(type="list", elements="dict"),
         workers=dict(type="int", default=8),
         timeout=dict(type="int", default=600),
+        progress_file=dict(type="path"),
     ), required_by={"instance_groups": "cluster"})
     run(module)
 

@@ -201,7 +201,8 @@ ROLLING = {"aws": aws_rolling.AwsRolling}
 def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils import updates, watchdog
     from ansible_collections.kubeops.kops.plugins.module_utils.kube import clouds
-    from ansible_collections.kubeops.kops.plugins.module_utils.rolling import planner, progress, roller
+    from ansible_collections.kubeops.kops.plugins.module_utils import progress
+    from ansible_collections.kubeops.kops.plugins.module_utils.rolling import planner, roller
 
     watchdog.start("rolling_update")  # a killed ansible-playbook stops the roll (its worker would not)
     params = module.params

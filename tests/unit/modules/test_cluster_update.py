@@ -11,7 +11,7 @@ OPTIONS = {"cluster_name": "k8s.example.com", "cloud_provider": "aws", "zones": 
            "kubernetes_version": "v1.34.2", "image": MOTO_AMI}
 
 
-def test_check_then_apply_then_nothing(run_module, store_url, aws):
+def test_check_then_apply_then_nothing(run_module, store_url, aws, tmp_path):
     run_module(cluster_module, state_store=store_url, options=OPTIONS)
     preview = run_module(cluster_update, check_mode=True, diff=True, state_store=store_url,
                          cluster_name="k8s.example.com")
@@ -19,8 +19,14 @@ def test_check_then_apply_then_nothing(run_module, store_url, aws):
     assert "+ aws_vpc k8s.example.com" in preview["lines"]
     assert preview["diff"]["after"].splitlines() == preview["lines"]
     assert preview["diff"]["after_header"] == "k8s.example.com (plan)"
-    applied = run_module(cluster_update, state_store=store_url, cluster_name="k8s.example.com")
+    log = tmp_path / "apply.log"
+    applied = run_module(cluster_update, state_store=store_url, cluster_name="k8s.example.com",
+                         progress_file=str(log))
     assert applied["changed"] is True
+    # Each object's outcome was appended as the run went, for tail -f.
+    lines = log.read_text().splitlines()
+    assert len(lines) == len(applied["plan"]) and all(line.startswith("[") for line in lines)
+    assert any(line.endswith("s] aws_vpc - create: k8s.example.com") for line in lines), lines[:3]
     # The preview's count is what the apply did, object for object.
     assert applied["summary"] == preview["summary"]
     assert [(e["kind"], e["name"], e["action"]) for e in applied["plan"]] == [

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: kubeops.kops contributors
 # Apache License 2.0 (see LICENSE)
-"""The roll's log: one line per step, kept for the result and, as it happens, appended to a file
+"""A long run's log (a roll, an apply): one line per step, kept for the result and, as it happens, appended to a file
 a user can `tail -f` (an Ansible module prints nothing until it returns, and a roll takes an hour)."""
 
 from __future__ import annotations
