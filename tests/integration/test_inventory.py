@@ -90,18 +90,19 @@ FLEET_GROUPS, PER_GROUP = 50, 40
 CALL_LOG_SITE = REPO / "tests" / "integration" / "call_log"  # its sitecustomize records botocore calls
 
 
-def _fleet(store_url):
-    """The cluster in the store (private topology, a bastion, 50 instance groups) and on moto: per group a launch
-    template and an autoscaling group following $Latest, tagged as kops tags them, 40 instances each."""
+def _fleet(store_url, groups=FLEET_GROUPS, per_group=PER_GROUP):
+    """The cluster in the store (private topology, a bastion, `groups` instance groups) and on moto: per group a
+    launch template and an autoscaling group following $Latest, tagged as kops tags them, per_group instances each
+    (bench/inventory.py builds its fleet here too)."""
     from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import resource_name_32
     service = ClusterService(store_url)
     service.execute(service.plan_create(dict(OPTIONS, cluster_name=FLEET, zones=["us-east-1a"])))
     existing = [g["metadata"]["name"] for g in service.read(FLEET)[1]]
-    for index in range(FLEET_GROUPS - len(existing)):
+    for index in range(groups - len(existing)):
         service.execute(service.plan_instance_group(FLEET, {"metadata": {"name": "extra-%02d" % index},
                                                             "spec": {"role": "Node", "machineType": "t3.medium"}}))
     names = sorted(g["metadata"]["name"] for g in service.read(FLEET)[1])
-    assert len(names) == FLEET_GROUPS
+    assert len(names) == groups
     ec2 = boto3.client("ec2", region_name="us-east-1")
     autoscaling = boto3.client("autoscaling", region_name="us-east-1")
     vpc = ec2.create_vpc(CidrBlock="172.20.0.0/16")["Vpc"]["VpcId"]
@@ -117,8 +118,8 @@ def _fleet(store_url):
                                 "TagSpecifications": [{"ResourceType": "instance", "Tags": tags}]},
         )["LaunchTemplate"]["LaunchTemplateId"]
         autoscaling.create_auto_scaling_group(
-            AutoScalingGroupName="%s.%s" % (name, FLEET), MinSize=PER_GROUP, MaxSize=PER_GROUP,
-            DesiredCapacity=PER_GROUP, VPCZoneIdentifier=subnet["SubnetId"],
+            AutoScalingGroupName="%s.%s" % (name, FLEET), MinSize=per_group, MaxSize=per_group,
+            DesiredCapacity=per_group, VPCZoneIdentifier=subnet["SubnetId"],
             LaunchTemplate={"LaunchTemplateId": templates[name], "Version": "$Latest"},
             Tags=[dict(t, PropagateAtLaunch=True) for t in tags])
     balancer = boto3.client("elbv2", region_name="us-east-1").create_load_balancer(
@@ -128,7 +129,10 @@ def _fleet(store_url):
 
 def _inventory(config, call_log):
     env = ansible_env(REPO / "build" / "collections")
-    env.update(PYTHONPATH=str(CALL_LOG_SITE), KOPS_TEST_CALL_LOG=str(call_log))
+    # A source that fails to parse must fail the run (ansible-inventory otherwise warns and lists nothing), and moto
+    # serializes DescribeInstances at ~30-70 ms per instance: a page of 1000 outlasts the 60 s default read timeout.
+    env.update(PYTHONPATH=str(CALL_LOG_SITE), KOPS_TEST_CALL_LOG=str(call_log), KOPS_AWS_READ_TIMEOUT="600",
+               ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED="true")
     call_log.write_text("")
     proc = subprocess.run([str(BIN / "ansible-inventory"), "-i", str(config), "--list"], env=env,
                           capture_output=True, text=True, check=False, timeout=600)
