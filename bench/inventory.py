@@ -68,7 +68,7 @@ def run_inventory(binary, config, env, expected):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--groups", type=int, default=100)
     parser.add_argument("--per-group", type=int, default=50)
     parser.add_argument("--runs", type=int, default=3)
@@ -109,8 +109,8 @@ def main():
                     run_inventory(binary, config, tool_env, expected)  # warm the cache
                 times = [run_inventory(binary, config, tool_env, expected) for _run in range(args.runs)]
                 medians[(tool, case)] = statistics.median(times)
-                print("%-20s %-6s median %6.2f s  (runs: %s)" % (tool, case, medians[(tool, case)],
-                                                               ", ".join("%.2f" % t for t in times)), flush=True)
+                runs = ", ".join("%.2f" % t for t in times)
+                print("%-20s %-6s median %6.2f s  (runs: %s)" % (tool, case, medians[(tool, case)], runs), flush=True)
         for case in ("cold", "cached"):
             print("%s: kubeops.kops.kops / amazon.aws.aws_ec2 = %.2f" % (
                 case, medians[("kubeops.kops.kops", case)] / medians[("amazon.aws.aws_ec2", case)]))

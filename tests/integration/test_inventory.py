@@ -165,7 +165,7 @@ def test_a_fleet_of_2000_in_batched_calls_with_updates_jumps_constructs_and_cach
     assert by_operation.pop("autoscaling DescribeAutoScalingGroups") == 1, calls
     assert by_operation.pop("ec2 DescribeLaunchTemplates") == 1, calls
     assert 1 <= by_operation.pop("ec2 DescribeInstances") <= FLEET_GROUPS * PER_GROUP // 1000, calls
-    assert by_operation.pop("elasticloadbalancing DescribeLoadBalancers") == 1, calls
+    assert by_operation.pop("elbv2 DescribeLoadBalancers") == 1, calls
     assert by_operation == {}, calls
 
     # needs_update: exactly the changed group's instances (template version 1, its group now at 2).
