@@ -44,8 +44,9 @@ def cloud_groups(cloud):
         name = tags.get(INSTANCE_GROUP_TAG)
         if not name:
             continue
-        template = group.get("LaunchTemplate") or (group.get("MixedInstancesPolicy") or {}).get(
-            "LaunchTemplateSpecification") or {}
+        # A mixed-instances group names its template at MixedInstancesPolicy.LaunchTemplate.LaunchTemplateSpecification.
+        template = group.get("LaunchTemplate") or (((group.get("MixedInstancesPolicy") or {}).get("LaunchTemplate") or {})
+                                                   .get("LaunchTemplateSpecification")) or {}
         instances = [_member(members[i["InstanceId"]], details.get(i["InstanceId"], {}))
                      for i in group.get("Instances") or [] if i["InstanceId"] in members]
         instances += [_detached_member(d) for d in detached if tag_dict(d.get("Tags")).get(DETACHED_TAG) == name
