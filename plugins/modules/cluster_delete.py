@@ -51,6 +51,7 @@ options:
     default: 10
 extends_documentation_fragment:
   - kubeops.kops.state_store
+  - kubeops.kops.aws
 notes:
   - O(region) defaults to the region of the cluster's zones in the stored spec; it is required when the cluster
     is no longer in the state store.

@@ -59,6 +59,7 @@ options:
     default: true
 extends_documentation_fragment:
   - kubeops.kops.state_store
+  - kubeops.kops.aws
 requirements:
   - kubernetes (the Python client)
 attributes:
@@ -116,8 +117,6 @@ from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsModule, reports_errors
 
 
-
-
 @reports_errors
 def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils import updates
@@ -134,7 +133,7 @@ def run(module):
     completed, groups = updates.load_completed(module.service(), name)
     reader, cloud = clouds.cloud_for(completed, params["region"], params["profile"])
     api = client.cluster_client(module.service(), completed, cloud, params["kubeconfig"], params["context"],
-                                    params["api_server"])
+                                params["api_server"])
 
     deadline = time.monotonic() + params["wait"]
     attempts, passes = 0, 0

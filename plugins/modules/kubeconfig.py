@@ -45,6 +45,7 @@ options:
     default: 1
 extends_documentation_fragment:
   - kubeops.kops.state_store
+  - kubeops.kops.aws
 attributes:
   check_mode:
     description: Reports whether the file would change; writes nothing.

@@ -114,6 +114,7 @@ options:
     type: str
 extends_documentation_fragment:
   - kubeops.kops.state_store
+  - kubeops.kops.aws
 attributes:
   check_mode:
     description: The table and the plan; only read calls.
@@ -189,8 +190,6 @@ from ansible_collections.kubeops.kops.plugins.module_utils.rolling import aws as
 ROLL_OPTIONS = ("force", "cloud_only", "fail_on_validate_error", "fail_on_drain_error", "drain_timeout",
                 "validation_timeout", "validate_count", "validate_retry_interval", "validate_recheck_interval",
                 "post_drain_delay", "interval", "max_surge", "max_unavailable")
-
-
 
 
 # cloudProvider -> its rolling side (imported statically, so Ansible ships it with the module).

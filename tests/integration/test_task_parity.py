@@ -140,8 +140,8 @@ def test_direct_create_sends_what_terraform_and_cloudformation_render(aws, tmp_p
                 continue
             checked[task.kind] += 1
             if field.to_api(value) != _sent(sent, field.api):
-                mismatches.append("%s %s: to send %r, sent %r" % (key, field.name, field.to_api(value),
-                                                                 _sent(sent, field.api)))
+                mismatches.append("%s %s: to send %r, sent %r" % (
+                    key, field.name, field.to_api(value), _sent(sent, field.api)))
             rendered = terraform.get(field.name)
             if _comparable(rendered) and rendered != value:
                 mismatches.append("%s %s: terraform %r, fields %r" % (key, field.name, rendered, value))

@@ -13,7 +13,6 @@ cloud/ modules, and nothing else changes.
 from __future__ import annotations
 
 
-
 def _aws():
     # Imported here, not at the top, so a GCE run never loads boto3-facing code; written as a plain
     # import (not importlib) so that Ansible's module packager sees it and ships the driver.

@@ -152,8 +152,8 @@ def test_additional_and_external_policies_and_boundary():
                                   "externalPolicies": {"master": ["arn:aws:iam::123:policy/b", "arn:aws:iam::123:policy/a"]},
                                   "iam": {"permissionsBoundary": "arn:aws:iam::123:policy/boundary"}})
     assert iam_model.additional_policy(completed, objects.ROLE_NODE) == {"Statement": [statement], "Version": "2012-10-17"}
-    assert iam_model.external_policies(completed, objects.ROLE_CONTROL_PLANE) == ["arn:aws:iam::123:policy/a",
-                                                                                 "arn:aws:iam::123:policy/b"]
+    assert iam_model.external_policies(completed, objects.ROLE_CONTROL_PLANE) == [
+        "arn:aws:iam::123:policy/a", "arn:aws:iam::123:policy/b"]
     assert iam_model.permissions_boundary(completed) == "arn:aws:iam::123:policy/boundary"
     broken = {"spec": {"additionalPolicies": {"node": "{not json"}}}
     with pytest.raises(iam_model.IAMPolicyError, match="additionalPolicies.node"):

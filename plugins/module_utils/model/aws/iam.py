@@ -103,8 +103,8 @@ def s3_statements(ctx):
     """kops' AddS3Permissions: read the store's top-level roots, write the etcd backups, list the buckets.
     A file:// store is not in S3: nothing to grant (kops' tests emulate one; see docs/aws-model.md)."""
     spec = ctx.spec
-    locations = sorted({p.rstrip("/") + "/" for p in (spec.get("keyStore"), spec.get("secretStore"),
-                                                     spec.get("configBase")) if p})
+    stores = (spec.get("keyStore"), spec.get("secretStore"), spec.get("configBase"))
+    locations = sorted({p.rstrip("/") + "/" for p in stores if p})
     roots = [loc for loc in locations if not any(loc != other and loc.startswith(other) for other in locations)]
     statements, buckets = [], set()
     for root in roots:
