@@ -61,6 +61,7 @@ def _make_store(tmp_path):
     proc, _seconds = _ansible("ansible", "localhost", "-m", "kubeops.kops.keypair",
                               "-a", "state_store=%s cluster_name=%s" % (store_url, CLUSTER))
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    service.store.refresh()  # the keypair module wrote the CAs in another process: read the store anew
     cluster, groups = service.read(CLUSTER)
     cluster_store = service.cluster_store(CLUSTER)
     completed = plan.completed
