@@ -483,46 +483,36 @@ class LoadBalancers(Kind):
     """Network (and application) load balancers: all listed, then their tags 20 at a time."""
 
     name = "load-balancer"
+    # (client, list operation, result key, id key, tag-call parameter, delete parameter)
+    API = ("elbv2", "describe_load_balancers", "LoadBalancers", "LoadBalancerArn", "ResourceArns", "LoadBalancerArn")
 
     def find(self, scope):
-        api = scope.cloud.client("elbv2")
-        balancers = paginate(api, "describe_load_balancers", "LoadBalancers")
-        tags = _elb_tags(api, [b["LoadBalancerArn"] for b in balancers], "ResourceArns")
+        service, operation, key, id_key, tag_parameter, _delete = self.API
+        api = scope.cloud.client(service)
+        balancers = paginate(api, operation, key)
+        tags = _elb_tags(api, [b[id_key] for b in balancers], tag_parameter)
         resources = []
         for balancer in balancers:
-            balancer_tags = tags.get(balancer["LoadBalancerArn"], {})
+            balancer_tags = tags.get(balancer[id_key], {})
             if other_cluster(scope.name, balancer_tags):
                 scope.foreign_targets.add(_dns(balancer.get("DNSName")))
-            resource = self.resource(scope, balancer["LoadBalancerArn"], balancer, balancer_tags)
+            resource = self.resource(scope, balancer[id_key], balancer, balancer_tags)
             if resource and not resource.shared:
                 resource.name = balancer["LoadBalancerName"]
                 resources.append(resource)
         return resources
 
     def delete_one(self, cloud, resource):
-        return _call(cloud.client("elbv2").delete_load_balancer, LoadBalancerArn=resource.id)
+        service, _operation, _key, _id, _tags, parameter = self.API
+        return _call(cloud.client(service).delete_load_balancer, **{parameter: resource.id})
 
 
-class ClassicLoadBalancers(Kind):
+class ClassicLoadBalancers(LoadBalancers):
+    """Classic load balancers (kops built them before 1.37): the same walk on the elb API, keyed by name."""
+
     name = "classic-load-balancer"
-
-    def find(self, scope):
-        api = scope.cloud.client("elb")
-        balancers = paginate(api, "describe_load_balancers", "LoadBalancerDescriptions")
-        tags = _elb_tags(api, [b["LoadBalancerName"] for b in balancers], "LoadBalancerNames")
-        resources = []
-        for balancer in balancers:
-            balancer_tags = tags.get(balancer["LoadBalancerName"], {})
-            if other_cluster(scope.name, balancer_tags):
-                scope.foreign_targets.add(_dns(balancer.get("DNSName")))
-            resource = self.resource(scope, balancer["LoadBalancerName"], balancer, balancer_tags)
-            if resource and not resource.shared:
-                resource.name = balancer["LoadBalancerName"]
-                resources.append(resource)
-        return resources
-
-    def delete_one(self, cloud, resource):
-        return _call(cloud.client("elb").delete_load_balancer, LoadBalancerName=resource.id)
+    API = ("elb", "describe_load_balancers", "LoadBalancerDescriptions", "LoadBalancerName", "LoadBalancerNames",
+           "LoadBalancerName")
 
 
 class TargetGroups(Kind):
