@@ -98,7 +98,9 @@ HOSTNAME_FIELDS = {"private-ip-address": "PrivateIpAddress", "public-ip-address"
 # Autoscaling members on their way out are not hosts to run on (kops ignores them too).
 GONE_STATES = ("Terminating", "Terminating:Wait", "Terminating:Proceed", "Terminated", "Detaching", "Detached")
 # API maxima: DescribeInstances pages of 1000, DescribeAutoScalingGroups of 100, DescribeLaunchTemplates of 200.
-INSTANCE_PAGE, GROUP_PAGE, TEMPLATE_PAGE = 1000, 100, 200
+INSTANCE_PAGE = 1000
+GROUP_PAGE = 100
+TEMPLATE_PAGE = 200
 NEEDS_UPDATE_GROUP = "needs_update"
 
 

@@ -94,6 +94,7 @@ expires:
 import base64
 import datetime
 import os
+import pathlib
 import tempfile
 
 from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsModule, reports_errors
@@ -103,7 +104,7 @@ def kubeconfig_path(option):
     if option:
         return os.path.abspath(option)
     first = (os.environ.get("KUBECONFIG") or "").split(os.pathsep)[0]
-    return os.path.abspath(os.path.expanduser(first or "~/.kube/config"))
+    return os.path.abspath(first) if first else os.path.join(str(pathlib.Path.home()), ".kube", "config")
 
 
 def _redacted(document):

@@ -33,8 +33,6 @@ The hooks a kind implements (the engine calls nothing else):
 
 from __future__ import annotations
 
-import jmespath
-
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression, terraform_name
 
 
@@ -120,9 +118,12 @@ class Field(object):
         self.to_api = to_api
         self.from_api = from_api
         self.to_cfn = to_cfn or to_api
-        self._expression = jmespath.compile(read) if read else None
+        self._expression = None  # compiled on first use: module_utils import without jmespath (sanity's import test)
 
     def actual(self, item):
+        if self._expression is None:
+            import jmespath
+            self._expression = jmespath.compile(self.read)
         return self.from_api(self._expression.search(item))
 
 
