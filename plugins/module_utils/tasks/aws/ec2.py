@@ -56,6 +56,13 @@ def not_owned_error(cloud, what, object_id, tags):
                           ownership, ownership))
 
 
+def carrying(items, tag_key, value):
+    """The described items that carry tag_key=value.  The tag filter was sent too; this guards against an
+    endpoint that ignores it (moto's DescribeNatGateways answers every gateway to any tag filter, and the
+    lookup after a 5xx then took another zone's gateway for the one it had just failed to create)."""
+    return [item for item in items if tag_dict(item.get("Tags")).get(tag_key) == value]
+
+
 class TaggedEc2Task(Task):
     """An EC2 object identified by its Name tag among the cluster's tagged objects of its kind."""
 
@@ -68,7 +75,8 @@ class TaggedEc2Task(Task):
     @classmethod
     def describe_cluster_objects(cls, cloud):
         operation, key = cls.describe
-        return cloud.lookup(cls.kind, lambda: paginate(cloud.ec2, operation, key, Filters=cloud.cluster_filter()))
+        return cloud.lookup(cls.kind, lambda: carrying(
+            paginate(cloud.ec2, operation, key, Filters=cloud.cluster_filter()), "KubernetesCluster", cloud.cluster_name))
 
     @classmethod
     def owned_objects(cls, cloud):
@@ -108,7 +116,8 @@ class TaggedEc2Task(Task):
 
     def find_by_token(self, cloud, tag_key, token):
         operation, key = self.describe
-        found = paginate(cloud.ec2, operation, key, Filters=[{"Name": "tag:" + tag_key, "Values": [token]}])
+        found = carrying(paginate(cloud.ec2, operation, key, Filters=[{"Name": "tag:" + tag_key, "Values": [token]}]),
+                         tag_key, token)
         return found[0][self.id_key] if found else None
 
     def create(self, cloud):
@@ -629,10 +638,12 @@ class ElasticIP(TaggedEc2Task):
     @classmethod
     def describe_cluster_objects(cls, cloud):
         # DescribeAddresses is not paginated.
-        return cloud.lookup(cls.kind, lambda: cloud.ec2.describe_addresses(Filters=cloud.cluster_filter())["Addresses"])
+        return cloud.lookup(cls.kind, lambda: carrying(cloud.ec2.describe_addresses(Filters=cloud.cluster_filter())
+                                                       ["Addresses"], "KubernetesCluster", cloud.cluster_name))
 
     def find_by_token(self, cloud, tag_key, token):
-        found = cloud.ec2.describe_addresses(Filters=[{"Name": "tag:" + tag_key, "Values": [token]}])["Addresses"]
+        found = carrying(cloud.ec2.describe_addresses(Filters=[{"Name": "tag:" + tag_key, "Values": [token]}])
+                         ["Addresses"], tag_key, token)
         return found[0]["AllocationId"] if found else None
 
 
