@@ -20,8 +20,13 @@ def _aws():
     return aws.DRIVER
 
 
+def _gce():
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers import gce
+    return gce.DRIVER
+
+
 # cloudProvider -> its driver's loader; a provider listed as None is known but not built.
-DRIVERS = {"aws": _aws, "gce": None}
+DRIVERS = {"aws": _aws, "gce": _gce}
 
 
 class DriverError(ValueError):

@@ -1,0 +1,127 @@
+"""The GCE model against kops' kubernetes.tf: the (type, name) set and the bodies, fixture by fixture.
+
+The score per fixture is (kops' resources we render / kops' resources, resources we render that kops
+does not, bodies equal / resources matched).  FLOOR holds the measured figures; a change that lowers
+any of them fails here.  Run this file as a script for the table (python -m tests.unit.model.test_gce_terraform).
+
+The fixtures: the 2 GCE cases of ../shared/conformance/kops (minimal_gce, ha_gce) and the 11 of a kops
+checkout when KOPS_CONFORMANCE_DIR points at its tests/integration; a fixture not present is skipped.
+"""
+
+from __future__ import annotations
+
+import os
+
+import hcl2
+import pytest
+import yaml
+
+from ansible_collections.kubeops.kops.plugins.module_utils import updates
+from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
+from ansible_collections.kubeops.kops.plugins.module_utils.engine import terraform
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
+from ansible_collections.kubeops.kops.plugins.module_utils.providers import driver_for
+from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
+
+from tests.conformance import kops_fixtures
+
+# case -> (matched, kops' total, extra, bodies equal), measured; google_* resources and all (with the store objects).
+FLOOR = {
+}
+CASES = ["ha_gce", "many-addons-gce", "minimal_gce", "minimal_gce_dns-none", "minimal_gce_ilb",
+         "minimal_gce_ilb_cilium_etcd", "minimal_gce_ilb_longclustername", "minimal_gce_longclustername",
+         "minimal_gce_plb", "minimal_gce_plb_apiserver", "minimal_gce_private"]
+
+
+def _unquoted(value):
+    """python-hcl2 keeps quotes on strings and quoted keys; compare without them."""
+    if isinstance(value, dict):
+        return {k.strip('"'): _unquoted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unquoted(v) for v in value]
+    return value.strip('"') if isinstance(value, str) else value
+
+
+def _bodies(text):
+    found = {}
+    for resource in hcl2.loads(text).get("resource") or []:
+        for kind, named in resource.items():
+            for name, body in named.items():
+                found[(kind.strip('"'), name.strip('"'))] = _unquoted(body)
+    return found
+
+
+def render(case):
+    """(our kubernetes.tf, kops' kubernetes.tf) for a fixture; the store is the s3:// bucket kops' harness uses."""
+    directory = kops_fixtures.UPDATE_CLUSTER / case
+    cluster, groups = objects.split_objects([d for d in yaml.safe_load_all((directory / "in-v1alpha2.yaml").read_text())
+                                             if d])
+    completed = populate.populate_cluster_spec(cluster, groups, cloudfacts.kops_test_cloud())
+    name = completed["metadata"]["name"]
+    theirs = (directory / "kubernetes.tf").read_text()
+    driver = driver_for(completed["spec"])
+    keys = [(directory / "id_rsa.pub").read_text()]
+    # The boot script's content lives in data/ files; the bodies refer to them by name.
+    tasks = driver.build_tasks(completed, groups, keys, {objects.name_of(g): "#!/bin/bash\n" for g in groups})
+    vfs.reset_memfs()
+    store = layout.ClusterStore(vfs.open_store("memfs://%s" % case), name)
+    node_changes, _hashes = nodeup_store.node_files(store, completed, groups)
+    files = [(p, d) for p, d in updates.managed_files(completed) + node_changes if p != nodeup_store.BOOTSTRAP_ADDON_PATH]
+    prefix = completed["spec"]["configBase"].split("://", 1)[1].rsplit("/", 1)[0]
+    config_base = "s3://testingBucket/%s/%s" % (prefix.split("/", 1)[1] if "/" in prefix else prefix, name)
+    driver.store_objects(name, config_base, files, tasks)
+    spec = dict(completed["spec"], configBase=config_base)
+    ours = terraform.render(list(tasks.values()), driver.terraform_providers("us-test1", spec=spec),
+                            outputs=driver.terraform_outputs(completed, groups, list(tasks.values())))
+    return ours, theirs
+
+
+def score(case, kinds_prefix="google_"):
+    ours, theirs = render(case)
+    mine = {k: v for k, v in _bodies(ours).items() if k[0].startswith(kinds_prefix)}
+    kops = {k: v for k, v in _bodies(theirs).items() if k[0].startswith(kinds_prefix)}
+    matched = set(mine) & set(kops)
+    equal = sorted(k for k in matched if mine[k] == kops[k])
+    return {"matched": len(matched), "kops": len(kops), "extra": len(set(mine) - set(kops)), "equal": len(equal),
+            "missing": sorted(set(kops) - set(mine)), "extras": sorted(set(mine) - set(kops)),
+            "differ": sorted(matched - set(equal)), "ours": mine, "theirs": kops}
+
+
+def _present(case):
+    return (kops_fixtures.UPDATE_CLUSTER / case / "kubernetes.tf").exists()
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_score_does_not_regress(case):
+    if not _present(case):
+        pytest.skip("fixture %s is not in %s (set KOPS_CONFORMANCE_DIR to a kops checkout's tests/integration)"
+                    % (case, kops_fixtures.UPDATE_CLUSTER))
+    result = score(case)
+    floor = FLOOR[case]
+    assert (result["matched"], result["kops"]) == (floor[0], floor[1]), result["missing"]
+    assert result["extra"] <= floor[2], result["extras"]
+    assert result["equal"] >= floor[3], result["differ"]
+
+
+if __name__ == "__main__":
+    total = [0, 0, 0, 0]
+    print("%-34s %9s %6s %8s" % ("fixture", "matched", "extra", "bodies="))
+    for case in CASES:
+        if not _present(case):
+            print("%-34s absent" % case)
+            continue
+        r = score(case)
+        for i, key in enumerate(("matched", "kops", "extra", "equal")):
+            total[i] += r[key]
+        print("%-34s %4d/%-4d %6d %4d/%-4d" % (case, r["matched"], r["kops"], r["extra"], r["equal"], r["matched"]))
+        if os.environ.get("VERBOSE"):
+            for key in r["missing"]:
+                print("   missing", key)
+            for key in r["extras"]:
+                print("   extra", key)
+            for key in r["differ"]:
+                print("   differs", key)
+                print("     ours  ", r["ours"][key])
+                print("     theirs", r["theirs"][key])
+    print("%-34s %4d/%-4d %6d %4d/%-4d" % ("total", total[0], total[1], total[2], total[3], total[0]))
