@@ -101,7 +101,8 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     # A region other than the zones' would plan a second cluster there: refused before any call.
     validation_aws.check_region(options.get("region"), region_of(completed["spec"]))
     region = options.pop("region", None) or region_of(completed["spec"])
-    cloud = cloud_factory(cluster_name, region) if cloud_factory else driver.cloud(cluster_name, region, **options)
+    cloud = cloud_factory(cluster_name, region) if cloud_factory else driver.cloud(cluster_name, region,
+                                                                                   spec=completed["spec"], **options)
     plan = runner.run(tasks, cloud, dry_run=dry_run, workers=workers, deadline=deadline, progress=progress,
                       kinds=driver.task_classes())
     changes = store.differing(managed_files(completed) + node_changes)
@@ -137,7 +138,7 @@ def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=Non
         completed, groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
                                                              store_objects=True, planned=planned)
     driver = driver_for(completed["spec"])
-    text = terraform.render(tasks, driver.terraform_providers(region_of(completed["spec"])),
+    text = terraform.render(tasks, driver.terraform_providers(region_of(completed["spec"]), spec=completed["spec"]),
                             outputs=driver.terraform_outputs(completed, groups, tasks))
     path, changed, text = _write_if_changed(os.path.join(out_dir, "kubernetes.tf"), text, dry_run)
     for relpath, data in terraform.data_files(tasks):

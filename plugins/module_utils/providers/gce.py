@@ -21,9 +21,13 @@ GOOGLE_PROVIDER = {"source": "hashicorp/google", "version": ">= 5.11.0"}
 class GceDriver(object):
     provider = "gce"
 
-    def cloud(self, cluster_name, region, project=None, credentials_file=None, spec=None):
+    def cloud(self, cluster_name, region, project=None, credentials_file=None, spec=None, profile=None):
+        """The cluster's GceCloud; project from the spec unless given.  Credentials: application default
+        (GOOGLE_APPLICATION_CREDENTIALS, gcloud's) unless credentials_file.  profile is the AWS option: on a
+        GCE cluster it serves an s3:// state store only, never Compute."""
+        project = project or (spec or {}).get("project")
         if not project:
-            raise ValueError("a GCE cluster needs its project: spec.project is empty")
+            raise ValueError("spec.project: a GCE cluster needs its project (kops create cluster --project)")
         from ansible_collections.kubeops.kops.plugins.module_utils.cloud.gce import GceCloud
         return GceCloud(cluster_name, project, region, credentials_file=credentials_file)
 

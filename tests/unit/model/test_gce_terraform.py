@@ -10,6 +10,7 @@ checkout when KOPS_CONFORMANCE_DIR points at its tests/integration; a fixture no
 
 from __future__ import annotations
 
+import functools
 import os
 
 import hcl2
@@ -26,8 +27,13 @@ from ansible_collections.kubeops.kops.plugins.module_utils.statestore import lay
 
 from tests.conformance import kops_fixtures
 
-# case -> (matched, kops' total, extra, bodies equal), measured; google_* resources and all (with the store objects).
+# case -> (google_* resources matched, kops' google_* resources, extra, bodies equal), as measured.
 FLOOR = {
+    "ha_gce": (30, 30, 0, 30), "many-addons-gce": (23, 23, 0, 23), "minimal_gce": (21, 21, 0, 21),
+    "minimal_gce_dns-none": (34, 34, 0, 34), "minimal_gce_ilb": (28, 28, 0, 28),
+    "minimal_gce_ilb_cilium_etcd": (32, 32, 0, 32), "minimal_gce_ilb_longclustername": (28, 28, 0, 28),
+    "minimal_gce_longclustername": (21, 21, 0, 21), "minimal_gce_plb": (32, 32, 0, 32),
+    "minimal_gce_plb_apiserver": (36, 36, 0, 36), "minimal_gce_private": (23, 23, 0, 23),
 }
 CASES = ["ha_gce", "many-addons-gce", "minimal_gce", "minimal_gce_dns-none", "minimal_gce_ilb",
          "minimal_gce_ilb_cilium_etcd", "minimal_gce_ilb_longclustername", "minimal_gce_longclustername",
@@ -52,6 +58,7 @@ def _bodies(text):
     return found
 
 
+@functools.lru_cache(maxsize=None)
 def render(case):
     """(our kubernetes.tf, kops' kubernetes.tf) for a fixture; the store is the s3:// bucket kops' harness uses."""
     directory = kops_fixtures.UPDATE_CLUSTER / case
@@ -125,3 +132,40 @@ if __name__ == "__main__":
                 print("     ours  ", r["ours"][key])
                 print("     theirs", r["theirs"][key])
     print("%-34s %4d/%-4d %6d %4d/%-4d" % ("total", total[0], total[1], total[2], total[3], total[0]))
+
+
+def _blocks(text, kind):
+    return _unquoted(hcl2.loads(text).get(kind))
+
+
+@pytest.mark.parametrize("case", ["minimal_gce", "ha_gce"])
+def test_outputs_and_providers_are_kops(case, monkeypatch):
+    monkeypatch.setenv("AWS_REGION", "us-test-1")  # the AWS provider of an s3:// store takes the environment's region
+    ours, theirs = render(case)
+    for kind in ("locals", "output", "provider"):
+        assert _blocks(ours, kind) == _blocks(theirs, kind), kind
+
+
+@pytest.mark.parametrize("case", ["minimal_gce", "ha_gce"])
+def test_store_objects_on_s3_are_kops(case):
+    """The store files this collection writes become kops' aws_s3_object resources, body for body; kops' addon
+    and etcd-manager manifests have no counterpart here (as on AWS)."""
+    result = score(case, "aws_s3_object")
+    assert result["extra"] == 0 and result["equal"] == result["matched"] >= 6, result["extras"] + result["differ"]
+    assert {n for _k, n in result["ours"]} >= {"cluster-completed-spec", "kops-version-txt", "etcd-cluster-spec-main",
+                                              "etcd-cluster-spec-events"}
+
+
+def test_gs_store_renders_bucket_objects_and_google_only():
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers import gce
+    tasks = {}
+    covered = gce.DRIVER.store_objects("c.example.com", "gs://bucket/prefix/c.example.com",
+                                       [("cluster-completed.spec", b"spec"), ("pki/private/ca/keyset.yaml", b"key")],
+                                       tasks)
+    assert covered == ["cluster-completed.spec"]
+    (task,) = tasks.values()
+    assert task.kind == "google_storage_bucket_object"
+    assert task.render_terraform()["name"] == "prefix/c.example.com/cluster-completed.spec"
+    assert task.terraform_files() == [("data/google_storage_bucket_object_cluster-completed.spec_content", b"spec")]
+    blocks, required = gce.DRIVER.terraform_providers("us-central1", spec={"project": "p", "configBase": "gs://b/c"})
+    assert blocks == [("google", {"project": "p", "region": "us-central1"})] and list(required) == ["google"]
