@@ -141,7 +141,7 @@ def _blocks(text, kind):
 @pytest.mark.parametrize("case", ["minimal_gce", "ha_gce"])
 def test_outputs_and_providers_are_kops(case, monkeypatch):
     monkeypatch.setenv("AWS_REGION", "us-test-1")  # the AWS provider of an s3:// store takes the environment's region
-    ours, theirs = render(case)
+    ours, theirs = render.__wrapped__(case)
     for kind in ("locals", "output", "provider"):
         assert _blocks(ours, kind) == _blocks(theirs, kind), kind
 
