@@ -146,3 +146,80 @@ def test_internal_load_balancer_and_nat(gce, topology):
     assert _counts(again) == {runner.UNCHANGED: len(created)}, [
         (e.kind, e.name, e.changes) for e in again if e.action != runner.UNCHANGED]
     assert _mutations(gce) == []
+
+
+def test_firewall_rules_the_spec_dropped_are_deleted_and_only_those(gce):
+    """A rule of the cluster's network named for the cluster goes when no task wants it; a rule of another
+    network, or not named for the cluster, stays (kops' name rule, docs/gce-model.md)."""
+    service = _store(MINIMAL)
+    name = MINIMAL["cluster_name"]
+    _apply(service, name)
+    network = "projects/testproject/global/networks/"
+    rule = {"allowed": [{"IPProtocol": "tcp", "ports": ["8080"]}], "sourceRanges": ["0.0.0.0/0"]}
+    gce.seed("projects/testproject/global/networks", {"name": "other-net"})
+    gce.seed("projects/testproject/global/firewalls", dict(rule, name="old-rule-minimal-gce-example-com",
+                                                           network=network + "minimal-gce-example-com"))
+    gce.seed("projects/testproject/global/firewalls", dict(rule, name="users-own-rule",
+                                                           network=network + "minimal-gce-example-com"))
+    gce.seed("projects/testproject/global/firewalls", dict(rule, name="elsewhere-minimal-gce-example-com",
+                                                           network=network + "other-net"))
+    _forget_requests(gce)
+    plan = _apply(service, name, dry_run=True)
+    assert [(e.kind, e.name) for e in plan if e.action == runner.DELETE] == [
+        ("google_compute_firewall", "old-rule-minimal-gce-example-com")]
+    assert _mutations(gce) == []
+    _apply(service, name)
+    left = gce.names("projects/testproject/global/firewalls")
+    assert "old-rule-minimal-gce-example-com" not in left
+    assert {"users-own-rule", "elsewhere-minimal-gce-example-com"} <= set(left)
+
+
+PLAYBOOK = """
+- hosts: localhost
+  gather_facts: false
+  module_defaults:
+    group/kubeops.kops.kops:
+      state_store: "{{ store }}"
+  tasks:
+    - name: create
+      kubeops.kops.cluster:
+        options:
+          cluster_name: minimal-gce.example.com
+          cloud_provider: gce
+          project: testproject
+          zones: [us-test1-a]
+          networking: cni
+          kubernetes_version: v1.32.0
+          image: ubuntu-os-cloud/ubuntu-2604-resolute-amd64-v20221018
+    - name: plan
+      kubeops.kops.cluster_update:
+        cluster_name: minimal-gce.example.com
+      check_mode: true
+    - name: apply
+      kubeops.kops.cluster_update:
+        cluster_name: minimal-gce.example.com
+    - name: again
+      kubeops.kops.cluster_update:
+        cluster_name: minimal-gce.example.com
+    - name: terraform
+      kubeops.kops.cluster_update:
+        cluster_name: minimal-gce.example.com
+        target: terraform
+        out_dir: "{{ out }}"
+"""
+
+
+def test_cluster_update_module_on_gce(gce, playbook, tmp_path):
+    """As the user runs it: the installed collection's modules, from another directory."""
+    from tests.integration.conftest import task_results
+    (tmp_path / "gce.yml").write_text(PLAYBOOK)
+    code, run = playbook(tmp_path / "gce.yml", "-e", "store=file://%s/store" % tmp_path, "-e", "out=%s/tf" % tmp_path)
+    assert code == 0, [t["hosts"]["localhost"].get("msg") for p in run["plays"] for t in p["tasks"]]
+    plan = task_results(run, "plan")
+    assert plan["changed"] and plan["summary"]["create"] == sum(MINIMAL_KINDS.values())
+    assert task_results(run, "apply")["summary"]["create"] == sum(MINIMAL_KINDS.values())
+    again = task_results(run, "again")
+    assert again["changed"] is False and again["summary"]["unchanged"] == sum(MINIMAL_KINDS.values())
+    text = (tmp_path / "tf" / "kubernetes.tf").read_text()
+    assert 'provider "google"' in text and 'provider "aws"' not in text
+    assert 'resource "google_compute_instance_group_manager" "a-' in text
