@@ -25,7 +25,7 @@ def _gce():
     return gce.DRIVER
 
 
-# cloudProvider -> its driver's loader; a provider listed as None is known but not built.
+# cloudProvider -> its driver's loader.
 DRIVERS = {"aws": _aws, "gce": _gce}
 
 
@@ -39,8 +39,4 @@ def driver_for(spec):
     if provider not in DRIVERS:
         raise DriverError("spec.cloudProvider: %r is not a cloud kubeops.kops knows (one of %s)"
                           % (provider, ", ".join(sorted(DRIVERS))))
-    if DRIVERS[provider] is None:
-        raise DriverError("spec.cloudProvider: %s clusters can be created and stored, but cluster_update does not "
-                          "build their cloud objects yet (built: %s)"
-                          % (provider, ", ".join(sorted(p for p, m in DRIVERS.items() if m))))
     return DRIVERS[provider]()

@@ -58,8 +58,7 @@ def build_internal(ctx, network, managers):
     for group in api_groups:
         if len(ctx.group_zones(group)) > 1:
             raise GceModelError("instance group %s has %d zones; a GCE API load balancer needs one zone per "
-                                "control-plane or API server group" % (objects.name_of(group),
-                                                                        len(ctx.group_zones(group))))
+                                "control-plane or API server group" % (objects.name_of(group), len(ctx.group_zones(group))))
     api_managers = [m for g in api_groups for m in managers[objects.name_of(g)]]
     control_plane = [m for g in ctx.groups_with(objects.ROLE_CONTROL_PLANE) for m in managers[objects.name_of(g)]]
     api = _backend_service(ctx, "api", {"tcp_health_check": {"port": API_PORT}}, api_managers)

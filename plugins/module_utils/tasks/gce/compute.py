@@ -131,9 +131,9 @@ class RouterNat(GceTask):
         field("source_subnetwork_ip_ranges_to_nat", api="sourceSubnetworkIpRangesToNat",
               read="sourceSubnetworkIpRangesToNat", mutable=True),
         field("subnetwork", api="subnetworks", read="subnetworks", mutable=True,
-              to_api=lambda subnets, cloud: [{"name": url(cloud.project, SUBNETWORK.format(region=cloud.region,
-                                                                                          name=s["name"])),
-                                              "sourceIpRangesToNat": s["source_ip_ranges_to_nat"]} for s in subnets],
+              to_api=lambda subnets, cloud: [
+                  {"name": url(cloud.project, SUBNETWORK.format(region=cloud.region, name=s["name"])),
+                   "sourceIpRangesToNat": s["source_ip_ranges_to_nat"]} for s in subnets],
               from_api=lambda subnets: [{"name": last(s.get("name")),
                                          "source_ip_ranges_to_nat": s.get("sourceIpRangesToNat")}
                                         for s in subnets or []]),
@@ -512,4 +512,3 @@ class ForwardingRule(GceTask):
         item = cloud.get(self.api, self.object_path(cloud))
         cloud.call(self.api, "POST", self.object_path(cloud) + "/setLabels",
                    {"labels": self.desired()["labels"], "labelFingerprint": item.get("labelFingerprint")})
-
