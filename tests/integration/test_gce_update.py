@@ -90,8 +90,17 @@ def test_create_noop_and_check_mode(gce):
     found = gce.objects()
     print("minimal_gce: %d mutating requests to create, no-op re-run %d requests, check mode %d" % (
         creates, noop_requests, len(gce.requests)))
-    assert noop_requests < 60
-    assert found
+    # One read per object or fewer: the templates are one list, the IAM binding one policy read, and the
+    # firewall rules one more list for orphans.
+    assert noop_requests <= sum(MINIMAL_KINDS.values())
+    assert any(path.endswith("/disks/a-etcd-main-minimal-gce-example-com") for path in found)
+    instances = list(gce.store["compute:projects/testproject/zones/us-test1-a/instances"].values())
+    assert len(instances) == 2  # a control-plane node and a node, each with its group's boot metadata
+    for instance in instances:
+        metadata = {i["key"]: i["value"] for i in instance["metadata"]["items"]}
+        assert metadata["cluster-name"] == name and metadata["kops-k8s-io-instance-group-name"]
+        assert metadata["user-data"].startswith("#!") and "memfs://gce-update/%s" % name in metadata["user-data"]
+        assert instance["labels"]["k8s-io-cluster-name"] == "minimal-gce-example-com"
 
 
 def test_a_changed_spec_updates_in_place_and_moves_the_groups(gce):
@@ -114,7 +123,7 @@ def test_a_changed_spec_updates_in_place_and_moves_the_groups(gce):
     _forget_requests(gce)
     applied = _apply(service, name)
     done = {(e.kind, e.name): e.action for e in applied if e.action != runner.UNCHANGED}
-    assert done == {k: e.action for k, e in planned.items()} | {k: v for k, v in done.items() if k not in planned}
+    assert done == {k: e.action for k, e in planned.items()}, "check mode planned what the run then did"
     assert done[("google_compute_firewall", "ssh-external-to-node-minimal-gce-example-com")] == runner.UPDATE
     assert done[("google_compute_instance_template", "%s-minimal-gce-example-com" % group)] == runner.CREATE
     # The manager moves to the new template in place (the engine reports an object whose parent was created in
