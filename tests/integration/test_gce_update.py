@@ -139,6 +139,7 @@ def test_a_changed_spec_updates_in_place_and_moves_the_groups(gce):
 
 @pytest.mark.parametrize("topology", ["private"])
 def test_internal_load_balancer_and_nat(gce, topology):
+    """Private subnets with Cloud NAT and an internal API load balancer, the kinds minimal_gce lacks."""
     options = dict(MINIMAL, cluster_name="minimal-gce-ilb.example.com", topology=topology,
                    api_load_balancer_type="internal")
     service = _store(options)
@@ -232,3 +233,32 @@ def test_cluster_update_module_on_gce(gce, playbook, tmp_path):
     text = (tmp_path / "tf" / "kubernetes.tf").read_text()
     assert 'provider "google"' in text and 'provider "aws"' not in text
     assert 'resource "google_compute_instance_group_manager" "a-' in text
+
+
+def test_ip_alias_networking_reruns_unchanged(gce):
+    """IP-alias networking: the subnetwork's pods and services ranges and the templates' alias range."""
+    # Kindnet uses IP aliases on GCE as kops' GCP mode does (networking.gce is not yet accepted by the API layer).
+    options = dict(MINIMAL, cluster_name="alias.example.com", networking="kindnet")
+    service = _store(options)
+    created = _apply(service, options["cluster_name"])
+    subnet = gce.store["compute:projects/testproject/regions/us-test1/subnetworks"]["us-test1-alias-example-com"]
+    assert sorted(r["rangeName"] for r in subnet["secondaryIpRanges"]) == ["pods-alias-example-com",
+                                                                          "services-alias-example-com"]
+    _forget_requests(gce)
+    again = _apply(service, options["cluster_name"])
+    assert _counts(again) == {runner.UNCHANGED: len(created)}, [
+        (e.kind, e.name, e.changes) for e in again if e.action != runner.UNCHANGED]
+
+
+def test_an_object_of_another_cluster_is_refused_by_name(gce):
+    """An etcd disk under this cluster's name but labelled for another cluster fails the run, naming it."""
+    service = _store(MINIMAL)
+    gce.seed("projects/testproject/zones/us-test1-a/disks", {
+        "name": "a-etcd-main-minimal-gce-example-com", "sizeGb": "20",
+        "labels": {"k8s-io-cluster-name": "someone-else"}})
+    with pytest.raises(runner.TaskFailed) as failed:
+        _apply(service, MINIMAL["cluster_name"])
+    assert "google_compute_disk/a-etcd-main-minimal-gce-example-com" in str(failed.value)
+    assert "not labelled as cluster minimal-gce.example.com's" in str(failed.value)
+    assert gce.store["compute:projects/testproject/zones/us-test1-a/disks"][
+        "a-etcd-main-minimal-gce-example-com"]["labels"] == {"k8s-io-cluster-name": "someone-else"}

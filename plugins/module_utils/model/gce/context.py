@@ -71,8 +71,8 @@ class Context(object):
         return self.spec.get("networking") or {}
 
     def ip_alias(self):
-        """kops' UsesIPAliases: GCP ("ip-alias") networking or kindnet."""
-        return "gcp" in self.networking() or "kindnet" in self.networking()
+        """kops' UsesIPAliases: GCP ("ip-alias") networking (v1alpha2's networking.gce) or kindnet."""
+        return any(name in self.networking() for name in ("gce", "gcp", "kindnet"))
 
     def gce_routes(self):
         return "kubenet" in self.networking()

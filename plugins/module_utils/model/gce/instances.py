@@ -157,7 +157,7 @@ def build_template(ctx, group, network, emails, ssh_keys, user_data):
         interface["access_config"] = {}
     if ctx.ip_alias():
         mask = (ctx.spec.get("kubeControllerManager") or {}).get("nodeCIDRMaskSize") or 24
-        interface["alias_ip_range"] = {"ip_cidr_range": "/%d" % mask, "subnetwork_range_name": ctx.suffixed("pods")}
+        interface["alias_ip_range"] = [{"ip_cidr_range": "/%d" % mask, "subnetwork_range_name": ctx.suffixed("pods")}]
     name = names.safe_object_name(group_name, ctx.name)
     return ctx.add(compute.InstanceTemplate(
         name,

@@ -94,9 +94,6 @@ class GceTask(Task):
                                  "delete the object" % (self.key, self.object_name, cloud.cluster_name,
                                                         cloud.ownership_tags()))
 
-    def read_actual(self, item):
-        return {f.name: f.actual(item) for f in self.FIELDS if f.read}
-
     # -- the hooks -----------------------------------------------------------------------------------
     def find(self, cloud):
         item = cloud.get(self.api, self.object_path(cloud))

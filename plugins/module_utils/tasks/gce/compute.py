@@ -232,7 +232,8 @@ class InstanceTemplate(GceTask):
     kind = "google_compute_instance_template"
     collection = "instanceTemplates"
     labelled = True
-    BLOCKS = ("disk", "lifecycle", "network_interface", "scheduling", "service_account", "access_config")
+    BLOCKS = ("disk", "lifecycle", "network_interface", "scheduling", "service_account", "access_config",
+              "alias_ip_range")
     compared = ("properties",)
 
     def properties(self, cloud):
