@@ -242,8 +242,12 @@ def test_ip_alias_networking_reruns_unchanged(gce):
     service = _store(options)
     created = _apply(service, options["cluster_name"])
     subnet = gce.store["compute:projects/testproject/regions/us-test1/subnetworks"]["us-test1-alias-example-com"]
-    assert sorted(r["rangeName"] for r in subnet["secondaryIpRanges"]) == ["pods-alias-example-com",
-                                                                          "services-alias-example-com"]
+    ranges = sorted(r["rangeName"] for r in subnet["secondaryIpRanges"])
+    assert ranges == ["pods-alias-example-com", "services-alias-example-com"]
+    template = next(iter(gce.store["compute:projects/testproject/global/instanceTemplates"].values()))
+    aliases = template["properties"]["networkInterfaces"][0]["aliasIpRanges"]
+    assert aliases == [{"subnetworkRangeName": "pods-alias-example-com", "ipCidrRange": "/24"}]
+    assert template["properties"]["canIpForward"] is False
     _forget_requests(gce)
     again = _apply(service, options["cluster_name"])
     assert _counts(again) == {runner.UNCHANGED: len(created)}, [
