@@ -136,7 +136,7 @@ def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=Non
     """Write <out_dir>/kubernetes.tf and its data/ files; returns (path, changed, text)."""
     with _lease(service, cluster_name, dry_run or planned is not None):
         completed, groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
-                                                             store_objects=True, planned=planned)
+                                                             store_objects=True, planned=planned, target="terraform")
     driver = driver_for(completed["spec"])
     text = terraform.render(tasks, driver.terraform_providers(region_of(completed["spec"]), spec=completed["spec"]),
                             outputs=driver.terraform_outputs(completed, groups, tasks))
@@ -150,13 +150,13 @@ def render_cloudformation(service, cluster_name, out_dir, dry_run, ssh_public_ke
     """Write <out_dir>/kubernetes.json (a CloudFormation template); returns (path, changed, text)."""
     with _lease(service, cluster_name, dry_run or planned is not None):
         completed, _groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
-                                                              planned=planned)
+                                                              planned=planned, target="cloudformation")
     text = cloudformation.render(tasks, description="kops cluster %s" % cluster_name)
     path, changed, text = _write_if_changed(os.path.join(out_dir, "kubernetes.json"), text, dry_run)
     return path, changed or store_changed, text
 
 
-def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=False, planned=None):
+def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=False, planned=None, target=None):
     """(completed spec, instance groups, tasks, whether the store changes) for a rendered target.
 
     The nodes of a Terraform / CloudFormation cluster boot from the same store
@@ -169,6 +169,9 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     """
     completed, groups = load_completed(service, cluster_name, planned)
     driver = driver_for(completed["spec"])
+    if target not in driver.targets:  # refused before anything is written
+        raise UpdateError("target=%s: a %s cluster applies directly or renders as %s"
+                          % (target, driver.provider.upper(), " or ".join(t for t in driver.targets if t != "direct")))
     keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
     store = service.cluster_store(cluster_name)
     node_changes, hashes = nodeup_store.node_files(store, completed, groups)

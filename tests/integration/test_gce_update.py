@@ -266,3 +266,12 @@ def test_an_object_of_another_cluster_is_refused_by_name(gce):
     assert "not labelled as cluster minimal-gce.example.com's" in str(failed.value)
     assert gce.store["compute:projects/testproject/zones/us-test1-a/disks"][
         "a-etcd-main-minimal-gce-example-com"]["labels"] == {"k8s-io-cluster-name": "someone-else"}
+
+
+def test_cloudformation_is_refused_before_anything_is_written(tmp_path):
+    service = _store(MINIMAL)
+    before = sorted(service.store.list(""))
+    with pytest.raises(updates.UpdateError, match="target=cloudformation: a GCE cluster applies directly or renders "
+                                                  "as terraform"):
+        updates.render_cloudformation(service, MINIMAL["cluster_name"], str(tmp_path), dry_run=False)
+    assert sorted(service.store.list("")) == before and not list(tmp_path.iterdir())

@@ -24,6 +24,7 @@ IPV6_CIDR_LENGTH = 'local.vpc_ipv6_cidr_block == "" ? null : tonumber(regex(".*/
 
 class AwsDriver(object):
     provider = "aws"
+    targets = ("direct", "terraform", "cloudformation")
 
     def cloud(self, cluster_name, region, profile=None, spec=None):
         from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import AwsCloud

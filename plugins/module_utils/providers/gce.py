@@ -20,6 +20,7 @@ GOOGLE_PROVIDER = {"source": "hashicorp/google", "version": ">= 5.11.0"}
 
 class GceDriver(object):
     provider = "gce"
+    targets = ("direct", "terraform")  # CloudFormation is AWS's
 
     def cloud(self, cluster_name, region, project=None, credentials_file=None, spec=None, profile=None):
         """The cluster's GceCloud; project from the spec unless given.  Credentials: application default
