@@ -95,3 +95,19 @@ def test_api_internal_follows_the_control_plane(cloud):
 def test_no_managed_zone_is_a_clear_error(cloud):
     with pytest.raises(api_dns.CloudDnsError, match="no Cloud DNS managed zones are for nowhere.example."):
         api_dns.gce_managed_zone(cloud, "nowhere.example")
+
+
+def test_etcd_peers_by_attached_disk_then_by_instance_group(cloud):
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd_peers
+    templates = {z: cloud.template("master-%s" % z, "master-us-test1-%s" % z, labels={"k8s-io-role-master": "master"})
+                 for z in "ab"}
+    cloud.instance("us-test1-a", "master-a-0000", templates["a"], address="10.0.1.2")
+    cloud.instance("us-test1-b", "master-b-0000", templates["b"], address="10.0.2.2")
+    cloud.instance("us-test1-b", "master-b-0001", templates["b"], address="10.0.2.3")  # two in b: ambiguous
+    etcd = {"name": "main", "members": [{"name": n, "instanceGroup": "master-us-test1-%s" % n} for n in "abc"]}
+    assert etcd_peers.gce_member_addresses(cloud, etcd) == {"a": "10.0.1.2"}
+    # b's disk attached to one of b's instances settles it; c has no instance yet.
+    cloud.resources[("compute", "projects/p1/zones/us-test1-a/disks/b-etcd-main-k8s-example-com")]["users"] = [
+        "https://x/compute/v1/projects/p1/zones/us-test1-b/instances/master-b-0001"]
+    assert etcd_peers.gce_member_addresses(cloud, etcd) == {"a": "10.0.1.2", "b": "10.0.2.3"}
+    assert {m for m, _p in cloud.calls} == {"GET"}
