@@ -26,6 +26,11 @@ description:
   - "With a bastion instance group, hosts without a public address get C(ansible_ssh_common_args) with a
     C(ProxyJump) through the bastion: its C(spec.topology.bastion.bastionPublicName), else the DNS name of the
     bastion's load balancer, else the bastion instance's public address."
+  - "On GCE (C(spec.cloudProvider: gce)): the managed instance groups' instances (one C(instanceTemplates) list,
+    per zone one C(instanceGroupManagers) and one C(instances) list, per manager one C(listManagedInstances)),
+    with the same groups; host variables C(kops_instance_group_manager), C(kops_instance_template),
+    C(kops_group_instance_template) instead of the autoscaling and launch template ones, C(kops_instance_id)
+    the instance's name. Credentials are E(GOOGLE_APPLICATION_CREDENTIALS) or the application default credentials."
   - The configuration file name must end in C(kops.yml) or C(kops.yaml).
 extends_documentation_fragment:
   - constructed
@@ -45,10 +50,10 @@ options:
     type: str
     required: true
   region:
-    description: AWS region; by default the region of the cluster's zones.
+    description: AWS (or GCE) region; by default the region of the cluster's zones.
     type: str
   profile:
-    description: AWS profile to use.
+    description: AWS profile to use (not used on GCE).
     type: str
   hostname:
     description: What the inventory host name is.
