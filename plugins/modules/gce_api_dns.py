@@ -14,7 +14,7 @@ description:
     C(dns.alpha.kubernetes.io/internal) annotation, without needing the API first. It lists the cluster's RUNNING
     control-plane instances in the region's zones (labels C(k8s-io-cluster-name=<cluster with dots as dashes>) and
     C(k8s-io-role-control-plane) or C(k8s-io-role-master)) and keeps one A record of their internal addresses in
-    the cluster's Cloud DNS managed zone (one change: the old record set out, the new one in).
+    the cluster's Cloud DNS managed zone, with one change that takes the old record set out and puts the new one in.
   - An unchanged record is left alone. Clusters with C(topology.dns.type=None) need no record; the role does not
     call this module for them.
   - Credentials are Google's application default credentials (on an instance, its service account) or

@@ -29,8 +29,8 @@ description:
     C(--yes) is needed, since check mode is the preview, as for M(kubeops.kops.cluster_update).
   - A roll takes long. Each step (group, instance, phase, elapsed time) is a line of RV(log), and is appended to
     O(progress_file) as it happens, for C(tail -f).
-  - On GCE (as kops) nothing surges (C(maxSurge) defaults to 0 and a surge asked for is logged as impossible):
-    after draining, each instance is recreated through its managed instance group (C(recreateInstances), the
+  - On GCE, as in kops, nothing surges (C(maxSurge) defaults to 0 and a surge asked for is logged as impossible).
+    After draining, each instance is recreated through its managed instance group (C(recreateInstances), the
     group's target size kept), and the roll waits until every manager of the group has its target size of
     running instances again. An instance group in several zones has a managed instance group per zone; the
     table has one row per instance group with their sizes summed (kops prints one row per manager).

@@ -169,8 +169,8 @@ def test_rolling_update_plan_and_a_roll_step(gce, kube_api, tmp_path, playbook):
     result = task_results(run, TASK)
     assert code == 0, (result.get("msg"), result.get("log"))
     # kops on GCE: no surge, each instance recreated through its manager after its drain, one at a time.
-    recreated = "/compute/v1/projects/%s/zones/%s/instanceGroupManagers/%s/recreateInstances" % (PROJECT, ZONE,
-                                                                                                   managers[nodes])
+    recreated = "/compute/v1/projects/%s/zones/%s/instanceGroupManagers/%s/recreateInstances" % (
+        PROJECT, ZONE, managers[nodes])
     assert _mutations_besides_reads(gce) == [("POST", recreated)] * 2
     cordoned = {p.rsplit("/", 1)[-1] for m, p, _s in kube_api.requests if m == "PATCH" and "/nodes/" in p}
     assert old <= cordoned

@@ -78,8 +78,8 @@ def test_api_endpoint_is_the_clusters_forwarding_rule(cloud):
     cloud.add("compute", rules + "api-k8s-example-com", {
         "IPAddress": "203.0.113.7", "loadBalancingScheme": "EXTERNAL", "labels": {"k8s-io-cluster-name": "k8s-example-com"}})
     assert gce_groups.api_endpoint(cloud) == "203.0.113.7"
-    completed = {"metadata": {"name": CLUSTER}, "spec": {"cloudProvider": "gce", "topology": {"dns": {"type": "None"}},
-                                                        "api": {"loadBalancer": {"type": "Public"}}}}
+    spec = {"cloudProvider": "gce", "topology": {"dns": {"type": "None"}}, "api": {"loadBalancer": {"type": "Public"}}}
+    completed = {"metadata": {"name": CLUSTER}, "spec": spec}
     assert endpoint.api_server(completed, cloud) == "https://203.0.113.7"
 
 
@@ -88,8 +88,8 @@ def test_cloud_for_takes_the_project_from_the_spec(monkeypatch):
     made = []
     monkeypatch.setattr(gce_groups, "cloud", lambda name, region, profile, project=None: made.append(
         (name, region, project)) or "cloud")
-    completed = {"metadata": {"name": CLUSTER}, "spec": {"cloudProvider": "gce", "project": "my-project",
-                                                        "subnets": [{"name": "us-test1", "region": "us-test1"}]}}
+    spec = {"cloudProvider": "gce", "project": "my-project", "subnets": [{"name": "us-test1", "region": "us-test1"}]}
+    completed = {"metadata": {"name": CLUSTER}, "spec": spec}
     reader, cloud = clouds.cloud_for(completed)
     assert (reader, cloud, made) == (gce_groups, "cloud", [(CLUSTER, "us-test1", "my-project")])
     with pytest.raises(gce_groups.GceReadError, match="no spec.project"):
