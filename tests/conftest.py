@@ -41,6 +41,23 @@ def gcs(gcs_server, monkeypatch):
     return gcs_server
 
 
+@pytest.fixture(scope="session")
+def gce_server():
+    from tests.gce_server import GceServer
+    server = GceServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def gce(gce_server, monkeypatch):
+    """tests/gce_server.py (Compute, IAM, Cloud DNS, Resource Manager) emptied for this test, with
+    KOPS_GCE_ENDPOINT pointing at it (so GceCloud uses anonymous credentials): .url, .requests, .reset()."""
+    gce_server.reset()
+    monkeypatch.setenv("KOPS_GCE_ENDPOINT", gce_server.url)
+    return gce_server
+
+
 @pytest.fixture(autouse=True)
 def _no_ambient_aws(monkeypatch):
     """No AWS credentials, profile or instance metadata from the machine: modules look cloud facts up when
