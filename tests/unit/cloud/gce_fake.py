@@ -6,13 +6,9 @@ from __future__ import annotations
 
 import copy
 
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud.gce import GceError
+
 BASE = "https://compute.example/compute/v1/"
-
-
-class FakeGceError(Exception):
-    def __init__(self, status, reason, message):
-        Exception.__init__(self, message)
-        self.status, self.reason, self.message = status, reason, message
 
 
 class FakeGce(object):
@@ -52,7 +48,7 @@ class FakeGce(object):
             name = url.rsplit("/", 1)[-1]
             found = [m for m in self.managed.get(manager, []) if m["instance"].endswith("/" + name)]
             if not found:
-                raise FakeGceError(404, "notFound", "instance %s is not in %s" % (name, manager))
+                raise GceError(404, "notFound", "instance %s is not in %s" % (name, manager), "POST", manager)
             found[0].update(currentAction="NONE", instanceStatus="RUNNING", version={"instanceTemplate": current})
         return {"kind": "compute#operation", "status": "DONE"}
 
@@ -104,18 +100,3 @@ class FakeGce(object):
                                           "version": {"instanceTemplate": template["selfLink"]}})
         return path
 
-
-def client_module_or_stand_in(monkeypatch):
-    """cloud/gce (GceError) when it is there, else a stand-in module whose GceError is FakeGceError (until the
-    GCE client lands; then this returns the real module)."""
-    import importlib
-    import sys
-    import types
-    name = "ansible_collections.kubeops.kops.plugins.module_utils.cloud.gce"
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        module = types.ModuleType(name)
-        module.GceError = FakeGceError
-        monkeypatch.setitem(sys.modules, name, module)
-        return module

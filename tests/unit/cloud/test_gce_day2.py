@@ -11,7 +11,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.cloud import gce_grou
 from ansible_collections.kubeops.kops.plugins.module_utils.kube import clouds, endpoint
 from ansible_collections.kubeops.kops.plugins.module_utils.rolling import gce as gce_rolling
 from ansible_collections.kubeops.kops.plugins.module_utils.rolling import planner, roller
-from tests.unit.cloud.gce_fake import FakeGce, client_module_or_stand_in
+from tests.unit.cloud.gce_fake import FakeGce
 
 CLUSTER = "k8s.example.com"
 GROUPS = [{"metadata": {"name": "master-us-test1-a"}, "spec": {"role": "Master"}},
@@ -19,10 +19,9 @@ GROUPS = [{"metadata": {"name": "master-us-test1-a"}, "spec": {"role": "Master"}
 
 
 @pytest.fixture
-def cloud(monkeypatch):
+def cloud():
     """A control plane in zone a, nodes over zones a and b (one manager each), the node template changed after
     zone a's instances were made; another cluster's manager and a manager of an unmanaged template beside."""
-    client_module_or_stand_in(monkeypatch)
     fake = FakeGce(CLUSTER)
     control = fake.template("master-us-test1-a-k8s-example-com-1", "master-us-test1-a",
                             labels={"k8s-io-role-master": "master", "k8s-io-role-control-plane": "control-plane"})
@@ -130,6 +129,8 @@ def test_one_roll_step_recreates_through_the_manager(cloud):
         "a-nodes-k8s-example-com-0000", "a-nodes-k8s-example-com-0001", "b-nodes-k8s-example-com-0000"]
     after = {i["name"]: i["needs_update"] for i in rolling.cloud_groups()["nodes"]["instances"]}
     assert after["a-nodes-k8s-example-com-0000"] is False and after["a-nodes-k8s-example-com-0001"] is True
+    # An instance already gone counts as recreated (kops: "Instance not found, assuming deleted").
+    rolling.terminate(group.cloud, dict(instance, name="gone-0000"))
 
 
 def test_wait_in_service_names_the_manager_short_of_its_size(cloud):
