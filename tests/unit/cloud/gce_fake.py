@@ -99,4 +99,3 @@ class FakeGce(object):
             self.managed[manager].append({"instance": BASE + path, "instanceStatus": status, "currentAction": "NONE",
                                           "version": {"instanceTemplate": template["selfLink"]}})
         return path
-
