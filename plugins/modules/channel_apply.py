@@ -24,7 +24,8 @@ description:
     is left as it was so the next run tries again.
   - The API is reached through O(kubeconfig), or else with a short-lived (1 h) admin client certificate
     (C(O=system:masters)) this module issues itself, in memory, from the C(kubernetes-ca) keypair under
-    O(config_base); the kubernetes client keeps it in 0600 temporary files for the run only.
+    O(config_base), kept for the run only in 0600 files of a private temporary directory that is removed after.
+  - Calls go through C(requests); the C(kubernetes) client is needed only to read a O(kubeconfig).
 options:
   channel:
     description:
@@ -56,7 +57,9 @@ options:
 extends_documentation_fragment:
   - kubeops.kops.aws
 requirements:
-  - kubernetes (the Python client)
+  - requests
+  - cryptography (for the issued credential)
+  - kubernetes (the Python client), only with O(kubeconfig)
 attributes:
   check_mode:
     description: Plans only, with reads (the channel, the records, the prune candidates, the nodes); no write is
@@ -114,11 +117,11 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
 
 
-def api_client(params):
-    """The kubernetes ApiClient: from the kubeconfig, or with an admin certificate issued from the store's CA."""
-    from ansible_collections.kubeops.kops.plugins.module_utils.kube import client, credentials
+def api_service(params):
+    """The API: through the kubeconfig, or with an admin certificate issued from the store's CA."""
+    from ansible_collections.kubeops.kops.plugins.module_utils.kube import channels, credentials
     if params["kubeconfig"]:
-        return client.KubeClient.from_kubeconfig(params["kubeconfig"], params["context"]).api_client
+        return channels.ApiService.from_kubeconfig(params["kubeconfig"], params["context"])
     from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
     store_url, _sep, cluster_name = params["config_base"].rstrip("/").rpartition("/")
     if not cluster_name or "://" not in store_url and not store_url.startswith("/"):
@@ -129,21 +132,28 @@ def api_client(params):
         credentials.cluster_ca(cluster_store, cluster_name), user="kubeops-channels",
         lifetime=credentials.SHORT_LIFETIME)
     server = params["api_server"] if "://" in params["api_server"] else "https://" + params["api_server"]
-    document = credentials.kubeconfig(cluster_name, server, ca_pem, certificate_pem, key_pem)
-    return client.KubeClient.from_kubeconfig(document=document).api_client
+    return channels.ApiService.from_credentials(server, ca_pem, certificate_pem, key_pem)
 
 
 def run(module):
-    from ansible_collections.kubeops.kops.plugins.module_utils.kube import channels, client
-    try:
-        client.import_kubernetes()
-    except ImportError as exc:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=str(exc))
+    from ansible_collections.kubeops.kops.plugins.module_utils.kube import channels
     params = module.params
+    if params["kubeconfig"]:
+        try:
+            __import__("kubernetes")
+        except ImportError as exc:
+            module.fail_json(msg=missing_required_lib("kubernetes", reason="to read a kubeconfig"), exception=str(exc))
+    else:
+        from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
+        certs.require_cryptography()
     location = params["channel"] or params["config_base"].rstrip("/") + "/addons/bootstrap-channel.yaml"
-    runner = channels.ChannelRunner(channels.ApiService(api_client(params)), location,
-                                    read=lambda where: channels.read_location(where, params["endpoint"]))
-    result = runner.run(check_mode=module.check_mode)
+    api = api_service(params)
+    try:
+        runner = channels.ChannelRunner(api, location,
+                                        read=lambda where: channels.read_location(where, params["endpoint"]))
+        result = runner.run(check_mode=module.check_mode)
+    finally:
+        api.close()
     for warning in result.pop("warnings"):
         module.warn(warning)
     errors = result.pop("errors")

@@ -240,39 +240,78 @@ class Resource(object):
 
 
 class ApiService(object):
-    """The Kubernetes API calls a channel needs, over the `kubernetes` client's ApiClient (its TLS, its
-    auth), with discovery of group/version/kind -> resource.  mutations counts the writes made."""
+    """The Kubernetes API calls a channel needs, over requests (a runtime dependency, so a control-plane node
+    needs nothing more), with discovery of group/version/kind -> resource.  mutations counts the writes."""
 
-    def __init__(self, api_client, sleep=None):
+    def __init__(self, host, session, cleanup=None, sleep=None):
         import time  # pylint: disable=import-outside-toplevel
-        self.api_client = api_client
+        self.host, self.session, self._cleanup = host.rstrip("/"), session, cleanup
         self.sleep = sleep or time.sleep
         self._versions = {}  # group/version -> {kind: Resource} (None: not served)
         self._preferred = None  # group -> preferred group/version
         self.mutations = 0
 
+    @classmethod
+    def from_credentials(cls, server, ca_pem, certificate_pem, key_pem):
+        """A client certificate held in memory: TLS needs it in files, so they live 0600 in a 0700 directory of
+        this run only (close() removes them)."""
+        import os  # pylint: disable=import-outside-toplevel
+        import shutil  # pylint: disable=import-outside-toplevel
+        import tempfile  # pylint: disable=import-outside-toplevel
+        import requests  # pylint: disable=import-outside-toplevel
+        directory = tempfile.mkdtemp(prefix="kubeops-channels-")
+        paths = {}
+        for name, data in (("ca.crt", ca_pem), ("client.crt", certificate_pem), ("client.key", key_pem)):
+            paths[name] = os.path.join(directory, name)
+            with os.fdopen(os.open(paths[name], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as handle:
+                handle.write(data)
+        session = requests.Session()
+        session.verify, session.cert = paths["ca.crt"], (paths["client.crt"], paths["client.key"])
+        return cls(server, session, cleanup=lambda: shutil.rmtree(directory, ignore_errors=True))
+
+    @classmethod
+    def from_kubeconfig(cls, path=None, context=None):
+        """A kubeconfig file, read by the `kubernetes` client (contexts, exec plugins, tokens, its own temp
+        files for inline certificates); the calls still go through requests."""
+        from ansible_collections.kubeops.kops.plugins.module_utils.kube.client import KubeClient
+        import requests  # pylint: disable=import-outside-toplevel
+        configuration = KubeClient.from_kubeconfig(path, context).api_client.configuration
+        session = requests.Session()
+        session.verify = (configuration.ssl_ca_cert or True) if configuration.verify_ssl else False
+        if configuration.cert_file:
+            session.cert = (configuration.cert_file, configuration.key_file)
+        token = configuration.api_key.get("authorization") or configuration.api_key.get("BearerToken")
+        if token:
+            session.headers["Authorization"] = token if " " in token else "Bearer " + token
+        return cls(configuration.host, session)
+
+    def close(self):
+        self.session.close()
+        if self._cleanup:
+            self._cleanup()
+
     def call(self, method, path, query=None, body=None, content_type=None):
-        from ansible_collections.kubeops.kops.plugins.module_utils.kube.client import import_kubernetes, _message
-        kubernetes = import_kubernetes()
-        import urllib3  # pylint: disable=import-outside-toplevel
-        headers = {"Accept": "application/json"}
+        import requests  # pylint: disable=import-outside-toplevel
+        headers = {"Accept": "application/json", "User-Agent": "kubeops-channels"}
         if content_type:
             headers["Content-Type"] = content_type
         if method != "GET":
             self.mutations += 1
         try:
-            response = self.api_client.call_api(path, method, query_params=list((query or {}).items()),
-                                                header_params=headers, body=body, auth_settings=["BearerToken"],
-                                                _preload_content=False, _return_http_data_only=True,
-                                                _request_timeout=30)
-        except kubernetes.client.ApiException as exc:
-            raise ApiCallError("%s %s: HTTP %s %s" % (method, path, exc.status, _message(exc.body) or exc.reason),
-                               exc.status)
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise ApiCallError("cannot reach the Kubernetes API at %s (%s %s): %s"
-                               % (self.api_client.configuration.host, method, path, exc))
-        data = response.data
-        return json.loads(data) if data else {}
+            # verify given per request: requests lets REQUESTS_CA_BUNDLE override the session's own
+            response = self.session.request(method, self.host + path, params=query, headers=headers, timeout=30,
+                                            data=None if body is None else json.dumps(body),
+                                            verify=self.session.verify)
+        except (requests.RequestException, OSError) as exc:
+            raise ApiCallError("cannot reach the Kubernetes API at %s (%s %s): %s" % (self.host, method, path, exc))
+        if not 200 <= response.status_code < 300:
+            try:
+                message = response.json().get("message") or response.reason
+            except ValueError:
+                message = response.text[:200] or response.reason
+            raise ApiCallError("%s %s: HTTP %s %s" % (method, path, response.status_code, message),
+                               response.status_code)
+        return response.json() if response.content else {}
 
     # discovery
     def _kinds(self, group_version):
