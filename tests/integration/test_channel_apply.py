@@ -215,21 +215,46 @@ def test_fixture_channel_applied_then_stable_then_updated_with_prune(kube_api, k
     assert _mutations_since(server, start) == []
 
 
-def test_issued_admin_credential_from_the_store_ca(playbook, fixture_channel):
-    """Without a kubeconfig the module issues itself a system:masters certificate from the store's kubernetes-ca:
-    an API server trusting only that CA (and refusing others, 401/403) accepts it."""
+ROLE_PLAYBOOK = """
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: The API part of roles/protokube, as the control plane runs it
+      ansible.builtin.include_role:
+        name: kubeops.kops.protokube
+        tasks_from: api
+      vars:
+        protokube_nodeup_config: {kubeops: {configBase: "{{ config_base }}"}, ClusterName: minimal-aws.example.com}
+        protokube_api_url: "{{ api_server }}/healthz"
+        protokube_api_server: "{{ api_server }}"
+        protokube_channel_python_packages: []
+"""
+ROLE_TASK = "kubeops.kops.protokube : Apply the addons channel (kops' channels apply channel)"
+
+
+def test_protokube_applies_the_channel_with_a_credential_it_issues(playbook, fixture_channel, tmp_path):
+    """roles/protokube: once the API answers, the bootstrap channel under configBase is applied with a
+    system:masters certificate issued from the store's kubernetes-ca: an API server trusting only that CA (401/403
+    to anything else) accepts it; the temporary credential files are gone after the run."""
+    import tempfile
     keyset = keystore.new_keyset("kubernetes-ca")
     keyset_path = fixture_channel["dir"] / keystore.path("kubernetes-ca")
     keyset_path.parent.mkdir(parents=True, exist_ok=True)
     keyset_path.write_bytes(keystore.dump(keyset))
+    (tmp_path / "role.yml").write_text(ROLE_PLAYBOOK)
+    leftovers = set(pathlib.Path(tempfile.gettempdir()).glob("kubeops-channels-*"))
     with KubeAPIServer(ca=keystore.primary(keyset)) as server:
-        code, run = playbook(fixture_channel["playbook"], "-e", "config_base=%s" % fixture_channel["config_base"],
-                             "-e", "api_server=%s" % server.url)
-        result = task_results(run, TASK)
+        args = ("-e", "config_base=%s" % fixture_channel["config_base"], "-e", "api_server=%s" % server.url)
+        code, run = playbook(tmp_path / "role.yml", *args)
+        result = task_results(run, ROLE_TASK)
         assert code == 0, result
         assert [a["action"] for a in result["addons"]] == ["install"] * 9
+        assert result["channel"] == fixture_channel["channel"]
         assert server.get("apps/v1", "Deployment", "coredns", namespace="kube-system")
         assert "PRIVATE KEY" not in json.dumps(run)
+        code, run = playbook(tmp_path / "role.yml", *args)
+        assert code == 0 and task_results(run, ROLE_TASK)["changed"] is False
+    assert set(pathlib.Path(tempfile.gettempdir()).glob("kubeops-channels-*")) == leftovers
 
     with KubeAPIServer() as other:  # another cluster's API: it does not trust this CA
         code, run = playbook(fixture_channel["playbook"], "-e", "config_base=%s" % fixture_channel["config_base"],
