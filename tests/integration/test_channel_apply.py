@@ -278,3 +278,74 @@ def test_a_failing_addon_is_reported_and_left_unrecorded(kube_api, playbook, fix
     annotations = kube_api.get("v1", "Namespace", "kube-system")["metadata"]["annotations"]
     assert "addons.k8s.io/limit-range.addons.k8s.io" not in annotations
     assert len([k for k in annotations if k.startswith("addons.k8s.io/")]) == 8
+
+
+WIDGETS_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.example.com"},
+    "spec": {"group": "example.com", "scope": "Namespaced",
+             "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
+             "versions": [{"name": "v1", "served": True, "storage": True,
+                           "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
+
+def _widget(name):
+    return {"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": name, "namespace": "widgets", "labels": {"addon.kops.k8s.io/name": "widgets"}},
+            "spec": {"size": 1}}
+
+
+def test_a_crd_its_namespace_and_its_objects_from_a_channel_on_the_host(kube_api, playbook, tmp_path):
+    """A channel given as a path: objects of a kind whose CRD the same manifest defines (listed first) are applied
+    once the kind is served; a prune kind of that CRD deletes the object a new manifest dropped."""
+    addons = tmp_path / "addons"
+    (addons / "widgets").mkdir(parents=True)
+    manifest = addons / "widgets" / "v1.yaml"
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "widgets"}}
+    manifest.write_text(yaml.safe_dump_all([_widget("w1"), _widget("w2"), WIDGETS_CRD, namespace]))
+    channel = {"kind": "Addons", "metadata": {"name": "extra"}, "spec": {"addons": [
+        {"name": "widgets", "id": "v1", "manifest": "widgets/v1.yaml", "manifestHash": "1" * 64,
+         "prune": {"kinds": [{"group": "example.com", "kind": "Widget", "labelSelector": "addon.kops.k8s.io/name=widgets",
+                              "namespaces": ["widgets"]}]}}]}}
+    (addons / "channel.yaml").write_text(yaml.safe_dump(channel))
+    (tmp_path / "apply.yml").write_text(PLAYBOOK)
+    args = ("-e", "channel=%s" % (addons / "channel.yaml"), "-e", "kubeconfig=%s" % kube_api.kubeconfig_path)
+
+    start = len(kube_api.requests)
+    code, run = playbook(tmp_path / "apply.yml", *args, "--check")
+    result = task_results(run, TASK)
+    assert code == 0 and result["changed"] is True and result["addons"][0]["pruned"] == [], result
+    assert _mutations_since(kube_api, start) == []
+
+    code, run = playbook(tmp_path / "apply.yml", *args)
+    result = task_results(run, TASK)
+    assert code == 0, result
+    assert result["addons"][0]["applied"] == [
+        "Namespace widgets", "CustomResourceDefinition widgets.example.com", "Widget widgets/w1", "Widget widgets/w2"]
+    api = kubernetes.config.new_client_from_config(config_file=kube_api.kubeconfig_path)
+    custom = kubernetes.client.CustomObjectsApi(api)
+    listed = custom.list_namespaced_custom_object("example.com", "v1", "widgets", "widgets")
+    assert sorted(w["metadata"]["name"] for w in listed["items"]) == ["w1", "w2"]
+    record = kubernetes.client.CoreV1Api(api).read_namespace("kube-system").metadata.annotations["addons.k8s.io/widgets"]
+    assert json.loads(record)["channel"] == str(addons / "channel.yaml")
+
+    manifest.write_text(yaml.safe_dump_all([namespace, WIDGETS_CRD, _widget("w1")]))
+    channel["spec"]["addons"][0]["manifestHash"] = "2" * 64
+    (addons / "channel.yaml").write_text(yaml.safe_dump(channel))
+    code, run = playbook(tmp_path / "apply.yml", *args)
+    result = task_results(run, TASK)
+    assert code == 0 and result["addons"][0]["pruned"] == ["Widget widgets/w2"], result
+    listed = custom.list_namespaced_custom_object("example.com", "v1", "widgets", "widgets")
+    assert [w["metadata"]["name"] for w in listed["items"]] == ["w1"]
+
+
+def test_deletecollection_by_label_with_the_python_client(kube_api):
+    api = kubernetes.config.new_client_from_config(config_file=kube_api.kubeconfig_path)
+    core = kubernetes.client.CoreV1Api(api)
+    for name, labels in (("a", {"addon": "x"}), ("b", {"addon": "x"}), ("c", {"addon": "y"})):
+        core.create_namespaced_config_map("default", {"metadata": {"name": name, "labels": labels}})
+    core.delete_collection_namespaced_config_map("default", label_selector="addon=x")
+    assert [c.metadata.name for c in core.list_namespaced_config_map("default").items] == ["c"]
+    version = core.read_namespaced_config_map("c", "default").metadata.resource_version
+    core.patch_namespaced_config_map("c", "default", {"metadata": {"labels": {"addon": "y"}}})  # changes nothing
+    assert core.read_namespaced_config_map("c", "default").metadata.resource_version == version

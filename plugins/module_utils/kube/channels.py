@@ -173,6 +173,12 @@ def describe(obj):
     return "%s %s" % (obj["kind"], where)
 
 
+def _defines(objects, group, kind):
+    """Whether a CustomResourceDefinition among objects defines group/kind."""
+    return any(o["kind"] == "CustomResourceDefinition" and (o.get("spec") or {}).get("group") == group and
+               ((o.get("spec") or {}).get("names") or {}).get("kind") == kind for o in objects)
+
+
 # -- what is recorded --------------------------------------------------------------------------------------
 def channel_version(addon, channel_name):
     """kops' ChannelVersion for this addon: omitempty drops an empty id and manifestHash, never channel."""
@@ -472,6 +478,8 @@ class ChannelRunner(object):
         for kind in spec.get("kinds") or []:
             group = kind.get("group") or ""
             resource = self.api.resource_of_group_kind(group, kind["kind"])
+            if resource is None and _defines(objects, group, kind["kind"]):
+                continue  # the manifest's own CRD, not served yet (check mode before the first apply): none exist
             if resource is None:
                 raise ChannelError("addon %s: prune kind %s%s is not served by the API"
                                    % (addon["name"], kind["kind"], "." + group if group else ""))
