@@ -10,8 +10,8 @@ module: channel_apply
 short_description: Apply an addons channel to a cluster, like kops' channels apply channel
 version_added: 0.1.0
 description:
-  - Reads an addons channel (C(kind: Addons), kops' C(addons/bootstrap-channel.yaml)) and applies each addon whose
-    recorded version differs, as kops' C(channels apply channel --yes) does from the C(kops-channels) static pod.
+  - "Reads an addons channel (C(kind: Addons), kops' C(addons/bootstrap-channel.yaml)) and applies each addon whose
+    recorded version differs, as kops' C(channels apply channel --yes) does from the C(kops-channels) static pod."
   - What was applied is recorded as kops records it, on the addon's namespace (C(kube-system) unless the addon
     names another) as the annotation C(addons.k8s.io/<addon name>), the JSON of C(channel), C(id),
     C(manifestHash) and C(systemGeneration). An addon is applied when it has no record, when its C(id) or
