@@ -149,8 +149,7 @@ def run(module):
     location = params["channel"] or params["config_base"].rstrip("/") + "/addons/bootstrap-channel.yaml"
     api = api_service(params)
     try:
-        runner = channels.ChannelRunner(api, location,
-                                        read=lambda where: channels.read_location(where, params["endpoint"]))
+        runner = channels.ChannelRunner(api, location, read=channels.LocationReader(params["endpoint"]))
         result = runner.run(check_mode=module.check_mode)
     finally:
         api.close()

@@ -65,9 +65,30 @@ def resolve(channel_location, manifest):
     return "%s://%s%s" % (scheme, host, posixpath.normpath(posixpath.join("/" + rest, manifest)))
 
 
-def read_location(location, endpoint=None):
-    """Bytes at a state-store URL (s3://, gs://, file://, memfs://), an http(s) URL or a path on this host."""
-    if location.startswith(("http://", "https://")):
+class LocationReader(object):
+    """Bytes at a state-store URL (s3://, gs://, file://, memfs://), an http(s) URL or a path on this host; one
+    store client per directory, so a channel's manifests share their channel's."""
+
+    def __init__(self, endpoint=None):
+        self.endpoint = endpoint
+        self._stores = {}
+
+    def __call__(self, location):
+        if location.startswith(("http://", "https://")):
+            return self._http(location)
+        from ansible_collections.kubeops.kops.plugins.module_utils.statestore import vfs
+        directory, _sep, name = location.rstrip("/").rpartition("/")
+        if not name or not directory or directory.endswith(":/"):
+            raise ChannelError("%s: expected the location of a file (a URL or path ending in its name)" % location)
+        try:
+            if directory not in self._stores:
+                self._stores[directory] = vfs.open_store(directory, endpoint=self.endpoint)
+            return self._stores[directory].read(name)
+        except vfs.StoreError as exc:
+            raise ChannelError("cannot read %s: %s" % (location, exc))
+
+    @staticmethod
+    def _http(location):
         import requests  # pylint: disable=import-outside-toplevel
         try:
             response = requests.get(location, timeout=30)
@@ -76,14 +97,6 @@ def read_location(location, endpoint=None):
         if response.status_code != 200:
             raise ChannelError("cannot read %s: HTTP %s" % (location, response.status_code))
         return response.content
-    from ansible_collections.kubeops.kops.plugins.module_utils.statestore import vfs
-    directory, _sep, name = location.rstrip("/").rpartition("/")
-    if not name or not directory or directory.endswith(":/"):
-        raise ChannelError("%s: expected the location of a file (a URL or path ending in its name)" % location)
-    try:
-        return vfs.open_store(directory, endpoint=endpoint).read(name)
-    except vfs.StoreError as exc:
-        raise ChannelError("cannot read %s: %s" % (location, exc))
 
 
 def _yaml():
@@ -397,11 +410,11 @@ class ApiService(object):
 class ChannelRunner(object):
     """Plan (reads only), then apply what the plan found to do, as kops' applyMenu + EnsureUpdated."""
 
-    def __init__(self, api, channel_location, read=read_location, channel_name=None):
+    def __init__(self, api, channel_location, read=None, channel_name=None):
         self.api = api
         self.location = channel_location
         self.channel_name = channel_name or channel_location  # kops records the channel argument as given
-        self.read = read
+        self.read = read or LocationReader()
         self.warnings = []
 
     def _namespaced(self, resource, obj):
