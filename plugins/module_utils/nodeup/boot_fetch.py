@@ -89,7 +89,8 @@ def read(url):
     bucket, _sep, key = rest.partition("/")
     if scheme == "s3":
         region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
-        target, headers = s3_request(bucket, key, region, aws_credentials(), os.environ.get("S3_ENDPOINT"))
+        endpoint = os.environ.get("S3_ENDPOINT") or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+        target, headers = s3_request(bucket, key, region, aws_credentials(), endpoint)
         return _get(target, headers, timeout=300)
     if scheme == "gs":
         emulator = os.environ.get("STORAGE_EMULATOR_HOST")
@@ -147,7 +148,7 @@ def fetch_manifest(url, sha256, directory):
     fetch(url, sha256, manifest_path)
     with open(manifest_path, encoding="utf-8") as handle:
         manifest = json.load(handle)
-    base = url.rsplit("/", 1)[0] if not manifest.get("base") else manifest["base"]
+    base = manifest["base"]
     collection = manifest["collection"]
     fetch("%s/%s" % (base, collection["path"]), collection["sha256"], os.path.join(directory, "collection.tar.gz"))
     wheels = [w for w in manifest["wheels"] if wheel_fits(w["file"])]
