@@ -145,7 +145,7 @@ def main(generate, description, options=()):
     args = parser.parse_args()
     if not os.path.isdir(args.kops):
         parser.error("--kops %s is not a directory" % args.kops)
-    extra = {flag.lstrip("-").replace("-", "_"): getattr(args, flag.lstrip("-").replace("-", "_")) for flag, _ in options}
+    extra = {name: getattr(args, name) for name in (flag.lstrip("-").replace("-", "_") for flag, _help in options)}
     try:
         text = generate(args.kops, commit=args.commit, **extra)
     except (OSError, ValueError) as err:

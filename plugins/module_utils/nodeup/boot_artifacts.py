@@ -29,7 +29,6 @@ everything against them).
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import hashlib
 import io
@@ -65,7 +64,7 @@ WHEELHOUSE_ENV = "KUBEOPS_BOOT_WHEELHOUSE"
 COLLECTION_ENV = "KUBEOPS_COLLECTION_DIR"
 OBJECT_PATH = "boot/sha256/%s/%s"
 WRITABLE_SCHEMES = ("file", "s3", "gs")
-# Source trees built in this process (a build takes about a second): directory -> (name, bytes).
+# Tarballs built in this process (a build takes seconds): directory (None: the running one) -> (name, bytes).
 _BUILT = {}
 
 
@@ -84,15 +83,38 @@ def object_path(digest, name):
 # -- the collection ---------------------------------------------------------------------------------
 
 
+# Run by the controller's Python in a subprocess: module_utils may not import ansible itself (the module
+# runs on the controller, where ansible-core is installed). "paths": the configured collection paths;
+# "build DIR OUT": ansible-galaxy's own build of a source tree (galaxy.yml, build_ignore), its path.
+_ANSIBLE_HELPER = r"""
+import contextlib, io, json, sys
+if sys.argv[1] == "paths":
+    from ansible import constants
+    print(json.dumps(list(constants.COLLECTIONS_PATHS)))
+else:
+    from ansible.galaxy.collection import build_collection
+    with contextlib.redirect_stdout(io.StringIO()):
+        path = build_collection(sys.argv[2], sys.argv[3], True)
+    print(json.dumps(path))
+"""
+
+
+def _ansible(*args):
+    result = subprocess.run([sys.executable, "-c", _ANSIBLE_HELPER] + list(args), capture_output=True, text=True,
+                            check=False)
+    if result.returncode != 0:
+        raise BootArtifactError("ansible-core on this controller (%s) could not %s: %s; set %s to the collection's "
+                                "directory" % (sys.executable, " ".join(args[:1]), result.stderr.strip()[-600:],
+                                               COLLECTION_ENV))
+    return json.loads(result.stdout)
+
+
 def collection_dir():
     """The directory of the kubeops.kops collection this controller runs (KUBEOPS_COLLECTION_DIR first)."""
-    candidates = [os.environ.get(COLLECTION_ENV)] if os.environ.get(COLLECTION_ENV) else []
-    try:
-        from ansible import constants  # the controller's configured collection paths (this module runs there)
-        candidates += [os.path.join(p, "ansible_collections", "kubeops", "kops") for p in constants.COLLECTIONS_PATHS]
-    except ImportError:
-        pass
-    candidates += [os.path.join(p, "ansible_collections", "kubeops", "kops") for p in sys.path if p]
+    if os.environ.get(COLLECTION_ENV):
+        candidates = [os.environ[COLLECTION_ENV]]
+    else:
+        candidates = [os.path.join(p, "ansible_collections", "kubeops", "kops") for p in _ansible("paths") + sys.path if p]
     for candidate in candidates:
         if os.path.isfile(os.path.join(candidate, "MANIFEST.json")) or os.path.isfile(os.path.join(candidate, "galaxy.yml")):
             return os.path.realpath(candidate)
@@ -130,8 +152,16 @@ def _members_of(tarball):
 
 
 def collection_tarball(directory=None):
-    """(file name, bytes) of the running collection as `ansible-galaxy collection install` takes it."""
-    directory = pathlib.Path(directory or collection_dir())
+    """(file name, bytes) of the running collection (or directory's) as `ansible-galaxy collection install` takes it.
+
+    Built once per process and directory (a controller's collection does not change under a run)."""
+    key = str(directory) if directory else None
+    if key not in _BUILT:
+        _BUILT[key] = _tarball_of(pathlib.Path(directory or collection_dir()))
+    return _BUILT[key]
+
+
+def _tarball_of(directory):
     manifest = directory / "MANIFEST.json"
     if manifest.is_file():  # an installed collection: exactly the files its FILES.json lists
         info = json.loads(manifest.read_text(encoding="utf-8"))["collection_info"]
@@ -148,25 +178,13 @@ def collection_tarball(directory=None):
                 members.append((entry["name"], 0o755 if os.access(path, os.X_OK) else 0o644, path.read_bytes()))
         name = "%s-%s-%s.tar.gz" % (info["namespace"], info["name"], info["version"])
         return name, _deterministic_tar_gz(members)
-    key = str(directory)
-    if key not in _BUILT:
-        _BUILT[key] = _galaxy_build(directory)
-    return _BUILT[key]
+    return _galaxy_build(directory)
 
 
 def _galaxy_build(directory):
-    """ansible-galaxy's own build of a source tree (galaxy.yml, build_ignore), in this process, then made deterministic."""
-    try:
-        from ansible.galaxy.collection import build_collection
-        from ansible.errors import AnsibleError
-    except ImportError:
-        raise BootArtifactError("ansible-core is not importable here: it builds the collection the nodes install")
+    """ansible-galaxy's own build of a source tree, made deterministic: (name, bytes)."""
     with tempfile.TemporaryDirectory(prefix="kubeops-boot-") as out:
-        try:
-            with contextlib.redirect_stdout(io.StringIO()):  # its "Created collection" line is not module output
-                built = pathlib.Path(build_collection(str(directory), out, True))
-        except AnsibleError as exc:
-            raise BootArtifactError("building the collection in %s for the nodes failed: %s" % (directory, exc))
+        built = pathlib.Path(_ansible("build", str(directory), out))
         return built.name, _deterministic_tar_gz(list(_members_of(built.read_bytes())))
 
 

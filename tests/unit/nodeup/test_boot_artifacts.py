@@ -97,7 +97,18 @@ def test_collection_tarball_is_deterministic_and_installs_offline(tmp_path):
     result = subprocess.run([str(galaxy), "collection", "install", "--offline", "--force", "-p", str(tmp_path / "c"), str(tarball)],
                             capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert (tmp_path / "c/ansible_collections/kubeops/kops/roles/protokube/tasks/packages.yml").is_file()
+    installed = tmp_path / "c/ansible_collections/kubeops/kops"
+    assert (installed / "roles/protokube/tasks/packages.yml").is_file()
+    # A controller that installed the collection (from Galaxy, or this tarball) ships exactly what FILES.json lists.
+    again_name, again = boot_artifacts.collection_tarball(installed)
+    assert again_name == name and again == boot_artifacts.collection_tarball(installed)[1]
+    with tarfile.open(fileobj=io.BytesIO(again)) as tar:
+        assert {m.name for m in tar.getmembers() if m.isfile()} == {m.name for m in members if m.isfile()}
+    (tmp_path / "again.tar.gz").write_bytes(again)
+    result = subprocess.run([str(galaxy), "collection", "install", "--offline", "--force", "-p", str(tmp_path / "d"),
+                             str(tmp_path / "again.tar.gz")], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (tmp_path / "d/ansible_collections/kubeops/kops/playbooks/nodeup.yml").is_file()
 
 
 @pytest.mark.parametrize("name, python, machine, fits", [

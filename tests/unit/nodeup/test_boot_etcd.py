@@ -98,7 +98,8 @@ def test_the_role_runs_each_member_from_its_versions_directory():
                    protokube_etcd_start_timeout=180)
     assert "\nExecStart=/opt/etcd-v3.6.12/etcd\n" in unit
     override = {"version": "3.4.30", "dir": "/opt/etcd-test", "assets": {"amd64": "%s@http://10.0.0.9/etcd.tgz" % ("a" * 64)}}
-    members = yaml.safe_load(_render("etcd_clusters.yml.j2", **dict(variables, protokube_etcd_install_override=override)))
+    variables["protokube_etcd_install_override"] = override
+    members = yaml.safe_load(_render("etcd_clusters.yml.j2", **variables))
     assert {m["etcd_dir"] for m in members} == {"/opt/etcd-test"}
 
 
