@@ -36,7 +36,8 @@ from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import config 
 USER_DATA_LIMIT = 16384
 # On boot the API server comes up in the same run (kubelet starts its static pod once etcd runs), so the
 # addons wait for it longer than an SSH run does.
-BOOT_NODEUP_VARS = {"nodeup_control_plane_python_packages": [], "protokube_api_wait_timeout": 600}
+BOOT_NODEUP_VARS = {"nodeup_control_plane_python_packages": [], "protokube_channel_python_packages": [],
+                    "protokube_api_wait_timeout": 600}
 AWS_BOOT_NODEUP_VARS = {"nodeup_etcd_peer_discovery": "aws", "protokube_etcd_volume_provider": "aws",
                         "protokube_api_dns_provider": "aws"}
 # kops' socket buffer sysctls, set before anything downloads.

@@ -149,3 +149,14 @@ def test_the_script_downloads_and_checks_every_artefact_and_refuses_a_tampered_o
     result = _run_fetch(tmp_path, user_data, 'write_fetcher\nretry fetch file "$NODEUP_CONFIG" "$NODEUP_CONFIG_HASH" '
                                              '"$INSTALL_DIR/conf/other.yaml"\necho "config $?"\n')
     assert result.stdout == "config 3\n" and not (opt / "conf/other.yaml").exists()
+
+
+def test_nodeup_vars_are_shell_quoted_and_the_boot_venv_needs_no_system_python_packages():
+    completed, groups = _completed("minimal-aws")
+    script = bootstrap.bootstrap_user_data(completed, _group(groups, "nodes"), BASE, "ab" * 32, MANIFEST,
+                                           nodeup_vars={"nodeup_distro_packages": {"containerd": "containerd"}})
+    # The boot venv has cryptography, PyYAML and requests (the pinned wheels): the roles install no packages for them.
+    assert """NODEUP_VARS='{"nodeup_control_plane_python_packages": [], """ \
+        """"nodeup_distro_packages": {"containerd": "containerd"}, "nodeup_etcd_peer_discovery": "aws", """ \
+        """"protokube_api_dns_provider": "aws", "protokube_api_wait_timeout": 600, """ \
+        """"protokube_channel_python_packages": [], "protokube_etcd_volume_provider": "aws"}'""" in script
