@@ -19,7 +19,7 @@ import os
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects, validation_aws
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import cloudformation, runner, terraform
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import bootstrap
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import boot_artifacts, bootstrap
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import sshkey
 from ansible_collections.kubeops.kops.plugins.module_utils.providers import driver_for
@@ -95,7 +95,8 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     store = service.cluster_store(cluster_name)
     # Before the tasks: each launch template's user data pins its group's nodeup config hash.
     node_changes, hashes = nodeup_store.node_files(store, completed, groups)
-    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes)
+    boot = boot_artifacts_for(service, completed, store, dry_run)
+    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot)
     tasks = list(driver.build_tasks(completed, groups, keys, user_data).values())
     options = dict(cloud_options or {})
     # A region other than the zones' would plan a second cluster there: refused before any call.
@@ -108,15 +109,31 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     changes = store.differing(managed_files(completed) + node_changes)
     if changes and not dry_run:
         store.apply(changes)
-    return plan, completed, bool(changes) or keys_changed
+    return plan, completed, bool(changes) or keys_changed or bool(boot.uploaded)
 
 
-def group_user_data(driver, completed, groups, config_base, hashes):
-    """{instance group name: boot script} for the launch templates, with the driver's boot environment."""
+def boot_artifacts_for(service, completed, store, dry_run):
+    """The nodes' pinned boot artefacts (nodeup/boot_artifacts.py), uploaded where they are missing unless dry_run."""
+    boot = boot_artifacts.build(completed, store.config_base())
+    if boot.base == store.config_base().rstrip("/"):
+        target = boot_artifacts.Prefixed(service.store, store.name + "/")
+    else:
+        target = boot_artifacts.open_base_store(boot.base)
+    boot.uploaded = [] if dry_run else boot.upload(target)
+    return boot
+
+
+def group_user_data(driver, completed, groups, config_base, hashes, boot):
+    """{instance group name: user data} for the launch templates, with the driver's boot environment."""
     environment = driver.boot_environment(completed)
-    return {objects.name_of(group): bootstrap.bootstrap_user_data(
-        completed, group, config_base, hashes[objects.name_of(group)], environment=environment)
-        for group in groups if objects.name_of(group) in hashes}
+    user_data = {}
+    for group in groups:
+        name = objects.name_of(group)
+        data = bootstrap.bootstrap_user_data(completed, group, config_base, hashes.get(name),
+                                             (boot.manifest_url, boot.manifest_sha256), environment=environment)
+        if data is not None:
+            user_data[name] = data
+    return user_data
 
 
 def managed_files(completed):
@@ -176,7 +193,8 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     store = service.cluster_store(cluster_name)
     node_changes, hashes = nodeup_store.node_files(store, completed, groups)
     files = managed_files(completed) + node_changes
-    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes)
+    boot = boot_artifacts_for(service, completed, store, dry_run)
+    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot)
     tasks = driver.build_tasks(completed, groups, keys, user_data)
     covered = []
     if store_objects:
@@ -186,7 +204,7 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     changes = store.differing([(path, data) for path, data in files if path not in covered])
     if changes and not dry_run:
         store.apply(changes)
-    return completed, groups, list(tasks.values()), bool(changes) or keys_changed
+    return completed, groups, list(tasks.values()), bool(changes) or keys_changed or bool(boot.uploaded)
 
 
 def _write_if_changed(path, text, dry_run):

@@ -13,6 +13,7 @@ volume (the tags model/aws/volumes.py puts on it).
 
 from __future__ import annotations
 
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd_assets
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.manifests import parse_go_duration
 
 # (client port, peer port) by etcd cluster name, as kops' wellknownports assigns them.
@@ -61,6 +62,8 @@ def etcd_clusters(completed_cluster, instance_group, config_base):
             "name": etcd["name"],
             "clusterName": etcd_manager_cluster_name(etcd["name"]),
             "version": etcd.get("version"),
+            "install": etcd_assets.install_plan(etcd["name"], etcd.get("version"),
+                                                (spec.get("assets") or {}).get("fileRepository")),
             "clientPort": client_port,
             "peerPort": peer_port,
             "dnsSuffix": ".internal.%s" % name,
