@@ -33,13 +33,17 @@ import shlex
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import config as nodeup_config
 
-USER_DATA_LIMIT = 16384
+# Per cloud: the largest user data it takes (EC2's user data; a GCE metadata value) and what it is called.
+USER_DATA_LIMITS = {"aws": (16384, "EC2's user data limit"), "gce": (262144, "GCE's metadata value limit")}
 # On boot the API server comes up in the same run (kubelet starts its static pod once etcd runs), so the
 # addons wait for it longer than an SSH run does.
 BOOT_NODEUP_VARS = {"nodeup_control_plane_python_packages": [], "protokube_channel_python_packages": [],
                     "protokube_api_wait_timeout": 600}
-AWS_BOOT_NODEUP_VARS = {"nodeup_etcd_peer_discovery": "aws", "protokube_etcd_volume_provider": "aws",
-                        "protokube_api_dns_provider": "aws"}
+# Per cloud: control-plane nodes find their etcd peers and volume in the cloud's API (EC2; Compute, by kops'
+# labels) and keep api.internal in its DNS (Route53; Cloud DNS).
+CLOUD_BOOT_NODEUP_VARS = {
+    provider: {"nodeup_etcd_peer_discovery": provider, "protokube_etcd_volume_provider": provider,
+               "protokube_api_dns_provider": provider} for provider in ("aws", "gce")}
 # kops' socket buffer sysctls, set before anything downloads.
 EARLY_SYSCTLS = ("net.core.rmem_max=16777216", "net.core.wmem_max=16777216",
                  "net.ipv4.tcp_rmem='4096 87380 16777216'", "net.ipv4.tcp_wmem='4096 87380 16777216'")
@@ -154,10 +158,7 @@ def boot_script(completed_cluster, instance_group, config_base, nodeup_config_ha
     if not nodeup_config_hash or not boot_manifest or not all(boot_manifest):
         raise ValueError("instance group %s: the boot script needs the nodeup config's sha256 and the boot manifest "
                          "(URL and sha256)" % group)
-    defaults = dict(BOOT_NODEUP_VARS)
-    if completed_cluster["spec"].get("cloudProvider") == "aws":
-        # On AWS, control-plane nodes find their etcd peers and volume in EC2 and keep api.internal in Route53.
-        defaults.update(AWS_BOOT_NODEUP_VARS)
+    defaults = dict(BOOT_NODEUP_VARS, **CLOUD_BOOT_NODEUP_VARS.get(completed_cluster["spec"].get("cloudProvider"), {}))
     nodeup_vars = dict(defaults, **(nodeup_vars or {}))
     return SCRIPT.format(
         instance_group=group, cluster_name=name,
@@ -211,8 +212,9 @@ def bootstrap_user_data(completed_cluster, instance_group, config_base, nodeup_c
         return None
     user_data = multipart(script, additional) if additional else script
     size = len(user_data.encode("utf-8"))
-    if size > USER_DATA_LIMIT:
-        raise ValueError("instance group %s: user data is %d bytes, over EC2's %d%s"
-                         % (group, size, USER_DATA_LIMIT,
+    limit, what = USER_DATA_LIMITS.get(completed_cluster["spec"].get("cloudProvider"), USER_DATA_LIMITS["aws"])
+    if size > limit:
+        raise ValueError("instance group %s: user data is %d bytes, over %s of %d%s"
+                         % (group, size, what, limit,
                             "" if instance_group["spec"].get("compressUserData") else "; compressUserData: true shrinks it"))
     return user_data

@@ -40,7 +40,7 @@ def test_script_is_valid_bash_under_the_ec2_limit_and_pins_what_it_fetches(group
     size = len(script.encode())
     compressed = len(_user_data(group, compressUserData=True).encode())
     print("user data of %s: %d bytes, %d with compressUserData" % (group, size, compressed))
-    assert size < bootstrap.USER_DATA_LIMIT and compressed < size
+    assert size < bootstrap.USER_DATA_LIMITS["aws"][0] and compressed < size
     path = tmp_path / "user_data"
     path.write_text(script)
     subprocess.run(["bash", "-n", str(path)], check=True)
@@ -160,3 +160,15 @@ def test_nodeup_vars_are_shell_quoted_and_the_boot_venv_needs_no_system_python_p
         """"nodeup_distro_packages": {"containerd": "containerd"}, "nodeup_etcd_peer_discovery": "aws", """ \
         """"protokube_api_dns_provider": "aws", "protokube_api_wait_timeout": 600, """ \
         """"protokube_channel_python_packages": [], "protokube_etcd_volume_provider": "aws"}'""" in script
+
+
+@pytest.mark.parametrize("provider", ["aws", "gce"])
+def test_control_plane_nodes_find_etcd_and_keep_api_internal_in_their_own_cloud(provider):
+    """A control-plane node reads its etcd peers and volume from its cloud's API and writes api.internal to its DNS:
+    EC2 and Route53 on AWS, Compute and Cloud DNS on GCE (the roles' *_provider variables)."""
+    completed, groups = _completed("minimal-aws")
+    completed["spec"]["cloudProvider"] = provider
+    script = bootstrap.boot_script(completed, _group(groups, "master-us-test-1a"), BASE, "ab" * 32, MANIFEST)
+    nodeup_vars = json.loads(script.split("NODEUP_VARS='", 1)[1].split("'\n", 1)[0])
+    assert {nodeup_vars[k] for k in ("nodeup_etcd_peer_discovery", "protokube_etcd_volume_provider",
+                                     "protokube_api_dns_provider")} == {provider}
