@@ -72,7 +72,7 @@ class Context(object):
 
     def ip_alias(self):
         """kops' UsesIPAliases: GCP ("ip-alias") networking (v1alpha2's networking.gce) or kindnet."""
-        return any(name in self.networking() for name in ("gce", "gcp", "kindnet"))
+        return any(name in self.networking() for name in ("gce", "kindnet"))
 
     def gce_routes(self):
         return "kubenet" in self.networking()
