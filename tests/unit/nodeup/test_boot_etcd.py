@@ -87,19 +87,16 @@ def _render(template, **variables):
 
 def test_the_role_runs_each_member_from_its_versions_directory():
     completed, group = _control_plane()
-    config = {"kubeops": nodeup_config.kubeops_section(completed, group, "s3://state/c")}
+    kubeops = nodeup_config.kubeops_section(completed, group, "s3://state/c")
     defaults = yaml.safe_load((REPO / "roles/protokube/defaults/main.yml").read_text())
-    variables = dict(protokube_nodeup_config=config, protokube_etcd_peers={"a": "10.0.0.1"},
-                     protokube_etcd_mount_root="/mnt", protokube_pki_root="/etc/kubernetes/pki",
-                     protokube_etcd_install_override=defaults["protokube_etcd_install_override"])
-    members = yaml.safe_load(_render("etcd_clusters.yml.j2", **variables))
+    peers = {"a": "10.0.0.1"}
+    members = etcd.node_clusters(kubeops, peers, defaults["protokube_etcd_install_override"])
     assert [m["etcd_dir"] for m in members] == ["/opt/etcd-v3.6.12", "/opt/etcd-v3.6.12"]
     unit = _render("etcd.service.j2", item=members[0], ansible_managed="managed", protokube_conf_dir="/etc/kubeops",
                    protokube_etcd_start_timeout=180)
     assert "\nExecStart=/opt/etcd-v3.6.12/etcd\n" in unit
     override = {"version": "3.4.30", "dir": "/opt/etcd-test", "assets": {"amd64": "%s@http://10.0.0.9/etcd.tgz" % ("a" * 64)}}
-    variables["protokube_etcd_install_override"] = override
-    members = yaml.safe_load(_render("etcd_clusters.yml.j2", **variables))
+    members = etcd.node_clusters(kubeops, peers, override)
     assert {m["etcd_dir"] for m in members} == {"/opt/etcd-test"}
 
 
