@@ -120,8 +120,14 @@ NOT_RENDERED = (
      lambda facts: _gce(facts) and bool((facts.section("cloudConfig").get("gcpPDCSIDriver") or {}).get("enabled"))),
     ("snapshot-controller.addons.k8s.io", lambda facts: _enabled(facts, "snapshotController")),
     ("karpenter.sh", lambda facts: _enabled(facts, "karpenter")),
-) + tuple(("networking (%s)" % kind, (lambda kind: lambda facts: kind in facts.networking)(kind))
-          for kind in ("kopeio", "flannel", "calico", "kuberouter", "amazonvpc", "kindnet", "cilium"))
+) + tuple((name, (lambda kind: lambda facts: kind in facts.networking)(kind)) for kind, name in (
+    ("kopeio", "networking.kope.io"), ("flannel", "networking.flannel"), ("calico", "networking.projectcalico.org"),
+    ("kuberouter", "networking.kuberouter"), ("amazonvpc", "networking.amazon-vpc-routed-eni"),
+    ("kindnet", "networking.kindnet"), ("cilium", "networking.cilium.io"),
+)) + (
+    ("authentication.kope.io", lambda facts: "kopeio" in facts.section("authentication")),
+    ("authentication.aws", lambda facts: "aws" in facts.section("authentication")),
+)
 
 
 def addon_labels(addon, metadata):
@@ -149,6 +155,35 @@ def remap(addon, documents):
             document["spec"] = dict(document["spec"], template=dict(template, metadata=pod_metadata))
         remapped.append(document)
     return remapped
+
+
+def normalize_image(assets, image):
+    """kops' NormalizeImage: the image through spec.assets.containerProxy, then containerRegistry."""
+    proxy = (assets.get("containerProxy") or "").rstrip("/")
+    if proxy:
+        first, _sep, rest = image.partition("/")
+        if image.count("/") <= 1 and not any(c in first for c in ".:"):
+            image = proxy + "/" + image  # a Docker Hub image (library/x or x)
+        else:  # the registry host replaced (kops does this to a tagged one-part name too: nginx:1)
+            image = proxy + ("/" + rest if rest else "")
+    registry = assets.get("containerRegistry")
+    if registry:
+        name = image[len("registry.k8s.io/"):] if image.startswith("registry.k8s.io/") else image
+        if not name.startswith(registry + "/"):
+            image = registry + "/" + name.replace("/", "-")
+    return image
+
+
+def remap_images(assets, value, parent=None):
+    """Every containers[].image and initContainers[].image in an object, normalized (kops' RemapManifest)."""
+    if isinstance(value, dict):
+        return {key: remap_images(assets, item, key) for key, item in value.items()}
+    if isinstance(value, list):
+        if parent in ("containers", "initContainers"):
+            return [dict(c, image=normalize_image(assets, c["image"])) if isinstance(c, dict) and "image" in c
+                    else remap_images(assets, c) for c in value]
+        return [remap_images(assets, item) for item in value]
+    return value
 
 
 def prune_directives(addon, documents):
@@ -219,6 +254,8 @@ def render(completed, groups, account_id=None, extra_entries=()):
     files, entries = [], []
     for addon in selected(facts):
         documents = remap(addon, addon.build(facts))
+        if facts.section("assets"):
+            documents = [remap_images(facts.section("assets"), document) for document in documents]
         data = dump_manifest(documents)
         files.append(("addons/" + addon.manifest, data))
         entries.append(channel_entry(addon, data, documents))
@@ -235,4 +272,27 @@ def manifest_keys():
 
 def needs_account_id(completed):
     """Whether rendering needs the AWS account id (node-termination-handler's queue URL)."""
-    return aws.uses_queue(Facts(completed, ()))
+    facts = Facts(completed, ())
+    return _nth(facts) and aws.uses_queue(facts)
+
+
+def account_of(cloud):
+    """The AWS account id, asked of STS once per cloud (the SQS queue task asks the same)."""
+    return cloud.lookup("account", lambda: cloud.client("sts").get_caller_identity()["Account"])
+
+
+def store_files(completed, groups, node_changes, account_id=None):
+    """The channel and manifests update writes, the kubelet bootstrap addon (written by nodeup.store, among
+    node_changes) listed last so protokube applies it with the rest."""
+    extra = [{"name": name, "id": addon_id, "manifest": "%s/%s.yaml" % (name, addon_id),
+              "manifestHash": manifest_hash(data), "selector": {ADDON_LABEL: name}}
+             for path, data in node_changes for name, addon_id in [_own_addon(path)] if name]
+    return render(completed, groups, account_id=account_id, extra_entries=extra)
+
+
+def _own_addon(path):
+    """(name, id) of an addon of the collection's own under addons/<name>/<id>.yaml; (None, None) otherwise."""
+    parts = path.split("/")
+    if len(parts) == 3 and parts[0] == "addons" and parts[2].endswith(".yaml") and parts[1].endswith(".kubeops.io"):
+        return parts[1], parts[2][:-len(".yaml")]
+    return None, None

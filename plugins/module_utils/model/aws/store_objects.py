@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.s3 import S3Object
 
 # (path pattern, name template) in kops' naming; {cluster} is the cluster name.
@@ -27,9 +28,13 @@ NAMES = (
     (r"^manifests/channels/(?P<manifest>[^/]+)\.yaml$", "manifests-channels-{manifest}"),
 )
 
+ADDON_KEYS = channel.manifest_keys()
+
 
 def object_name(cluster_name, relpath):
     """kops' ManagedFile name for a cluster-relative store path; None for what is written directly."""
+    if relpath in ADDON_KEYS:  # an addon whose manifest file is not named after its id
+        return "%s-addons-%s" % (cluster_name, ADDON_KEYS[relpath])
     for pattern, template in NAMES:
         match = re.match(pattern, relpath)
         if match:
