@@ -16,6 +16,8 @@ import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel, image_data
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
+from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
 
@@ -35,6 +37,15 @@ def _case(case="minimal-aws", **spec_changes):
             target = target.setdefault(parent, {})
         target[last] = value
     return completed, groups
+
+
+def _populated(case="minimal-aws", **spec):
+    """A fixture's input with spec keys replaced, completed (so the CNI's defaults are kops')."""
+    directory = kops_fixtures.UPDATE_CLUSTER / case
+    cluster, groups = objects.split_objects([d for d in yaml.safe_load_all((directory / "in-v1alpha2.yaml").read_text())
+                                             if d])
+    cluster["spec"].update(spec)
+    return populate.populate_cluster_spec(cluster, groups, cloudfacts.kops_test_cloud()), groups
 
 
 def _documents(files, path):
@@ -57,6 +68,8 @@ VARIANTS = {
                                           containerd__seLinuxEnabled=True),
     "dns-none-proxy": lambda: _case(topology={"dns": {"type": "None"}},
                                     assets={"containerProxy": "proxy.example.com/mirror"}),
+    "cilium": lambda: _populated(networking={"cilium": {}}),
+    "cilium-eni-etcd": lambda: _populated(networking={"cilium": {"ipam": "eni", "etcdManaged": True}}),
 }
 
 
@@ -148,6 +161,29 @@ def test_normalize_image_is_kops():
     assert channel.normalize_image(registry, "mirror.example.com/x:1") == "mirror.example.com/x:1"
 
 
+def test_cilium_is_kops_default_cni_with_its_selector_and_rolling_update():
+    completed, groups = VARIANTS["cilium"]()
+    files = dict(channel.render(completed, groups, account_id=ACCOUNT))
+    entry = next(e for e in yaml.safe_load(files[channel.CHANNEL_PATH])["spec"]["addons"]
+                 if e["name"] == "networking.cilium.io")
+    assert entry["manifest"] == "networking.cilium.io/k8s-1.16-v1.15.yaml" and entry["id"] == "k8s-1.16"
+    assert entry["selector"] == {"role.kubernetes.io/networking": "1"} and entry["needsRollingUpdate"] == "all"
+    config = _documents(files.items(), "addons/" + entry["manifest"])[3]["data"]
+    assert config["routing-mode"] == "tunnel" and config["tunnel-protocol"] == "vxlan" and "kvstore" not in config
+    completed, groups = VARIANTS["cilium-eni-etcd"]()
+    files = dict(channel.render(completed, groups, account_id=ACCOUNT))
+    config = _documents(files.items(), "addons/" + entry["manifest"])[3]["data"]
+    assert config["ipam"] == "eni" and config["eni-tags"] == "KubernetesCluster=minimal-aws.example.com"
+    assert config["kvstore"] == "etcd" and "https://api.internal.minimal-aws.example.com:4003" in config["etcd-config"]
+
+
+@pytest.mark.parametrize("field, value", [("hubble", {"enabled": True}), ("enablePrometheusMetrics", True)])
+def test_cilium_features_not_rendered_are_refused(field, value):
+    completed, groups = _populated(networking={"cilium": {field: value}})
+    with pytest.raises(AddonError, match="spec.networking.cilium.%s" % field):
+        channel.render(completed, groups, account_id=ACCOUNT)
+
+
 def test_service_account_permissions_are_refused_naming_the_field():
     completed, groups = _case(iam={"useServiceAccountExternalPermissions": True})
     with pytest.raises(AddonError, match="useServiceAccountExternalPermissions.*not rendered by kubeops.kops yet"):
@@ -155,8 +191,9 @@ def test_service_account_permissions_are_refused_naming_the_field():
 
 
 def test_addons_kops_would_add_are_named_when_not_rendered():
-    completed, groups = _case(networking={"cilium": {}}, metricsServer={"enabled": True})
-    assert channel.not_rendered(channel.Facts(completed, groups)) == ["metrics-server.addons.k8s.io", "networking.cilium.io"]
+    completed, groups = _case(networking={"calico": {}}, metricsServer={"enabled": True})
+    assert channel.not_rendered(channel.Facts(completed, groups)) == ["metrics-server.addons.k8s.io",
+                                                                      "networking.projectcalico.org"]
 
 
 def test_store_files_list_the_kubelet_bootstrap_addon_last():
