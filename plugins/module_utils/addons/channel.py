@@ -22,7 +22,7 @@ try:
 except ImportError:  # objects.require_yaml names the fix when a manifest is dumped
     yaml = None
 
-from ansible_collections.kubeops.kops.plugins.module_utils.addons import aws, cilium, core, gce
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import aws, cilium, core, gce, metrics_server
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError, Facts
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 
@@ -48,13 +48,14 @@ class Addon(object):
     """One channel entry: kops' AddonSpec fields, when it applies, and the function that builds its objects."""
 
     def __init__(self, name, addon_id, applies, build, manifest=None, selector=None, needs_rolling_update=None,
-                 prune=False):
+                 prune=False, needs_pki=None):
         self.name = name
         self.id = addon_id
         self.manifest = manifest or "%s/%s.yaml" % (name, addon_id)
         self.selector = {"k8s-addon": name} if selector is None else selector
         self.needs_rolling_update = needs_rolling_update
         self.prune = prune
+        self.needs_pki = needs_pki or (lambda facts: False)
         self.applies = applies
         self.build = build
 
@@ -94,6 +95,8 @@ ADDONS = (
     Addon("kubelet-api.rbac.addons.k8s.io", "k8s-1.9", lambda facts: True, core.kubelet_api_rbac),
     Addon("limit-range.addons.k8s.io", None, lambda facts: True, core.limit_range,
           manifest="limit-range.addons.k8s.io/v1.5.0.yaml"),
+    Addon("metrics-server.addons.k8s.io", "k8s-1.11", lambda facts: _enabled(facts, "metricsServer"),
+          metrics_server.objects, selector={"k8s-app": "metrics-server"}, needs_pki=metrics_server.needs_pki),
     Addon("node-termination-handler.aws", "k8s-1.11", _nth, aws.node_termination_handler, prune=True),
     Addon("storage-aws.addons.k8s.io", "v1.15.0", _storage("aws"), core.storage_aws),
     Addon("storage-gce.addons.k8s.io", "v1.7.0", _storage("gce"), core.storage_gce),
@@ -111,7 +114,6 @@ NOT_RENDERED = (
     ("nodelocaldns.addons.k8s.io",
      lambda facts: core.uses_coredns(facts) and bool((facts.kube_dns.get("nodeLocalDNS") or {}).get("enabled"))),
     ("cluster-autoscaler.addons.k8s.io", lambda facts: _enabled(facts, "clusterAutoscaler")),
-    ("metrics-server.addons.k8s.io", lambda facts: _enabled(facts, "metricsServer")),
     ("certmanager.io", lambda facts: _enabled(facts, "certManager")
      and facts.section("certManager").get("managed", True) is not False),
     ("node-problem-detector.addons.k8s.io", lambda facts: _enabled(facts, "nodeProblemDetector")),
@@ -215,8 +217,9 @@ def dump_manifest(documents):
     emitter, which folds plain scalars longer than 80 columns at spaces.
     """
     dumper = objects._yaml_classes()[1]  # pylint: disable=protected-access  # the collection's go-yaml-like dumper
-    text = "\n---\n\n".join(yaml.dump(document, Dumper=dumper, default_flow_style=False, sort_keys=True,
-                                       allow_unicode=True, width=GO_YAML_WIDTH) for document in documents)
+    options = {"Dumper": dumper, "default_flow_style": False, "sort_keys": True, "allow_unicode": True,
+               "width": GO_YAML_WIDTH}
+    text = "\n---\n\n".join(yaml.dump(document, **options) for document in documents)
     return text.strip().encode("utf-8")
 
 
@@ -234,13 +237,15 @@ def not_rendered(facts):
     return [name for name, applies in NOT_RENDERED if applies(facts)]
 
 
-def channel_entry(addon, data, documents):
+def channel_entry(addon, data, documents, facts):
     entry = {"name": addon.name, "manifest": addon.manifest, "manifestHash": manifest_hash(data),
              "selector": addon.selector}
     if addon.id:
         entry["id"] = addon.id
     if addon.needs_rolling_update:
         entry["needsRollingUpdate"] = addon.needs_rolling_update
+    if addon.needs_pki(facts):
+        entry["needsPKI"] = True
     if addon.prune:
         entry["prune"] = prune_directives(addon, documents)
     return entry
@@ -260,7 +265,7 @@ def render(completed, groups, account_id=None, extra_entries=()):
             documents = [remap_images(facts.section("assets"), document) for document in documents]
         data = dump_manifest(documents)
         files.append(("addons/" + addon.manifest, data))
-        entries.append(channel_entry(addon, data, documents))
+        entries.append(channel_entry(addon, data, documents, facts))
     channel = {"kind": "Addons", "metadata": {"name": "bootstrap"}, "spec": {"addons": entries + list(extra_entries)}}
     files.append((CHANNEL_PATH, objects.dump_object(channel).encode("utf-8")))
     return files

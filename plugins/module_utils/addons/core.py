@@ -159,8 +159,8 @@ def coredns(facts):
                         "--target=Deployment/coredns",
                         "--default-params=" + json.dumps(CPA_DEFAULT_PARAMS, separators=(",", ":")),
                         "--logtostderr=true", "--v=2"],
-            "image": kube_dns.get("cpaImage") or pinned_image("coredns.addons.k8s.io",
-                                                               "registry.k8s.io/cpa/cluster-proportional-autoscaler"),
+            "image": kube_dns.get("cpaImage") or pinned_image(
+                "coredns.addons.k8s.io", "registry.k8s.io/cpa/cluster-proportional-autoscaler"),
             "name": "autoscaler",
             "resources": {"requests": {"cpu": "20m", "memory": "10Mi"}},
         }],

@@ -23,4 +23,7 @@ IMAGES = {
         'registry.k8s.io/sig-storage/csi-snapshotter': 'v8.5.0',
         'registry.k8s.io/sig-storage/livenessprobe': 'v2.18.0',
     },
+    'metrics-server.addons.k8s.io': {
+        'registry.k8s.io/metrics-server/metrics-server': 'v0.8.0',
+    },
 }

@@ -65,7 +65,7 @@ VARIANTS = {
     "minimal_gce": lambda: _case("minimal_gce"),
     "imds-nth": lambda: _case(nodeTerminationHandler__enableSQSTerminationDraining=False),
     "snapshot-ipv6-selinux": lambda: _case(snapshotController={"enabled": True}, nonMasqueradeCIDR="::/0",
-                                          containerd__seLinuxEnabled=True),
+                                           containerd__seLinuxEnabled=True),
     "dns-none-proxy": lambda: _case(topology={"dns": {"type": "None"}},
                                     assets={"containerProxy": "proxy.example.com/mirror"}),
     "cilium": lambda: _populated(networking={"cilium": {}}),
@@ -126,8 +126,8 @@ def test_queue_mode_needs_the_account_and_says_how_to_give_it():
     assert channel.needs_account_id(completed)
     with pytest.raises(AddonError, match="needs the AWS account id.*sts:GetCallerIdentity"):
         channel.render(completed, groups)
-    queue = {e["name"]: e.get("value") for e in _workload(channel.render(completed, groups, account_id="210987654321"),
-                                                          NTH, "Deployment")["spec"]["template"]["spec"]["containers"][0]["env"]}
+    deployment = _workload(channel.render(completed, groups, account_id="210987654321"), NTH, "Deployment")
+    queue = {e["name"]: e.get("value") for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert queue["QUEUE_URL"] == "https://sqs.us-test-1.amazonaws.com/210987654321/minimal-aws-example-com-nth"
 
 
