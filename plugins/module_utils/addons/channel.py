@@ -22,7 +22,8 @@ try:
 except ImportError:  # objects.require_yaml names the fix when a manifest is dumped
     yaml = None
 
-from ansible_collections.kubeops.kops.plugins.module_utils.addons import aws, cilium, core, gce, metrics_server
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import (
+    aws, cilium, cluster_autoscaler, core, gce, metrics_server)
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError, Facts
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 
@@ -85,6 +86,10 @@ def _enabled(facts, section):
     return bool(facts.section(section).get("enabled"))
 
 
+def _networking(kind):
+    return lambda facts: kind in facts.networking
+
+
 def _storage(provider):
     return lambda facts: facts.provider == provider and bool(facts.section("cloudConfig").get("manageStorageClasses"))
 
@@ -95,6 +100,8 @@ ADDONS = (
     Addon("kubelet-api.rbac.addons.k8s.io", "k8s-1.9", lambda facts: True, core.kubelet_api_rbac),
     Addon("limit-range.addons.k8s.io", None, lambda facts: True, core.limit_range,
           manifest="limit-range.addons.k8s.io/v1.5.0.yaml"),
+    Addon("cluster-autoscaler.addons.k8s.io", "k8s-1.15", lambda facts: _aws(facts) and _enabled(facts, "clusterAutoscaler"),
+          cluster_autoscaler.objects),
     Addon("metrics-server.addons.k8s.io", "k8s-1.11", lambda facts: _enabled(facts, "metricsServer"),
           metrics_server.objects, selector={"k8s-app": "metrics-server"}, needs_pki=metrics_server.needs_pki),
     Addon("node-termination-handler.aws", "k8s-1.11", _nth, aws.node_termination_handler, prune=True),
@@ -113,7 +120,7 @@ NOT_RENDERED = (
     ("external-dns.addons.k8s.io", lambda facts: facts.section("externalDns").get("provider") == "external-dns"),
     ("nodelocaldns.addons.k8s.io",
      lambda facts: core.uses_coredns(facts) and bool((facts.kube_dns.get("nodeLocalDNS") or {}).get("enabled"))),
-    ("cluster-autoscaler.addons.k8s.io", lambda facts: _enabled(facts, "clusterAutoscaler")),
+    ("cluster-autoscaler.addons.k8s.io", lambda facts: not _aws(facts) and _enabled(facts, "clusterAutoscaler")),
     ("certmanager.io", lambda facts: _enabled(facts, "certManager")
      and facts.section("certManager").get("managed", True) is not False),
     ("node-problem-detector.addons.k8s.io", lambda facts: _enabled(facts, "nodeProblemDetector")),
@@ -124,7 +131,7 @@ NOT_RENDERED = (
      lambda facts: _gce(facts) and bool((facts.section("cloudConfig").get("gcpPDCSIDriver") or {}).get("enabled"))),
     ("snapshot-controller.addons.k8s.io", lambda facts: _enabled(facts, "snapshotController")),
     ("karpenter.sh", lambda facts: _enabled(facts, "karpenter")),
-) + tuple((name, (lambda kind: lambda facts: kind in facts.networking)(kind)) for kind, name in (
+) + tuple((name, _networking(kind)) for kind, name in (
     ("kopeio", "networking.kope.io"), ("flannel", "networking.flannel"), ("calico", "networking.projectcalico.org"),
     ("kuberouter", "networking.kuberouter"), ("amazonvpc", "networking.amazon-vpc-routed-eni"),
     ("kindnet", "networking.kindnet"),
