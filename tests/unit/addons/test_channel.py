@@ -70,6 +70,8 @@ VARIANTS = {
                                     assets={"containerProxy": "proxy.example.com/mirror"}),
     "cilium": lambda: _populated(networking={"cilium": {}}),
     "cilium-eni-etcd": lambda: _populated(networking={"cilium": {"ipam": "eni", "etcdManaged": True}}),
+    "autoscaler-priority-metrics": lambda: _populated(clusterAutoscaler={"enabled": True, "expander": "priority"},
+                                                      metricsServer={"enabled": True}),
 }
 
 
@@ -184,6 +186,19 @@ def test_cilium_features_not_rendered_are_refused(field, value):
         channel.render(completed, groups, account_id=ACCOUNT)
 
 
+def test_cluster_autoscaler_scales_the_node_groups_asgs_by_priority():
+    completed, groups = VARIANTS["autoscaler-priority-metrics"]()
+    files = dict(channel.render(completed, groups, account_id=ACCOUNT))
+    path = "addons/cluster-autoscaler.addons.k8s.io/k8s-1.15.yaml"
+    command = _workload(files.items(), path, "Deployment")["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert "--nodes=2:2:nodes.minimal-aws.example.com" in command and "--expander=priority" in command
+    priorities = next(d for d in _documents(files.items(), path) if d["kind"] == "ConfigMap")["data"]["priorities"]
+    assert priorities == ""  # minimal-aws' groups do not set autoscale, so no group has a priority
+    entries = {e["name"]: e for e in yaml.safe_load(files[channel.CHANNEL_PATH])["spec"]["addons"]}
+    assert entries["metrics-server.addons.k8s.io"]["needsPKI"] is True
+    assert entries["metrics-server.addons.k8s.io"]["selector"] == {"k8s-app": "metrics-server"}
+
+
 def test_service_account_permissions_are_refused_naming_the_field():
     completed, groups = _case(iam={"useServiceAccountExternalPermissions": True})
     with pytest.raises(AddonError, match="useServiceAccountExternalPermissions.*not rendered by kubeops.kops yet"):
@@ -191,8 +206,8 @@ def test_service_account_permissions_are_refused_naming_the_field():
 
 
 def test_addons_kops_would_add_are_named_when_not_rendered():
-    completed, groups = _case(networking={"calico": {}}, metricsServer={"enabled": True})
-    assert channel.not_rendered(channel.Facts(completed, groups)) == ["metrics-server.addons.k8s.io",
+    completed, groups = _case(networking={"calico": {}}, nodeProblemDetector={"enabled": True})
+    assert channel.not_rendered(channel.Facts(completed, groups)) == ["node-problem-detector.addons.k8s.io",
                                                                       "networking.projectcalico.org"]
 
 
@@ -215,7 +230,7 @@ def test_store_files_list_the_kubelet_bootstrap_addon_last():
 
 
 def test_image_table_pins_every_image_the_templates_ask_for():
-    completed, groups = _case()
+    completed, groups = VARIANTS["autoscaler-priority-metrics"]()
     files = channel.render(completed, groups, account_id=ACCOUNT)
     images = {c["image"] for path, data in files if path != channel.CHANNEL_PATH
               for d in yaml.safe_load_all(data) if d.get("kind") in ("Deployment", "DaemonSet")
@@ -235,6 +250,9 @@ def _mini_kops(tmp_path, coredns_line="        image: {{ if X }}{{ X }}{{ else }
     (root / "coredns.addons.k8s.io").mkdir(parents=True)
     (root / "coredns.addons.k8s.io/k8s-1.12.yaml.template").write_text(
         "containers:\n" + coredns_line + "\n        image: registry.k8s.io/cpa/cluster-proportional-autoscaler:v1.2.3\n")
+    (root / "metrics-server.addons.k8s.io").mkdir()
+    (root / "metrics-server.addons.k8s.io/k8s-1.11.yaml.template").write_text(
+        '        image: {{ or .MetricsServer.Image "registry.k8s.io/metrics-server/metrics-server:v0.0.7" }}\n')
     (root / "aws-ebs-csi-driver.addons.k8s.io").mkdir()
     (root / "aws-ebs-csi-driver.addons.k8s.io/k8s-1.17.yaml.template").write_text(
         "  image: registry.k8s.io/provider-aws/aws-ebs-csi-driver:{{ .Version }}\n"
@@ -252,6 +270,7 @@ def test_generator_reads_pins_and_skips_templated_tags(tmp_path):
         "coredns.addons.k8s.io": {"registry.k8s.io/coredns/coredns": "v9.9.9",
                                   "registry.k8s.io/cpa/cluster-proportional-autoscaler": "v1.2.3"},
         "aws-ebs-csi-driver.addons.k8s.io": {"registry.k8s.io/sig-storage/livenessprobe": "v2.0.0"},
+        "metrics-server.addons.k8s.io": {"registry.k8s.io/metrics-server/metrics-server": "v0.0.7"},
     }
 
 
