@@ -70,6 +70,7 @@ VARIANTS = {
                                     assets={"containerProxy": "proxy.example.com/mirror"}),
     "cilium": lambda: _populated(networking={"cilium": {}}),
     "cilium-eni-etcd": lambda: _populated(networking={"cilium": {"ipam": "eni", "etcdManaged": True}}),
+    "kindnet-ipv6": lambda: _populated(networking={"kindnet": {}}, nonMasqueradeCIDR="::/0"),
     "autoscaler-priority-metrics": lambda: _populated(clusterAutoscaler={"enabled": True, "expander": "priority"},
                                                       metricsServer={"enabled": True}),
 }
