@@ -26,4 +26,8 @@ IMAGES = {
     'metrics-server.addons.k8s.io': {
         'registry.k8s.io/metrics-server/metrics-server': 'v0.8.0',
     },
+    'networking.flannel': {
+        'ghcr.io/flannel-io/flannel': 'v0.28.9',
+        'ghcr.io/flannel-io/flannel-cni-plugin': 'v1.9.1-flannel3',
+    },
 }

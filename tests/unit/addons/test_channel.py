@@ -70,6 +70,7 @@ VARIANTS = {
                                     assets={"containerProxy": "proxy.example.com/mirror"}),
     "cilium": lambda: _populated(networking={"cilium": {}}),
     "cilium-eni-etcd": lambda: _populated(networking={"cilium": {"ipam": "eni", "etcdManaged": True}}),
+    "flannel": lambda: _populated(networking={"flannel": {"backend": "vxlan"}}),
     "kindnet-ipv6": lambda: _populated(networking={"kindnet": {}}, nonMasqueradeCIDR="::/0"),
     "autoscaler-priority-metrics": lambda: _populated(clusterAutoscaler={"enabled": True, "expander": "priority"},
                                                       metricsServer={"enabled": True}),
@@ -231,13 +232,16 @@ def test_store_files_list_the_kubelet_bootstrap_addon_last():
 
 
 def test_image_table_pins_every_image_the_templates_ask_for():
-    completed, groups = VARIANTS["autoscaler-priority-metrics"]()
-    files = channel.render(completed, groups, account_id=ACCOUNT)
-    images = {c["image"] for path, data in files if path != channel.CHANNEL_PATH
-              for d in yaml.safe_load_all(data) if d.get("kind") in ("Deployment", "DaemonSet")
-              for c in d["spec"]["template"]["spec"]["containers"]}
+    images = set()
+    for variant in ("autoscaler-priority-metrics", "snapshot-ipv6-selinux", "flannel"):
+        completed, groups = VARIANTS[variant]()
+        for path, data in channel.render(completed, groups, account_id=ACCOUNT):
+            if path != channel.CHANNEL_PATH:
+                images |= {c["image"] for d in yaml.safe_load_all(data) if d.get("kind") in ("Deployment", "DaemonSet")
+                           for c in d["spec"]["template"]["spec"]["containers"] + d["spec"]["template"]["spec"].get(
+                               "initContainers", [])}
     pinned = {"%s:%s" % item for table in image_data.IMAGES.values() for item in table.items()}
-    assert pinned - {"registry.k8s.io/sig-storage/csi-snapshotter:v8.5.0"} <= images
+    assert pinned <= images
     assert all(tag.startswith("v") for table in image_data.IMAGES.values() for tag in table.values())
 
 
@@ -254,6 +258,8 @@ def _mini_kops(tmp_path, coredns_line="        image: {{ if X }}{{ X }}{{ else }
     (root / "metrics-server.addons.k8s.io").mkdir()
     (root / "metrics-server.addons.k8s.io/k8s-1.11.yaml.template").write_text(
         '        image: {{ or .MetricsServer.Image "registry.k8s.io/metrics-server/metrics-server:v0.0.7" }}\n')
+    (root / "networking.flannel").mkdir()
+    (root / "networking.flannel/k8s-1.25.yaml.template").write_text("        image: ghcr.io/flannel-io/flannel:v0.0.1\n")
     (root / "aws-ebs-csi-driver.addons.k8s.io").mkdir()
     (root / "aws-ebs-csi-driver.addons.k8s.io/k8s-1.17.yaml.template").write_text(
         "  image: registry.k8s.io/provider-aws/aws-ebs-csi-driver:{{ .Version }}\n"
@@ -272,6 +278,7 @@ def test_generator_reads_pins_and_skips_templated_tags(tmp_path):
                                   "registry.k8s.io/cpa/cluster-proportional-autoscaler": "v1.2.3"},
         "aws-ebs-csi-driver.addons.k8s.io": {"registry.k8s.io/sig-storage/livenessprobe": "v2.0.0"},
         "metrics-server.addons.k8s.io": {"registry.k8s.io/metrics-server/metrics-server": "v0.0.7"},
+        "networking.flannel": {"ghcr.io/flannel-io/flannel": "v0.0.1"},
     }
 
 
