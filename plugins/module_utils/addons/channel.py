@@ -23,7 +23,7 @@ except ImportError:  # objects.require_yaml names the fix when a manifest is dum
     yaml = None
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import (
-    aws, cilium, cluster_autoscaler, core, flannel, gce, kindnet, metrics_server)
+    amazon_vpc, aws, cilium, cluster_autoscaler, core, flannel, gce, kindnet, metrics_server)
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError, Facts
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 
@@ -110,6 +110,8 @@ ADDONS = (
     Addon("gcp-cloud-controller.addons.k8s.io", "k8s-1.23", _gce, gce.cloud_controller, prune=True),
     Addon("networking.flannel", "k8s-1.25", lambda facts: "flannel" in facts.networking, flannel.objects,
           selector=NETWORKING_SELECTOR, prune=True),
+    Addon("networking.amazon-vpc-routed-eni", "k8s-1.16", lambda facts: "amazonvpc" in facts.networking,
+          amazon_vpc.objects, selector=NETWORKING_SELECTOR, needs_rolling_update="all"),
     Addon("networking.kindnet", "k8s-1.32", lambda facts: "kindnet" in facts.networking, kindnet.objects,
           selector=NETWORKING_SELECTOR, needs_rolling_update="all"),
     Addon("networking.cilium.io", "k8s-1.16", lambda facts: "cilium" in facts.networking, cilium.objects,
@@ -137,7 +139,7 @@ NOT_RENDERED = (
     ("karpenter.sh", lambda facts: _enabled(facts, "karpenter")),
 ) + tuple((name, _networking(kind)) for kind, name in (
     ("kopeio", "networking.kope.io"), ("calico", "networking.projectcalico.org"),
-    ("kuberouter", "networking.kuberouter"), ("amazonvpc", "networking.amazon-vpc-routed-eni"),
+    ("kuberouter", "networking.kuberouter"),
 )) + (
     ("authentication.kope.io", lambda facts: "kopeio" in facts.section("authentication")),
     ("authentication.aws", lambda facts: "aws" in facts.section("authentication")),

@@ -30,4 +30,9 @@ IMAGES = {
         'ghcr.io/flannel-io/flannel': 'v0.28.9',
         'ghcr.io/flannel-io/flannel-cni-plugin': 'v1.9.1-flannel3',
     },
+    'networking.amazon-vpc-routed-eni': {
+        '602401143452.dkr.ecr.us-west-2.amazonaws.com/amazon-k8s-cni': 'v1.23.0',
+        '602401143452.dkr.ecr.us-west-2.amazonaws.com/amazon-k8s-cni-init': 'v1.23.0',
+        '602401143452.dkr.ecr.us-west-2.amazonaws.com/amazon/aws-network-policy-agent': 'v1.4.1',
+    },
 }

@@ -51,6 +51,7 @@ FIGURES = {
     "networking.cilium.io-k8s-1.16": (7, 7, 84, 84, 84, 7),
     "networking.kindnet-k8s-1.32": (2, 2, 8, 8, 8, 2),
     "networking.flannel-k8s-1.25": (1, 1, 6, 6, 6, 1),
+    "networking.amazon-vpc-routed-eni-k8s-1.16": (2, 2, 12, 12, 12, 2),
     "metrics-server.addons.k8s.io-k8s-1.11": (3, 3, 30, 30, 30, 3),
     "cluster-autoscaler.addons.k8s.io-k8s-1.15": (4, 4, 34, 34, 34, 4),
 }

@@ -71,6 +71,8 @@ VARIANTS = {
     "cilium": lambda: _populated(networking={"cilium": {}}),
     "cilium-eni-etcd": lambda: _populated(networking={"cilium": {"ipam": "eni", "etcdManaged": True}}),
     "flannel": lambda: _populated(networking={"flannel": {"backend": "vxlan"}}),
+    "amazon-vpc-ipv6": lambda: _populated(networking={"amazonvpc": {"env": [{"name": "ANNOTATE_POD_IP", "value": "true"}]}},
+                                          nonMasqueradeCIDR="::/0"),
     "kindnet-ipv6": lambda: _populated(networking={"kindnet": {}}, nonMasqueradeCIDR="::/0"),
     "autoscaler-priority-metrics": lambda: _populated(clusterAutoscaler={"enabled": True, "expander": "priority"},
                                                       metricsServer={"enabled": True}),
@@ -201,6 +203,19 @@ def test_cluster_autoscaler_scales_the_node_groups_asgs_by_priority():
     assert entries["metrics-server.addons.k8s.io"]["selector"] == {"k8s-app": "metrics-server"}
 
 
+def test_amazon_vpc_env_is_kops_defaults_then_the_spec_then_the_cluster():
+    completed, groups = VARIANTS["amazon-vpc-ipv6"]()
+    files = channel.render(completed, groups, account_id=ACCOUNT)
+    path = "addons/networking.amazon-vpc-routed-eni/k8s-1.16.yaml"
+    env = _workload(files, path, "DaemonSet")["spec"]["template"]["spec"]["containers"][0]["env"]
+    values = {e["name"]: e.get("value") for e in env}
+    assert values["ANNOTATE_POD_IP"] == "true" and values["ENABLE_IPv6"] == "true" and values["ENABLE_IPv4"] == "false"
+    assert values["ENABLE_PREFIX_DELEGATION"] == "true"
+    assert [e["name"] for e in env[:21]] == sorted(e["name"] for e in env[:21])
+    role = next(d for d in _documents(files, path) if d["kind"] == "ClusterRole")
+    assert {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch", "get", "patch"]} in role["rules"]
+
+
 def test_service_account_permissions_are_refused_naming_the_field():
     completed, groups = _case(iam={"useServiceAccountExternalPermissions": True})
     with pytest.raises(AddonError, match="useServiceAccountExternalPermissions.*not rendered by kubeops.kops yet"):
@@ -233,7 +248,7 @@ def test_store_files_list_the_kubelet_bootstrap_addon_last():
 
 def test_image_table_pins_every_image_the_templates_ask_for():
     images = set()
-    for variant in ("autoscaler-priority-metrics", "snapshot-ipv6-selinux", "flannel"):
+    for variant in ("autoscaler-priority-metrics", "snapshot-ipv6-selinux", "flannel", "amazon-vpc-ipv6"):
         completed, groups = VARIANTS[variant]()
         for path, data in channel.render(completed, groups, account_id=ACCOUNT):
             if path != channel.CHANNEL_PATH:
@@ -260,6 +275,9 @@ def _mini_kops(tmp_path, coredns_line="        image: {{ if X }}{{ X }}{{ else }
         '        image: {{ or .MetricsServer.Image "registry.k8s.io/metrics-server/metrics-server:v0.0.7" }}\n')
     (root / "networking.flannel").mkdir()
     (root / "networking.flannel/k8s-1.25.yaml.template").write_text("        image: ghcr.io/flannel-io/flannel:v0.0.1\n")
+    (root / "networking.amazon-vpc-routed-eni").mkdir()
+    (root / "networking.amazon-vpc-routed-eni/k8s-1.16.yaml.template").write_text(
+        '          image: "{{- or .Networking.AmazonVPC.Image "1234.dkr.ecr.us-west-2.amazonaws.com/cni:v0.0.2" }}"\n')
     (root / "aws-ebs-csi-driver.addons.k8s.io").mkdir()
     (root / "aws-ebs-csi-driver.addons.k8s.io/k8s-1.17.yaml.template").write_text(
         "  image: registry.k8s.io/provider-aws/aws-ebs-csi-driver:{{ .Version }}\n"
@@ -279,6 +297,7 @@ def test_generator_reads_pins_and_skips_templated_tags(tmp_path):
         "aws-ebs-csi-driver.addons.k8s.io": {"registry.k8s.io/sig-storage/livenessprobe": "v2.0.0"},
         "metrics-server.addons.k8s.io": {"registry.k8s.io/metrics-server/metrics-server": "v0.0.7"},
         "networking.flannel": {"ghcr.io/flannel-io/flannel": "v0.0.1"},
+        "networking.amazon-vpc-routed-eni": {"1234.dkr.ecr.us-west-2.amazonaws.com/cni": "v0.0.2"},
     }
 
 
