@@ -95,11 +95,15 @@ def _objects(facts, vpc, pod_patch):
                                 "description": "ENIConfig is the Schema for the eniconfigs API",
                                 "properties": {
                                     "apiVersion": {
-                                        "description": "APIVersion defines the versioned schema of this representation of an object.\nServers should convert recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                                        "description": ("APIVersion defines the versioned schema of this representation of an object.\nServers should convert "
+                                                        "recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: "
+                                                        "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"),
                                         "type": "string",
                                     },
                                     "kind": {
-                                        "description": "Kind is a string value representing the REST resource this object represents.\nServers may infer this from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                                        "description": ("Kind is a string value representing the REST resource this object represents.\nServers may infer "
+                                                        "this from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: "
+                                                        "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"),
                                         "type": "string",
                                     },
                                     "metadata": {"type": "object"},

@@ -26,6 +26,7 @@ def objects(facts):
                 "Backend": {"Type": flannel.get("backend") or "udp"}}
     flannel_image = pinned_image(ADDON, "ghcr.io/flannel-io/flannel")
     cni_plugin_image = pinned_image(ADDON, "ghcr.io/flannel-io/flannel-cni-plugin")
+    resync_seconds = flannel.get("iptablesResyncSeconds") or 5
     security = {"capabilities": {"add": ["NET_ADMIN", "NET_RAW"]}, "privileged": False}
     if facts.selinux:
         security["seLinuxOptions"] = {"level": "s0", "type": "spc_t"}
@@ -101,7 +102,8 @@ def objects(facts):
                         },
                         "containers": [
                             {
-                                "args": ["--ip-masq", "--kube-subnet-mgr", "--iptables-resync=%s" % (flannel.get("iptablesResyncSeconds") or 5), "--healthz-port=8081"],
+                                "args": ["--ip-masq", "--kube-subnet-mgr", "--iptables-resync=%s" % resync_seconds,
+                                         "--healthz-port=8081"],
                                 "command": ["/opt/bin/flanneld"],
                                 "env": [
                                     {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
