@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel as addon_channel
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects, validation_aws
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import cloudformation, runner, terraform
@@ -106,10 +107,17 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
                                                                                    spec=completed["spec"], **options)
     plan = runner.run(tasks, cloud, dry_run=dry_run, workers=workers, deadline=deadline, progress=progress,
                       kinds=driver.task_classes())
-    changes = store.differing(managed_files(completed) + node_changes)
+    addon_changes = addon_channel.store_files(completed, groups, node_changes,
+                                              account_id=_addon_account(completed, lambda: cloud))
+    changes = store.differing(managed_files(completed) + node_changes + addon_changes)
     if changes and not dry_run:
         store.apply(changes)
     return plan, completed, bool(changes) or keys_changed or bool(boot.uploaded)
+
+
+def _addon_account(completed, cloud):
+    """The AWS account id when the addons need it (the termination handler's SQS queue URL), else None."""
+    return addon_channel.account_of(cloud()) if addon_channel.needs_account_id(completed) else None
 
 
 def boot_artifacts_for(service, completed, store, dry_run):
@@ -192,7 +200,9 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
     store = service.cluster_store(cluster_name)
     node_changes, hashes = nodeup_store.node_files(store, completed, groups)
-    files = managed_files(completed) + node_changes
+    files = managed_files(completed) + node_changes + addon_channel.store_files(
+        completed, groups, node_changes, account_id=_addon_account(
+            completed, lambda: driver.cloud(cluster_name, region_of(completed["spec"]), spec=completed["spec"])))
     boot = boot_artifacts_for(service, completed, store, dry_run)
     user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot)
     tasks = driver.build_tasks(completed, groups, keys, user_data)

@@ -26,11 +26,11 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-import pathlib
 import re
 import shlex
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import boot_fetch
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import config as nodeup_config
 
 # Per cloud: the largest user data it takes (EC2's user data; a GCE metadata value) and what it is called.
@@ -49,7 +49,6 @@ EARLY_SYSCTLS = ("net.core.rmem_max=16777216", "net.core.wmem_max=16777216",
                  "net.ipv4.tcp_rmem='4096 87380 16777216'", "net.ipv4.tcp_wmem='4096 87380 16777216'")
 # kops' MIME framing (pkg/model/resources/nodeup.go): a fixed boundary, 7bit parts, CRLF as Go's multipart writer.
 MIME_BOUNDARY = "MIMEBOUNDARY"
-FETCHER = pathlib.Path(__file__).with_name("boot_fetch.py")
 
 SCRIPT = """#!/bin/bash
 # kubeops.kops boot: instance group {instance_group} of {cluster_name}
@@ -134,7 +133,8 @@ def _join(config_base, relpath):
 
 def fetcher_source():
     """boot_fetch.py without its license header and module docstring (they cost user data bytes)."""
-    text = FETCHER.read_text(encoding="utf-8")
+    # Through the loader, not the file system: inside Ansible's module payload the package is a zip.
+    text = boot_fetch.__loader__.get_source(boot_fetch.__name__)
     return re.sub(r'\A(?:#[^\n]*\n)*"""(?:.|\n)*?"""\n', "", text, count=1).lstrip("\n")
 
 

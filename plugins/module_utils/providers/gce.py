@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.model.gce import cluster as gce_model
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import managed_files
@@ -75,7 +76,7 @@ class GceDriver(object):
         bucket, prefix = managed_files.split_url(config_base)
         covered = []
         for relpath, data in files:
-            name = managed_files.object_name(cluster_name, relpath)
+            name = managed_files.object_name(cluster_name, relpath, channel.manifest_keys())
             if name is None:
                 continue
             task = object_kind(name, bucket=bucket, key="%s/%s" % (prefix, relpath) if prefix else relpath,

@@ -27,8 +27,13 @@ NAMES = (
 )
 
 
-def object_name(cluster_name, relpath):
-    """kops' ManagedFile name for a cluster-relative store path; None for what is written directly."""
+def object_name(cluster_name, relpath, renamed=None):
+    """kops' ManagedFile name for a cluster-relative store path; None for what is written directly.
+
+    renamed: {store path: kops' key} for the addon manifests whose file is not named after their id
+    (addons/channel.manifest_keys(): limit-range); given by the caller, which knows the addons."""
+    if relpath in (renamed or {}):
+        return "%s-addons-%s" % (cluster_name, renamed[relpath])
     for pattern, template in NAMES:
         match = re.match(pattern, relpath)
         if match:

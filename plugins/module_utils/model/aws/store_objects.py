@@ -10,6 +10,7 @@ configs and addon manifests become aws_s3_object resources when the store is S3.
 
 from __future__ import annotations
 
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore.managed_files import object_name, split_url
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.s3 import S3Object
 
@@ -22,8 +23,9 @@ def build_store_objects(cluster_name, config_base, files, tasks):
         return []
     bucket, prefix = split_url(config_base)
     covered = []
+    renamed = channel.manifest_keys()
     for relpath, data in files:
-        name = object_name(cluster_name, relpath)
+        name = object_name(cluster_name, relpath, renamed)
         if name is None:
             continue
         task = S3Object(name, bucket=bucket, key="%s/%s" % (prefix, relpath) if prefix else relpath, content=data)

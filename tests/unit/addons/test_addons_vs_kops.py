@@ -1,0 +1,188 @@
+"""The addons measured against kops' rendered files (docs/addons.md).
+
+Always: in the two conformance fixtures with rendered data (minimal-aws,
+minimal_gce) every addon we render is byte-equal to kops' file, so its
+manifestHash is kops'; the channel is kops' minus the two addons we do not
+render (kops-controller, dns-controller); in every fixture's kubernetes.tf,
+each addon file we write is an aws_s3_object with kops' name and key.
+
+With KOPS_SOURCE set to a kops checkout, every update_cluster fixture in it
+is rendered and compared per addon (object sets, objects equal field by
+field, byte-equal files); the figures must not fall below FIGURES.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import pathlib
+import re
+
+import pytest
+import yaml
+
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel
+from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import store_objects
+
+from tests.conformance import kops_fixtures
+
+ACCOUNT = "123456789012"  # kops' integration tests' AWS account
+# The addons kops renders that this collection replaces with work of its own (docs/addons.md).
+REPLACED = {"kops-controller.addons.k8s.io", "dns-controller.addons.k8s.io"}
+WITH_DATA = ["minimal-aws", "minimal_gce"]
+OBJECT = re.compile(r'resource "aws_s3_object" "([^"]+)" \{\n  bucket += "([^"]+)"\n  content += file\("\$\{path.module\}/'
+                    r'data/aws_s3_object_([^"]+)_content"\)\n  key += "([^"]+)"')
+# Per addon key, measured over the update_cluster fixtures of kops 1.37.0-alpha.1 (commit 268927e):
+# (fixtures rendered, object sets equal, objects matched, objects in kops' files, objects equal, files byte-equal).
+# Fixtures whose spec we refuse (IRSA: useServiceAccountExternalPermissions; cilium's Hubble) or cannot complete
+# offline are not counted; cluster-autoscaler is counted where rendered (AWS: 4 of kops' 7).
+FIGURES = {
+    "coredns.addons.k8s.io-k8s-1.12": (67, 67, 737, 737, 737, 67),
+    "kubelet-api.rbac.addons.k8s.io-k8s-1.9": (67, 67, 67, 67, 67, 67),
+    "limit-range.addons.k8s.io": (67, 67, 67, 67, 67, 67),
+    "storage-aws.addons.k8s.io-v1.15.0": (54, 54, 324, 324, 324, 54),
+    "storage-gce.addons.k8s.io-v1.7.0": (11, 11, 11, 11, 11, 11),
+    "aws-cloud-controller.addons.k8s.io-k8s-1.18": (54, 54, 270, 270, 270, 54),
+    "aws-ebs-csi-driver.addons.k8s.io-k8s-1.17": (54, 54, 1350, 1350, 1350, 54),
+    "node-termination-handler.aws-k8s-1.11": (54, 54, 269, 269, 269, 54),
+    "gcp-cloud-controller.addons.k8s.io-k8s-1.23": (11, 11, 176, 176, 176, 11),
+    "networking.cilium.io-k8s-1.16": (7, 7, 84, 84, 84, 7),
+    "networking.kindnet-k8s-1.32": (2, 2, 8, 8, 8, 2),
+    "networking.flannel-k8s-1.25": (1, 1, 6, 6, 6, 1),
+    "networking.amazon-vpc-routed-eni-k8s-1.16": (2, 2, 12, 12, 12, 2),
+    "metrics-server.addons.k8s.io-k8s-1.11": (3, 3, 30, 30, 30, 3),
+    "cluster-autoscaler.addons.k8s.io-k8s-1.15": (4, 4, 34, 34, 34, 4),
+}
+
+
+def load_case(directory):
+    cluster, groups = objects.split_objects([d for d in yaml.safe_load_all((directory / "in-v1alpha2.yaml").read_text())
+                                             if d])
+    completed = populate.populate_cluster_spec(cluster, groups, cloudfacts.kops_test_cloud())
+    return completed, groups
+
+
+def addon_key(path):
+    """kops' ManagedFile key (after "<cluster>-addons-") of one of our store paths."""
+    if path == channel.CHANNEL_PATH:
+        return "bootstrap"
+    return channel.manifest_keys().get(path) or path[len("addons/"):-len(".yaml")].replace("/", "-")
+
+
+def kops_files(directory, cluster_name):
+    """{addon key: kops' rendered bytes (trailing newline of the golden file dropped)}."""
+    prefix = "aws_s3_object_%s-addons-" % cluster_name
+    return {f.name[len(prefix):-len("_content")]: f.read_bytes().strip()
+            for f in (directory / "data").glob(prefix + "*_content")}
+
+
+def identity(document):
+    metadata = document["metadata"]
+    return document["kind"], metadata.get("namespace", ""), metadata["name"]
+
+
+def compare(theirs, ours):
+    """(object sets equal, objects matched, objects in kops' file, objects equal, bytes equal)."""
+    kops_objects = {identity(d): d for d in yaml.safe_load_all(theirs) if d}
+    our_objects = {identity(d): d for d in yaml.safe_load_all(ours) if d}
+    matched = set(kops_objects) & set(our_objects)
+    return (set(kops_objects) == set(our_objects), len(matched), len(kops_objects),
+            sum(1 for key in matched if kops_objects[key] == our_objects[key]), theirs == ours)
+
+
+# ---------------------------------------------------------------- the conformance fixtures with data
+
+
+@pytest.mark.parametrize("case", WITH_DATA)
+def test_every_rendered_addon_is_byte_equal_to_kops(case):
+    directory = kops_fixtures.UPDATE_CLUSTER / case
+    completed, groups = load_case(directory)
+    theirs = kops_files(directory, completed["metadata"]["name"])
+    ours = {addon_key(path): data for path, data in channel.render(completed, groups, account_id=ACCOUNT)}
+    manifests = {key: data for key, data in ours.items() if key != "bootstrap"}
+    assert len(manifests) >= 5
+    for key, data in manifests.items():
+        assert data == theirs[key], key
+    # Every kops addon is rendered but the two we replace.
+    assert {k for k in theirs if k != "bootstrap" and k.split("-k8s-")[0] not in REPLACED} == set(manifests)
+
+
+@pytest.mark.parametrize("case", WITH_DATA)
+def test_channel_is_kops_minus_the_replaced_addons(case):
+    directory = kops_fixtures.UPDATE_CLUSTER / case
+    completed, groups = load_case(directory)
+    theirs = yaml.safe_load(kops_files(directory, completed["metadata"]["name"])["bootstrap"])
+    ours = yaml.safe_load(dict(channel.render(completed, groups, account_id=ACCOUNT))[channel.CHANNEL_PATH])
+    expected = [a for a in theirs["spec"]["addons"] if a["name"] not in REPLACED]
+    assert ours == dict(theirs, spec={"addons": expected})
+    assert len(expected) == len(theirs["spec"]["addons"]) - 2
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in kops_fixtures.UPDATE_CLUSTER.iterdir()
+                                        if (p / "kubernetes.tf").exists()))
+def test_addon_files_are_s3_objects_with_kops_names(case):
+    directory = kops_fixtures.UPDATE_CLUSTER / case
+    completed, groups = load_case(directory)
+    name = completed["metadata"]["name"]
+    kops = {m[2]: (m[0], m[1], m[3]) for m in OBJECT.findall((directory / "kubernetes.tf").read_text())}
+    kops_addons = {n for n in kops if n.startswith(name + "-addons-")}
+    bucket, key = kops["%s-addons-bootstrap" % name][1:]
+    config_base = "s3://%s/%s" % (bucket, key[:-len("/addons/bootstrap-channel.yaml")])
+    tasks = {}
+    store_objects.build_store_objects(name, config_base, channel.render(completed, groups, account_id=ACCOUNT), tasks)
+    ours = {t.name: t for t in tasks.values()}
+    not_ours = {n for n in kops_addons if any(n.startswith("%s-addons-%s" % (name, r)) for r in REPLACED)}
+    unrendered = channel.not_rendered(channel.Facts(completed, groups))
+    # What we leave out is what not_rendered names (e.g. privatecalico's networking.projectcalico.org).
+    missing = kops_addons - not_ours - set(ours)
+    assert {n for n in missing if not any(n.startswith("%s-addons-%s-" % (name, u)) for u in unrendered)} == set()
+    assert set(ours) <= kops_addons and len(ours) >= 5 and len(missing) == len(unrendered)
+    for object_name, task in ours.items():
+        body = task.render_terraform()
+        assert (task.terraform_name, body["bucket"], body["key"]) == kops[object_name]
+
+
+# ---------------------------------------------------------------- every fixture of a kops checkout
+
+
+def _kops_cases():
+    source = os.environ.get("KOPS_SOURCE")
+    if not source:
+        return []
+    root = pathlib.Path(source) / "tests" / "integration" / "update_cluster"
+    return sorted(p for p in root.iterdir() if (p / "in-v1alpha2.yaml").exists() and (p / "data").is_dir())
+
+
+@pytest.mark.skipif(not os.environ.get("KOPS_SOURCE"),
+                    reason="KOPS_SOURCE is not set: point it at a kops checkout to measure every fixture")
+def test_per_addon_equality_does_not_regress():
+    totals = collections.defaultdict(lambda: [0, 0, 0, 0, 0, 0])
+    entries_differing = []
+    for directory in _kops_cases():
+        try:
+            completed, groups = load_case(directory)
+            rendered = dict(channel.render(completed, groups, account_id=ACCOUNT))
+        except ValueError:
+            continue  # refused specs (see FIGURES' note) and fixtures that need cloud facts we do not invent
+        ours = {addon_key(path): data for path, data in rendered.items()}
+        theirs_files = kops_files(directory, completed["metadata"]["name"])
+        our_entries = {e["name"]: e for e in yaml.safe_load(ours["bootstrap"])["spec"]["addons"]}
+        for entry in yaml.safe_load(theirs_files["bootstrap"])["spec"]["addons"]:
+            if entry["name"] in our_entries and our_entries[entry["name"]] != entry:
+                entries_differing.append((directory.name, entry["name"]))
+        for key, theirs in theirs_files.items():
+            if key not in FIGURES or key not in ours:
+                continue
+            same_set, matched, total, equal, same_bytes = compare(theirs, ours[key])
+            figures = totals[key]
+            for index, value in enumerate((1, same_set, matched, total, equal, same_bytes)):
+                figures[index] += int(value)
+    measured = {key: tuple(values) for key, values in totals.items()}
+    regressions = {key: (measured.get(key), expected) for key, expected in FIGURES.items()
+                   if any(m < e for m, e in zip(measured.get(key, (0,) * 6), expected))}
+    assert regressions == {}, "measured (fixtures, sets, matched, total, equal, bytes) below the recorded figures"
+    # Every channel entry we write (name, id, manifest, manifestHash, selector, needsRollingUpdate, needsPKI, prune)
+    # is kops' entry for that addon.
+    assert entries_differing == []
