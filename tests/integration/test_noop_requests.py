@@ -49,8 +49,8 @@ def test_a_no_op_update_on_s3_stays_within_its_request_count(aws, monkeypatch):
     assert {entry.action for entry in plan} == {"unchanged"}
     store = sum(n for key, n in sent.items() if key.startswith("s3 "))
     total = sum(sent.values())
-    print("no-op update on s3://: %d requests (store %d, cloud %d): %s" % (total, store, total - store,
-                                                                          sorted(sent.items())))
+    print("no-op update on s3://: %d requests (store %d, cloud %d): %s"
+          % (total, store, total - store, sorted(sent.items())))
     assert total <= NOOP_REQUESTS, sent
     # No describe is repeated: each kind is looked up once (cloud.lookup); what is asked twice is asked per object.
     assert sent["ec2 DescribeSecurityGroupRules"] == 1, sent
