@@ -134,8 +134,8 @@ def test_create_then_nothing_changes(aws, tmp_path, options, vpcs_subnets_nats):
     again, _plan, calls = _update(service)
     assert set(again) == {"unchanged"}
     assert _mutating(calls) == {}
-    # One describe per kind, not per object (rules: one per security group).
-    assert calls["DescribeSubnets"] == 1 and calls["DescribeSecurityGroupRules"] == 3
+    # One describe per kind, not per object (rules: one for all the cluster's security groups).
+    assert calls["DescribeSubnets"] == 1 and calls["DescribeSecurityGroupRules"] == 1
     store = service.cluster_store("k8s.example.com")
     completed = store.read_completed_spec()
     assert completed["spec"]["kubeAPIServer"]["serviceClusterIPRange"] == "100.64.0.0/13"

@@ -166,13 +166,14 @@ def _run_reporting(service):
         return "; ".join(line for line in str(exc).splitlines() if "not attempted" not in line)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "ec2 creates without a creation token: one lost response duplicates vpc (1 -> 2), internet_gateway (1 -> 2), "
-    "dhcp_options (1 -> 2, one untagged), elastic_ip (3 -> 4), route_table (4 -> 5), volume (6 -> 7); the retried "
-    "CreateRole, CreateInstanceProfile, CreateTargetGroup, CreateSecurityGroup, CreateSubnet, CreateNatGateway fail "
-    "'already exists', and the second run fails on the duplicate VPC (launch_template 7 -> 3, autoscaling_group "
-    "7 -> 2 never created)"))
 def test_a_lost_response_on_each_create_leaves_no_duplicate(faults, tmp_path):
+    """The first call of every create lands in moto and its answer is lost (a 500).  Then: creates with a token
+    tag find the object by its token; creates of uniquely named objects (IAM, ELBv2, autoscaling groups) find it
+    by name, and an "already exists" answer after the lost one is taken as found only for an object of this
+    cluster's own (cloud/aws.create_named).  One divergence of moto is corrected in the fault server, to measure
+    what AWS does: CreateDhcpOptions honours TagSpecifications on AWS and not on moto
+    (tests/faults.honour_dhcp_options_tags); without it the token cannot find the lost set and one untagged
+    orphan is counted that AWS would not leave."""
     clean = clean_inventory(faults, tmp_path)
     service = _create_spec("file://%s" % (tmp_path / "state"))
     faults.set_rules(lose={operation: 1 for operation in CREATE_CALLS})

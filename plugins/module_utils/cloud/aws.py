@@ -352,11 +352,28 @@ def tag_dict(tag_items):
 # CreateSecurityGroup... take no ClientToken), and botocore's own retry of a 5xx re-sends the create: a
 # response lost on the way back leaves two objects.  So a create is sent by a client that never retries,
 # carries a unique token tag (and ClientToken where the API has one), and after an ambiguous failure the
-# object is looked up by that tag before the create is sent again.
+# object is looked up by that tag before the create is sent again.  Creates of objects whose names are
+# unique in the account or VPC (IAM roles and instance profiles, target groups, load balancers, listeners,
+# autoscaling groups) are looked up by name instead (create_named).
 CREATE_TOKEN_TAG = "kubeops.kops/create-token"
 THROTTLING_CODES = frozenset(("Throttling", "ThrottlingException", "RequestLimitExceeded", "RequestThrottled",
                               "TooManyRequestsException", "SlowDown"))
+# What a create answers when the object (or the unique thing it takes) is already there.  After an
+# ambiguous failure of the same create, it is the lost call's work: the object is looked up (by token or by
+# name, and it must be this cluster's own) instead of failing the run.
+ALREADY_EXISTS_CODES = frozenset((
+    "EntityAlreadyExists",                                       # IAM CreateRole, CreateInstanceProfile
+    "DuplicateTargetGroupName", "DuplicateLoadBalancerName", "DuplicateListener",  # ELBv2
+    "AlreadyExists",                                             # autoscaling CreateAutoScalingGroup
+    "InvalidGroup.Duplicate",                                    # EC2 CreateSecurityGroup
+    "InvalidSubnet.Conflict",                                    # EC2 CreateSubnet: the CIDR is taken
+    "Resource.AlreadyAssociated",                                # EC2 CreateNatGateway: the EIP is taken
+    "InvalidLaunchTemplateName.AlreadyExistsException",          # EC2 CreateLaunchTemplate
+))
 CREATE_ATTEMPTS = 5
+# Lookups after an "already exists" answer, a pause apart: the object exists, but describes are
+# eventually consistent.
+LOOKUPS_AFTER_EXISTS = 3
 
 
 def ambiguous(exc):
@@ -376,7 +393,8 @@ def create_once(cloud, operation, id_of, find_by_token, tag_specification=None, 
     tag_specification: (EC2 resource type, tags) sent as TagSpecifications with the token tag added.
     A throttled call is sent again after a pause; an ambiguous failure (see ambiguous) first looks the
     object up by its token (twice, a pause apart: describes are eventually consistent) and sends the
-    create again only if it is not there.
+    create again only if it is not there; an "already exists" answer after it (ALREADY_EXISTS_CODES) looks
+    again.  The token tag is sent with the cluster's ownership tags, so what it finds is this cluster's.
     """
     import time
     import uuid
@@ -399,20 +417,47 @@ def create_once(cloud, operation, id_of, find_by_token, tag_specification=None, 
     return object_id, response
 
 
+def create_named(cloud, service, operation, find_made, sleep=None, **kwargs):
+    """Send the create of an object whose name is unique (an IAM role, a target group, an autoscaling
+    group...) at most once: (None, the create's response), or (what find_made() found, None) when a try
+    whose answer was lost had made it.
+
+    find_made(): the object of that name as the task's find reads it, or None; it raises when the object
+    is not this cluster's own (never adopted), so a name taken by another cluster stays an error.  It is
+    asked only after an ambiguous failure: before sending the create again, and after an "already
+    exists" answer to that second create.
+    """
+    import time
+    sleep = sleep or time.sleep
+    found, response = _send_once(cloud.single_attempt_client(service), operation, lambda _response: None,
+                                 find_made, sleep, kwargs)
+    return (found if response is None else None), response
+
+
 def _send_once(api, operation, id_of, find, sleep, kwargs):
     delay = 1.0
+    after_ambiguous = False
     for attempt in range(1, CREATE_ATTEMPTS + 1):
         try:
             response = getattr(api, operation)(**kwargs)
             return id_of(response), response
         except Exception as exc:  # pylint: disable=broad-except
             if ambiguous(exc):
+                after_ambiguous = True
                 for lookup in range(2):
                     found = find()
                     if found is not None:
                         return found, None
                     if lookup == 0:
                         sleep(delay)
+            elif after_ambiguous and error_code(exc) in ALREADY_EXISTS_CODES:
+                # The lost call made it; the lookups before this create did not see it yet.
+                for lookup in range(LOOKUPS_AFTER_EXISTS):
+                    found = find()
+                    if found is not None:
+                        return found, None
+                    sleep(delay * (lookup + 1))
+                raise
             elif error_code(exc) not in THROTTLING_CODES:
                 raise
             if attempt == CREATE_ATTEMPTS:

@@ -33,7 +33,8 @@ import base64
 import operator
 import uuid
 
-from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import error_code, paginate, tag_dict, tag_list
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import (
+    create_named, error_code, paginate, tag_dict, tag_list)
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block, Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Deletion, Field, Ref, Task, to_terraform
 
@@ -148,6 +149,26 @@ class ComparedTask(Task):
                 if not field.same(actual.get(field.name), want):
                     changes[field.name] = (actual.get(field.name), want)
         return changes
+
+    # The cloud.lookup keys find() reads, forgotten before looking again for an object made by a lost call.
+    lookup_keys = ()
+
+    def create_named(self, cloud, service, operation, **kwargs):
+        """Send this object's create at most once (cloud/aws.create_named): the create's response, or None
+        when a try whose answer was lost had made it.  Then the object is found as find() finds it (this
+        cluster's own, or an error naming it), and what create() sets by later calls is brought in line
+        through compare() and update(), as on a run that finds it."""
+        def find_made():
+            for key in self.lookup_keys:
+                cloud.forget(key)
+            return self.find(cloud)
+
+        found, response = create_named(cloud, service, operation, find_made, **kwargs)
+        if response is None:
+            changes = self.compare(found)
+            if changes:
+                self.update(cloud, found, changes)
+        return response
 
 
 INSTANCE_GROUP_TAG = "kops.k8s.io/instancegroup"
@@ -602,15 +623,13 @@ class AutoScalingGroup(ComparedTask):
     def create(self, cloud):
         d = self.desired()
         api = _autoscaling(cloud)
-        try:
-            api.create_auto_scaling_group(**self.create_args(d))
-        except Exception as exc:
-            if error_code(exc) != "AlreadyExists":
-                raise
-            # The name is unique: made meanwhile (another run, or a lost response).  Ours is used
-            # (the calls below are idempotent), anyone else's refused.
-            if not self._refuse_foreign(cloud):
-                raise
+
+        def find_made():
+            # A group of this name made by the lost call is ours; anyone else's is refused (_refuse_foreign).
+            return self._refuse_foreign(cloud) or None
+
+        # The calls below are idempotent, so they follow whether the group was made now or by a lost call.
+        create_named(cloud, "autoscaling", "create_auto_scaling_group", find_made, **self.create_args(d))
         self.outputs["id"] = d["name"]
         api.enable_metrics_collection(AutoScalingGroupName=d["name"], Granularity=d["metrics_granularity"],
                                       Metrics=list(d["enabled_metrics"]))

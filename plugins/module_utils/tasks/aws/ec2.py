@@ -508,10 +508,38 @@ def described_rule_signature(rule):
     return rule_signature(rule.get("IsEgress"), rule.get("IpProtocol"), rule.get("FromPort"), rule.get("ToPort"), peer)
 
 
+# DescribeSecurityGroupRules takes up to this many group ids in one filter.
+RULES_BATCH = 200
+
+
+def _owned_groups_rules(cloud):
+    """{group id: [rules]} of every group the cluster owned when its groups were listed, in one call per
+    RULES_BATCH groups (not one per group).  Each group's answer is handed out once (_group_rules pops it), so a
+    group whose rules were forgotten after a change is asked again on its own."""
+    group_ids = sorted(g["GroupId"] for g in SecurityGroup.owned_objects(cloud))
+    by_group = {group_id: [] for group_id in group_ids}
+    for start in range(0, len(group_ids), RULES_BATCH):
+        for rule in paginate(cloud.ec2, "describe_security_group_rules", "SecurityGroupRules",
+                             Filters=[{"Name": "group-id", "Values": group_ids[start:start + RULES_BATCH]}]):
+            by_group.setdefault(rule["GroupId"], []).append(rule)
+    return by_group
+
+
 def _group_rules(cloud, group_id):
-    return cloud.lookup("rules:" + group_id, lambda: paginate(
-        cloud.ec2, "describe_security_group_rules", "SecurityGroupRules",
-        Filters=[{"Name": "group-id", "Values": [group_id]}]))
+    def fetch():
+        rules = cloud.lookup("rules-of-owned-groups", lambda: _owned_groups_rules(cloud)).pop(group_id, None)
+        if rules is not None:
+            return rules
+        return paginate(cloud.ec2, "describe_security_group_rules", "SecurityGroupRules",
+                        Filters=[{"Name": "group-id", "Values": [group_id]}])
+    return cloud.lookup("rules:" + group_id, fetch)
+
+
+def _forget_rules(cloud, group_id):
+    """After a change of a group's rules: the next look at them asks EC2.  (Before the batch was fetched, this
+    leaves an empty one: the groups are then asked one by one, never from a listing older than the change.)"""
+    cloud.lookup("rules-of-owned-groups", dict).pop(group_id, None)
+    cloud.forget("rules:" + group_id)
 
 
 class SecurityGroupRule(Task):
@@ -561,13 +589,13 @@ class SecurityGroupRule(Task):
             if error_code(exc) != "InvalidPermission.Duplicate":
                 raise
             # There already (a create whose answer was lost, sent again by botocore): take its id.
-            cloud.forget("rules:" + d["security_group_id"])
+            _forget_rules(cloud, d["security_group_id"])
             if self.find(cloud) is None:
                 raise
             return
         rules = result.get("SecurityGroupRules") or [{}]
         self.outputs["id"] = rules[0].get("SecurityGroupRuleId", self.name)
-        cloud.forget("rules:" + d["security_group_id"])
+        _forget_rules(cloud, d["security_group_id"])
 
     def render_cloudformation(self):
         egress = self.fields["type"] == "egress"
@@ -622,7 +650,7 @@ def _revoke(group_id, rule_id, egress):
     def revoke(cloud):
         call = cloud.ec2.revoke_security_group_egress if egress else cloud.ec2.revoke_security_group_ingress
         call(GroupId=group_id, SecurityGroupRuleIds=[rule_id])
-        cloud.forget("rules:" + group_id)
+        _forget_rules(cloud, group_id)
     return revoke
 
 

@@ -87,6 +87,7 @@ class LoadBalancer(ComparedTask):
 
     kind = "aws_lb"
     cloudformation_type = "AWS::ElasticLoadBalancingV2::LoadBalancer"
+    lookup_keys = ("aws_lb",)
     FIELDS = (
         ApiField("name", api="Name", read="LoadBalancerName", cfn="Name", compare=False),
         ApiField("load_balancer_type", api="Type", read="Type", cfn="Type"),
@@ -119,7 +120,10 @@ class LoadBalancer(ComparedTask):
 
     def create(self, cloud):
         desired = self.desired()
-        created = _elbv2(cloud).create_load_balancer(**self.create_args(desired))["LoadBalancers"][0]
+        response = self.create_named(cloud, "elbv2", "create_load_balancer", **self.create_args(desired))
+        if response is None:
+            return  # made by a try whose answer was lost: found, its attributes brought in line
+        created = response["LoadBalancers"][0]
         self.outputs.update(id=created["LoadBalancerArn"], arn=created["LoadBalancerArn"], dns_name=created.get("DNSName"),
                             zone_id=created.get("CanonicalHostedZoneId"))
         self._set_attributes(cloud, desired)
@@ -177,6 +181,7 @@ class TargetGroup(ComparedTask):
 
     kind = "aws_lb_target_group"
     cloudformation_type = "AWS::ElasticLoadBalancingV2::TargetGroup"
+    lookup_keys = ("aws_lb_target_group",)
     FIELDS = (
         ApiField("name", api="Name", read="TargetGroupName", cfn="Name", compare=False),
         ApiField("port", api="Port", read="Port", cfn="Port"),
@@ -209,7 +214,10 @@ class TargetGroup(ComparedTask):
 
     def create(self, cloud):
         desired = self.desired()
-        created = _elbv2(cloud).create_target_group(**self.create_args(desired))["TargetGroups"][0]
+        response = self.create_named(cloud, "elbv2", "create_target_group", **self.create_args(desired))
+        if response is None:
+            return  # made by a try whose answer was lost: found, its attributes brought in line
+        created = response["TargetGroups"][0]
         self.outputs.update(id=created["TargetGroupArn"], arn=created["TargetGroupArn"])
         self._set_attributes(cloud, desired)
 
@@ -273,6 +281,10 @@ class Listener(ComparedTask):
                  same=lambda actual, desired: desired is None or actual == desired),
     )
 
+    @property
+    def lookup_keys(self):
+        return ("listeners:" + self.desired()["load_balancer_arn"],)
+
     def find(self, cloud):
         balancer = self.desired()["load_balancer_arn"]
         listeners = cloud.lookup("listeners:" + balancer, lambda: paginate(
@@ -284,8 +296,9 @@ class Listener(ComparedTask):
         return None
 
     def create(self, cloud):
-        created = _elbv2(cloud).create_listener(**self.create_args())["Listeners"][0]
-        self.outputs["id"] = created["ListenerArn"]
+        response = self.create_named(cloud, "elbv2", "create_listener", **self.create_args())
+        if response is not None:
+            self.outputs["id"] = response["Listeners"][0]["ListenerArn"]
 
     def update(self, cloud, actual, changes):
         args = self.create_args()

@@ -99,7 +99,10 @@ class IAMRole(ComparedTask):
         return self.read_actual(role)
 
     def create(self, cloud):
-        role = cloud.client("iam").create_role(**self.create_args())["Role"]
+        response = self.create_named(cloud, "iam", "create_role", **self.create_args())
+        if response is None:
+            return  # made by a try whose answer was lost: found
+        role = response["Role"]
         self.outputs.update(id=role["RoleName"], name=role["RoleName"], arn=role["Arn"])
 
     def update(self, cloud, actual, changes):
@@ -202,7 +205,10 @@ class IAMInstanceProfile(ComparedTask):
 
     def create(self, cloud):
         iam = cloud.client("iam")
-        profile = iam.create_instance_profile(**self.create_args())["InstanceProfile"]
+        response = self.create_named(cloud, "iam", "create_instance_profile", **self.create_args())
+        if response is None:
+            return  # made by a try whose answer was lost: found, its role added by update()
+        profile = response["InstanceProfile"]
         self.outputs.update(id=profile["InstanceProfileName"], arn=profile["Arn"])
         iam.add_role_to_instance_profile(InstanceProfileName=self.fields["name"], RoleName=self.desired()["role"])
 
