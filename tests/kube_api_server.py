@@ -518,6 +518,10 @@ class KubeState(object):
                 metadata["namespace"] = namespace
             metadata.update(uid=str(uuid.uuid4()), creationTimestamp=_stamp(_now()), generation=1)
             metadata.pop("managedFields", None)
+            if resource.kind == "Secret" and "stringData" in obj:
+                # The API folds stringData into data (base64) and never stores stringData itself.
+                obj.setdefault("data", {}).update({k: base64.b64encode(v.encode("utf-8")).decode("ascii")
+                                                   for k, v in obj.pop("stringData").items()})
             if resource.kind == "Pod":
                 obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
             elif resource.kind == "Namespace":

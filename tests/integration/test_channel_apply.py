@@ -349,3 +349,58 @@ def test_deletecollection_by_label_with_the_python_client(kube_api):
     version = core.read_namespaced_config_map("c", "default").metadata.resource_version
     core.patch_namespaced_config_map("c", "default", {"metadata": {"labels": {"addon": "y"}}})  # changes nothing
     assert core.read_namespaced_config_map("c", "default").metadata.resource_version == version
+
+
+ISSUERS_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "issuers.cert-manager.io"},
+    "spec": {"group": "cert-manager.io", "scope": "Namespaced",
+             "names": {"kind": "Issuer", "plural": "issuers", "singular": "issuer", "listKind": "IssuerList"},
+             "versions": [{"name": "v1", "served": True, "storage": True,
+                           "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
+
+def test_needs_pki_makes_the_addons_ca_and_issuer_as_kops_channels_do(kube_api, tmp_path):
+    """needsPKI (kops sets it on metrics-server): a CA of the addon's own in Secret kube-system/<name>-ca and a
+    cert-manager CA Issuer kube-system/<name> over it, made before the manifest is applied; without cert-manager's
+    Issuer kind the addon fails naming it and stays unrecorded; a lost Issuer is made again, the CA kept."""
+    from ansible_collections.kubeops.kops.plugins.module_utils.kube import channels
+    from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / "metrics" / "v1.yaml").write_text(yaml.safe_dump(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "metrics", "namespace": "kube-system"}}))
+    (tmp_path / "channel.yaml").write_text(yaml.safe_dump({"kind": "Addons", "spec": {"addons": [
+        {"name": "metrics", "id": "v1", "manifest": "metrics/v1.yaml", "manifestHash": "1" * 64, "needsPKI": True}]}}))
+    api = channels.ApiService.from_kubeconfig(kube_api.kubeconfig_path)
+
+    def run(check_mode=False):
+        return channels.ChannelRunner(api, str(tmp_path / "channel.yaml")).run(check_mode=check_mode)
+
+    first = run()
+    assert first["errors"] and "install cert-manager" in first["errors"][0], first
+    core = kubernetes.client.CoreV1Api(kubernetes.config.new_client_from_config(config_file=kube_api.kubeconfig_path))
+    assert "addons.k8s.io/metrics" not in (core.read_namespace("kube-system").metadata.annotations or {})
+
+    api.apply(api.resource("apiextensions.k8s.io/v1", "CustomResourceDefinition"), ISSUERS_CRD)
+    api.forget_discovery()
+    start = len(kube_api.requests)
+    planned = run(check_mode=True)
+    assert planned["addons"][0]["pki"] == ["Secret kube-system/metrics-ca", "Issuer kube-system/metrics"]
+    assert _mutations_since(kube_api, start) == []
+    applied = run()
+    assert applied["errors"] == [] and applied["addons"][0]["action"] == "install", applied
+    secret = core.read_namespaced_secret("metrics-ca", "kube-system")
+    assert secret.type == "kubernetes.io/tls"
+    import base64
+    ca = certs.load_certificate(base64.b64decode(secret.data["tls.crt"]))
+    assert ca.subject.rfc4514_string() == "CN=metrics" and certs.issued_by(ca, ca)
+    custom = kubernetes.client.CustomObjectsApi(core.api_client)
+    issuer = custom.get_namespaced_custom_object("cert-manager.io", "v1", "kube-system", "issuers", "metrics")
+    assert issuer["spec"] == {"ca": {"secretName": "metrics-ca"}}
+    assert run()["changed"] is False
+
+    custom.delete_namespaced_custom_object("cert-manager.io", "v1", "kube-system", "issuers", "metrics")
+    again = run()
+    assert [a["action"] for a in again["addons"]] == ["pki"] and again["addons"][0]["applied"] == []
+    assert custom.get_namespaced_custom_object("cert-manager.io", "v1", "kube-system", "issuers", "metrics")
+    assert core.read_namespaced_secret("metrics-ca", "kube-system").data["tls.crt"] == secret.data["tls.crt"]

@@ -52,7 +52,7 @@ def test_a_plain_manifest_is_one_addon_named_after_its_location():
 
 
 @pytest.mark.parametrize("field, value, message", [
-    ("needsPKI", True, "needsPKI"), ("needsRollingUpdate", "some", "needsRollingUpdate 'some' is none of"),
+    ("needsRollingUpdate", "some", "needsRollingUpdate 'some' is none of"),
     ("colour", "red", "unknown field(s) colour"), ("manifest", "", "manifest is required")])
 def test_channel_mistakes_are_named(field, value, message):
     channel = {"kind": "Addons", "spec": {"addons": [{"name": "a", "manifest": "a/1.yaml", field: value}]}}

@@ -35,6 +35,10 @@ ROLLING_UPDATE_SELECTORS = {"control-plane": "node-role.kubernetes.io/control-pl
                             "all": ""}
 # Applied first, in this order: what the rest of a manifest may live in or be an instance of.
 FIRST_KINDS = (("", "Namespace"), ("apiextensions.k8s.io", "CustomResourceDefinition"))
+# needsPKI (kops' installPKI): a CA of the addon's own in this Secret, and a cert-manager CA Issuer over it,
+# both named after the addon, in kube-system.
+PKI_NAMESPACE = "kube-system"
+ISSUER_API = "cert-manager.io/v1"
 CRD_WAIT_SECONDS = 30  # how long a kind a CRD of this run defines may take to be served
 ADDON_FIELDS = {"name", "namespace", "selector", "manifest", "manifestHash", "kubernetesVersion", "id",
                 "needsRollingUpdate", "needsPKI", "version", "prune"}
@@ -127,7 +131,7 @@ def parse_channel(data, location):
         name = "manifest-" + _hash(location)[:12]
         return [{"name": name, "namespace": DEFAULT_NAMESPACE, "id": "", "manifest": location,
                  "manifestHash": _hash(text.strip()), "kubernetesVersion": "", "needsRollingUpdate": "",
-                 "prune": None}]
+                 "prune": None, "needsPKI": False}]
     default_name = (first.get("metadata") or {}).get("name") or ""
     addons = {}
     for index, spec in enumerate((first.get("spec") or {}).get("addons") or []):
@@ -138,9 +142,6 @@ def parse_channel(data, location):
         if unknown:
             raise ChannelError("%s: unknown field(s) %s (kops' AddonSpec has %s)"
                                % (where, ", ".join(unknown), ", ".join(sorted(ADDON_FIELDS))))
-        if spec.get("needsPKI"):
-            raise ChannelError("%s: needsPKI (a cert-manager issuer kops installs for the addon) is not built; "
-                               "remove it or install the issuer yourself" % where)
         rolling = spec.get("needsRollingUpdate") or ""
         if rolling not in ROLLING_UPDATE_SELECTORS and rolling != "":
             raise ChannelError("%s: needsRollingUpdate %r is none of %s"
@@ -157,7 +158,8 @@ def parse_channel(data, location):
                         "id": spec.get("id") or "", "manifest": resolve(location, spec["manifest"]),
                         "manifestHash": spec.get("manifestHash") or "",
                         "kubernetesVersion": spec.get("kubernetesVersion") or "",
-                        "needsRollingUpdate": rolling, "prune": spec.get("prune")}
+                        "needsRollingUpdate": rolling, "prune": spec.get("prune"),
+                        "needsPKI": bool(spec.get("needsPKI"))}
     return list(addons.values())
 
 
@@ -400,6 +402,24 @@ class ApiService(object):
     def delete(self, resource, namespace, name):
         return self.call("DELETE", resource.path(namespace, name))
 
+    def exists(self, resource, namespace, name):
+        try:
+            self.call("GET", resource.path(namespace, name))
+        except ApiCallError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
+
+    def create(self, resource, obj):
+        """POST; an object that exists already (a concurrent run made it) is left as it is."""
+        try:
+            return self.call("POST", resource.path(obj["metadata"].get("namespace")), body=obj)
+        except ApiCallError as exc:
+            if exc.status != 409:
+                raise
+            return None
+
     def annotate(self, resource, name, annotations):
         """kops' strategic-merge patch of metadata.annotations."""
         return self.call("PATCH", resource.path(None, name), body={"metadata": {"annotations": annotations}},
@@ -452,12 +472,56 @@ class ChannelRunner(object):
             wanted = channel_version(addon, self.channel_name)
             current = installed.get("%s:%s" % (addon["namespace"], addon["name"]))
             action = "install" if current is None else "update" if replaces(wanted, current) else "unchanged"
+            # kops installs a missing PKI even when the addon's version is unchanged.
+            install_pki = addon["needsPKI"] and not self.pki_installed(addon)
+            if install_pki and action == "unchanged":
+                action = "pki"
             update = {"name": addon["name"], "namespace": addon["namespace"], "action": action,
-                      "current": current, "wanted": wanted, "manifest": addon["manifest"], "addon": addon}
-            if action != "unchanged":
+                      "current": current, "wanted": wanted, "manifest": addon["manifest"], "addon": addon,
+                      "install_pki": install_pki, "objects": []}
+            if action in ("install", "update"):
                 update["objects"] = parse_manifest(self.read(addon["manifest"]), addon["manifest"])
             updates.append(update)
         return updates
+
+    def _issuer_resource(self):
+        return self.api.resource(ISSUER_API, "Issuer")
+
+    def pki_installed(self, addon):
+        """kops' IsPKIInstalled: the addon's CA Secret and its Issuer both exist."""
+        issuers = self._issuer_resource()
+        if issuers is None:
+            return False
+        secrets = self.api.resource("v1", "Secret")
+        return all(self.api.exists(resource, PKI_NAMESPACE, name)
+                   for resource, name in ((secrets, addon["name"] + "-ca"), (issuers, addon["name"])))
+
+    def install_pki(self, addon):
+        """kops' installPKI: a self-signed CA (CN: the addon's name) in Secret <name>-ca, and a CA Issuer <name>
+        over it; an existing Secret is kept (its CA may have signed certificates already)."""
+        from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
+        issuers = self._issuer_resource()
+        if issuers is None:
+            raise ChannelError("needsPKI: the API does not serve %s Issuer; install cert-manager (spec.certManager."
+                               "enabled: true) before this addon" % ISSUER_API)
+        name = addon["name"]
+        secrets = self.api.resource("v1", "Secret")
+        if not self.api.exists(secrets, PKI_NAMESPACE, name + "-ca"):
+            certificate, key = certs.new_ca(name)
+            self.api.create(secrets, {
+                "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+                "metadata": {"name": name + "-ca", "namespace": PKI_NAMESPACE},
+                "stringData": {"tls.crt": certs.certificate_pem(certificate).decode("ascii"),
+                               "tls.key": certs.key_pem(key).decode("ascii")}})
+        if not self.api.exists(issuers, PKI_NAMESPACE, name):
+            self.api.create(issuers, {"apiVersion": ISSUER_API, "kind": "Issuer",
+                                      "metadata": {"name": name, "namespace": PKI_NAMESPACE},
+                                      "spec": {"ca": {"secretName": name + "-ca"}}})
+        return self._pki_names(name)
+
+    @staticmethod
+    def _pki_names(name):
+        return ["Secret %s/%s-ca" % (PKI_NAMESPACE, name), "Issuer %s/%s" % (PKI_NAMESPACE, name)]
 
     def _order(self, objects):
         def rank(obj):
@@ -515,14 +579,20 @@ class ChannelRunner(object):
 
     def preview(self, update):
         """What applying would do, from reads only (check mode)."""
+        if update["action"] == "pki":
+            return {"applied": [], "pruned": [], "nodes_annotated": [], "pki": self._pki_names(update["name"])}
         objects = [describe(self._where(o)) for o in self._order(update["objects"])]
         doomed = self.prune_candidates(update["addon"], update["objects"])
+        pki = self._pki_names(update["name"])
         return {"applied": objects, "pruned": ["%s %s" % (r.kind, "%s/%s" % (ns, n) if ns else n)
                                                for r, ns, n in doomed],
-                "nodes_annotated": self.nodes_to_annotate(update)}
+                "nodes_annotated": self.nodes_to_annotate(update), "pki": pki if update["install_pki"] else []}
 
     def ensure(self, update):
-        """Apply, prune, annotate nodes, record: kops' updateAddon.  Returns what was done."""
+        """Install the PKI, apply, prune, annotate nodes, record: kops' EnsureUpdated.  Returns what was done."""
+        pki = self.install_pki(update["addon"]) if update["install_pki"] else []
+        if update["action"] == "pki":
+            return {"applied": [], "pruned": [], "nodes_annotated": [], "pki": pki}
         applied, crds_applied = [], False
         for obj in self._order(update["objects"]):
             resource = self._resource_for(obj, crds_applied)
@@ -544,7 +614,7 @@ class ChannelRunner(object):
             self.api.annotate(node_resource, node, {NEEDS_UPDATE_ANNOTATION: ""})
         self.api.annotate(self.api.resource("v1", "Namespace"), update["namespace"],
                           {ANNOTATION_PREFIX + update["name"]: encode(update["wanted"])})
-        return {"applied": applied, "pruned": pruned, "nodes_annotated": nodes}
+        return {"applied": applied, "pruned": pruned, "nodes_annotated": nodes, "pki": pki}
 
     def run(self, check_mode=False):
         """{changed, addons: [...], errors: [...]}: every addon planned; those to apply applied (unless
