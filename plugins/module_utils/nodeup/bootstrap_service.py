@@ -432,13 +432,13 @@ def _handler(service, log):
             return  # one line per request is written by _answer
 
         def _answer(self, status, body, line):
+            log("%s %s %s %d %s" % (self.client_address[0], self.command, self.path, status, line))
             data = (json.dumps(body) if isinstance(body, dict) else body).encode("utf-8")
             self.send_response(status)
             self.send_header("Content-Type", "application/json" if isinstance(body, dict) else "text/plain")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
-            log("%s %s %s %d %s" % (self.client_address[0], self.command, self.path, status, line))
 
         def do_GET(self):
             if self.path == "/healthz":
