@@ -474,25 +474,26 @@ def _stderr(line):
 
 
 def from_config(config):
-    """A BootstrapService from the service's config file (written by roles/protokube)."""
+    """A BootstrapService from its config file: the control plane's kubeops.bootstrapService section of the
+    nodeup config (credentials.bootstrap_settings), plus endpoint overrides (stsEndpoint, ec2Endpoint, s3Endpoint)."""
     import botocore.session
     session = botocore.session.get_session()
     region = config["region"]
 
     def client(name):
-        return session.create_client(name, region_name=region, endpoint_url=config.get("%s_endpoint" % name) or None)
-    sts_url = config.get("sts_endpoint") or "https://sts.%s.amazonaws.com/" % region
-    account = config.get("account_id") or client("sts").get_caller_identity()["Account"]
-    with open(config["ca_cert"], "rb") as handle:
+        return session.create_client(name, region_name=region, endpoint_url=config.get("%sEndpoint" % name) or None)
+    sts_url = config.get("stsEndpoint") or "https://sts.%s.amazonaws.com/" % region
+    account = config.get("accountId") or client("sts").get_caller_identity()["Account"]
+    with open(config["caCert"], "rb") as handle:
         ca_pem = handle.read()
-    with open(config["ca_key"], "rb") as handle:
+    with open(config["caKey"], "rb") as handle:
         ca_key_pem = handle.read()
-    verifier = AwsVerifier(config["cluster_name"], config["node_roles"], account, sts_url, client("ec2"),
+    verifier = AwsVerifier(config["clusterName"], config["nodeRoles"], account, sts_url, client("ec2"),
                            partition=config.get("partition") or "aws",
-                           use_ip_based_node_names=bool(config.get("use_ip_based_node_names")), region=region)
-    s3 = client("s3") if config["config_base"].startswith("s3://") else None
-    return BootstrapService(verifier, Issuer(ca_pem, ca_key_pem, config.get("cert_names") or DEFAULT_CERT_NAMES),
-                            NodeConfigs(config["config_base"], s3))
+                           use_ip_based_node_names=bool(config.get("useIPBasedNodeNames")), region=region)
+    s3 = client("s3") if config["configBase"].startswith("s3://") else None
+    return BootstrapService(verifier, Issuer(ca_pem, ca_key_pem, config.get("certNames") or DEFAULT_CERT_NAMES),
+                            NodeConfigs(config["configBase"], s3))
 
 
 def main(argv=None):
@@ -501,9 +502,9 @@ def main(argv=None):
         sys.exit("usage: bootstrap_service.py CONFIG.json")
     with open(argv[0]) as handle:
         config = json.load(handle)
-    server = serve(from_config(config), config.get("listen") or "0.0.0.0:%d" % PORT,
-                   config["server_cert"], config["server_key"])
-    _stderr("kubeops bootstrap service for %s listening on %s" % (config["cluster_name"], config.get("listen")))
+    listen = config.get("listen") or ":%d" % PORT
+    server = serve(from_config(config), listen, config["serverCert"], config["serverKey"])
+    _stderr("kubeops bootstrap service for %s listening on %s" % (config["clusterName"], listen))
     try:
         server.serve_forever()
     finally:

@@ -17,7 +17,7 @@ import posixpath
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils import semver
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import asset_data, etcd
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import asset_data, credentials, etcd
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
 
 ARCHITECTURES = ("amd64", "arm64")
@@ -264,6 +264,9 @@ def kubeops_section(completed_cluster, instance_group, config_base):
         section["kubeletBootstrap"] = {"tokenSecret": KUBELET_BOOTSTRAP_SECRET, "group": BOOTSTRAP_GROUP % name}
     if role == objects.ROLE_CONTROL_PLANE:
         section["etcdClusters"] = etcd.etcd_clusters(completed_cluster, instance_group, config_base)
+    bootstrap = credentials.bootstrap_settings(completed_cluster, instance_group)
+    if bootstrap:
+        section["bootstrapService"] = bootstrap
     return section
 
 

@@ -199,9 +199,9 @@ def test_the_config_file_builds_the_service(world, tmp_path, monkeypatch):
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", keys.secret_key)
     (tmp_path / "ca.crt").write_bytes(world["ca_pem"])
     (tmp_path / "ca.key").write_bytes(world["ca_key_pem"])
-    config = {"cluster_name": CLUSTER, "region": cloud.REGION, "node_roles": ["nodes.%s" % CLUSTER],
-              "config_base": world["config_base"], "ca_cert": str(tmp_path / "ca.crt"), "ca_key": str(tmp_path / "ca.key"),
-              "sts_endpoint": world["moto"].url + "/", "ec2_endpoint": world["moto"].url}
+    config = {"clusterName": CLUSTER, "region": cloud.REGION, "nodeRoles": ["nodes.%s" % CLUSTER],
+              "configBase": world["config_base"], "caCert": str(tmp_path / "ca.crt"), "caKey": str(tmp_path / "ca.key"),
+              "stsEndpoint": world["moto"].url + "/", "ec2Endpoint": world["moto"].url}
     svc = service.from_config(config)
     assert svc.verifier.account_id == cloud.ACCOUNT
     body, token, _keys = _request(world, _creds(world))
