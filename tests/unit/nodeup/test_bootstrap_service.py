@@ -207,3 +207,31 @@ def test_the_config_file_builds_the_service(world, tmp_path, monkeypatch):
     body, token, _keys = _request(world, _creds(world))
     assert svc.handle(token, body)[0] == 200
     json.dumps(config)
+
+
+def test_the_node_role_policy_denies_secrets_and_private_keys_in_an_s3_store(world):
+    """The nodes' inline policy as the IAM model builds it, evaluated by moto's S3 for the node's own session:
+    its group's nodeup config is readable, secrets/ and pki/private/ are not; the control plane's reads all."""
+    from tests.unit.model.test_iam_store_access import _policies
+    policies = _policies("s3://kops-state/minimal-aws.example.com")
+    s3 = world["moto"].client("s3")
+    s3.create_bucket(Bucket="kops-state")
+    paths = ("igconfig/node/nodes/nodeupconfig.yaml", "secrets/kubelet-bootstrap-token", "secrets/admin",
+             "pki/private/kubernetes-ca/keyset.yaml")
+    for path in paths:
+        s3.put_object(Bucket="kops-state", Key="minimal-aws.example.com/" + path, Body=b"x")
+    readable = {}
+    for role in ("nodes", "masters"):
+        name = "%s.minimal-aws.example.com" % role
+        arn = cloud.make_role(world["moto"], name, policies[name])
+        session = cloud.session_of(cloud.instance_credentials(world["moto"], arn, "i-0123456789abcdef0"))
+        for path in paths:
+            try:
+                world["moto"].client("s3", session).get_object(Bucket="kops-state", Key="minimal-aws.example.com/" + path)
+                readable[role, path] = True
+            except s3.exceptions.ClientError as exc:
+                assert exc.response["Error"]["Code"] == "AccessDenied", exc
+                readable[role, path] = False
+    assert readable == {("nodes", paths[0]): True, ("nodes", paths[1]): False, ("nodes", paths[2]): False,
+                        ("nodes", paths[3]): False, ("masters", paths[0]): True, ("masters", paths[1]): True,
+                        ("masters", paths[2]): True, ("masters", paths[3]): True}
