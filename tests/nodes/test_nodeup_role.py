@@ -14,7 +14,10 @@ import yaml
 from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
 
+from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
+
 from tests.integration.conftest import BIN, REPO, ansible_env
+from tests.unit.nodeup import bootstrap_cloud as cloud
 
 pytestmark = pytest.mark.hosts
 CLUSTER = "nodes.example.com"
@@ -50,15 +53,33 @@ def run_nodeup(inventory, *extra):
 
 
 def test_control_plane_and_worker_nodes(host_pool, tmp_path):
+    """The control plane first (it runs the bootstrap service the worker asks, identities in moto), then the worker."""
     store, groups = _store(tmp_path)
     pool = host_pool(2, binds=[store])
     control, worker = pool.hosts
-    hostvars = {control.name: {"kops_role": "Master", "kops_instance_group": groups["Master"]},
-                worker.name: {"kops_role": "Node", "kops_instance_group": groups["Node"]}}
+    moto = cloud.SigningMoto(host="%s.1" % pool.subnet).start()
+    try:
+        _control_plane_and_worker(pool, moto, store, groups, tmp_path)
+    finally:
+        moto.stop()
+
+
+def _control_plane_and_worker(pool, moto, store, groups, tmp_path):
+    control, worker = pool.hosts
+    instance = cloud.give_worker_identity(moto, CLUSTER, groups["Node"], worker, control.address)
+    admin = moto.admin.get_credentials()
+    hostvars = {control.name: {"kops_role": "Master", "kops_instance_group": groups["Master"],
+                               "protokube_bootstrap_overrides": {"stsEndpoint": moto.url + "/",
+                                                                 "ec2Endpoint": moto.url},
+                               "protokube_bootstrap_environment": {"AWS_ACCESS_KEY_ID": admin.access_key,
+                                                                   "AWS_SECRET_ACCESS_KEY": admin.secret_key}},
+                worker.name: {"kops_role": "Node", "kops_instance_group": groups["Node"],
+                              "nodeup_bootstrap_sts_endpoint": moto.url + "/"}}
     for variables in hostvars.values():
         variables.update(kops_state_store="file://%s" % store, kops_cluster_name=CLUSTER)
     inventory = pool.inventory_file(tmp_path / "hosts.yml", hostvars=hostvars)
-    first, _elapsed = run_nodeup(inventory)
+    first = run_nodeup(inventory, "-e", "nodeup_hosts=%s" % control.name)[0]
+    first += run_nodeup(inventory, "-e", "nodeup_hosts=%s" % worker.name)[0]
     assert all(n > 0 for n in first)
     for host in pool.hosts:
         version = host.run("ctr version")
@@ -73,12 +94,19 @@ def test_control_plane_and_worker_nodes(host_pool, tmp_path):
         assert "net.ipv4.ip_forward=1" in host.run("cat /etc/sysctl.d/99-k8s-general.conf").stdout
     flags = control.run("cat /etc/sysconfig/kubelet").stdout
     assert "node-role.kubernetes.io/control-plane=" in flags and "--bootstrap-kubeconfig" not in flags
-    assert "--bootstrap-kubeconfig" in worker.run("cat /etc/sysconfig/kubelet").stdout
-    bootstrap = worker.run("stat -c %a /var/lib/kubelet/bootstrap-kubeconfig; cat /var/lib/kubelet/bootstrap-kubeconfig")
-    mode, document = bootstrap.stdout.split("\n", 1)
-    token = nodeup_store.secret_value((store / CLUSTER / "secrets" / "kubelet-bootstrap-token").read_bytes())
-    assert mode == "600" and json.loads(document)["users"][0]["user"]["token"] == token
+    # The worker's kubelet has the bootstrap service's certificate, for its instance, and registers under that name.
+    worker_flags = worker.run("cat /etc/sysconfig/kubelet").stdout
+    assert "--bootstrap-kubeconfig" not in worker_flags and "--hostname-override=%s" % instance["InstanceId"] in worker_flags
+    kubelet = certs.load_certificate(worker.run("cat /var/lib/kubelet/pki/kubelet-client.crt").stdout.encode())
+    assert kubelet.subject.rfc4514_string() == "CN=system:node:%s,O=system:nodes" % instance["InstanceId"]
+    assert not (store / CLUSTER / "secrets" / "kubelet-bootstrap-token").exists()
+    kubeconfig = worker.run("stat -c %a /var/lib/kubelet/kubeconfig; cat /var/lib/kubelet/kubeconfig")
+    mode, document = kubeconfig.stdout.split("\n", 1)
+    assert mode == "600" and json.loads(document)["users"][0]["user"]["client-certificate"] == \
+        "/var/lib/kubelet/pki/kubelet-client.crt"
     assert json.loads(document)["clusters"][0]["cluster"]["server"] == "https://api.internal.%s:443" % CLUSTER
+    proxy = json.loads(worker.run("cat /var/lib/kube-proxy/kubeconfig").stdout)
+    assert proxy["users"][0]["user"]["client-certificate"] == "/var/lib/kube-proxy/client.crt"
 
     _assert_control_plane(control, store)
     worker_pods = worker.run("ls /etc/kubernetes/manifests").stdout.split()
@@ -94,20 +122,35 @@ def test_control_plane_and_worker_nodes(host_pool, tmp_path):
 
 def test_worker_from_an_s3_store_read_on_the_controller(host_pool, aws, tmp_path):
     """The node cannot reach the store (moto listens on the controller's loopback): the play reads its
-    nodeup config and bootstrap token on the controller and hands them over."""
+    nodeup config on the controller and hands it over; its certificates come from the bootstrap service
+    (here in the test process, on the bridge: the control plane's own is tested above), no secret from the store."""
     import boto3
+    from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
+    from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
     boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="kops-state")
     _root, groups = _store(tmp_path, url="s3://kops-state")
     pool = host_pool(1)
     worker = pool.hosts[0]
-    worker_vars = {"kops_role": "Node", "kops_instance_group": groups["Node"], "kops_state_store": "s3://kops-state",
-                   "kops_cluster_name": CLUSTER}
-    counts, _elapsed = run_nodeup(pool.inventory_file(tmp_path / "hosts.yml", hostvars={worker.name: worker_vars}))
+    bridge = "%s.1" % pool.subnet
+    moto = cloud.SigningMoto(host="127.0.0.1").start()
+    cluster_store = layout.ClusterStore(vfs.open_store("s3://kops-state"), CLUSTER)
+    server, lines = cloud.serve_bootstrap(moto, CLUSTER, "s3://kops-state/%s" % CLUSTER,
+                                          keystore.primary(keystore.load(cluster_store, "kubernetes-ca")), bridge,
+                                          tmp_path, s3=boto3.client("s3", region_name="us-east-1"))
+    try:
+        instance = cloud.give_worker_identity(moto, CLUSTER, groups["Node"], worker, bridge)
+        worker_vars = {"kops_role": "Node", "kops_instance_group": groups["Node"], "kops_state_store": "s3://kops-state",
+                       "kops_cluster_name": CLUSTER, "nodeup_bootstrap_sts_endpoint": moto.url + "/"}
+        counts, _elapsed = run_nodeup(pool.inventory_file(tmp_path / "hosts.yml", hostvars={worker.name: worker_vars}))
+    finally:
+        server.shutdown()
+        server.server_close()
+        moto.stop()
     assert counts and counts[0] > 0
-    from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
-    secret = layout.ClusterStore(vfs.open_store("s3://kops-state"), CLUSTER).read("secrets/kubelet-bootstrap-token")
-    document = json.loads(worker.run("cat /var/lib/kubelet/bootstrap-kubeconfig").stdout)
-    assert document["users"][0]["user"]["token"] == nodeup_store.secret_value(secret)
+    assert cluster_store.read("secrets/kubelet-bootstrap-token") is None
+    assert any("bootstrapped %s" % instance["InstanceId"] in line for line in lines), lines
+    kubelet = certs.load_certificate(worker.run("cat /var/lib/kubelet/pki/kubelet-client.crt").stdout.encode())
+    assert kubelet.subject.rfc4514_string() == "CN=system:node:%s,O=system:nodes" % instance["InstanceId"]
     assert worker.run("test -s /etc/kubernetes/manifests/kube-proxy.manifest").returncode == 0
 
 

@@ -31,7 +31,9 @@ ANSIBLE_CORE = "ansible-core>=2.16,<2.20"
 NODE_PYTHON_PACKAGES = ("boto3", "google-auth", "requests", "cryptography", "pyyaml")
 # On boot the API server comes up in the same run (kubelet starts its static pod once etcd runs), so the
 # addons wait for it longer than an SSH run does.
-BOOT_NODEUP_VARS = {"nodeup_control_plane_python_packages": [], "protokube_api_wait_timeout": 600}
+BOOT_NODEUP_VARS = {"nodeup_control_plane_python_packages": [], "nodeup_worker_python_packages": [],
+                    "protokube_bootstrap_python": "/opt/kubeops/venv/bin/python", "protokube_bootstrap_packages": [],
+                    "protokube_api_wait_timeout": 600}
 AWS_BOOT_NODEUP_VARS = {"nodeup_etcd_peer_discovery": "aws", "protokube_etcd_volume_provider": "aws",
                         "protokube_api_dns_provider": "aws"}
 # kops' socket buffer sysctls, set before anything downloads.
@@ -161,7 +163,8 @@ def bootstrap_user_data(completed_cluster, instance_group, config_base, nodeup_c
     name = completed_cluster["metadata"]["name"]
     group = objects.name_of(instance_group)
     exports = dict(environment or {})
-    # The boot venv brings cryptography and PyYAML (NODE_PYTHON_PACKAGES): no distribution packages for them.
+    # The boot venv brings cryptography, PyYAML and botocore (NODE_PYTHON_PACKAGES): no distribution packages
+    # for them, and the bootstrap service runs on it.
     # On AWS, control-plane nodes find their etcd peers and volume in EC2 and keep api.internal in Route53.
     defaults = dict(BOOT_NODEUP_VARS)
     if completed_cluster["spec"].get("cloudProvider") == "aws":

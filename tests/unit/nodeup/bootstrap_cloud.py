@@ -91,3 +91,49 @@ def instance_credentials(moto, role_arn, instance_id):
 def session_of(credentials):
     return boto3.Session(aws_access_key_id=credentials.access_key, aws_secret_access_key=credentials.secret_key,
                          aws_session_token=credentials.token, region_name=REGION)
+
+
+SERVICE_NAME = "kops-controller.internal.%s"
+
+
+def give_worker_identity(moto, cluster, group, host, service_address):
+    """A worker test host as an instance of cluster's group: its role session's credentials in
+    /root/.aws/credentials (where botocore finds them, as it finds an instance profile's on EC2), and
+    the bootstrap service's name resolving to service_address. Returns the instance."""
+    iam = moto.client("iam")
+    name = "nodes.%s" % cluster
+    try:
+        arn = iam.get_role(RoleName=name)["Role"]["Arn"]
+    except iam.exceptions.NoSuchEntityException:
+        arn = make_role(moto, name)
+    instance = run_instance(moto, cluster, group)
+    credentials = instance_credentials(moto, arn, instance["InstanceId"])
+    script = ("mkdir -p /root/.aws && printf '[default]\\naws_access_key_id=%s\\naws_secret_access_key=%s\\n"
+              "aws_session_token=%s\\n' > /root/.aws/credentials && chmod 600 /root/.aws/credentials && "
+              "echo '%s %s' >> /etc/hosts" % (credentials.access_key, credentials.secret_key, credentials.token,
+                                              service_address, SERVICE_NAME % cluster))
+    done = host.run(script)
+    assert done.returncode == 0, done.stderr
+    return instance
+
+
+def serve_bootstrap(moto, cluster, config_base, kubernetes_ca, address, directory, s3=None):
+    """The bootstrap service in this process on address:3988 (a test bridge), for tests whose subject is
+    elsewhere; (server, log lines). kubernetes_ca: (certificate, key)."""
+    import threading
+
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import bootstrap_service as service
+    from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
+    ca, ca_key = kubernetes_ca
+    cert, key = certs.issue(ca, ca_key, "kops-controller", usages=("server",), dns_names=(SERVICE_NAME % cluster,))
+    (directory / "bootstrap-server.crt").write_bytes(certs.certificate_pem(cert))
+    (directory / "bootstrap-server.key").write_bytes(certs.key_pem(key))
+    verifier = service.AwsVerifier(cluster, ["nodes.%s" % cluster], ACCOUNT, moto.url + "/", moto.client("ec2"))
+    lines = []
+    server = service.serve(
+        service.BootstrapService(verifier, service.Issuer(certs.certificate_pem(ca), certs.key_pem(ca_key)),
+                                 service.NodeConfigs(config_base, s3)),
+        "%s:%d" % (address, service.PORT), str(directory / "bootstrap-server.crt"),
+        str(directory / "bootstrap-server.key"), log=lines.append)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, lines

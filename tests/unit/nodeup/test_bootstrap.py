@@ -31,11 +31,13 @@ def test_values_are_shell_quoted():
     script = _script(pip_args="--no-index --find-links http://10.0.0.1:8000/wheels",
                      collection="s3://bucket/kubeops-kops-0.1.0.tar.gz",
                      nodeup_vars={"nodeup_distro_packages": {"containerd": "containerd"}})
-    # The boot venv has cryptography and PyYAML, so the role installs no packages for them.
+    # The boot venv has cryptography, PyYAML and botocore, so the roles install no packages for them.
     assert """NODEUP_VARS='{"nodeup_control_plane_python_packages": [], """ \
         """"nodeup_distro_packages": {"containerd": "containerd"}, "nodeup_etcd_peer_discovery": "aws", """ \
-        """"protokube_api_dns_provider": "aws", "protokube_api_wait_timeout": 600, """ \
-        """"protokube_etcd_volume_provider": "aws"}'""" in script
+        """"nodeup_worker_python_packages": [], "protokube_api_dns_provider": "aws", """ \
+        """"protokube_api_wait_timeout": 600, "protokube_bootstrap_packages": [], """ \
+        """"protokube_bootstrap_python": "/opt/kubeops/venv/bin/python", "protokube_etcd_volume_provider": "aws"}'""" \
+        in script
     assert "PIP_ARGS='--no-index --find-links http://10.0.0.1:8000/wheels'" in script
     assert "COLLECTION=s3://bucket/kubeops-kops-0.1.0.tar.gz" in script
 
