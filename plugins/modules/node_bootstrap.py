@@ -64,9 +64,10 @@ options:
     default: false
 attributes:
   check_mode:
+    description: The service is not asked (unless O(include_node_config)); missing or expiring certificates are reported as changes.
     support: full
-    details: In check mode the service is not asked; missing or expiring certificates are reported as changes.
   diff_mode:
+    description: No diff (certificates and keys are not shown).
     support: none
 author:
   - kubeops maintainers (@kubeops)
@@ -81,6 +82,10 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+retryable:
+  description: On failure, whether asking again may succeed (the service unreachable or not ready), not a refusal.
+  returned: failure
+  type: bool
 node_name:
   description: The node name the kubelet certificate is for (C(system:node:<name>)).
   returned: when a kubelet certificate is on disk or was issued
@@ -210,9 +215,11 @@ def main():
                 params["server"], params["ca_cert"], credentials.get_frozen_credentials(), sts, params["region"],
                 cert_names=names, include_node_config=params["include_node_config"])
         except bootstrap_service.Refused as exc:
-            module.fail_json(msg=str(exc))
+            # A service that is up but not ready (its STS unreachable: 503) may answer later; a refusal will not.
+            module.fail_json(msg=str(exc), retryable=exc.status >= 500)
         except OSError as exc:
-            module.fail_json(msg="the bootstrap service at %s could not be reached: %s" % (params["server"], exc))
+            module.fail_json(msg="the bootstrap service at %s could not be reached: %s" % (params["server"], exc),
+                             retryable=True)
         for item in wanted:
             cert_pem, key_pem = issued[item["name"]]
             if not module.check_mode:

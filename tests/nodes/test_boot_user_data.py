@@ -43,27 +43,20 @@ def test_user_data_boots_a_worker(host_pool, tmp_path):
     host = pool.hosts[0]
     # The worker's certificates come from the bootstrap service (in the test process on the bridge; the control
     # plane's own is tests/nodes/test_bootstrap_service.py's), the instance's identity from moto.
-    bridge = "%s.1" % pool.subnet
-    moto = cloud.SigningMoto().start()
-    server, lines = cloud.serve_bootstrap(moto, CLUSTER, "file://%s/%s" % (store, CLUSTER),
-                                          keystore.primary(keystore.load(cluster_store, "kubernetes-ca")), bridge,
-                                          tmp_path)
-    try:
-        instance = cloud.give_worker_identity(moto, CLUSTER, worker["metadata"]["name"], host, bridge)
+    ca = keystore.primary(keystore.load(cluster_store, "kubernetes-ca"))
+    with cloud.WorkerService(pool, host, CLUSTER, worker["metadata"]["name"], "file://%s/%s" % (store, CLUSTER), ca,
+                             tmp_path) as service:
         script = bootstrap.bootstrap_user_data(
             completed, worker, "file://%s/%s" % (store, CLUSTER), nodeup_config_hash=hashes[worker["metadata"]["name"]],
             pip_args="--no-index --find-links %s" % wheels, collection="file://%s" % tarball,
             environment={"AWS_REGION": "us-east-1"},
-            nodeup_vars={"nodeup_distro_packages": {"containerd": "containerd", "runc": "runc"},
-                         "nodeup_download_assets": False, "nodeup_bootstrap_sts_endpoint": moto.url + "/"})
+            nodeup_vars=dict(service.hostvars, nodeup_distro_packages={"containerd": "containerd", "runc": "runc"},
+                             nodeup_download_assets=False))
         (artifacts / "user_data").write_text(script)
         started = time.monotonic()
         boot = host.run("bash %s/user_data" % artifacts, timeout=900)
         elapsed = time.monotonic() - started
-    finally:
-        server.shutdown()
-        server.server_close()
-        moto.stop()
+    instance, lines = service.instance, service.lines
     assert boot.returncode == 0, boot.stdout[-4000:] + boot.stderr[-4000:]
     assert host.run("ctr version").returncode == 0
     assert "--bootstrap-kubeconfig" not in host.run("cat /etc/sysconfig/kubelet").stdout

@@ -131,21 +131,14 @@ def test_worker_from_an_s3_store_read_on_the_controller(host_pool, aws, tmp_path
     _root, groups = _store(tmp_path, url="s3://kops-state")
     pool = host_pool(1)
     worker = pool.hosts[0]
-    bridge = "%s.1" % pool.subnet
-    moto = cloud.SigningMoto(host="127.0.0.1").start()
     cluster_store = layout.ClusterStore(vfs.open_store("s3://kops-state"), CLUSTER)
-    server, lines = cloud.serve_bootstrap(moto, CLUSTER, "s3://kops-state/%s" % CLUSTER,
-                                          keystore.primary(keystore.load(cluster_store, "kubernetes-ca")), bridge,
-                                          tmp_path, s3=boto3.client("s3", region_name="us-east-1"))
-    try:
-        instance = cloud.give_worker_identity(moto, CLUSTER, groups["Node"], worker, bridge)
-        worker_vars = {"kops_role": "Node", "kops_instance_group": groups["Node"], "kops_state_store": "s3://kops-state",
-                       "kops_cluster_name": CLUSTER, "nodeup_bootstrap_sts_endpoint": moto.url + "/"}
+    ca = keystore.primary(keystore.load(cluster_store, "kubernetes-ca"))
+    with cloud.WorkerService(pool, worker, CLUSTER, groups["Node"], "s3://kops-state/%s" % CLUSTER, ca, tmp_path,
+                             s3=boto3.client("s3", region_name="us-east-1")) as service:
+        worker_vars = dict(service.hostvars, kops_role="Node", kops_instance_group=groups["Node"],
+                           kops_state_store="s3://kops-state", kops_cluster_name=CLUSTER)
         counts, _elapsed = run_nodeup(pool.inventory_file(tmp_path / "hosts.yml", hostvars={worker.name: worker_vars}))
-    finally:
-        server.shutdown()
-        server.server_close()
-        moto.stop()
+    instance, lines = service.instance, service.lines
     assert counts and counts[0] > 0
     assert cluster_store.read("secrets/kubelet-bootstrap-token") is None
     assert any("bootstrapped %s" % instance["InstanceId"] in line for line in lines), lines
@@ -185,7 +178,7 @@ def _assert_control_plane(control, store):
     assert modes.returncode == 0 and set(line.split()[0] for line in modes.stdout.splitlines()) == {"600"}
 
 
-def test_assets_from_the_test_network_by_sha256(host_pool, tmp_path):
+def test_assets_from_the_test_network_by_sha256(host_pool, tmp_path, request):
     """Assets come over HTTP from the test network, are checked by sha256 and installed where kops puts
     them; a second run downloads and installs nothing; a wrong hash is refused. (kubelet is not among
     them: no kubelet binary can be had here, and a fake one would be started.)"""
@@ -208,8 +201,16 @@ def test_assets_from_the_test_network_by_sha256(host_pool, tmp_path):
     url = pool.serve_directory(served)
     assets = ["%s@%s/%s" % (hashlib.sha256((served / name).read_bytes()).hexdigest(), url, name)
               for name in ("kubectl", "cni-plugins-linux-amd64-v9.9.9.tgz")]
-    hostvars = {worker.name: {"kops_role": "Node", "kops_instance_group": groups["Node"],
-                              "kops_state_store": "file://%s" % store, "kops_cluster_name": CLUSTER}}
+    # The worker's certificates come from a bootstrap service (this test is about assets).
+    from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
+    from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
+    ca = keystore.primary(keystore.load(layout.ClusterStore(vfs.open_store("file://%s" % store), CLUSTER),
+                                        "kubernetes-ca"))
+    service = cloud.WorkerService(pool, worker, CLUSTER, groups["Node"], "file://%s/%s" % (store, CLUSTER), ca, tmp_path)
+    service.__enter__()
+    request.addfinalizer(lambda: service.__exit__(None, None, None))
+    hostvars = {worker.name: dict(service.hostvars, kops_role="Node", kops_instance_group=groups["Node"],
+                                  kops_state_store="file://%s" % store, kops_cluster_name=CLUSTER)}
     inventory = pool.inventory_file(tmp_path / "hosts.yml", hostvars=hostvars)
     overrides = ["-e", json.dumps({"nodeup_download_assets": True, "nodeup_assets": assets})]
     run_nodeup(inventory, *overrides)

@@ -32,7 +32,7 @@ import sys
 import threading
 import urllib.error
 import urllib.request
-import xml.etree.ElementTree as ElementTree
+from xml.etree import ElementTree
 
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
 
@@ -499,7 +499,8 @@ def from_config(config):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        sys.exit("usage: bootstrap_service.py CONFIG.json")
+        _stderr("usage: python3 -m ...nodeup.bootstrap_service CONFIG.json")
+        return 2
     with open(argv[0]) as handle:
         config = json.load(handle)
     listen = config.get("listen") or ":%d" % PORT
@@ -513,4 +514,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -43,7 +43,7 @@ class SigningMoto(object):
              "-H", self.host, "-p", str(self.port)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env=dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT="3"))
-        servers.wait_for(self.url + "/moto-api/", self.process)
+        servers.wait_for(self.url + "/moto-api/", self.process, timeout=90)  # slow on a loaded machine
         unsigned = boto3.Session(aws_access_key_id="setup", aws_secret_access_key="setup", region_name=REGION)
         iam = unsigned.client("iam", endpoint_url=self.url)
         iam.create_user(UserName="admin")
@@ -137,3 +137,32 @@ def serve_bootstrap(moto, cluster, config_base, kubernetes_ca, address, director
         str(directory / "bootstrap-server.key"), log=lines.append)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, lines
+
+
+class WorkerService(object):
+    """For tests whose subject is not the bootstrap service: a worker test host with an identity and a service
+    in the test process that answers it. Use as a context manager; .hostvars for the worker's inventory."""
+
+    def __init__(self, pool, host, cluster, group, config_base, kubernetes_ca, directory, s3=None):
+        self.args = (pool, host, cluster, group, config_base, kubernetes_ca, directory, s3)
+        self.moto = self.server = self.instance = None
+        self.lines = []
+        self.hostvars = {}
+
+    def __enter__(self):
+        pool, host, cluster, group, config_base, kubernetes_ca, directory, s3 = self.args
+        bridge = "%s.1" % pool.subnet
+        self.moto = SigningMoto().start()
+        self.server, self.lines = serve_bootstrap(self.moto, cluster, config_base, kubernetes_ca, bridge, directory,
+                                                  s3=s3)
+        self.instance = give_worker_identity(self.moto, cluster, group, host, bridge)
+        self.hostvars = {"nodeup_bootstrap_sts_endpoint": self.moto.url + "/"}
+        return self
+
+    def __exit__(self, *exc):
+        if self.server:
+            self.server.shutdown()
+            self.server.server_close()
+        if self.moto:
+            self.moto.stop()
+        return False
