@@ -11,7 +11,10 @@ from ansible_collections.kubeops.kops.plugins.module_utils.clusters import Clust
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import bootstrap, config as nodeup_config
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
 
+from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs, keystore
+
 from tests.nodes import boot_artifacts
+from tests.unit.nodeup import bootstrap_cloud as cloud
 
 pytestmark = pytest.mark.hosts
 CLUSTER = "boot.example.com"
@@ -37,20 +40,28 @@ def test_user_data_boots_a_worker(host_pool, tmp_path):
     artifacts.mkdir()
 
     pool = host_pool(1, binds=[store, artifacts])
-    script = bootstrap.bootstrap_user_data(
-        completed, worker, "file://%s/%s" % (store, CLUSTER), hashes[worker["metadata"]["name"]], manifest,
-        environment={"AWS_REGION": "us-east-1"},
-        nodeup_vars={"nodeup_distro_packages": {"containerd": "containerd", "runc": "runc"},
-                     "nodeup_download_assets": False})
-    (artifacts / "user_data").write_text(script)
     host = pool.hosts[0]
-    started = time.monotonic()
-    boot = host.run("bash %s/user_data" % artifacts, timeout=900)
-    elapsed = time.monotonic() - started
+    # The worker's certificates come from the bootstrap service (in the test process on the bridge; the control
+    # plane's own is tests/nodes/test_bootstrap_service.py's), the instance's identity from moto.
+    ca = keystore.primary(keystore.load(cluster_store, "kubernetes-ca"))
+    with cloud.WorkerService(pool, host, CLUSTER, worker["metadata"]["name"], "file://%s/%s" % (store, CLUSTER), ca,
+                             tmp_path) as service:
+        script = bootstrap.bootstrap_user_data(
+            completed, worker, "file://%s/%s" % (store, CLUSTER), hashes[worker["metadata"]["name"]], manifest,
+            environment={"AWS_REGION": "us-east-1"},
+            nodeup_vars=dict(service.hostvars, nodeup_distro_packages={"containerd": "containerd", "runc": "runc"},
+                             nodeup_download_assets=False))
+        (artifacts / "user_data").write_text(script)
+        started = time.monotonic()
+        boot = host.run("bash %s/user_data" % artifacts, timeout=900)
+        elapsed = time.monotonic() - started
+    instance, lines = service.instance, service.lines
     assert boot.returncode == 0, boot.stdout[-4000:] + boot.stderr[-4000:]
     assert host.run("ctr version").returncode == 0
-    assert "--bootstrap-kubeconfig" in host.run("cat /etc/sysconfig/kubelet").stdout
-    assert host.run("test -s /var/lib/kubelet/bootstrap-kubeconfig").returncode == 0
+    assert "--bootstrap-kubeconfig" not in host.run("cat /etc/sysconfig/kubelet").stdout
+    kubelet = certs.load_certificate(host.run("cat /var/lib/kubelet/pki/kubelet-client.crt").stdout.encode())
+    assert kubelet.subject.rfc4514_string() == "CN=system:node:%s,O=system:nodes" % instance["InstanceId"]
+    assert any("bootstrapped %s" % instance["InstanceId"] in line for line in lines), lines
     assert host.run("/opt/kubeops/venv/bin/ansible --version").returncode == 0
     print("boot: user data configured a fresh host in %.1f s" % elapsed)
 

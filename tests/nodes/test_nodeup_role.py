@@ -14,8 +14,11 @@ import yaml
 from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
 
+from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
+
 from tests.integration.conftest import BIN, REPO, ansible_env
 from tests.nodes import boot_artifacts
+from tests.unit.nodeup import bootstrap_cloud as cloud
 
 pytestmark = pytest.mark.hosts
 CLUSTER = "nodes.example.com"
@@ -51,16 +54,34 @@ def run_nodeup(inventory, *extra):
 
 
 def test_control_plane_and_worker_nodes(host_pool, tmp_path):
+    """The control plane first (it runs the bootstrap service the worker asks, identities in moto), then the worker."""
     store, groups = _store(tmp_path)
     pool = host_pool(2, binds=[store])
     control, worker = pool.hosts
+    moto = cloud.SigningMoto(host="%s.1" % pool.subnet).start()
+    try:
+        _control_plane_and_worker(pool, moto, store, groups, tmp_path)
+    finally:
+        moto.stop()
+
+
+def _control_plane_and_worker(pool, moto, store, groups, tmp_path):
+    control, worker = pool.hosts
+    instance = cloud.give_worker_identity(moto, CLUSTER, groups["Node"], worker, control.address)
+    admin = moto.admin.get_credentials()
     hostvars = {control.name: {"kops_role": "Master", "kops_instance_group": groups["Master"],
-                               "protokube_etcd_install_override": boot_artifacts.debian_etcd_install(control)},
-                worker.name: {"kops_role": "Node", "kops_instance_group": groups["Node"]}}
+                               "protokube_etcd_install_override": boot_artifacts.debian_etcd_install(control),
+                               "protokube_bootstrap_overrides": {"stsEndpoint": moto.url + "/",
+                                                                 "ec2Endpoint": moto.url},
+                               "protokube_bootstrap_environment": {"AWS_ACCESS_KEY_ID": admin.access_key,
+                                                                   "AWS_SECRET_ACCESS_KEY": admin.secret_key}},
+                worker.name: {"kops_role": "Node", "kops_instance_group": groups["Node"],
+                              "nodeup_bootstrap_sts_endpoint": moto.url + "/"}}
     for variables in hostvars.values():
         variables.update(kops_state_store="file://%s" % store, kops_cluster_name=CLUSTER)
     inventory = pool.inventory_file(tmp_path / "hosts.yml", hostvars=hostvars)
-    first, _elapsed = run_nodeup(inventory)
+    first = run_nodeup(inventory, "-e", "nodeup_hosts=%s" % control.name)[0]
+    first += run_nodeup(inventory, "-e", "nodeup_hosts=%s" % worker.name)[0]
     assert all(n > 0 for n in first)
     for host in pool.hosts:
         version = host.run("ctr version")
@@ -75,12 +96,19 @@ def test_control_plane_and_worker_nodes(host_pool, tmp_path):
         assert "net.ipv4.ip_forward=1" in host.run("cat /etc/sysctl.d/99-k8s-general.conf").stdout
     flags = control.run("cat /etc/sysconfig/kubelet").stdout
     assert "node-role.kubernetes.io/control-plane=" in flags and "--bootstrap-kubeconfig" not in flags
-    assert "--bootstrap-kubeconfig" in worker.run("cat /etc/sysconfig/kubelet").stdout
-    bootstrap = worker.run("stat -c %a /var/lib/kubelet/bootstrap-kubeconfig; cat /var/lib/kubelet/bootstrap-kubeconfig")
-    mode, document = bootstrap.stdout.split("\n", 1)
-    token = nodeup_store.secret_value((store / CLUSTER / "secrets" / "kubelet-bootstrap-token").read_bytes())
-    assert mode == "600" and json.loads(document)["users"][0]["user"]["token"] == token
+    # The worker's kubelet has the bootstrap service's certificate, for its instance, and registers under that name.
+    worker_flags = worker.run("cat /etc/sysconfig/kubelet").stdout
+    assert "--bootstrap-kubeconfig" not in worker_flags and "--hostname-override=%s" % instance["InstanceId"] in worker_flags
+    kubelet = certs.load_certificate(worker.run("cat /var/lib/kubelet/pki/kubelet-client.crt").stdout.encode())
+    assert kubelet.subject.rfc4514_string() == "CN=system:node:%s,O=system:nodes" % instance["InstanceId"]
+    assert not (store / CLUSTER / "secrets" / "kubelet-bootstrap-token").exists()
+    kubeconfig = worker.run("stat -c %a /var/lib/kubelet/kubeconfig; cat /var/lib/kubelet/kubeconfig")
+    mode, document = kubeconfig.stdout.split("\n", 1)
+    assert mode == "600" and json.loads(document)["users"][0]["user"]["client-certificate"] == \
+        "/var/lib/kubelet/pki/kubelet-client.crt"
     assert json.loads(document)["clusters"][0]["cluster"]["server"] == "https://api.internal.%s:443" % CLUSTER
+    proxy = json.loads(worker.run("cat /var/lib/kube-proxy/kubeconfig").stdout)
+    assert proxy["users"][0]["user"]["client-certificate"] == "/var/lib/kube-proxy/client.crt"
 
     _assert_control_plane(control, store)
     worker_pods = worker.run("ls /etc/kubernetes/manifests").stdout.split()
@@ -96,20 +124,28 @@ def test_control_plane_and_worker_nodes(host_pool, tmp_path):
 
 def test_worker_from_an_s3_store_read_on_the_controller(host_pool, aws, tmp_path):
     """The node cannot reach the store (moto listens on the controller's loopback): the play reads its
-    nodeup config and bootstrap token on the controller and hands them over."""
+    nodeup config on the controller and hands it over; its certificates come from the bootstrap service
+    (here in the test process, on the bridge: the control plane's own is tested above), no secret from the store."""
     import boto3
+    from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
+    from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
     boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="kops-state")
     _root, groups = _store(tmp_path, url="s3://kops-state")
     pool = host_pool(1)
     worker = pool.hosts[0]
-    worker_vars = {"kops_role": "Node", "kops_instance_group": groups["Node"], "kops_state_store": "s3://kops-state",
-                   "kops_cluster_name": CLUSTER}
-    counts, _elapsed = run_nodeup(pool.inventory_file(tmp_path / "hosts.yml", hostvars={worker.name: worker_vars}))
+    cluster_store = layout.ClusterStore(vfs.open_store("s3://kops-state"), CLUSTER)
+    ca = keystore.primary(keystore.load(cluster_store, "kubernetes-ca"))
+    with cloud.WorkerService(pool, worker, CLUSTER, groups["Node"], "s3://kops-state/%s" % CLUSTER, ca, tmp_path,
+                             s3=boto3.client("s3", region_name="us-east-1")) as service:
+        worker_vars = dict(service.hostvars, kops_role="Node", kops_instance_group=groups["Node"],
+                           kops_state_store="s3://kops-state", kops_cluster_name=CLUSTER)
+        counts, _elapsed = run_nodeup(pool.inventory_file(tmp_path / "hosts.yml", hostvars={worker.name: worker_vars}))
+    instance, lines = service.instance, service.lines
     assert counts and counts[0] > 0
-    from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
-    secret = layout.ClusterStore(vfs.open_store("s3://kops-state"), CLUSTER).read("secrets/kubelet-bootstrap-token")
-    document = json.loads(worker.run("cat /var/lib/kubelet/bootstrap-kubeconfig").stdout)
-    assert document["users"][0]["user"]["token"] == nodeup_store.secret_value(secret)
+    assert cluster_store.read("secrets/kubelet-bootstrap-token") is None
+    assert any("bootstrapped %s" % instance["InstanceId"] in line for line in lines), lines
+    kubelet = certs.load_certificate(worker.run("cat /var/lib/kubelet/pki/kubelet-client.crt").stdout.encode())
+    assert kubelet.subject.rfc4514_string() == "CN=system:node:%s,O=system:nodes" % instance["InstanceId"]
     assert worker.run("test -s /etc/kubernetes/manifests/kube-proxy.manifest").returncode == 0
 
 
@@ -144,7 +180,7 @@ def _assert_control_plane(control, store):
     assert modes.returncode == 0 and set(line.split()[0] for line in modes.stdout.splitlines()) == {"600"}
 
 
-def test_assets_from_the_test_network_by_sha256(host_pool, tmp_path):
+def test_assets_from_the_test_network_by_sha256(host_pool, tmp_path, request):
     """Assets come over HTTP from the test network, are checked by sha256 and installed where kops puts
     them; a second run downloads and installs nothing; a wrong hash is refused. (kubelet is not among
     them: no kubelet binary can be had here, and a fake one would be started.)"""
@@ -167,8 +203,16 @@ def test_assets_from_the_test_network_by_sha256(host_pool, tmp_path):
     url = pool.serve_directory(served)
     assets = ["%s@%s/%s" % (hashlib.sha256((served / name).read_bytes()).hexdigest(), url, name)
               for name in ("kubectl", "cni-plugins-linux-amd64-v9.9.9.tgz")]
-    hostvars = {worker.name: {"kops_role": "Node", "kops_instance_group": groups["Node"],
-                              "kops_state_store": "file://%s" % store, "kops_cluster_name": CLUSTER}}
+    # The worker's certificates come from a bootstrap service (this test is about assets).
+    from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
+    from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
+    ca = keystore.primary(keystore.load(layout.ClusterStore(vfs.open_store("file://%s" % store), CLUSTER),
+                                        "kubernetes-ca"))
+    service = cloud.WorkerService(pool, worker, CLUSTER, groups["Node"], "file://%s/%s" % (store, CLUSTER), ca, tmp_path)
+    service.__enter__()
+    request.addfinalizer(lambda: service.__exit__(None, None, None))
+    hostvars = {worker.name: dict(service.hostvars, kops_role="Node", kops_instance_group=groups["Node"],
+                                  kops_state_store="file://%s" % store, kops_cluster_name=CLUSTER)}
     inventory = pool.inventory_file(tmp_path / "hosts.yml", hostvars=hostvars)
     overrides = ["-e", json.dumps({"nodeup_download_assets": True, "nodeup_assets": assets})]
     run_nodeup(inventory, *overrides)

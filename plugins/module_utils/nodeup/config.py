@@ -17,7 +17,7 @@ import posixpath
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils import semver
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import asset_data, etcd
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import asset_data, credentials, etcd
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
 
 ARCHITECTURES = ("amd64", "arm64")
@@ -271,7 +271,12 @@ def kubeops_section(completed_cluster, instance_group, config_base):
         "apiServer": {"host": "127.0.0.1" if runs_api_server(role) else api_internal_name(cluster_spec, name),
                       "port": 443 if runs_api_server(role) else api_port(cluster_spec)},
     }
-    if role == objects.ROLE_NODE:
+    bootstrap = credentials.bootstrap_settings(completed_cluster, instance_group)
+    if bootstrap:
+        section["bootstrapService"] = bootstrap
+    elif role == objects.ROLE_NODE:
+        # No identity the bootstrap service can verify on this cloud (it verifies AWS instances): the kubelet
+        # bootstraps with the cluster's token (docs/bootstrap-service.md, "Other clouds").
         section["kubeletBootstrap"] = {"tokenSecret": KUBELET_BOOTSTRAP_SECRET, "group": BOOTSTRAP_GROUP % name}
     if role == objects.ROLE_CONTROL_PLANE:
         section["etcdClusters"] = etcd.etcd_clusters(completed_cluster, instance_group, config_base)

@@ -5,18 +5,22 @@
 
 Pure data from the nodeup config: the certificate requests (node_certificates'
 `certificates` shape) and the keypairs copied as they are (the controller
-manager's signing CA, the service-account key).  Workers get none of this:
-their kubelet bootstraps with a token and their kube-proxy uses the kubelet's
-certificate.
+manager's signing CA, the service-account key), and the bootstrap service's
+settings (kops-controller's job: docs/bootstrap-service.md).  Workers get none
+of the store's keys: the bootstrap service signs their kubelet's and
+kube-proxy's certificates after checking their cloud identity.
 """
 
 from __future__ import annotations
 
 import ipaddress
 
+from ansible_collections.kubeops.kops.plugins.module_utils import truncate, zones
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import manifests
 
 KAPI = manifests.KAPI
+BOOTSTRAP_PORT = 3988  # kops-controller's port (bootstrap_service.PORT; the load balancer's 3988 listener)
+BOOTSTRAP_DIR = "/etc/kubernetes/kubeops-bootstrap"
 
 
 def _request(signer, common_name, cert_path, key_path, usages=("client",), organizations=(), dns_names=(),
@@ -87,7 +91,45 @@ def control_plane_requests(config, node_name):
         if config.get("KubeProxy"):
             requests.append(_request("kubernetes-ca", "system:kube-proxy", "/var/lib/kube-proxy/client.crt",
                                      "/var/lib/kube-proxy/client.key"))
+        requests += bootstrap_server_request(config)
     return requests
+
+
+def bootstrap_server_name(cluster_name):
+    """kops' kops-controller.internal.<cluster>: the name workers reach the service by."""
+    return "kops-controller.internal.%s" % cluster_name
+
+
+def bootstrap_settings(completed_cluster, instance_group):
+    """The kubeops.bootstrapService section of a nodeup config: a worker's client side, the control plane's
+    service side; None for other roles and clouds (only AWS identities are verified)."""
+    spec = completed_cluster["spec"]
+    if spec.get("cloudProvider") != "aws":
+        return None
+    name = completed_cluster["metadata"]["name"]
+    role = (instance_group.get("spec") or {}).get("role")
+    region = zones.region_of(spec)
+    server = "https://%s:%d" % (bootstrap_server_name(name), BOOTSTRAP_PORT)
+    if role == "Node":
+        return {"server": server, "region": region}
+    if role not in ("Master", "ControlPlane"):
+        return None
+    return {"server": server, "region": region, "listen": ":%d" % BOOTSTRAP_PORT, "clusterName": name,
+            "configBase": spec.get("configBase"),
+            # kops' NodesRoles: the instance role every worker group shares (the IAM model's nodes.<c>).
+            "nodeRoles": [truncate.truncate("nodes.%s" % name, 64)],
+            "caCert": manifests.KCM + "/ca.crt", "caKey": manifests.KCM + "/ca.key",
+            "serverCert": BOOTSTRAP_DIR + "/server.crt", "serverKey": BOOTSTRAP_DIR + "/server.key"}
+
+
+def bootstrap_server_request(config):
+    """The service's serving certificate (kops' kops-controller certificate), on control-plane nodes."""
+    settings = (config.get("kubeops") or {}).get("bootstrapService") or {}
+    if not settings.get("serverCert"):
+        return []
+    host = settings["server"].split("://", 1)[1].rsplit(":", 1)[0]
+    return [_request("kubernetes-ca", "kops-controller", settings["serverCert"], settings["serverKey"],
+                     usages=("server",), dns_names=(host,))]
 
 
 def control_plane_keypairs(config):

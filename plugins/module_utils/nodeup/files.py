@@ -113,6 +113,11 @@ def kubelet_flags(config, node):
              "--v=%s" % kubelet.get("logLevel", 2)]
     if (config.get("kubeops") or {}).get("kubeletBootstrap"):
         flags.append("--bootstrap-kubeconfig=%s" % KUBELET_BOOTSTRAP_KUBECONFIG)
+    bootstrap_service = (config.get("kubeops") or {}).get("bootstrapService") or {}
+    if bootstrap_service and not bootstrap_service.get("serverCert") and node.get("name"):
+        # The bootstrap service's certificate names the node (system:node:<instance id>, kops' verifier):
+        # the kubelet registers under that name, as the node authorizer requires.
+        flags.append("--hostname-override=%s" % node["name"])
     if kubelet.get("cloudProvider"):
         flags.append("--cloud-provider=%s" % kubelet["cloudProvider"])
     labels = kubelet.get("nodeLabels") or {}
@@ -195,6 +200,9 @@ def static_pod_files(config, ca_pem, worker_server):
     if config.get("KubeProxy"):
         if control_plane:
             server, user = "https://127.0.0.1", _client_files("/var/lib/kube-proxy")
+        elif (config.get("kubeops") or {}).get("bootstrapService"):
+            # The bootstrap service issued kube-proxy its own certificate, as kops-controller does.
+            server, user = worker_server, _client_files("/var/lib/kube-proxy")
         else:
             server = worker_server
             user = {"client-certificate": manifests.KUBELET_CLIENT_CERT, "client-key": manifests.KUBELET_CLIENT_CERT}

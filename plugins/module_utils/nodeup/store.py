@@ -4,10 +4,12 @@
 """What `update cluster` writes to the state store for the nodes.
 
 The keysets the nodes need (created when missing, as kops' PKI model does on
-update), the kubelet bootstrap token (a kops-format secret), the bootstrap
-addon that lets the API server accept that token and approve the kubelets'
-CSRs for this cluster only, and one nodeup config per instance group.  All
-are returned as (path, bytes) changes for one all-or-nothing store write.
+update) and one nodeup config per instance group.  On AWS workers get their
+credentials from the bootstrap service (docs/bootstrap-service.md); only where
+it cannot verify a worker (other clouds) is there a kubelet bootstrap token (a
+kops-format secret) and the addon that lets the API server accept it and
+approve the kubelets' CSRs for this cluster only.  All are returned as
+(path, bytes) changes for one all-or-nothing store write.
 """
 
 from __future__ import annotations
@@ -107,22 +109,26 @@ def node_files(cluster_store, completed, groups):
     keysets, changes = ensure_keysets(cluster_store, completed)
     name = completed["metadata"]["name"]
     config_base = cluster_store.config_base()
-    hashes = {}
-    has_workers = any((g.get("spec") or {}).get("role") == objects.ROLE_NODE for g in groups)
+    hashes, documents = {}, {}
     for group in groups:
         if (group.get("spec") or {}).get("role") == objects.ROLE_BASTION:
             continue  # kops' bastions boot without nodeup: no config, and no user data pinning one
         completed_group = populate.populate_instance_group_spec(completed, group)
-        document = nodeup_config.build_config(completed, completed_group, keysets, config_base)
-        if has_workers and "APIServerConfig" in document:
-            # Workers bootstrap with a token, so the API server must accept bootstrap tokens (kops
-            # leaves this off because kops-controller signs node certificates instead).
+        documents[objects.name_of(group)] = nodeup_config.build_config(completed, completed_group, keysets, config_base)
+    # Workers the bootstrap service cannot verify (clouds other than AWS) bootstrap with a token.
+    token_workers = any("kubeletBootstrap" in (d.get("kubeops") or {}) for d in documents.values())
+    for group in groups:
+        document = documents.get(objects.name_of(group))
+        if document is None:
+            continue
+        if token_workers and "APIServerConfig" in document:
+            # kops leaves this off because kops-controller signs node certificates instead.
             document["APIServerConfig"]["KubeAPIServer"] = dict(document["APIServerConfig"]["KubeAPIServer"],
                                                                 enableBootstrapTokenAuth=True)
         data = dump_config(document).encode("utf-8")
         hashes[objects.name_of(group)] = hashlib.sha256(data).hexdigest()
         changes.append((nodeup_config.config_path(group), data))
-    if has_workers:
+    if token_workers:
         token, token_changes = ensure_bootstrap_token(cluster_store)
         changes += token_changes
         changes.append((BOOTSTRAP_ADDON_PATH, bootstrap_addon(name, token)))

@@ -32,13 +32,12 @@ def _resources(policy, action):
     return found
 
 
-def test_workers_read_only_their_config_and_the_token_never_pki():
+def test_workers_read_only_their_config_never_secrets_or_pki():
     policies = _policies("s3://state-bucket/minimal-aws.example.com")
     nodes = policies["nodes.minimal-aws.example.com"]
     assert sorted(_resources(nodes, "s3:GetObject")) == [
         "arn:aws:s3:::state-bucket/minimal-aws.example.com/boot/sha256/*",
-        "arn:aws:s3:::state-bucket/minimal-aws.example.com/igconfig/node/*",
-        "arn:aws:s3:::state-bucket/minimal-aws.example.com/secrets/kubelet-bootstrap-token"]
+        "arn:aws:s3:::state-bucket/minimal-aws.example.com/igconfig/node/*"]
     masters = policies["masters.minimal-aws.example.com"]
     assert "arn:aws:s3:::state-bucket/minimal-aws.example.com/*" in _resources(masters, "s3:GetObject")
 

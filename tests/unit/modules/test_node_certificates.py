@@ -111,8 +111,12 @@ def test_control_plane_node_from_its_nodeup_config(run_module, store_url, tmp_pa
     by_cn = {c["common_name"]: c for c in first["certificates"]}
     assert set(by_cn) == {"kubernetes-master", "kubelet-api", "aggregator", "kube-apiserver", "system:node:cp-1",
                           "kube-controller-manager", "system:kube-controller-manager", "kube-scheduler",
-                          "system:kube-scheduler", "system:kube-proxy"}
+                          "system:kube-scheduler", "system:kube-proxy", "kops-controller"}
     assert by_cn["system:node:cp-1"]["organizations"] == ["system:nodes"]
+    # the bootstrap service's serving certificate, under kops-controller's name
+    service = x509.load_pem_x509_certificate((root / "etc/kubernetes/kubeops-bootstrap/server.crt").read_bytes())
+    assert service.extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(
+        x509.DNSName) == ["kops-controller.internal.k8s.example.com"]
     server = x509.load_pem_x509_certificate((srv / "kube-apiserver" / "server.crt").read_bytes())
     sans = server.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert "api.internal.k8s.example.com" in sans.get_values_for_type(x509.DNSName)

@@ -35,10 +35,10 @@ def test_terraform_writes_store_files_as_objects(run_module, aws, tmp_path):
     assert len(data) == len(objects)
     user_data = sorted(p.name for p in (out / "data").iterdir() if p.name.startswith("aws_launch_template_"))
     assert len(user_data) == len(group_configs)
-    # Terraform writes those; update wrote only keys, secrets and the token-holding addon itself.
+    # Terraform writes those; update wrote only the keys itself (AWS workers need no bootstrap token).
     cluster_store = layout.ClusterStore(vfs.open_store(store_url), "k8s.example.com")
     assert cluster_store.read("igconfig/node/%s/nodeupconfig.yaml" % group_configs[-1][len("nodeupconfig-"):]) is None
-    assert cluster_store.read("secrets/kubelet-bootstrap-token") is not None
+    assert cluster_store.read("secrets/kubelet-bootstrap-token") is None
     assert cluster_store.read("pki/private/kubernetes-ca/keyset.yaml") is not None
     assert not any("secrets" in body["key"] or "pki/" in body["key"] for body in objects.values())
     again = run_module(cluster_update, state_store=store_url, cluster_name="k8s.example.com", target="terraform",

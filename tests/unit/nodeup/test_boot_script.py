@@ -156,9 +156,11 @@ def test_nodeup_vars_are_shell_quoted_and_the_boot_venv_needs_no_system_python_p
     script = bootstrap.bootstrap_user_data(completed, _group(groups, "nodes"), BASE, "ab" * 32, MANIFEST,
                                            nodeup_vars={"nodeup_distro_packages": {"containerd": "containerd"}})
     # The boot venv has cryptography, PyYAML and requests (the pinned wheels): the roles install no packages for them.
+    # The bootstrap service runs on the boot venv's Python too.
     assert """NODEUP_VARS='{"nodeup_control_plane_python_packages": [], """ \
         """"nodeup_distro_packages": {"containerd": "containerd"}, "nodeup_etcd_peer_discovery": "aws", """ \
-        """"protokube_api_dns_provider": "aws", "protokube_api_wait_timeout": 600, """ \
+        """"nodeup_worker_python_packages": [], "protokube_api_dns_provider": "aws", "protokube_api_wait_timeout": 600, """ \
+        """"protokube_bootstrap_packages": [], "protokube_bootstrap_python": "/opt/kubeops/venv/bin/python", """ \
         """"protokube_channel_python_packages": [], "protokube_etcd_volume_provider": "aws"}'""" in script
 
 

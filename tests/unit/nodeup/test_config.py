@@ -102,7 +102,17 @@ def test_roles_get_what_they_need_and_workers_no_ca_keys():
     assert [c["name"] for c in cp["kubeops"]["etcdClusters"]] == ["main", "events"]
     assert cp["kubeops"]["apiServer"] == {"host": "127.0.0.1", "port": 443}
     assert worker["kubeops"]["apiServer"] == {"host": "api.internal.minimal-aws.example.com", "port": 443}
-    assert worker["kubeops"]["kubeletBootstrap"]["group"] == "system:bootstrappers:kubeops:minimal-aws.example.com"
+    # Workers ask the bootstrap service (no token, no store secret); the control plane runs it.
+    service = "https://kops-controller.internal.minimal-aws.example.com:3988"
+    assert worker["kubeops"]["bootstrapService"] == {"server": service, "region": "us-test-1"}
+    assert "kubeletBootstrap" not in worker["kubeops"]
+    assert cp["kubeops"]["bootstrapService"] == {
+        "server": service, "region": "us-test-1", "listen": ":3988", "clusterName": "minimal-aws.example.com",
+        "configBase": completed["spec"]["configBase"], "nodeRoles": ["nodes.minimal-aws.example.com"],
+        "caCert": "/srv/kubernetes/kube-controller-manager/ca.crt",
+        "caKey": "/srv/kubernetes/kube-controller-manager/ca.key",
+        "serverCert": "/etc/kubernetes/kubeops-bootstrap/server.crt",
+        "serverKey": "/etc/kubernetes/kubeops-bootstrap/server.key"}
     assert "PRIVATE" not in yaml.safe_dump(worker) and "PRIVATE" not in yaml.safe_dump(cp)
     assert config.config_path(master) == "igconfig/control-plane/master-us-test-1a/nodeupconfig.yaml"
     assert config.config_path(node) == "igconfig/node/nodes/nodeupconfig.yaml"

@@ -1,4 +1,5 @@
-"""What update writes for the nodes: keysets when missing, the bootstrap token once, one nodeup config per group."""
+"""What update writes for the nodes: keysets when missing, one nodeup config per group, and a bootstrap token
+only where the bootstrap service cannot verify workers (GCE)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from tests.unit.nodeup.test_config import _case, _cloud
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
 
 
-def _setup(tmp_path):
-    cluster, groups = _case("minimal-aws")
+def _setup(tmp_path, case="minimal-aws"):
+    cluster, groups = _case(case)
     completed = populate.populate_cluster_spec(cluster, groups, _cloud(cluster))
     store = layout.ClusterStore(vfs.open_store("file://%s" % tmp_path), completed["metadata"]["name"])
     return store, completed, groups
@@ -24,7 +25,7 @@ def test_first_update_creates_everything_second_changes_nothing(tmp_path):
     store, completed, groups = _setup(tmp_path)
     changes, hashes = nodeup_store.node_files(store, completed, groups)
     paths = [p for p, _data in changes]
-    assert "pki/private/kubernetes-ca/keyset.yaml" in paths and "secrets/kubelet-bootstrap-token" in paths
+    assert "pki/private/kubernetes-ca/keyset.yaml" in paths
     assert "igconfig/control-plane/master-us-test-1a/nodeupconfig.yaml" in paths
     assert "igconfig/node/nodes/nodeupconfig.yaml" in paths
     written = dict(changes)
@@ -35,22 +36,36 @@ def test_first_update_creates_everything_second_changes_nothing(tmp_path):
     assert again_hashes == hashes
 
 
-def test_token_is_a_kubernetes_bootstrap_token_bound_to_this_cluster_only(tmp_path):
+def test_aws_workers_have_no_token_and_no_store_secret(tmp_path):
     store, completed, groups = _setup(tmp_path)
     changes, _hashes = nodeup_store.node_files(store, completed, groups)
     written = dict(changes)
+    assert not [p for p in written if p.startswith("secrets/") or p.startswith("addons/")]
+    worker = yaml.safe_load(written["igconfig/node/nodes/nodeupconfig.yaml"])
+    assert "kubeletBootstrap" not in worker["kubeops"] and worker["kubeops"]["bootstrapService"]["server"]
+    master = yaml.safe_load(written["igconfig/control-plane/master-us-test-1a/nodeupconfig.yaml"])
+    assert "enableBootstrapTokenAuth" not in master["APIServerConfig"]["KubeAPIServer"]  # as kops
+
+
+def test_gce_token_is_a_kubernetes_bootstrap_token_bound_to_this_cluster_only(tmp_path):
+    store, completed, groups = _setup(tmp_path, "minimal_gce")
+    changes, _hashes = nodeup_store.node_files(store, completed, groups)
+    written = dict(changes)
+    name = completed["metadata"]["name"]
     token = nodeup_store.secret_value(written["secrets/kubelet-bootstrap-token"])
     token_id, _sep, secret = token.partition(".")
     assert len(token_id) == 6 and len(secret) == 16 and token.replace(".", "").isalnum()
     documents = list(yaml.safe_load_all(written[nodeup_store.BOOTSTRAP_ADDON_PATH]))
-    group = "system:bootstrappers:kubeops:minimal-aws.example.com"
+    group = "system:bootstrappers:kubeops:%s" % name
     assert documents[0]["stringData"]["auth-extra-groups"] == group
     approve = next(d for d in documents if d["metadata"]["name"] == "kubeops:node-autoapprove-bootstrap")
     assert approve["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}]
-    worker = yaml.safe_load(written["igconfig/node/nodes/nodeupconfig.yaml"])
-    assert token not in written["igconfig/node/nodes/nodeupconfig.yaml"].decode()  # the node reads the secret
+    worker_path = next(p for p in written if p.startswith("igconfig/node/"))
+    worker = yaml.safe_load(written[worker_path])
+    assert token not in written[worker_path].decode()  # the node reads the secret
     assert worker["kubeops"]["kubeletBootstrap"] == {"tokenSecret": "kubelet-bootstrap-token", "group": group}
-    master = yaml.safe_load(written["igconfig/control-plane/master-us-test-1a/nodeupconfig.yaml"])
+    master_path = next(p for p in written if p.startswith("igconfig/control-plane/"))
+    master = yaml.safe_load(written[master_path])
     assert master["APIServerConfig"]["KubeAPIServer"]["enableBootstrapTokenAuth"] is True
 
 

@@ -8,8 +8,8 @@ cluster has, unless every group of that role brings its own profile
 (spec.iam.profile).  Each role's inline policy is kops' (iam_statements.py holds
 the grants as tables, per role and feature); ``spec.additionalPolicies`` adds an
 ``additional.<role name>`` policy.  One deliberate difference: our workers read
-their nodeup config and the kubelet bootstrap token from an S3 store, which kops'
-workers (served by kops-controller) never do (docs/aws-model.md, "IAM").
+their nodeup config from an S3 store on boot, which kops' workers (served by
+kops-controller) never do; never secrets/ or pki/ (docs/bootstrap-service.md).
 """
 
 from __future__ import annotations
@@ -132,18 +132,17 @@ def s3_statements(ctx):
 
 
 def node_store_statements(ctx):
-    """What a worker reads from an S3 state store: its group's nodeup config, the kubelet bootstrap
-    token and the pinned boot artefacts (nodeup/boot_artifacts.py), nothing else (never pki/: workers
-    bootstrap their kubelet certificate through the API server).
-    kOps' workers read nothing (kops-controller hands them their config); ours boot without it."""
+    """What a worker reads from an S3 state store: its group's nodeup config and the pinned boot artefacts
+    (nodeup/boot_artifacts.py), nothing else (never secrets/ or pki/: the bootstrap service on the control plane
+    signs its kubelet's and kube-proxy's certificates).
+    kOps' workers read nothing (kops-controller hands them their config); ours still fetch it on boot."""
     found = _store_path(ctx.spec.get("configBase") or "", {})
     if not found:
         return []
     bucket, key = found
     return [
         {"Action": ["s3:GetObject"], "Effect": "Allow",
-         "Resource": [_arn(ctx, bucket, key) + "/igconfig/node/*", _arn(ctx, bucket, key) + "/secrets/kubelet-bootstrap-token",
-                      _arn(ctx, bucket, key) + "/boot/sha256/*"]},
+         "Resource": [_arn(ctx, bucket, key) + "/igconfig/node/*", _arn(ctx, bucket, key) + "/boot/sha256/*"]},
         {"Action": ["s3:GetBucketLocation"], "Effect": "Allow", "Resource": [_arn(ctx, bucket)]},
     ]
 
