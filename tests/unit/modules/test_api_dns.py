@@ -18,9 +18,9 @@ def _instances(ec2, count, role_tag="k8s.io/role/control-plane", cluster=CLUSTER
     return reservation["Instances"]
 
 
-def _record(route53, zone):
+def _record(route53, zone, name="api.internal.%s." % CLUSTER):
     records = route53.list_resource_record_sets(HostedZoneId=zone)["ResourceRecordSets"]
-    return sorted(r["Value"] for s in records if s["Name"] == "api.internal.%s." % CLUSTER and s["Type"] == "A"
+    return sorted(r["Value"] for s in records if s["Name"] == name and s["Type"] == "A"
                   for r in s["ResourceRecords"])
 
 
@@ -50,3 +50,17 @@ def test_no_zone_or_no_control_plane_is_a_clear_error(run_module, aws):
     boto3.client("route53", region_name="us-east-1").create_hosted_zone(Name="example.com", CallerReference="t2")
     empty = run_module(api_dns, cluster_name=CLUSTER, dns_zone="example.com", region="us-east-1")
     assert empty["failed"] and "no running control-plane instance" in empty["msg"]
+
+
+def test_the_bootstrap_services_name_beside_api_internal(run_module, aws):
+    """roles/protokube keeps kops-controller.internal.<cluster> (where workers ask the bootstrap service for their
+    certificates) with the same module, record_name given, and leaves api.internal to its own task."""
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    route53 = boto3.client("route53", region_name="us-east-1")
+    zone = route53.create_hosted_zone(Name="example.com", CallerReference="t3")["HostedZone"]["Id"].split("/")[-1]
+    control = _instances(ec2, 1)
+    name = "kops-controller.internal.%s" % CLUSTER
+    args = dict(cluster_name=CLUSTER, dns_zone="example.com", region="us-east-1", record_name=name)
+    assert run_module(api_dns, **args)["changed"]
+    assert _record(route53, zone, name + ".") == [control[0]["PrivateIpAddress"]] and _record(route53, zone) == []
+    assert run_module(api_dns, **args)["changed"] is False
