@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Download the nodes' pinned wheels (nodeup/boot_artifacts.NODE_REQUIREMENTS, every boot target) into DEST.
 
 `make` runs it once, at install time (like `pip install`), and points KUBEOPS_BOOT_WHEELHOUSE at DEST, so

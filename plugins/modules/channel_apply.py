@@ -88,8 +88,8 @@ EXAMPLES = r"""
 RETURN = r"""
 addons:
   description:
-    - Per addon of the channel, C(name), C(namespace), C(action) (C(install), C(update), C(unchanged), or C(pki):
-      only the PKI of a needsPKI addon is missing), C(current) (the record found, or null), C(wanted) (the record written), C(manifest) (its location).
+    - Per addon of the channel, C(name), C(namespace), C(action) (C(install), C(update), C(unchanged), or C(pki)
+      when only the PKI of a needsPKI addon is missing), C(current) (the record found, or null), C(wanted) (the record written), C(manifest) (its location).
     - For addons installed or updated, C(applied) and C(pruned) (C(Kind namespace/name)) and C(nodes_annotated);
       C(pki), the CA Secret and cert-manager Issuer made for a needsPKI addon (as kops' channels do).
       in check mode what would be; C(error) when the addon failed.
