@@ -140,12 +140,13 @@ def credentials(credentials_file=None):
         try:
             creds = google.oauth2.service_account.Credentials.from_service_account_file(path, scopes=SCOPES)
         except (OSError, ValueError) as exc:
-            raise GceError(None, "noCredentials", "service-account key file %s: %s" % (path, exc))
+            raise GceError(None, "noCredentials", "service-account key file %s: %s; %s" % (path, exc, NO_CREDENTIALS_HINT))
         return creds, creds.project_id
     try:
         return google.auth.default(scopes=SCOPES)
     except google.auth.exceptions.DefaultCredentialsError as exc:
-        raise GceError(None, "noCredentials", "no Google credentials found (%s)" % str(exc).split(". ", maxsplit=1)[0])
+        raise GceError(None, "noCredentials", "no Google credentials found (%s): %s"
+                       % (str(exc).split(". ", maxsplit=1)[0], NO_CREDENTIALS_HINT))
 
 
 class GceCloud(Cloud):
@@ -369,6 +370,8 @@ class GceCloud(Cloud):
         if not isinstance(exc, GceError):
             return Cloud.failure(self, exc)
         hint = HINTS.get(exc.reason) or {401: HINTS["authError"], 403: HINTS["forbidden"]}.get(exc.status, "")
+        if hint and hint in exc.message:  # said already (errors raised before any call carry their hint)
+            hint = ""
         where = "%s %s: " % (exc.method, exc.path) if exc.method else ""
         return Failure(exc.reason, "%s%s" % (where, exc.message), hint)
 

@@ -83,6 +83,12 @@ def _rel(link):
     return link.split("/compute/v1/", 1)[-1] if "/compute/v1/" in link else link
 
 
+def _ref(project, link):
+    """A reference as projects/<p>/...: a full URL, a projects/ path and a partial global/... all compare equal."""
+    rel = _rel(link or "")
+    return rel if not rel or rel.startswith("projects/") else "projects/%s/%s" % (project, rel)
+
+
 def safe_name(cluster_name):
     """kops' gce.SafeClusterName."""
     return gce_cluster_label(cluster_name)
@@ -361,17 +367,18 @@ class Networks(Kind):
 
     def holders(self, cloud, resource, resources):
         """Whatever in the network is not the cluster's: firewall rules, subnetworks, routers, instances."""
-        ours = {r.data.get("selfLink") for r in resources}
-        link = resource.data["selfLink"]
+        ours = {_ref(cloud.project, r.data.get("selfLink")) for r in resources}
+        link = _ref(cloud.project, resource.data["selfLink"])
         project = cloud.project
         found = []
         for path, what in (("global/firewalls", "firewall rule"), ("regions/%s/subnetworks" % cloud.region, "subnetwork"),
                            ("regions/%s/routers" % cloud.region, "router")):
             for item in cloud.list("compute", "projects/%s/%s" % (project, path)):
-                if item.get("network") == link and item["selfLink"] not in ours:
+                if _ref(project, item.get("network")) == link and _ref(project, item["selfLink"]) not in ours:
                     found.append("%s %s" % (what, item["name"]))
         for instance in cloud.list("compute", "projects/%s/aggregated/instances" % project):
-            if instance["selfLink"] not in ours and any(n.get("network") == link for n in instance.get("networkInterfaces") or []):
+            if _ref(project, instance["selfLink"]) not in ours and any(
+                    _ref(project, n.get("network")) == link for n in instance.get("networkInterfaces") or []):
                 found.append("instance %s" % instance["name"])
         return found
 
@@ -380,9 +387,10 @@ class Subnets(Kind):
     name = "Subnet"
 
     def find(self, scope):
-        used = {nic.get("subnetwork") for t in scope.templates for nic in (t.get("properties") or {}).get("networkInterfaces") or []}
-        return [self.resource(s) for s in scope.regional("subnetworks")
-                if scope.owns_name(s["name"]) and (s["selfLink"] in used or s.get("network") in _our_networks(scope))]
+        used = {_ref(scope.project, nic.get("subnetwork")) for t in scope.templates
+                for nic in (t.get("properties") or {}).get("networkInterfaces") or []}
+        return [self.resource(s) for s in scope.regional("subnetworks") if scope.owns_name(s["name"]) and (
+            _ref(scope.project, s["selfLink"]) in used or _ref(scope.project, s.get("network")) in _our_networks(scope))]
 
 
 class Routers(Kind):
@@ -390,7 +398,7 @@ class Routers(Kind):
 
     def find(self, scope):
         return [self.resource(r) for r in scope.regional("routers")
-                if scope.owns_name(r["name"]) and r.get("network") in _our_networks(scope) | _template_networks(scope)]
+                if scope.owns_name(r["name"]) and _ref(scope.project, r.get("network")) in _our_networks(scope) | _template_networks(scope)]
 
 
 class FirewallRules(Kind):
@@ -504,11 +512,11 @@ def publishes_dns(cluster_name, spec):
 
 
 def _our_networks(scope):
-    return {r.data["selfLink"] for r in scope.found.get("Network", [])}
+    return {_ref(scope.project, r.data["selfLink"]) for r in scope.found.get("Network", [])}
 
 
 def _template_networks(scope):
-    return {link for link in scope.network_links if link}
+    return {_ref(scope.project, link) for link in scope.network_links if link}
 
 
 # The kinds in discovery order: a kind may use what an earlier one learnt (templates -> groups -> backend services).
