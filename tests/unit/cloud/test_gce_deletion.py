@@ -12,6 +12,8 @@ import pytest
 from ansible_collections.kubeops.kops.plugins.module_utils import clusters, deletion
 from ansible_collections.kubeops.kops.plugins.module_utils.deletion import gce as gce_deletion
 
+from tests.unit.modules.conftest import run_module  # noqa: F401 pylint: disable=unused-import
+
 PROJECT = "test-project"
 REGION = "us-test1"
 ZONE = "us-test1-a"
@@ -179,3 +181,26 @@ def test_kops_names():
     assert not gce_deletion.name_matches(OURS, "a-b-c-d-e-f-minimal-example-com", 5)
     assert gce_deletion.name_matches(OURS, "api-eu-minimal-example-com")  # kops' rule alone takes the neighbour's
     assert not gce_deletion.name_matches(OURS, "api-other-example-com")
+
+
+def test_cluster_delete_module_lists_checks_and_deletes(gce, project, run_module, tmp_path):
+    """kubeops.kops.cluster_delete as a playbook task runs it, with KOPS_GCE_ENDPOINT set (the `gce` fixture)."""
+    from ansible_collections.kubeops.kops.plugins.modules import cluster_delete as cluster_delete_module
+    store = "file://%s" % (tmp_path / "state")
+    service = clusters.ClusterService(store)
+    service.execute(service.plan_create({"cluster_name": OURS, "cloud_provider": "gce", "zones": [ZONE], "project": PROJECT,
+                                         "networking": "cni", "kubernetes_version": "v1.34.2", "dns_zone": "example.com"}))
+    listed = run_module(cluster_delete_module, state_store=store, cluster_name=OURS, interval=0)
+    assert listed["changed"] is False and len(listed["objects"]) == len(listed["lines"]) > 20
+    assert any(line.startswith("InstanceGroupManager") and "a-nodes-minimal-example-com" in line for line in listed["lines"])
+    checked = run_module(cluster_delete_module, check_mode=True, diff=True, state_store=store, cluster_name=OURS, yes=True,
+                         interval=0)
+    assert checked["changed"] is True and "Network" in checked["diff"]["before"]
+    assert [r for r in gce.requests if r[0] in MUTATING and ":getIamPolicy" not in r[1]] == []
+    deleted = run_module(cluster_delete_module, state_store=store, cluster_name=OURS, yes=True, interval=0)
+    assert deleted["changed"] is True and deleted["store_deleted"] is True, deleted.get("msg")
+    assert set(gce.objects()) == project["base"] | project["neighbours"]
+    again = run_module(cluster_delete_module, state_store=store, cluster_name=OURS, yes=True, interval=0)
+    # Without the store nothing says the cluster was on GCE (cluster_delete has no cloud_provider option): it fails
+    # asking for what it needs instead of guessing.
+    assert again["failed"] is True and "region" in again["msg"]
