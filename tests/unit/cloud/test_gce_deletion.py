@@ -12,13 +12,10 @@ import pytest
 from ansible_collections.kubeops.kops.plugins.module_utils import clusters, deletion
 from ansible_collections.kubeops.kops.plugins.module_utils.deletion import gce as gce_deletion
 
-from tests.unit.modules.conftest import run_module  # noqa: F401 pylint: disable=unused-import
-
 PROJECT = "test-project"
 REGION = "us-test1"
 ZONE = "us-test1-a"
 OURS, SUFFIXED, OTHER = "minimal.example.com", "eu.minimal.example.com", "other.example.com"
-MUTATING = ("POST", "PATCH", "PUT", "DELETE")
 
 
 def _p(rel):
@@ -140,7 +137,7 @@ def test_delete_takes_ours_and_leaves_every_neighbour_object(gce, project, servi
 def test_check_mode_lists_without_a_mutating_request(gce, project, service):
     outcome = _delete(service, yes=True, dry_run=True)
     assert len(outcome.objects) > 20 and not outcome.store_deleted
-    assert [r for r in gce.requests if r[0] in MUTATING and ":getIamPolicy" not in r[1]] == []
+    assert gce.mutations() == []
     assert set(gce.objects()) == project["base"] | project["ours"] | project["neighbours"]
 
 
@@ -196,7 +193,7 @@ def test_cluster_delete_module_lists_checks_and_deletes(gce, project, run_module
     checked = run_module(cluster_delete_module, check_mode=True, diff=True, state_store=store, cluster_name=OURS, yes=True,
                          interval=0)
     assert checked["changed"] is True and "Network" in checked["diff"]["before"]
-    assert [r for r in gce.requests if r[0] in MUTATING and ":getIamPolicy" not in r[1]] == []
+    assert gce.mutations() == []
     deleted = run_module(cluster_delete_module, state_store=store, cluster_name=OURS, yes=True, interval=0)
     assert deleted["changed"] is True and deleted["store_deleted"] is True, deleted.get("msg")
     assert set(gce.objects()) == project["base"] | project["neighbours"]
