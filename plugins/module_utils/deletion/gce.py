@@ -469,7 +469,7 @@ class DnsRecords(Kind):
         names = {"%s.%s" % (p, cluster_dns) for p in DNS_PREFIXES}
         found = []
         for zone in scope.cloud.list("dns", "projects/%s/managedZones" % scope.project, key="managedZones"):
-            if not cluster_dns.endswith(zone["dnsName"]) or not ("." + cluster_dns).endswith("." + zone["dnsName"]):
+            if not ("." + cluster_dns).endswith("." + zone["dnsName"]):  # the zone's name, label by label
                 continue
             path = "projects/%s/managedZones/%s/rrsets" % (scope.project, zone["name"])
             for record in scope.cloud.list("dns", path, key="rrsets"):
@@ -507,8 +507,8 @@ def publishes_dns(cluster_name, spec):
     """kops' PublishesDNSRecords: not gossip (.k8s.local) and DNS not None."""
     if cluster_name.endswith(".k8s.local"):
         return False
-    return (((spec or {}).get("networking") or {}).get("topology") or (spec or {}).get("topology") or {}).get(
-        "dns", {}).get("type") != "None"
+    topology = ((spec or {}).get("networking") or {}).get("topology") or (spec or {}).get("topology") or {}
+    return (topology.get("dns") or {}).get("type") != "None"
 
 
 def _our_networks(scope):

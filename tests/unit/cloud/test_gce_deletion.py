@@ -201,3 +201,11 @@ def test_cluster_delete_module_lists_checks_and_deletes(gce, project, run_module
     # Without the store nothing says the cluster was on GCE (cluster_delete has no cloud_provider option): it fails
     # asking for what it needs instead of guessing.
     assert again["failed"] is True and "region" in again["msg"]
+
+
+def test_dns_records_only_when_the_cluster_publishes_them():
+    assert gce_deletion.publishes_dns(OURS, {"topology": {"dns": {"type": "Public"}}})
+    assert gce_deletion.publishes_dns(OURS, None)  # the store is gone: look
+    assert not gce_deletion.publishes_dns(OURS, {"networking": {"topology": {"dns": {"type": "None"}}}})
+    assert not gce_deletion.publishes_dns(OURS, {"topology": {"dns": {"type": "None"}}})
+    assert not gce_deletion.publishes_dns("gossip.k8s.local", {})
