@@ -151,6 +151,15 @@ class Scope(object):
         ours = safe_name(self.name)
         return not any(other.endswith("-" + ours) and name_matches(other, name, max_tokens) for other in self.other_clusters)
 
+    def owns_tag(self, tag):
+        """A network tag of the cluster's instances (<cluster dashes>-k8s-io-role-...), or one with its hash; not one
+        of another cluster whose name starts with ours (minimal.example.com.au's minimal-example-com-au-...)."""
+        ours = safe_name(self.name)
+        if hash_string(ours) in tag:
+            return True
+        return tag.startswith(ours + "-") and not any(
+            tag.startswith(other + "-") for other in self.other_clusters if other.startswith(ours + "-"))
+
     def note_labels(self, items):
         for item in items:
             value = (item.get("labels") or {}).get(CLUSTER_LABEL)
@@ -402,19 +411,46 @@ class Routers(Kind):
 
 
 class FirewallRules(Kind):
+    """kops' rules by name and target tags; and, as kops, what the cloud controller made for the cluster's
+    LoadBalancer services: k8s-fw-<rule> (with its forwarding rule, target pool and k8s- HTTP health checks)
+    and k8s-...-node-http-hc, when every target tag is the cluster's."""
+
     name = "FirewallRule"
 
     def find(self, scope):
-        safe = safe_name(scope.name)
-        digest = hash_string(safe)
         found = []
         for rule in scope.compute("global/firewalls"):
             tags = rule.get("targetTags") or []
-            if not tags or not scope.owns_name(rule["name"], MAX_FIREWALL_TOKENS):
+            name = rule["name"]
+            named = scope.owns_name(name, MAX_FIREWALL_TOKENS)
+            if not tags or not (named or name.startswith("k8s-")) or not all(scope.owns_tag(t) for t in tags):
                 continue
-            if all(t.startswith(safe + "-") or digest in t for t in tags):
-                found.append(rule)
-        return [self.resource(r) for r in found]
+            if named or (name.startswith("k8s-") and name.endswith("-node-http-hc")):
+                found.append(self.resource(rule))
+            elif name.startswith("k8s-fw-"):
+                found.extend(_service_load_balancer(scope, self.resource(rule)))
+        return found
+
+
+def _service_load_balancer(scope, firewall):
+    """A LoadBalancer service's objects, found from its firewall rule as kops does.  The rule itself is the
+    cluster's by its target tags even when its forwarding rule is gone (an interrupted run; kops would then
+    leave it, and with it the network); health checks only when named k8s- (the controller's)."""
+    found = [firewall]
+    rule = scope.cloud.get("compute", "projects/%s/regions/%s/forwardingRules/%s" % (
+        scope.project, scope.region, firewall.name[len("k8s-fw-"):]))
+    if rule is None or _foreign_label(scope.name, rule):
+        return found
+    found.append(KINDS_BY_NAME["ForwardingRule"].resource(rule))
+    pool = scope.cloud.get("compute", _rel(rule["target"])) if "/targetPools/" in (rule.get("target") or "") else None
+    if pool is None:
+        return found
+    found.append(KINDS_BY_NAME["TargetPool"].resource(pool))
+    for link in pool.get("healthChecks") or []:
+        check = scope.cloud.get("compute", _rel(link)) if _last(link).startswith("k8s-") and "/httpHealthChecks/" in link else None
+        if check is not None:
+            found.append(KINDS_BY_NAME["HTTP HealthCheck"].resource(check))
+    return found
 
 
 class ServiceAccounts(Kind):
@@ -541,12 +577,13 @@ def cloud(cluster_name, region, profile=None, spec=None):
 def discover(gce_cloud, spec=None):
     """Every object the cluster owns, in kops' kinds."""
     scope = Scope(gce_cloud, spec)
-    resources = []
+    resources = {}
     for kind in KINDS:
         found = kind.find(scope)
         scope.found[kind.name] = found
-        resources.extend(found)
-    return resources
+        for resource in found:  # a service's load balancer may also be found by its names
+            resources.setdefault(resource.key, resource)
+    return list(resources.values())
 
 
 def any_owned(gce_cloud):

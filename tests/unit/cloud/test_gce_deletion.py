@@ -1,7 +1,8 @@
 """deletion/gce.py through the walker (deletion.delete_cluster) on tests/gce_server.py.
 
 Three clusters share a project: ours (minimal.example.com), a neighbour whose name ends in ours
-(eu.minimal.example.com: every kops name of it also ends in ours) and an unrelated one.  What is left
+(eu.minimal.example.com: every kops name of it also ends in ours) and one whose name starts with ours
+(minimal.example.com.au: its instances' network tags start with ours).  What is left
 is read from the server's store (not with the code under test).
 """
 
@@ -15,14 +16,16 @@ from ansible_collections.kubeops.kops.plugins.module_utils.deletion import gce a
 PROJECT = "test-project"
 REGION = "us-test1"
 ZONE = "us-test1-a"
-OURS, SUFFIXED, OTHER = "minimal.example.com", "eu.minimal.example.com", "other.example.com"
+# Our neighbours' names end in ours (all their kops names end in ours too) or start with it (their network tags
+# start with ours).
+OURS, SUFFIXED, PREFIXED = "minimal.example.com", "eu.minimal.example.com", "minimal.example.com.au"
 
 
 def _p(rel):
     return "projects/%s/%s" % (PROJECT, rel)
 
 
-def seed_cluster(server, cluster, route_uuid="3f0b8c2e-1d6a-4c1e-9b7a-5a2d8e6f4c10"):
+def seed_cluster(server, cluster, route_uuid="3f0b8c2e-1d6a-4c1e-9b7a-5a2d8e6f4c10", zone="example"):
     """The objects kops makes for a cluster with an API load balancer (public and internal), NAT, DNS."""
     safe = cluster.replace(".", "-")
     label = {"k8s-io-cluster-name": safe}
@@ -69,6 +72,14 @@ def seed_cluster(server, cluster, route_uuid="3f0b8c2e-1d6a-4c1e-9b7a-5a2d8e6f4c
     instance["disks"].append({"source": disk["selfLink"], "autoDelete": False, "deviceName": "etcd-main"})
     server.seed(_p("global/routes"), {"name": "%s-%s" % (safe[:26], route_uuid), "network": network,
                                       "destRange": "100.96.1.0/24", "nextHopInstance": instance["selfLink"]})
+    # A LoadBalancer service's objects, as the cloud controller names them (kops deletes them with the cluster).
+    service_uid = "a%s" % route_uuid.replace("-", "")[:31]
+    node_check = server.seed(_p("global/httpHealthChecks"), {"name": "k8s-%s-node" % service_uid[1:17]})["selfLink"]
+    service_pool = server.seed(_p("regions/%s/targetPools" % REGION), {"name": service_uid, "healthChecks": [node_check]})
+    server.seed(_p("regions/%s/forwardingRules" % REGION), {"name": service_uid, "target": service_pool["selfLink"]})
+    for name in ("k8s-fw-%s" % service_uid, "k8s-%s-node-http-hc" % service_uid[1:17]):
+        server.seed(_p("global/firewalls"), {"name": name, "network": network, "targetTags": ["%s-k8s-io-role-node" % safe],
+                                             "allowed": [{"IPProtocol": "tcp", "ports": ["80"]}]})
     emails = []
     for role in ("control-plane", "node"):
         emails.append(server.seed("iam:" + _p("serviceAccounts"), {
@@ -76,7 +87,7 @@ def seed_cluster(server, cluster, route_uuid="3f0b8c2e-1d6a-4c1e-9b7a-5a2d8e6f4c
     policy = server.policies.setdefault(PROJECT, {"version": 1, "etag": "BwWWja0YfJA=", "bindings": []})
     policy["bindings"].append({"role": "roles/compute.viewer", "members": ["serviceAccount:" + e for e in emails]})
     for prefix in ("api", "api.internal"):
-        server.seed("dns:" + _p("managedZones/example/rrsets"), {
+        server.seed("dns:" + _p("managedZones/%s/rrsets" % zone), {
             "name": "%s.%s." % (prefix, cluster), "type": "A", "ttl": 60, "rrdatas": ["203.0.113.7"]})
 
 
@@ -84,11 +95,12 @@ def seed_cluster(server, cluster, route_uuid="3f0b8c2e-1d6a-4c1e-9b7a-5a2d8e6f4c
 def project(gce):
     """The three clusters' objects: {"base": the zone, "ours": ..., "neighbours": ...} as server paths."""
     gce.seed("dns:" + _p("managedZones"), {"name": "example", "dnsName": "example.com."})
+    gce.seed("dns:" + _p("managedZones"), {"name": "example-au", "dnsName": "example.com.au."})
     base = set(gce.objects())
     seed_cluster(gce, OURS)
     ours = set(gce.objects()) - base
     seed_cluster(gce, SUFFIXED, route_uuid="9a1c7d3e-2b4f-4e6a-8c0d-1e2f3a4b5c6d")
-    seed_cluster(gce, OTHER, route_uuid="0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e")
+    seed_cluster(gce, PREFIXED, route_uuid="0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e", zone="example-au")
     neighbours = set(gce.objects()) - base - ours
     gce.requests.clear()
     return {"base": base, "ours": ours, "neighbours": neighbours}
@@ -112,7 +124,8 @@ def test_every_object_of_ours_is_found_and_no_neighbours(gce, project, service):
     assert kinds == ["Address", "BackendService", "DNSRecord", "Disk", "FirewallRule", "ForwardingRule", "HTTP HealthCheck",
                      "HealthCheck", "Instance", "InstanceGroupManager", "InstanceTemplate", "Network", "Route",
                      "Router", "ServiceAccount", "Subnet", "TargetPool"]
-    assert not any("eu-minimal" in o["name"] or "other" in o["name"] or "eu.minimal" in o["name"] for o in outcome.objects)
+    neighbour_names = {path.rsplit("/", 1)[-1].split(" ")[0] for path in project["neighbours"]}
+    assert not {o["name"] for o in outcome.objects} & neighbour_names
     # every object seeded for us (boot disks included) is listed
     listed = {o["name"] for o in outcome.objects}
     seeded = {path.rsplit("/", 1)[-1] for path in project["ours"]}
@@ -128,9 +141,8 @@ def test_delete_takes_ours_and_leaves_every_neighbour_object(gce, project, servi
     assert left == project["base"] | project["neighbours"], sorted(left ^ (project["base"] | project["neighbours"]))
     assert outcome.store_deleted and service.cluster_store(OURS).read_cluster() is None
     members = {m for b in gce.policies[PROJECT]["bindings"] for m in b["members"]}
-    assert not any("minimal-e" in m and "eu-" not in m for m in members if m.startswith("serviceAccount:control-plane-minimal")), members
     assert {m.split(":", 1)[1].split("@")[0] for m in members if m.startswith("serviceAccount:")} == {
-        gce_deletion.service_account_id(role, name) for role in ("control-plane", "node") for name in (SUFFIXED, OTHER)}
+        gce_deletion.service_account_id(role, name) for role in ("control-plane", "node") for name in (SUFFIXED, PREFIXED)}
     assert all(o["result"] in ("deleted", "already gone") for o in outcome.objects), outcome.objects
 
 
@@ -142,15 +154,18 @@ def test_check_mode_lists_without_a_mutating_request(gce, project, service):
 
 
 def test_a_rerun_after_an_interrupted_delete_finishes(gce, project, service):
-    # The first run dies after the groups, templates and half the kinds are gone: the network, subnetwork,
-    # router, firewalls, disks and accounts are left (a run cut short by its timeout or a killed play).
+    # The first run dies after the groups, templates and the load balancers are gone: the network, subnetwork,
+    # router, firewalls (a service's k8s-fw- rule without its forwarding rule), disks and accounts are left
+    # (a run cut short by its timeout or a killed play).
     cloud = gce_deletion.cloud(OURS, REGION, spec={"project": PROJECT})
     resources = [r for r in gce_deletion.discover(cloud, {"project": PROJECT})
                  if r.kind in ("InstanceGroupManager", "InstanceTemplate", "ForwardingRule", "TargetPool", "Route",
-                               "BackendService", "Instance")]
+                               "BackendService", "Instance", "HTTP HealthCheck", "HealthCheck")]
     walker = deletion.Walker(cloud, gce_deletion.KINDS_BY_NAME, resources, sleep=lambda _s: None, interval=0)
     walker.run()
-    assert not any("instanceTemplates/" in p and "minimal-example-com" in p and "eu-" not in p for p in gce.objects())
+    left = set(gce.objects())
+    assert not {p for p in project["ours"] if "/instanceTemplates/" in p} & left  # interrupted after the templates ...
+    assert {p for p in project["ours"] if "/networks/" in p} <= left              # ... and before the network
     _delete(service, yes=True, timeout=60)
     assert set(gce.objects()) == project["base"] | project["neighbours"]
 
@@ -177,7 +192,7 @@ def test_kops_names():
     assert gce_deletion.name_matches(OURS, "nodeport-external-to-node-ipv6-minimal-example-com", 5)  # 5 tokens: kops' longest
     assert not gce_deletion.name_matches(OURS, "a-b-c-d-e-f-minimal-example-com", 5)
     assert gce_deletion.name_matches(OURS, "api-eu-minimal-example-com")  # kops' rule alone takes the neighbour's
-    assert not gce_deletion.name_matches(OURS, "api-other-example-com")
+    assert not gce_deletion.name_matches(OURS, "api-minimal-example-com-au")
 
 
 def test_cluster_delete_module_lists_checks_and_deletes(gce, project, run_module, tmp_path):
@@ -194,7 +209,7 @@ def test_cluster_delete_module_lists_checks_and_deletes(gce, project, run_module
                          interval=0)
     assert checked["changed"] is True and "Network" in checked["diff"]["before"]
     assert gce.mutations() == []
-    deleted = run_module(cluster_delete_module, state_store=store, cluster_name=OURS, yes=True, interval=0)
+    deleted = run_module(cluster_delete_module, state_store=store, cluster_name=OURS, yes=True, interval=0, timeout=60)
     assert deleted["changed"] is True and deleted["store_deleted"] is True, deleted.get("msg")
     assert set(gce.objects()) == project["base"] | project["neighbours"]
     again = run_module(cluster_delete_module, state_store=store, cluster_name=OURS, yes=True, interval=0)
