@@ -247,3 +247,29 @@ except gce.GceError as exc:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ), timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("missingLibrary") and "pip install google-auth requests" in done.stdout
+
+
+@pytest.mark.parametrize("api,path,body,status,reason", [
+    ("compute", NETWORKS, {"name": "Bad_Name"}, 400, "invalid"),
+    ("compute", "projects/%s/global/firewalls" % PROJECT, {"name": "fw", "network": "global/networks/missing"}, 404, "notFound"),
+    ("compute", "projects/%s/zones/us-test1-a/disks" % PROJECT, {"name": "d", "labels": {"Cluster": "x"}}, 400, "invalid"),
+    ("compute", "projects/%s/regions/nowhere1/subnetworks" % PROJECT, {"name": "s"}, 404, "notFound"),
+    ("iam", "projects/%s/serviceAccounts" % PROJECT, {"accountId": "control-plane-a-rather-long-cluster-name"}, 400,
+     "invalidArgument"),
+])
+def test_the_server_refuses_what_google_refuses(cloud, api, path, body, status, reason):
+    with pytest.raises(GceError) as caught:
+        cloud.insert(api, path, body)
+    assert (caught.value.status, caught.value.reason) == (status, reason)
+
+
+def test_the_server_rejects_a_filter_it_does_not_understand_and_a_non_empty_zone(cloud, gce):
+    with pytest.raises(GceError) as caught:
+        cloud.list("compute", NETWORKS, params={"filter": "labels.a:*"})
+    assert caught.value.status == 400
+    cloud.insert("dns", "projects/%s/managedZones" % PROJECT, {"name": "example", "dnsName": "example.com."})
+    cloud.call("dns", "POST", "projects/%s/managedZones/example/changes" % PROJECT, {
+        "additions": [{"name": "api.example.com.", "type": "A", "ttl": 60, "rrdatas": ["203.0.113.9"]}]})
+    with pytest.raises(GceError) as caught:
+        cloud.delete("dns", "projects/%s/managedZones/example" % PROJECT)
+    assert (caught.value.status, caught.value.reason) == (400, "containerNotEmpty")
