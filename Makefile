@@ -11,10 +11,14 @@ export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/$(COLL)
 export PYTHONPATH := $(CURDIR)/$(COLL)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 DEMO_STORE ?= file://$(CURDIR)/out/state
+# The nodes' pinned boot wheels, downloaded once at install time (hack/boot_wheels.py): cluster_update
+# uploads them to the state store, and neither the demo nor the tests reach an index for them.
+BOOT_WHEELS := build/boot-wheels
+export KUBEOPS_BOOT_WHEELHOUSE ?= $(CURDIR)/$(BOOT_WHEELS)
 
 .PHONY: venv demo test lint sanity clean collection install host-tools
 
-venv: $(BIN)/.installed $(COLL_LINK)
+venv: $(BIN)/.installed $(COLL_LINK) $(BOOT_WHEELS)/.done
 
 $(BIN)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +28,11 @@ $(BIN)/.installed: requirements.txt
 
 $(BIN)/.installed-test: $(BIN)/.installed requirements-test.txt
 	$(BIN)/pip install -q -r requirements-test.txt
+	touch $@
+
+$(BOOT_WHEELS)/.done: $(BIN)/.installed $(COLL_LINK) hack/boot_wheels.py plugins/module_utils/nodeup/boot_artifacts.py
+	mkdir -p build
+	$(BIN)/python hack/boot_wheels.py $(BOOT_WHEELS)
 	touch $@
 
 $(COLL_LINK):

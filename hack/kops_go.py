@@ -131,17 +131,23 @@ def git_commit(kops, commit=None):
     return short
 
 
-def main(generate, description):
-    """The command line every generator shares: --kops DIR [--write FILE] [--commit SHA]."""
+def main(generate, description, options=()):
+    """The command line every generator shares: --kops DIR [--write FILE] [--commit SHA].
+
+    options: a generator's own (flag, help) pairs, passed to generate by their dest names.
+    """
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--kops", required=True, help="a kops source checkout (github.com/kubernetes/kops)")
     parser.add_argument("--write", metavar="FILE", help="write the table to FILE instead of stdout")
     parser.add_argument("--commit", help="the kops commit the checkout is at (default: asked of git)")
+    for flag, text in options:
+        parser.add_argument(flag, help=text)
     args = parser.parse_args()
     if not os.path.isdir(args.kops):
         parser.error("--kops %s is not a directory" % args.kops)
+    extra = {name: getattr(args, name) for name in (flag.lstrip("-").replace("-", "_") for flag, _help in options)}
     try:
-        text = generate(args.kops, commit=args.commit)
+        text = generate(args.kops, commit=args.commit, **extra)
     except (OSError, ValueError) as err:
         print("error: %s" % err, file=sys.stderr)
         return 1

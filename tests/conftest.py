@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import pathlib
+
 import pytest
 
 from tests import servers
+
+BOOT_WHEELS = pathlib.Path(__file__).resolve().parents[1] / "build" / "boot-wheels"
+
+
+def pytest_configure(config):
+    # cluster_update uploads the nodes' pinned wheels; tests take them from the wheelhouse `make` downloaded at
+    # install time (hack/boot_wheels.py), never from an index.  Without it, a run fails naming the variable.
+    os.environ.setdefault("KUBEOPS_BOOT_WHEELHOUSE", str(BOOT_WHEELS))
 
 
 @pytest.fixture(scope="session")

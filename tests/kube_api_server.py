@@ -61,6 +61,18 @@ BUILTIN_RESOURCES = [
     ("rbac.authorization.k8s.io/v1", "Role", "roles", True, False, []),
     ("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings", True, False, []),
     ("coordination.k8s.io/v1", "Lease", "leases", True, False, []),
+    # What addon manifests hold and kops' prune specs name (channel_apply).
+    ("v1", "LimitRange", "limitranges", True, False, ["limits"]),
+    ("v1", "Endpoints", "endpoints", True, False, ["ep"]),
+    ("batch/v1", "Job", "jobs", True, True, []),
+    ("storage.k8s.io/v1", "StorageClass", "storageclasses", False, False, ["sc"]),
+    ("storage.k8s.io/v1", "CSIDriver", "csidrivers", False, False, []),
+    ("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", False, False, ["pc"]),
+    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", False,
+     False, []),
+    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", False,
+     False, []),
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition", "customresourcedefinitions", False, True, ["crd"]),
 ]
 # What a fresh kube-apiserver creates itself (kube-controller-manager, which would add the
 # `default` ServiceAccounts, is not running: that is the measured 403).
@@ -342,9 +354,6 @@ class KubeState(object):
     def __init__(self, max_grace_seconds=None):
         self.lock = threading.RLock()
         self.max_grace_seconds = max_grace_seconds
-        self.resources = {}
-        for row in BUILTIN_RESOURCES:
-            self.register(*row)
         self.reset()
 
     def register(self, api_version, kind, plural, namespaced=True, status=False, short_names=()):
@@ -354,11 +363,37 @@ class KubeState(object):
 
     def reset(self):
         with self.lock:
+            self.resources = {}  # kinds that CRDs or tests registered go too
+            for row in BUILTIN_RESOURCES:
+                self.register(*row)
             self.objects = {}
             self.removals = {}  # (api_version, plural, ns, name) -> monotonic time a Terminating pod goes away
             self.revision = 1
             for name in INITIAL_NAMESPACES:
                 self.create(self.resource("v1", "namespaces"), None, {"metadata": {"name": name}}, "kube-apiserver")
+
+    def _serve_definition(self, crd):
+        """A CustomResourceDefinition's served versions become kinds at once, and it is Established (the real
+        server's apiextensions controllers do this within a second or so)."""
+        spec, names = crd.get("spec") or {}, (crd.get("spec") or {}).get("names") or {}
+        for version in spec.get("versions") or []:
+            if version.get("served", True):
+                self.register("%s/%s" % (spec["group"], version["name"]), names["kind"], names["plural"],
+                              spec.get("scope", "Namespaced") == "Namespaced",
+                              bool((version.get("subresources") or {}).get("status") is not None),
+                              names.get("shortNames") or ())
+        crd["status"] = {"acceptedNames": names, "storedVersions": [v["name"] for v in spec.get("versions") or []
+                                                                    if v.get("storage")],
+                         "conditions": [{"type": "NamesAccepted", "status": "True", "reason": "NoConflicts"},
+                                        {"type": "Established", "status": "True", "reason": "InitialNamesAccepted"}]}
+
+    def _forget_definition(self, crd):
+        """A deleted CustomResourceDefinition takes its kind and every object of it along."""
+        spec = crd.get("spec") or {}
+        for version in spec.get("versions") or []:
+            key = ("%s/%s" % (spec["group"], version["name"]), spec["names"]["plural"])
+            self.resources.pop(key, None)
+            self.objects.pop(key, None)
 
     def resource(self, api_version, plural):
         found = self.resources.get((api_version, plural))
@@ -493,16 +528,28 @@ class KubeState(object):
             if not dry_run:
                 metadata["resourceVersion"] = self._next_revision()
                 self._bucket(resource)[key] = obj
+                if resource.kind == "CustomResourceDefinition":
+                    self._serve_definition(obj)
             return copy.deepcopy(obj)
 
     def _store(self, resource, old, new, dry_run):
         def spec(obj):
             return {k: v for k, v in obj.items() if k not in ("metadata", "status")}
+
+        def timeless(obj):  # the object without managedFields' timestamps
+            obj = copy.deepcopy(obj)
+            for entry in obj["metadata"].get("managedFields") or []:
+                entry.pop("time", None)
+            return obj
+        if timeless(old) == timeless(new):  # a no-op write: nothing stored, resourceVersion kept (as the real one)
+            return copy.deepcopy(old)
         if spec(old) != spec(new):
             new["metadata"]["generation"] = old["metadata"].get("generation", 1) + 1
         if not dry_run:
             new["metadata"]["resourceVersion"] = self._next_revision()
             self._bucket(resource)[(new["metadata"].get("namespace"), new["metadata"]["name"])] = new
+            if resource.kind == "CustomResourceDefinition":
+                self._serve_definition(new)
         return copy.deepcopy(new)
 
     def _merge_server_fields(self, resource, old, new, subresource):
@@ -630,6 +677,8 @@ class KubeState(object):
                 return obj
             if grace <= 0:
                 self._bucket(resource).pop(key, None)
+                if resource.kind == "CustomResourceDefinition":
+                    self._forget_definition(obj)
                 self.removals.pop((resource.api_version, resource.plural) + key, None)
                 if resource.kind == "Namespace":  # the namespace controller's job, done at once
                     for (api_version, plural), bucket in self.objects.items():
@@ -955,6 +1004,11 @@ class KubeAPIServer(object):
                 return handler._send(200, listed)
             if method == "POST":
                 return handler._send(201, state.create(resource, namespace, json.loads(handler._body()), manager, dry_run))
+            if method == "DELETE":  # deletecollection: what the selectors match, returned as a list
+                listed = state.list(resource, namespace, query.get("labelSelector", ""), query.get("fieldSelector", ""))
+                for item in listed["items"]:
+                    state.delete(resource, item["metadata"].get("namespace"), item["metadata"]["name"], {}, dry_run)
+                return handler._send(200, listed)
             raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
         if subresource == "eviction":
             if method != "POST":

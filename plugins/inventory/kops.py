@@ -26,6 +26,11 @@ description:
   - "With a bastion instance group, hosts without a public address get C(ansible_ssh_common_args) with a
     C(ProxyJump) through the bastion: its C(spec.topology.bastion.bastionPublicName), else the DNS name of the
     bastion's load balancer, else the bastion instance's public address."
+  - "On GCE (C(spec.cloudProvider: gce)): the managed instance groups' instances (one C(instanceTemplates) list,
+    per zone one C(instanceGroupManagers) and one C(instances) list, per manager one C(listManagedInstances)),
+    with the same groups; host variables C(kops_instance_group_manager), C(kops_instance_template),
+    C(kops_group_instance_template) instead of the autoscaling and launch template ones, C(kops_instance_id)
+    the instance's name. Credentials are E(GOOGLE_APPLICATION_CREDENTIALS) or the application default credentials."
   - The configuration file name must end in C(kops.yml) or C(kops.yaml).
 extends_documentation_fragment:
   - constructed
@@ -45,10 +50,10 @@ options:
     type: str
     required: true
   region:
-    description: AWS region; by default the region of the cluster's zones.
+    description: AWS (or GCE) region; by default the region of the cluster's zones.
     type: str
   profile:
-    description: AWS profile to use.
+    description: AWS profile to use (not used on GCE).
     type: str
   hostname:
     description: What the inventory host name is.
@@ -95,6 +100,9 @@ ROLE_GROUPS = {"Master": "role_control_plane", "ControlPlane": "role_control_pla
                "APIServer": "role_apiserver", "Bastion": "role_bastion"}
 HOSTNAME_FIELDS = {"private-ip-address": "PrivateIpAddress", "public-ip-address": "PublicIpAddress",
                    "private-dns-name": "PrivateDnsName", "instance-id": "InstanceId"}
+# The same choices on GCE (cloud/gce_groups' instance fields): the zonal internal DNS name, the instance's name.
+GCE_HOSTNAME_FIELDS = {"private-ip-address": "private_ip", "public-ip-address": "public_ip",
+                       "private-dns-name": "private_dns_name", "instance-id": "name"}
 # Autoscaling members on their way out are not hosts to run on (kops ignores them too).
 GONE_STATES = ("Terminating", "Terminating:Wait", "Terminating:Proceed", "Terminated", "Detaching", "Detached")
 # API maxima: DescribeInstances pages of 1000, DescribeAutoScalingGroups of 100, DescribeLaunchTemplates of 200.
@@ -196,6 +204,11 @@ def instance_hosts(cluster_name, groups, instances, hostname, state_store, user,
         if needs_update:
             names.append(NEEDS_UPDATE_GROUP)
         hosts.append((name, variables, names))
+    return through_bastion(hosts, user, jump_host)
+
+
+def through_bastion(hosts, user, jump_host=None):
+    """Hosts without a public address SSH through the bastion: jump_host, else the bastion instance's public address."""
     if jump_host is None:
         bastions = [v for _n, v, groups_of in hosts if "role_bastion" in groups_of and v["kops_public_ip"]]
         jump_host = bastions[0]["kops_public_ip"] if bastions else None
@@ -205,6 +218,39 @@ def instance_hosts(cluster_name, groups, instances, hostname, state_store, user,
                 variables["ansible_host"] = variables["kops_private_ip"]
                 variables["ansible_ssh_common_args"] = "-o ProxyJump=%s@%s" % (user, jump_host)
     return hosts
+
+
+def gce_instance_hosts(cluster_name, groups, cloud_groups, hostname, state_store, user, jump_host=None):
+    """[(host name, {var: value}, [group names])] for a GCE cluster, from cloud/gce_groups.cloud_groups (pure).
+
+    The instance groups' managed instance groups' instances; the instance's name is its id (the last part of
+    its node's providerID).  needs_update: the template it was made from is not its manager's current one."""
+    roles = {g["metadata"]["name"]: (g.get("spec") or {}).get("role") or "Node" for g in groups}
+    hosts = []
+    for group_name, cloud_group in sorted(cloud_groups.items()):
+        if group_name not in roles:
+            continue  # a manager of an instance group the state store no longer has
+        current = {m["name"]: m["instance_template"] for m in cloud_group["managers"]}
+        for instance in sorted(cloud_group["instances"], key=lambda i: i["name"]):
+            name = instance[GCE_HOSTNAME_FIELDS[hostname]]
+            if not name:
+                continue
+            needs_update = instance["needs_update"]
+            variables = {"kops_cluster_name": cluster_name, "kops_instance_group": group_name,
+                         "kops_role": roles[group_name], "kops_state_store": state_store,
+                         "kops_instance_id": instance["name"], "kops_zone": instance["zone"],
+                         "kops_private_ip": instance["private_ip"] or None, "kops_public_ip": instance["public_ip"] or None,
+                         "kops_instance_group_manager": instance["manager"],
+                         "kops_instance_template": instance["instance_template"] or None,
+                         "kops_group_instance_template": current[instance["manager"]],
+                         "kops_status": "NeedsUpdate" if needs_update else "UpToDate", "kops_needs_update": needs_update,
+                         "ansible_host": instance["public_ip"] or instance["private_ip"]}
+            names = ["kops_" + safe_group(cluster_name), ROLE_GROUPS.get(roles[group_name], "role_node"),
+                     "ig_" + safe_group(group_name), "zone_" + safe_group(instance["zone"])]
+            if needs_update:
+                names.append(NEEDS_UPDATE_GROUP)
+            hosts.append((name, variables, names))
+    return through_bastion(hosts, user, jump_host)
 
 
 class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
@@ -233,7 +279,6 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
 
     def _fetch_hosts(self):
         from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
-        from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
         from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
         cluster_name = self.get_option("cluster_name")
@@ -245,6 +290,35 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         if cluster is None:
             raise AnsibleError("kops inventory: cluster %s not found in %s" % (cluster_name, service.store.url("")))
         region = self.get_option("region") or region_of(cluster["spec"])
+        fetch = self.FETCHERS.get(cluster["spec"].get("cloudProvider"))
+        if fetch is None:
+            raise AnsibleError("kops inventory: cluster %s: spec.cloudProvider %r is not one this inventory reads (%s)"
+                               % (cluster_name, cluster["spec"].get("cloudProvider"), ", ".join(sorted(self.FETCHERS))))
+        return fetch(self, service, cluster, groups, region)
+
+    def _gce_hosts(self, service, cluster, groups, region):
+        """The managed instance groups' instances (cloud/gce_groups: the day-2 verbs' reader)."""
+        from ansible_collections.kubeops.kops.plugins.module_utils.cloud import gce_groups
+
+        cluster_name = cluster["metadata"]["name"]
+        try:
+            from ansible_collections.kubeops.kops.plugins.module_utils.cloud.gce import GceError
+        except ImportError as exc:
+            raise AnsibleError("kops inventory: a GCE cluster needs google-auth and requests: %s" % exc)
+        try:
+            cloud = gce_groups.cloud(cluster_name, region, project=cluster["spec"].get("project"))
+            cloud_groups = gce_groups.cloud_groups(cloud)
+        except (GceError, ValueError) as exc:
+            raise AnsibleError("kops inventory: %s in %s: %s" % (cluster_name, region, exc))
+        bastion = (cluster["spec"].get("topology") or {}).get("bastion") or {}
+        return gce_instance_hosts(cluster_name, groups, cloud_groups, self.get_option("hostname"), service.store.url(""),
+                                  self.get_option("ansible_user"),
+                                  bastion.get("bastionPublicName") or bastion.get("publicName") or None)
+
+    def _aws_hosts(self, service, cluster, groups, region):
+        from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
+
+        cluster_name = cluster["metadata"]["name"]
         where = "%s in %s" % (cluster_name, region)
         try:
             ec2 = aws.client("ec2", region=region, profile=self.get_option("profile"))
@@ -296,6 +370,8 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                 return None
             raise
         return (balancers.get("LoadBalancers") or [{}])[0].get("DNSName")
+
+    FETCHERS = {"aws": _aws_hosts, "gce": _gce_hosts}
 
     def _populate(self, hosts):
         strict = self.get_option("strict")

@@ -19,7 +19,7 @@ import os
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects, validation_aws
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import cloudformation, runner, terraform
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import bootstrap
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import boot_artifacts, bootstrap
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import sshkey
 from ansible_collections.kubeops.kops.plugins.module_utils.providers import driver_for
@@ -95,27 +95,45 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     store = service.cluster_store(cluster_name)
     # Before the tasks: each launch template's user data pins its group's nodeup config hash.
     node_changes, hashes = nodeup_store.node_files(store, completed, groups)
-    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes)
+    boot = boot_artifacts_for(service, completed, store, dry_run)
+    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot)
     tasks = list(driver.build_tasks(completed, groups, keys, user_data).values())
     options = dict(cloud_options or {})
     # A region other than the zones' would plan a second cluster there: refused before any call.
     validation_aws.check_region(options.get("region"), region_of(completed["spec"]))
     region = options.pop("region", None) or region_of(completed["spec"])
-    cloud = cloud_factory(cluster_name, region) if cloud_factory else driver.cloud(cluster_name, region, **options)
+    cloud = cloud_factory(cluster_name, region) if cloud_factory else driver.cloud(cluster_name, region,
+                                                                                   spec=completed["spec"], **options)
     plan = runner.run(tasks, cloud, dry_run=dry_run, workers=workers, deadline=deadline, progress=progress,
                       kinds=driver.task_classes())
     changes = store.differing(managed_files(completed) + node_changes)
     if changes and not dry_run:
         store.apply(changes)
-    return plan, completed, bool(changes) or keys_changed
+    return plan, completed, bool(changes) or keys_changed or bool(boot.uploaded)
 
 
-def group_user_data(driver, completed, groups, config_base, hashes):
-    """{instance group name: boot script} for the launch templates, with the driver's boot environment."""
+def boot_artifacts_for(service, completed, store, dry_run):
+    """The nodes' pinned boot artefacts (nodeup/boot_artifacts.py), uploaded where they are missing unless dry_run."""
+    boot = boot_artifacts.build(completed, store.config_base())
+    if boot.base == store.config_base().rstrip("/"):
+        target = boot_artifacts.Prefixed(service.store, store.name + "/")
+    else:
+        target = boot_artifacts.open_base_store(boot.base)
+    boot.uploaded = [] if dry_run else boot.upload(target)
+    return boot
+
+
+def group_user_data(driver, completed, groups, config_base, hashes, boot):
+    """{instance group name: user data} for the launch templates, with the driver's boot environment."""
     environment = driver.boot_environment(completed)
-    return {objects.name_of(group): bootstrap.bootstrap_user_data(
-        completed, group, config_base, hashes[objects.name_of(group)], environment=environment)
-        for group in groups if objects.name_of(group) in hashes}
+    user_data = {}
+    for group in groups:
+        name = objects.name_of(group)
+        data = bootstrap.bootstrap_user_data(completed, group, config_base, hashes.get(name),
+                                             (boot.manifest_url, boot.manifest_sha256), environment=environment)
+        if data is not None:
+            user_data[name] = data
+    return user_data
 
 
 def managed_files(completed):
@@ -135,9 +153,9 @@ def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=Non
     """Write <out_dir>/kubernetes.tf and its data/ files; returns (path, changed, text)."""
     with _lease(service, cluster_name, dry_run or planned is not None):
         completed, groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
-                                                             store_objects=True, planned=planned)
+                                                             store_objects=True, planned=planned, target="terraform")
     driver = driver_for(completed["spec"])
-    text = terraform.render(tasks, driver.terraform_providers(region_of(completed["spec"])),
+    text = terraform.render(tasks, driver.terraform_providers(region_of(completed["spec"]), spec=completed["spec"]),
                             outputs=driver.terraform_outputs(completed, groups, tasks))
     path, changed, text = _write_if_changed(os.path.join(out_dir, "kubernetes.tf"), text, dry_run)
     for relpath, data in terraform.data_files(tasks):
@@ -149,13 +167,13 @@ def render_cloudformation(service, cluster_name, out_dir, dry_run, ssh_public_ke
     """Write <out_dir>/kubernetes.json (a CloudFormation template); returns (path, changed, text)."""
     with _lease(service, cluster_name, dry_run or planned is not None):
         completed, _groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
-                                                              planned=planned)
+                                                              planned=planned, target="cloudformation")
     text = cloudformation.render(tasks, description="kops cluster %s" % cluster_name)
     path, changed, text = _write_if_changed(os.path.join(out_dir, "kubernetes.json"), text, dry_run)
     return path, changed or store_changed, text
 
 
-def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=False, planned=None):
+def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=False, planned=None, target=None):
     """(completed spec, instance groups, tasks, whether the store changes) for a rendered target.
 
     The nodes of a Terraform / CloudFormation cluster boot from the same store
@@ -168,11 +186,15 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     """
     completed, groups = load_completed(service, cluster_name, planned)
     driver = driver_for(completed["spec"])
+    if target not in driver.targets:  # refused before anything is written
+        raise UpdateError("target=%s: a %s cluster applies directly or renders as %s"
+                          % (target, driver.provider.upper(), " or ".join(t for t in driver.targets if t != "direct")))
     keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
     store = service.cluster_store(cluster_name)
     node_changes, hashes = nodeup_store.node_files(store, completed, groups)
     files = managed_files(completed) + node_changes
-    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes)
+    boot = boot_artifacts_for(service, completed, store, dry_run)
+    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot)
     tasks = driver.build_tasks(completed, groups, keys, user_data)
     covered = []
     if store_objects:
@@ -182,7 +204,7 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     changes = store.differing([(path, data) for path, data in files if path not in covered])
     if changes and not dry_run:
         store.apply(changes)
-    return completed, groups, list(tasks.values()), bool(changes) or keys_changed
+    return completed, groups, list(tasks.values()), bool(changes) or keys_changed or bool(boot.uploaded)
 
 
 def _write_if_changed(path, text, dry_run):

@@ -25,8 +25,11 @@ description:
     with the completed spec. These are each instance group's nodeup config
     (C(igconfig/<role>/<group>/nodeupconfig.yaml)), the cluster's CAs when missing, and the kubelet
     bootstrap token with its RBAC addon. See the collection's docs/nodeup-config.md.
-  - Clouds built so far are AWS; a GCE cluster fails naming what is missing.
-    docs/aws-model.md lists the AWS objects covered and how they compare with kops' own output.
+  - Clouds built are AWS and GCE (C(spec.cloudProvider)). docs/aws-model.md and docs/gce-model.md list the
+    objects covered and how they compare with kops' own output.
+  - On GCE the project is the spec's C(spec.project); credentials are Google's application default ones
+    (E(GOOGLE_APPLICATION_CREDENTIALS) naming a service-account key file, or C(gcloud auth application-default
+    login)). The AWS options then serve an C(s3://) state store only.
 options:
   cluster_name:
     description: The cluster to update.

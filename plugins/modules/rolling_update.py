@@ -29,7 +29,12 @@ description:
     C(--yes) is needed, since check mode is the preview, as for M(kubeops.kops.cluster_update).
   - A roll takes long. Each step (group, instance, phase, elapsed time) is a line of RV(log), and is appended to
     O(progress_file) as it happens, for C(tail -f).
-  - Clouds built so far are AWS.
+  - On GCE, as in kops, nothing surges (C(maxSurge) defaults to 0 and a surge asked for is logged as impossible).
+    After draining, each instance is recreated through its managed instance group (C(recreateInstances), the
+    group's target size kept), and the roll waits until every manager of the group has its target size of
+    running instances again. An instance group in several zones has a managed instance group per zone; the
+    table has one row per instance group with their sizes summed (kops prints one row per manager).
+  - Clouds built so far are AWS and GCE.
 options:
   cluster_name:
     description: The cluster to roll.
@@ -186,6 +191,7 @@ from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsModule, reports_errors
 from ansible_collections.kubeops.kops.plugins.module_utils.rolling import aws as aws_rolling
+from ansible_collections.kubeops.kops.plugins.module_utils.rolling import gce as gce_rolling
 
 ROLL_OPTIONS = ("force", "cloud_only", "fail_on_validate_error", "fail_on_drain_error", "drain_timeout",
                 "validation_timeout", "validate_count", "validate_retry_interval", "validate_recheck_interval",
@@ -193,7 +199,7 @@ ROLL_OPTIONS = ("force", "cloud_only", "fail_on_validate_error", "fail_on_drain_
 
 
 # cloudProvider -> its rolling side (imported statically, so Ansible ships it with the module).
-ROLLING = {"aws": aws_rolling.AwsRolling}
+ROLLING = {"aws": aws_rolling.AwsRolling, "gce": gce_rolling.GceRolling}
 
 
 @reports_errors

@@ -1,45 +1,55 @@
-"""What a fresh test host needs to boot from user data without a network: wheels and the collection.
+"""What a fresh test host needs to boot from user data without a network: wheels, the collection, etcd.
 
-Real nodes pip-install ansible-core from PyPI and the collection from Galaxy.
-Test hosts reach nothing but the test bridge, so the tests download the same
-wheels once on the test machine (cached between runs, keyed by the package
-list) and serve them over the pool's HTTP server, and build this checkout's
-collection tarball.
+Real nodes get the collection tarball and the pinned wheels from the state store, where update cluster
+puts them (nodeup/boot_artifacts.py); the tests build the same with this checkout's collection and the
+controller's wheel cache.  etcd: real nodes download etcd's release tarball, pinned in asset_data; test
+hosts reach no release, so an etcd install override is built on the host from the Debian etcd packages
+in the image's apt cache (deterministic tarball: the same sha256 on every host).
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 import pathlib
-import subprocess
-import sys
-import tempfile
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import bootstrap
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import boot_artifacts as artefacts
+from ansible_collections.kubeops.kops.plugins.module_utils.statestore import vfs
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-CACHE = pathlib.Path(os.environ.get("KUBEOPS_TESTHOST_CACHE", "/var/cache/kubeops-kops"))
+ETCD_WORK = "/var/tmp/etcd-debian"
+ETCD_TARBALL = r"""set -e
+w=%(w)s; rm -rf "$w"; mkdir -p "$w/x"
+for deb in /var/cache/apt/archives/etcd-server_*.deb /var/cache/apt/archives/etcd-client_*.deb; do dpkg-deb -x "$deb" "$w/x"; done
+v=$("$w/x/usr/bin/etcd" --version | sed -n 's/^etcd Version: //p')
+d="$w/etcd-v$v-linux-amd64"; mkdir -p "$d"; cp "$w/x/usr/bin/etcd" "$w/x/usr/bin/etcdctl" "$d/"
+tar -C "$w" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - "etcd-v$v-linux-amd64" | gzip -n > "$w/etcd.tar.gz"
+echo "$v $(sha256sum "$w/etcd.tar.gz" | cut -d' ' -f1)"
+"""
 
 
 def wheelhouse():
-    """A directory of the wheels the boot script installs (bootstrap.ANSIBLE_CORE + NODE_PYTHON_PACKAGES)."""
-    packages = (bootstrap.ANSIBLE_CORE,) + bootstrap.NODE_PYTHON_PACKAGES
-    key = hashlib.sha256(("%d.%d\n" % sys.version_info[:2] + "\n".join(packages)).encode()).hexdigest()[:12]
-    target = CACHE / ("wheels-%s" % key)
-    if target.is_dir():
-        return target
-    CACHE.mkdir(parents=True, exist_ok=True)
-    partial = pathlib.Path(tempfile.mkdtemp(prefix=".wheels-", dir=CACHE))
-    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "-d", str(partial)]
-                   + list(packages), check=True)
-    partial.rename(target)  # never leave a half-filled cache behind
-    return target
+    """The controller's cache of the pinned node wheels (boot_artifacts.NODE_REQUIREMENTS for every target)."""
+    return artefacts.wheelhouse()
 
 
 def collection_tarball(out_dir):
-    """Build this checkout's collection (ansible-galaxy collection build) into out_dir; returns its path."""
-    galaxy = pathlib.Path(sys.executable).with_name("ansible-galaxy")
-    subprocess.run([str(galaxy), "collection", "build", "--force", "--output-path", str(out_dir), str(REPO)],
-                   check=True, stdout=subprocess.DEVNULL)
-    return next(pathlib.Path(out_dir).glob("kubeops-kops-*.tar.gz"))
+    """This checkout's collection as update cluster uploads it, written into out_dir; returns its path."""
+    name, data = artefacts.collection_tarball(REPO)
+    path = pathlib.Path(out_dir) / name
+    path.write_bytes(data)
+    return path
+
+
+def upload_boot_artifacts(completed, config_base):
+    """Put the pinned boot artefacts in a file:// store as update cluster does; (manifest URL, its sha256)."""
+    boot = artefacts.build(completed, config_base, collection=artefacts.collection_tarball(REPO))
+    boot.upload(vfs.open_store(boot.base))
+    return boot.manifest_url, boot.manifest_sha256
+
+
+def debian_etcd_install(host):
+    """protokube_etcd_install_override for a test host: Debian's etcd (from the image's apt cache) as a tarball."""
+    result = host.run(ETCD_TARBALL % {"w": ETCD_WORK})
+    assert result.returncode == 0, result.stdout + result.stderr
+    version, digest = result.stdout.split()[-2:]
+    asset = "%s@file://%s/etcd.tar.gz" % (digest, ETCD_WORK)
+    return {"version": version, "dir": "/opt/etcd-debian-v%s" % version, "assets": {"amd64": asset, "arm64": asset}}

@@ -15,6 +15,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.clusters import Clust
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
 
 from tests.integration.conftest import BIN, REPO, ansible_env
+from tests.nodes import boot_artifacts
 
 pytestmark = pytest.mark.hosts
 CLUSTER = "nodes.example.com"
@@ -22,11 +23,11 @@ OPTIONS = {"cluster_name": CLUSTER, "cloud_provider": "aws", "zones": ["us-east-
            "kubernetes_version": "v1.34.2"}
 # No network in the test hosts: containerd and runc come from Debian's packages (cached in the image);
 # kubelet and kubectl exist in no reachable registry, so they are not downloaded (their files are still written).
-# protokube on the control plane: Debian's etcd is 3.4 where the spec asks 3.6 (warned, not failed), and no
-# kube-apiserver answers here, so the addons are skipped after 5 s.
+# protokube on the control plane: no etcd release is reachable, so Debian's etcd is installed through
+# protokube_etcd_install_override (tests/nodes/boot_artifacts.py), and no kube-apiserver answers here, so the
+# addons are skipped after 5 s.
 EXTRA = ["-e", json.dumps({"nodeup_distro_packages": {"containerd": "containerd", "runc": "runc"},
-                           "nodeup_download_assets": False, "protokube_etcd_version_mismatch": "warn",
-                           "protokube_api_wait_timeout": 5})]
+                           "nodeup_download_assets": False, "protokube_api_wait_timeout": 5})]
 
 
 def _store(tmp_path, url=None):
@@ -53,7 +54,8 @@ def test_control_plane_and_worker_nodes(host_pool, tmp_path):
     store, groups = _store(tmp_path)
     pool = host_pool(2, binds=[store])
     control, worker = pool.hosts
-    hostvars = {control.name: {"kops_role": "Master", "kops_instance_group": groups["Master"]},
+    hostvars = {control.name: {"kops_role": "Master", "kops_instance_group": groups["Master"],
+                               "protokube_etcd_install_override": boot_artifacts.debian_etcd_install(control)},
                 worker.name: {"kops_role": "Node", "kops_instance_group": groups["Node"]}}
     for variables in hostvars.values():
         variables.update(kops_state_store="file://%s" % store, kops_cluster_name=CLUSTER)

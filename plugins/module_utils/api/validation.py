@@ -29,11 +29,11 @@ SUBNET_TYPES = ("Public", "Private", "Utility", "DualStack")
 EGRESS_PREFIXES = ("nat-", "eipalloc-", "i-", "tgw-")
 ROOT_VOLUME_TYPES_AWS = ("standard", "gp3", "gp2", "io1", "io2")
 LB_TYPES = ("Public", "Internal")
-NETWORKING_PLUGINS = ("cni", "cilium", "calico", "flannel", "kubenet", "amazonvpc", "kubeRouter", "kindnet",
-                      "gcp", "external", "kopeio")
+NETWORKING_PLUGINS = ("cni", "cilium", "calico", "flannel", "kubenet", "amazonvpc", "kuberouter", "kindnet",
+                      "gce", "external", "kopeio")
 REMOVED_NETWORKING = {"classic": "removed", "weave": "removed in kOps 1.29", "romana": "removed",
                       "lyftvpc": "removed", "canal": "removed in kOps 1.28"}
-NETWORKING_WITHOUT_IPV6 = ("kubenet", "flannel", "kopeio", "kubeRouter", "amazonvpc")
+NETWORKING_WITHOUT_IPV6 = ("kubenet", "flannel", "kopeio", "kuberouter", "amazonvpc")
 AWS_ONLY_NETWORKING = ("amazonvpc",)
 RESERVED_CLOUD_LABELS = ("Name", "KubernetesCluster")
 RESERVED_CLOUD_LABEL_PREFIXES = ("kubernetes.io/cluster/", "k8s.io/role/", "kops.k8s.io/")
@@ -385,7 +385,7 @@ def _check_networking(spec, problems):
             problems.append(errors.forbidden("spec.networking.%s" % name, "%s networking is AWS only" % name))
     kube_proxy_enabled = (spec.get("kubeProxy") or {}).get("enabled", True)
     needs_no_kube_proxy = {
-        "kubeRouter": "kubeRouter" in networking,
+        "kuberouter": "kuberouter" in networking,
         "cilium.enableNodePort": bool((networking.get("cilium") or {}).get("enableNodePort")),
         "calico.bpfEnabled": bool((networking.get("calico") or {}).get("bpfEnabled")),
     }

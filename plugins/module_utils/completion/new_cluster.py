@@ -46,14 +46,14 @@ NETWORKING = {
     "flannel-vxlan": {"flannel": {"backend": "vxlan"}},
     "flannel-udp": {"flannel": {"backend": "udp"}},
     "calico": {"calico": {}},
-    "kube-router": {"kubeRouter": {}},
+    "kube-router": {"kuberouter": {}},
     "amazonvpc": {"amazonvpc": {}},
     "amazon-vpc-routed-eni": {"amazonvpc": {}},
     "cilium": {"cilium": {"enableNodePort": True}},
     "cilium-etcd": {"cilium": {"enableNodePort": True, "etcdManaged": True}},
     "cilium-eni": {"cilium": {"enableNodePort": True, "ipam": "eni"}},
-    "gcp": {"gcp": {}},
-    "gce": {"gcp": {}},
+    "gcp": {"gce": {}},
+    "gce": {"gce": {}},
     "kindnet": {"kindnet": {}},
 }
 # Networking that replaces kube-proxy: kops writes kubeProxy.enabled=false at create.
@@ -743,7 +743,7 @@ def perform_assignments(cluster, facts):
 
 def _gce_network_assignments(spec, facts):
     used = facts.used_gce_cidrs(spec.get("networkID"))
-    if "gcp" in spec.get("networking", {}) or "kindnet" in spec.get("networking", {}):
+    if "gce" in spec.get("networking", {}) or "kindnet" in spec.get("networking", {}):
         _gce_ip_alias_assignments(spec, used)
     else:
         subnet_alloc.allocate_gce_subnet_cidrs(spec, used)

@@ -6,10 +6,12 @@ cloud_groups(cloud) and api_endpoint(cloud).  Imported statically, so Ansible sh
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws_groups
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws_groups, gce_groups
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
-READERS = {"aws": aws_groups}
+READERS = {"aws": aws_groups, "gce": gce_groups}
+# Options of a reader's cloud() taken from the spec: {cloudProvider: {option: spec field}}.
+SPEC_OPTIONS = {"gce": {"project": "project"}}
 
 
 class CloudReaderError(ValueError):
@@ -26,5 +28,7 @@ def reader_for(spec):
 
 def cloud_for(completed, region=None, profile=None):
     """(reader module, its cloud) for a completed cluster; region defaults to the spec's."""
-    reader = reader_for(completed["spec"])
-    return reader, reader.cloud(completed["metadata"]["name"], region or region_of(completed["spec"]), profile)
+    spec = completed["spec"]
+    reader = reader_for(spec)
+    options = {option: spec.get(field) for option, field in SPEC_OPTIONS.get(spec["cloudProvider"], {}).items()}
+    return reader, reader.cloud(completed["metadata"]["name"], region or region_of(spec), profile, **options)

@@ -4,9 +4,11 @@
 """sha256 of the release files a node downloads, by URL (linux amd64/arm64).
 
 These are the published hashes of each upstream release (the .sha256 files
-next to the binaries), the same values kops ships in pkg/assets/assetdata.
-A URL that is not here goes into the nodeup config without a hash and the
-node fetches <url>.sha256 before it installs the file.
+next to the binaries), the same values kops ships in pkg/assets/assetdata;
+etcd's release tarballs from etcd's SHA256SUMS, for the versions kops
+supports (hack/gen_asset_data.py --etcd-sums).  A URL that is not here goes
+into the nodeup config without a hash and the node fetches <url>.sha256
+before it installs the file (etcd's, which has none, is refused).
 """
 
 from __future__ import annotations
@@ -712,6 +714,162 @@ SHA256 = {
         "b98f74a0f8522f0a83867178729c1aa70f2158f90c45a2ca8fa791db1c76b303",
     "https://github.com/containernetworking/plugins/releases/download/v1.9.1/cni-plugins-linux-arm64-v1.9.1.tgz":
         "56171987d3947707c3563db2f4001bccaf50fd63468611b9f3cbecb1375ee7ec",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.10/etcd-v3.5.10-linux-amd64.tar.gz":
+        "26e90d024fa2310bc52bb40e7f2132e81640b55f8fc446c00ae07e30af2a44fd",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.10/etcd-v3.5.10-linux-arm64.tar.gz":
+        "ff74a6018d9b2a1320bff30e5a11b4f2f5c2a3d147df8a8bad53c01b9f800ee1",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.11/etcd-v3.5.11-linux-amd64.tar.gz":
+        "e256885e753dc99001335e099d3c2eb8cf21a865a087ee4d7e3665752ae5929a",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.11/etcd-v3.5.11-linux-arm64.tar.gz":
+        "6edf0cddc8fa2d7674129abe2e44d5a37cc3a6e3b500c13c6cbc2ed2ecf08bf4",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.12/etcd-v3.5.12-linux-amd64.tar.gz":
+        "f2ff0cb43ce119f55a85012255609b61c64263baea83aa7c8e6846c0938adca5",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.12/etcd-v3.5.12-linux-arm64.tar.gz":
+        "31f30c01918771ece28d6e553e0f33be9483ced989896ecf6bbe1edb07786141",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.13/etcd-v3.5.13-linux-amd64.tar.gz":
+        "31e6fcbee0e8c3df27cf1ba69b522e338377f5ed6447f5d05700aee367f3b7e7",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.13/etcd-v3.5.13-linux-arm64.tar.gz":
+        "2854993bf622764ccdeb7a146fae2965cb0fcba93c5c8f391e0d5f153c8a7a02",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.14/etcd-v3.5.14-linux-amd64.tar.gz":
+        "b0b34298f53f6830f08e7ddc57fc74dc45563216a66e94d9e6b0b9e0b0281b34",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.14/etcd-v3.5.14-linux-arm64.tar.gz":
+        "90510c79c4aae3c3313691f5770fc53b3ac883338fc0254bf8d22460acd3c19d",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.15/etcd-v3.5.15-linux-amd64.tar.gz":
+        "3f6b48d8c2844699f2b19c1880508ecf63e1489769ed37ebb97495d5cd848a89",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.15/etcd-v3.5.15-linux-arm64.tar.gz":
+        "5aa28b435edb1f22bf6455f754e16a13e3e4eb1ad8fc7c22ad47aa8e722febf2",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.16/etcd-v3.5.16-linux-amd64.tar.gz":
+        "b414b27a5ad05f7cb01395c447c85d3227e3fb1c176e51757a283b817f645ccc",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.16/etcd-v3.5.16-linux-arm64.tar.gz":
+        "8e68c55e6d72b791a9e98591c755af36f6f55aa9eca63767822cd8a3817fdb23",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.17/etcd-v3.5.17-linux-amd64.tar.gz":
+        "eff6ac621d41711085d0f38fab17d8fa3705f6326c3ff11301a1f5a71fc94edd",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.17/etcd-v3.5.17-linux-arm64.tar.gz":
+        "7d717a62520bf39fa1115dfbb1df79479ff74b5eda0914f4132bfa60a48b9549",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.18/etcd-v3.5.18-linux-amd64.tar.gz":
+        "6ddde039a7a506badf34e7edfb38e1ea90e36f05c8cfceba602045df623d86fa",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.18/etcd-v3.5.18-linux-arm64.tar.gz":
+        "c2bcaf465537d6d47c8bb82a69e31f786f32257050e3bca445bc4e63479ec714",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.19/etcd-v3.5.19-linux-amd64.tar.gz":
+        "16ae742def5f330800590e8d505d72830a3b0b7012e559e6bd76f0bc9864bf42",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.19/etcd-v3.5.19-linux-arm64.tar.gz":
+        "a786fd2c92c3c0404586ffedf1b318e4944a17aefed1fa6566f5712ddb8359ad",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.20/etcd-v3.5.20-linux-amd64.tar.gz":
+        "9ac85616fb8c0e45f485074dde0258ca2b7b42f1dd5320821af5a8b66daf7072",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.20/etcd-v3.5.20-linux-arm64.tar.gz":
+        "f034232e6fb64b0d89c45fd78b8b4c3e9fb8d69605dddddcdebf5d7cd96a1531",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.21/etcd-v3.5.21-linux-amd64.tar.gz":
+        "adddda4b06718e68671ffabff2f8cee48488ba61ad82900e639d108f2148501c",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.21/etcd-v3.5.21-linux-arm64.tar.gz":
+        "95bf6918623a097c0385b96f139d90248614485e781ec9bee4768dbb6c79c53f",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.22/etcd-v3.5.22-linux-amd64.tar.gz":
+        "20174ab70a6f3df94da13ecac4610f42c47d25af82426f21c112c2c841ec499a",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.22/etcd-v3.5.22-linux-arm64.tar.gz":
+        "22aca5a253c4a9f2850300b0a1dd209587586ff0e985f5cb1c34e9e5edc07848",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.23/etcd-v3.5.23-linux-amd64.tar.gz":
+        "8b50d62d38cb2de005b42227dd14b33f6e01758970f248f9257789ecfaf634c9",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.23/etcd-v3.5.23-linux-arm64.tar.gz":
+        "d95118595a9556a29775f99c1ef2ee16f6be113df76b7178643a2bfd6a6f37c3",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.24/etcd-v3.5.24-linux-amd64.tar.gz":
+        "042497e2ddcee06f22e5d486d81f58affa26b53ee423e2a6aaca3d3ea98c8191",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.24/etcd-v3.5.24-linux-arm64.tar.gz":
+        "efc01f6b3fbef0f000cb53bcad4845c116d7fdd8769ca39d9c40d2fe4d2e509f",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.25/etcd-v3.5.25-linux-amd64.tar.gz":
+        "168af82b59772e1811a9af7b358d42f5c6df44e0d9767afb006ecf12c4bbd607",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.25/etcd-v3.5.25-linux-arm64.tar.gz":
+        "419dce0b679df31cc45201ef2449b7a6a48e9d241af01741957c9ac86a35badc",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.26/etcd-v3.5.26-linux-amd64.tar.gz":
+        "0a682a91201dc8351d507210bc30b021a11e254eab806f03224b51e8fad29abb",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.26/etcd-v3.5.26-linux-arm64.tar.gz":
+        "93ac1667df0e178ea6d152476ce4088df4075604fe4bc7f85f4719e863cd030b",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.27/etcd-v3.5.27-linux-amd64.tar.gz":
+        "0aad9a9e4e0817a021e933f9806a2b2960a62f949ad5a3d6436d8886945cb1bc",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.27/etcd-v3.5.27-linux-arm64.tar.gz":
+        "1277309f540c5a0329c428f95455c9f76d24f768c8d28fd2753e891c379053fa",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.28/etcd-v3.5.28-linux-amd64.tar.gz":
+        "e11b6fab2ffbf0a1d6ee8f6227594045a19e0974ec779c42b8b5bb1942b2abe0",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.28/etcd-v3.5.28-linux-arm64.tar.gz":
+        "779a741604d2ff45240b277812f6c300bca71754adfd8de1436a3f2df3a18e67",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.29/etcd-v3.5.29-linux-amd64.tar.gz":
+        "7692f812db0bfeee3a731c45046864cf729e552bad82ce7cb5b507053d033267",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.29/etcd-v3.5.29-linux-arm64.tar.gz":
+        "10817d916de91fdab373947977682e083f0a1ac7f37650c1b690c2a746e4c269",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.30/etcd-v3.5.30-linux-amd64.tar.gz":
+        "a495115162845640be08c6cda069ff961260dbced53207c5a83b1b006ff2ea8e",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.30/etcd-v3.5.30-linux-arm64.tar.gz":
+        "4d19473d2567a58e1dbf556e0813b91d506666e58d23bfd5370660c67639eb5e",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.31/etcd-v3.5.31-linux-amd64.tar.gz":
+        "e76b75c73b10196dfeb1c52fcdf9f4014e51f3082f65f28fb2e69a7bec1f916b",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.31/etcd-v3.5.31-linux-arm64.tar.gz":
+        "1fc441acb75486c076db0900470b18da61ee529a5d54df7c619dfc12dd13b984",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.6/etcd-v3.5.6-linux-amd64.tar.gz":
+        "4db32e3bc06dd0999e2171f76a87c1cffed8369475ec7aa7abee9023635670fb",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.6/etcd-v3.5.6-linux-arm64.tar.gz":
+        "888e25c9c94702ac1254c7655709b44bb3711ebaabd3cb05439f3dd1f2b51a87",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.7/etcd-v3.5.7-linux-amd64.tar.gz":
+        "a43119af79c592a874e8f59c4f23832297849d0c479338f9df36e196b86bc396",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.7/etcd-v3.5.7-linux-arm64.tar.gz":
+        "1a35314900da7db006b198dd917e923459b462128101736c63a3cda57ecdbf51",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.8/etcd-v3.5.8-linux-amd64.tar.gz":
+        "d4c1b8d90ad53658f12ffc293afc5694b7bc6cb093af609188649a799e1cc8dc",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.8/etcd-v3.5.8-linux-arm64.tar.gz":
+        "3f4441b293a2d0d4d2f8b2cd9504376e15818f7b865ef4b436e8e6f865f895ff",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.9/etcd-v3.5.9-linux-amd64.tar.gz":
+        "d59017044eb776597eca480432081c5bb26f318ad292967029af1f62b588b042",
+    "https://github.com/etcd-io/etcd/releases/download/v3.5.9/etcd-v3.5.9-linux-arm64.tar.gz":
+        "bb201c106a61bbab59e2d9f37f4bdff99d50201f513c66b4578741eab581fb28",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.0/etcd-v3.6.0-linux-amd64.tar.gz":
+        "42305b0dcbba7b6fdff0382d0c7b99c42026c88c44847a619ab58cde216725d9",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.0/etcd-v3.6.0-linux-arm64.tar.gz":
+        "81477b120ef66ff338fe7de63d894e5feec17e6e1f1d98507676832e089d9b58",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.1/etcd-v3.6.1-linux-amd64.tar.gz":
+        "1324664bfe56d178d1362a57462ca5a7b26a6d2cbe9e1c94b6820e32cb82d673",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.1/etcd-v3.6.1-linux-arm64.tar.gz":
+        "5f8ed6e314df44128c218decbf0d146cf882583d05c6f6d9023ce905d232aaec",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.10/etcd-v3.6.10-linux-amd64.tar.gz":
+        "ed579fafab5701e3aaa95509969e7bc74776a4ae5269d32e3928408b406456ec",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.10/etcd-v3.6.10-linux-arm64.tar.gz":
+        "e40dc34b7a512b99c651f7700c1014e9b76e02415e2e24365b248966b173524c",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.11/etcd-v3.6.11-linux-amd64.tar.gz":
+        "8756f7a4eaf921668a83de0bf13c0f65cae9186a165696e3ae8396afe6f557ed",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.11/etcd-v3.6.11-linux-arm64.tar.gz":
+        "5302f1a6157c34eb0568c75fba9d06da98353576df04399f08645bef634acd2d",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.12/etcd-v3.6.12-linux-amd64.tar.gz":
+        "d2564bb50b58e52fbaf3bde4a9561a1d04e20cdc761f795580e4d615d5d41355",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.12/etcd-v3.6.12-linux-arm64.tar.gz":
+        "147afc710e164fa342ad8561bcca8903f3913bd9fb9ae0c83c857b1d868189cc",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.2/etcd-v3.6.2-linux-amd64.tar.gz":
+        "4b5d55d61e2218fab7c1cc1c00b341c469159ecde8cedd575fa858683f67e9f4",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.2/etcd-v3.6.2-linux-arm64.tar.gz":
+        "79d0a2488967aa07ecfde79158b1dab458158522f834810c2827eecac4695a31",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.3/etcd-v3.6.3-linux-amd64.tar.gz":
+        "3f3b4aa9785d86322c50b296eebdc7a0a57b27065190154b5858bf6a7512ac10",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.3/etcd-v3.6.3-linux-arm64.tar.gz":
+        "4b39989093699da7502d1cdd649c412055a2bddd26b3d80ed87d0db31957075c",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.4/etcd-v3.6.4-linux-amd64.tar.gz":
+        "4d5f3101daa534e45ccaf3eec8d21c19b7222db377bcfd5e5a9144155238c105",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.4/etcd-v3.6.4-linux-arm64.tar.gz":
+        "323421fa279f4f3d7da4c7f2dfa17d9e49529cb2b4cdf40899a7416bccdde42d",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.5/etcd-v3.6.5-linux-amd64.tar.gz":
+        "66bad39ed920f6fc15fd74adcb8bfd38ba9a6412f8c7852d09eb11670e88cac3",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.5/etcd-v3.6.5-linux-arm64.tar.gz":
+        "7010161787077b07de29b15b76825ceacbbcedcb77fe2e6832f509be102cab6b",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.6/etcd-v3.6.6-linux-amd64.tar.gz":
+        "887afaa4a99f22d802ccdfbe65730a5e79aa5c9ce2c8799c67e9d804c50ecedb",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.6/etcd-v3.6.6-linux-arm64.tar.gz":
+        "8a15f5427c111ff4692753682374970fb68878401d946c2c28bdad6857db652f",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.7/etcd-v3.6.7-linux-amd64.tar.gz":
+        "cf8af880c5a01ee5363cefa14a3e0cb7e5308dcf4ed17a6973099c9a7aee5a9a",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.7/etcd-v3.6.7-linux-arm64.tar.gz":
+        "ef5fc443cf7cc5b82738f3c28363704896551900af90a6d622cae740b5644270",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.8/etcd-v3.6.8-linux-amd64.tar.gz":
+        "cf9cfe91a4856cb90eed9c99e6aee4b708db2c7888b88a6f116281f04b0ea693",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.8/etcd-v3.6.8-linux-arm64.tar.gz":
+        "438f56a700d17ce761510a3e63e6fa5c1d587b2dd4d7a22c179c09a649366760",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.9/etcd-v3.6.9-linux-amd64.tar.gz":
+        "633136f13fcadac52e5c0ddcb97912643af6fcb9cb362e75774d0f96f7666396",
+    "https://github.com/etcd-io/etcd/releases/download/v3.6.9/etcd-v3.6.9-linux-arm64.tar.gz":
+        "b51e433724325b66770019c4819d091b8965d2e81c07571a46e0619da1c8ece6",
     "https://github.com/opencontainers/runc/releases/download/v1.1.0/runc.amd64":
         "ab1c67fbcbdddbe481e48a55cf0ef9a86b38b166b5079e0010737fd87d7454bb",
     "https://github.com/opencontainers/runc/releases/download/v1.1.0/runc.arm64":

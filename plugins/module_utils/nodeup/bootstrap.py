@@ -3,52 +3,64 @@
 # Apache License 2.0 (see LICENSE)
 """The boot script in a launch template's user data (kops' bootstrapscript.go, the Ansible way).
 
-kops' script downloads the nodeup binary and runs it.  Ours installs
-ansible-core into a venv, fetches this collection and the group's nodeup
-config from the state store, and runs playbooks/nodeup.yml locally
-(`-c local`, ansible-pull style).  It stays small: EC2 caps user data at 16 KB.
+kops' script downloads the nodeup binary, pinned by its sha256, and runs it.
+Ours downloads the boot manifest (nodeup/boot_artifacts.py) pinned by its
+sha256 and, through it, this collection's tarball and the wheels of its
+Python dependencies, each checked against its sha256 (boot_fetch.py, the
+node's own python3, embedded here); installs them offline (pip --no-index,
+ansible-galaxy --offline); fetches the group's nodeup config, pinned by its
+hash (kops' NodeupConfigHash: a config change changes the launch template,
+so the rolling update replaces the group's instances); and runs
+playbooks/nodeup.yml locally (`-c local`, ansible-pull style).  Nothing
+comes from PyPI or Galaxy.
 
-The script carries the sha256 of the group's nodeup config (kops'
-NodeupConfigHash), so a config change changes the launch template and the
-rolling update replaces the group's instances, as with kops.
+As kops' AWSMultipartMIME: with the group's additionalUserData, the user data
+is a MIME multipart archive, this script first (a bastion: only the
+additional parts).  compressUserData (kops gzips and base64-encodes the big
+part it embeds, the nodeup config) gzips and base64-encodes the downloader.
+EC2 caps user data at 16 KB.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
+import pathlib
+import re
 import shlex
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import config as nodeup_config
 
-USER_DATA_LIMIT = 16384
-COLLECTION_VERSION = "0.1.0"
-# Where the collection comes from: Galaxy (or the Automation Hub ansible-galaxy is configured for) by
-# default; a tarball URL (file://, s3://, gs://) for air-gapped clusters.
-GALAXY_COLLECTION = "kubeops.kops==%s" % COLLECTION_VERSION
-ANSIBLE_CORE = "ansible-core>=2.16,<2.20"
-# What the collection needs on a node besides ansible-core (state store clients, PKI).
-NODE_PYTHON_PACKAGES = ("boto3", "google-auth", "requests", "cryptography", "pyyaml")
+# Per cloud: the largest user data it takes (EC2's user data; a GCE metadata value) and what it is called.
+USER_DATA_LIMITS = {"aws": (16384, "EC2's user data limit"), "gce": (262144, "GCE's metadata value limit")}
 # On boot the API server comes up in the same run (kubelet starts its static pod once etcd runs), so the
 # addons wait for it longer than an SSH run does.
-BOOT_NODEUP_VARS = {"nodeup_control_plane_python_packages": [], "protokube_api_wait_timeout": 600}
-AWS_BOOT_NODEUP_VARS = {"nodeup_etcd_peer_discovery": "aws", "protokube_etcd_volume_provider": "aws",
-                        "protokube_api_dns_provider": "aws"}
+BOOT_NODEUP_VARS = {"nodeup_control_plane_python_packages": [], "protokube_channel_python_packages": [],
+                    "protokube_api_wait_timeout": 600}
+# Per cloud: control-plane nodes find their etcd peers and volume in the cloud's API (EC2; Compute, by kops'
+# labels) and keep api.internal in its DNS (Route53; Cloud DNS).
+CLOUD_BOOT_NODEUP_VARS = {
+    provider: {"nodeup_etcd_peer_discovery": provider, "protokube_etcd_volume_provider": provider,
+               "protokube_api_dns_provider": provider} for provider in ("aws", "gce")}
 # kops' socket buffer sysctls, set before anything downloads.
 EARLY_SYSCTLS = ("net.core.rmem_max=16777216", "net.core.wmem_max=16777216",
                  "net.ipv4.tcp_rmem='4096 87380 16777216'", "net.ipv4.tcp_wmem='4096 87380 16777216'")
+# kops' MIME framing (pkg/model/resources/nodeup.go): a fixed boundary, 7bit parts, CRLF as Go's multipart writer.
+MIME_BOUNDARY = "MIMEBOUNDARY"
+FETCHER = pathlib.Path(__file__).with_name("boot_fetch.py")
 
 SCRIPT = """#!/bin/bash
 # kubeops.kops boot: instance group {instance_group} of {cluster_name}
 set -o errexit -o nounset -o pipefail
 
-CONFIG_BASE={config_base}
 CLUSTER_NAME={cluster_name_q}
 INSTANCE_GROUP={instance_group_q}
 NODEUP_CONFIG={nodeup_config}
 NODEUP_CONFIG_HASH={nodeup_config_hash}
-COLLECTION={collection}
-PIP_ARGS={pip_args}
+BOOT_MANIFEST={boot_manifest}
+BOOT_MANIFEST_HASH={boot_manifest_hash}
 NODEUP_VARS={nodeup_vars}
 INSTALL_DIR=/opt/kubeops
 {environment}
@@ -56,11 +68,14 @@ INSTALL_DIR=/opt/kubeops
 
 log() {{ echo "== kubeops boot: $* ==" >&2; }}
 
-# Retry until it works, as kops' download-or-bust does: a node that cannot boot is useless anyway.
+# Retry until it works, as kops' download-or-bust does; a download that is not what was pinned (exit 3) is final.
 retry() {{
-  local attempt
+  local attempt status
   for attempt in 1 2 3 4 5 6 7 8 9 10; do
-    if "$@"; then return 0; fi
+    status=0
+    "$@" || status=$?
+    if [[ ${{status}} -eq 0 ]]; then return 0; fi
+    if [[ ${{status}} -eq 3 ]]; then log "refused: $*"; return 3; fi
     log "attempt ${{attempt}} of '$*' failed; retrying in 10 s"
     sleep 10
   done
@@ -73,72 +88,43 @@ install_python() {{
   apt-get update -q && apt-get install -y -q python3-venv
 }}
 
-install_ansible() {{
+# The downloader (nodeup/boot_fetch.py): python3's standard library only, every file checked against its sha256.
+write_fetcher() {{
+{fetcher}
+}}
+
+fetch() {{ python3 "${{INSTALL_DIR}}/boot_fetch.py" "$@"; }}
+
+install_offline() {{
   python3 -m venv "${{INSTALL_DIR}}/venv"
-  # shellcheck disable=SC2086
-  "${{INSTALL_DIR}}/venv/bin/pip" install -q ${{PIP_ARGS}} {python_packages}
+  "${{INSTALL_DIR}}/venv/bin/pip" install -q --no-index --find-links "${{INSTALL_DIR}}/boot/wheels" \\
+    "${{INSTALL_DIR}}"/boot/wheels/*.whl
+  "${{INSTALL_DIR}}/venv/bin/ansible-galaxy" collection install --offline --force -p "${{INSTALL_DIR}}/collections" \\
+    "${{INSTALL_DIR}}/boot/collection.tar.gz"
 }}
 
-# fetch URL DEST: a state-store object (file://, s3://, gs://) to a local file.
-fetch() {{
-  case "$1" in
-    file://*) cp "${{1#file://}}" "$2" ;;
-    *) "${{INSTALL_DIR}}/venv/bin/python" - "$1" "$2" <<'PY'
-import sys
-url, dest = sys.argv[1], sys.argv[2]
-scheme, rest = url.split("://", 1)
-bucket, key = rest.split("/", 1)
-if scheme == "s3":
-    import boto3
-    boto3.client("s3").download_file(bucket, key, dest)
-elif scheme == "gs":
-    import urllib.parse
-    import google.auth
-    from google.auth.transport.requests import AuthorizedSession
-    credentials, _project = google.auth.default(scopes=["https://www.googleapis.com/auth/devstorage.read_only"])
-    response = AuthorizedSession(credentials).get("https://storage.googleapis.com/storage/v1/b/%s/o/%s?alt=media"
-                                                  % (bucket, urllib.parse.quote(key, safe="")))
-    response.raise_for_status()
-    open(dest, "wb").write(response.content)
-else:
-    sys.exit("unsupported state store URL %s" % url)
-PY
-    ;;
-  esac
+main() {{
+  mkdir -p "${{INSTALL_DIR}}/conf" "${{INSTALL_DIR}}/boot" "${{INSTALL_DIR}}/collections"
+  systemd-machine-id-setup 2>/dev/null || true
+  retry install_python
+  write_fetcher
+  retry fetch manifest "${{BOOT_MANIFEST}}" "${{BOOT_MANIFEST_HASH}}" "${{INSTALL_DIR}}/boot"
+  install_offline
+  retry fetch file "${{NODEUP_CONFIG}}" "${{NODEUP_CONFIG_HASH}}" "${{INSTALL_DIR}}/conf/nodeupconfig.yaml"
+  printf '%s\\n' "${{NODEUP_VARS}}" > "${{INSTALL_DIR}}/conf/nodeup-vars.json"
+
+  log "running nodeup for ${{INSTANCE_GROUP}}"
+  export ANSIBLE_COLLECTIONS_PATH="${{INSTALL_DIR}}/collections"
+  "${{INSTALL_DIR}}/venv/bin/ansible-playbook" -c local -i localhost, \\
+    "${{INSTALL_DIR}}/collections/ansible_collections/kubeops/kops/playbooks/nodeup.yml" \\
+    -e ansible_python_interpreter="${{INSTALL_DIR}}/venv/bin/python" \\
+    -e nodeup_hosts=localhost -e cluster_name="${{CLUSTER_NAME}}" -e instance_group="${{INSTANCE_GROUP}}" \\
+    -e nodeup_config_path="${{INSTALL_DIR}}/conf/nodeupconfig.yaml" -e "@${{INSTALL_DIR}}/conf/nodeup-vars.json"
+  log "done"
 }}
 
-verify_nodeup_config() {{
-  local actual
-  actual=$(sha256sum "$1" | cut -d' ' -f1)
-  if [[ "${{actual}}" != "${{NODEUP_CONFIG_HASH}}" ]]; then
-    log "nodeup config hash ${{actual}} is not ${{NODEUP_CONFIG_HASH}}: the store changed after this template was made"
-    return 1
-  fi
-}}
-
-mkdir -p "${{INSTALL_DIR}}/conf" "${{INSTALL_DIR}}/collections"
-systemd-machine-id-setup 2>/dev/null || true
-retry install_python
-retry install_ansible
-case "${{COLLECTION}}" in
-  *://*) retry fetch "${{COLLECTION}}" "${{INSTALL_DIR}}/collection.tar.gz"
-         COLLECTION="${{INSTALL_DIR}}/collection.tar.gz" ;;
-esac
-retry "${{INSTALL_DIR}}/venv/bin/ansible-galaxy" collection install --force -p "${{INSTALL_DIR}}/collections" \\
-  "${{COLLECTION}}"
-retry fetch "${{NODEUP_CONFIG}}" "${{INSTALL_DIR}}/conf/nodeupconfig.yaml"
-if [[ -n "${{NODEUP_CONFIG_HASH}}" ]]; then retry verify_nodeup_config "${{INSTALL_DIR}}/conf/nodeupconfig.yaml"; fi
-
-printf '%s\n' "${{NODEUP_VARS}}" > "${{INSTALL_DIR}}/conf/nodeup-vars.json"
-
-log "running nodeup for ${{INSTANCE_GROUP}}"
-export ANSIBLE_COLLECTIONS_PATH="${{INSTALL_DIR}}/collections"
-"${{INSTALL_DIR}}/venv/bin/ansible-playbook" -c local -i localhost, \\
-  "${{INSTALL_DIR}}/collections/ansible_collections/kubeops/kops/playbooks/nodeup.yml" \\
-  -e ansible_python_interpreter="${{INSTALL_DIR}}/venv/bin/python" \\
-  -e nodeup_hosts=localhost -e cluster_name="${{CLUSTER_NAME}}" -e instance_group="${{INSTANCE_GROUP}}" \\
-  -e nodeup_config_path="${{INSTALL_DIR}}/conf/nodeupconfig.yaml" -e "@${{INSTALL_DIR}}/conf/nodeup-vars.json"
-log "done"
+# Run when executed (cloud-init runs the file); sourced, it only defines the functions (tests call them).
+if [[ "${{BASH_SOURCE[0]}}" == "$0" ]]; then main; fi
 """
 
 
@@ -146,38 +132,89 @@ def _join(config_base, relpath):
     return "%s/%s" % (config_base.rstrip("/"), relpath)
 
 
-def bootstrap_user_data(completed_cluster, instance_group, config_base, nodeup_config_hash="",
-                        pip_args="", environment=None, collection=GALAXY_COLLECTION, nodeup_vars=None):
-    """The boot script (str) for the nodes of one instance group.
+def fetcher_source():
+    """boot_fetch.py without its license header and module docstring (they cost user data bytes)."""
+    text = FETCHER.read_text(encoding="utf-8")
+    return re.sub(r'\A(?:#[^\n]*\n)*"""(?:.|\n)*?"""\n', "", text, count=1).lstrip("\n")
 
-    nodeup_config_hash: sha256 (hex) of the group's nodeupconfig.yaml; the
-    node refuses a different one.  pip_args: extra pip arguments, e.g.
-    ``--no-index --find-links http://mirror/wheels`` where PyPI is out of reach.
-    environment: exported variables (kops exports AWS_REGION on AWS).
-    collection: a Galaxy requirement, or the URL of the collection tarball.
-    nodeup_vars: role variables for roles/nodeup and roles/protokube (overrides, e.g.
-    nodeup_distro_packages), passed to the playbook as extra vars.
-    """
+
+def gzip_base64(text):
+    """kops' gzipBase64: gzip (no timestamp, so the same input gives the same user data), then base64."""
+    return base64.b64encode(gzip.compress(text.encode("utf-8"), mtime=0)).decode("ascii")
+
+
+def _fetcher_block(compress):
+    target = '"${INSTALL_DIR}/boot_fetch.py"'
+    if compress:
+        return '  echo "%s" | base64 -d | gzip -d > %s' % (gzip_base64(fetcher_source()), target)
+    return "  cat > %s <<'__EOF_BOOT_FETCH'\n%s__EOF_BOOT_FETCH" % (target, fetcher_source())
+
+
+def boot_script(completed_cluster, instance_group, config_base, nodeup_config_hash, boot_manifest,
+                environment=None, nodeup_vars=None):
+    """The bash boot script (str) of a group that runs nodeup; boot_manifest: (URL, sha256) of its boot manifest."""
     name = completed_cluster["metadata"]["name"]
     group = objects.name_of(instance_group)
-    exports = dict(environment or {})
-    # The boot venv brings cryptography and PyYAML (NODE_PYTHON_PACKAGES): no distribution packages for them.
-    # On AWS, control-plane nodes find their etcd peers and volume in EC2 and keep api.internal in Route53.
-    defaults = dict(BOOT_NODEUP_VARS)
-    if completed_cluster["spec"].get("cloudProvider") == "aws":
-        defaults.update(AWS_BOOT_NODEUP_VARS)
+    if not nodeup_config_hash or not boot_manifest or not all(boot_manifest):
+        raise ValueError("instance group %s: the boot script needs the nodeup config's sha256 and the boot manifest "
+                         "(URL and sha256)" % group)
+    defaults = dict(BOOT_NODEUP_VARS, **CLOUD_BOOT_NODEUP_VARS.get(completed_cluster["spec"].get("cloudProvider"), {}))
     nodeup_vars = dict(defaults, **(nodeup_vars or {}))
-    script = SCRIPT.format(
+    return SCRIPT.format(
         instance_group=group, cluster_name=name,
-        config_base=shlex.quote(config_base), cluster_name_q=shlex.quote(name), instance_group_q=shlex.quote(group),
+        cluster_name_q=shlex.quote(name), instance_group_q=shlex.quote(group),
         nodeup_config=shlex.quote(_join(config_base, nodeup_config.config_path(instance_group))),
-        nodeup_config_hash=shlex.quote(nodeup_config_hash), collection=shlex.quote(collection),
-        pip_args=shlex.quote(pip_args), nodeup_vars=shlex.quote(json.dumps(nodeup_vars, sort_keys=True)),
-        environment="\n".join("export %s=%s" % (k, shlex.quote(str(v))) for k, v in sorted(exports.items())),
+        nodeup_config_hash=shlex.quote(nodeup_config_hash),
+        boot_manifest=shlex.quote(boot_manifest[0]), boot_manifest_hash=shlex.quote(boot_manifest[1]),
+        nodeup_vars=shlex.quote(json.dumps(nodeup_vars, sort_keys=True)),
+        environment="\n".join("export %s=%s" % (k, shlex.quote(str(v))) for k, v in sorted((environment or {}).items())),
         sysctls="\n".join("sysctl -w %s || true" % s for s in EARLY_SYSCTLS),
-        python_packages=" ".join(shlex.quote(p) for p in (ANSIBLE_CORE,) + NODE_PYTHON_PACKAGES),
+        fetcher=_fetcher_block(bool(instance_group["spec"].get("compressUserData"))),
     )
-    if len(script.encode("utf-8")) > USER_DATA_LIMIT:
-        raise ValueError("instance group %s: user data is %d bytes, over EC2's %d"
-                         % (group, len(script.encode("utf-8")), USER_DATA_LIMIT))
-    return script
+
+
+def _mime_part(filename, content_type, content):
+    headers = ('Content-Disposition: attachment; filename="%s"\r\nContent-Transfer-Encoding: 7bit\r\n'
+               "Content-Type: %s\r\nMime-Version: 1.0\r\n\r\n" % (filename, content_type))
+    return "--%s\r\n%s%s\r\n" % (MIME_BOUNDARY, headers, content)
+
+
+def multipart(script, additional_user_data):
+    """kops' AWSMultipartMIME: the script (None for a bastion) as nodeup.sh, then each additionalUserData part."""
+    parts = [] if script is None else [_mime_part("nodeup.sh", "text/x-shellscript", script)]
+    for index, part in enumerate(additional_user_data):
+        missing = [field for field in ("name", "type", "content") if not part.get(field)]
+        if missing:
+            raise ValueError("additionalUserData[%d]: %s required (name, type and content, as kops)"
+                             % (index, ", ".join(missing)))
+        parts.append(_mime_part(part["name"], part["type"], part["content"]))
+    return ('Content-Type: multipart/mixed; boundary="%s"\r\nMIME-Version: 1.0\r\n\r\n%s--%s--\r\n'
+            % (MIME_BOUNDARY, "".join(parts), MIME_BOUNDARY))
+
+
+def bootstrap_user_data(completed_cluster, instance_group, config_base, nodeup_config_hash=None, boot_manifest=None,
+                        environment=None, nodeup_vars=None):
+    """The user data (str) of one instance group's launch template, or None (a bastion without additionalUserData).
+
+    nodeup_config_hash: sha256 (hex) of the group's nodeupconfig.yaml; the node refuses a different one.
+    boot_manifest: (URL, sha256) of the boot manifest (boot_artifacts.BootArtifacts).
+    environment: exported variables (kops exports AWS_REGION on AWS).
+    nodeup_vars: role variables for roles/nodeup and roles/protokube (overrides), passed as extra vars.
+    """
+    group = objects.name_of(instance_group)
+    additional = instance_group["spec"].get("additionalUserData") or []
+    if (instance_group["spec"].get("role") or objects.ROLE_NODE) == objects.ROLE_BASTION:
+        script = None
+    else:
+        script = boot_script(completed_cluster, instance_group, config_base, nodeup_config_hash, boot_manifest,
+                             environment, nodeup_vars)
+    if script is None and not additional:
+        return None
+    user_data = multipart(script, additional) if additional else script
+    size = len(user_data.encode("utf-8"))
+    limit, what = USER_DATA_LIMITS.get(completed_cluster["spec"].get("cloudProvider"), USER_DATA_LIMITS["aws"])
+    if size > limit:
+        raise ValueError("instance group %s: user data is %d bytes, over %s of %d%s"
+                         % (group, size, what, limit,
+                            "" if instance_group["spec"].get("compressUserData") else "; compressUserData: true shrinks it"))
+    return user_data

@@ -24,6 +24,7 @@ ARCHITECTURES = ("amd64", "arm64")
 CONFIG_PATH = "igconfig/%s/%s/nodeupconfig.yaml"
 # kops' internal role names (v1alpha2 still says Master) for the kubeops section.
 INTERNAL_ROLE = {objects.ROLE_CONTROL_PLANE: "ControlPlane"}
+ROLE_ALIASES = {"ControlPlane": objects.ROLE_CONTROL_PLANE}
 KUBELET_BOOTSTRAP_SECRET = "kubelet-bootstrap-token"
 BOOTSTRAP_GROUP = "system:bootstrappers:kubeops:%s"
 # Release locations of what every node downloads (kops' defaults; spec fields override the versions).
@@ -46,6 +47,16 @@ CLOUD_CONFIG_FIELDS = {
 def config_path(instance_group):
     role = (instance_group.get("spec") or {}).get("role") or objects.ROLE_NODE
     return CONFIG_PATH % (objects.ROLE_DIRS[role], objects.name_of(instance_group))
+
+
+def config_path_of(instance_group_name, role):
+    """config_path from a host's kops_instance_group and kops_role (v1alpha2's Master or kops' ControlPlane)."""
+    directory = objects.ROLE_DIRS.get(ROLE_ALIASES.get(role, role))
+    if not instance_group_name or "/" in instance_group_name or directory is None:
+        raise ValueError("no nodeup config for instance group %r with role %r: give the host kops_instance_group "
+                         "(a group name) and kops_role (one of %s)"
+                         % (instance_group_name, role, ", ".join(sorted(set(objects.ROLE_DIRS) | set(ROLE_ALIASES)))))
+    return CONFIG_PATH % (directory, instance_group_name)
 
 
 def runs_api_server(role):

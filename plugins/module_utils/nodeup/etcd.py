@@ -8,17 +8,39 @@ ports by cluster name (kops' wellknownports), etcd-manager's cluster name
 (member DNS names are <clusterName>-<member><dnsSuffix>, e.g. etcd-a and
 etcd-events-a), members from spec.etcdClusters[].etcdMembers, the backup
 store, backup interval and retention, and how each member finds its EBS
-volume (the tags model/aws/volumes.py puts on it).
+volume (the tags model/aws/volumes.py puts on it).  What the node does with
+them is decided here too, so roles/protokube only loops: each member's name,
+DNS name and URLs, the unit, mount, data and PKI paths, and the certificates
+each member needs (member_layout, member_certificates); on the node, with the
+members' addresses known, node_clusters and restart_units.
 """
 
 from __future__ import annotations
 
+from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd_assets
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.manifests import parse_go_duration
 
 # (client port, peer port) by etcd cluster name, as kops' wellknownports assigns them.
 PORTS = {"main": (4001, 2380), "events": (4002, 2381), "cilium": (4003, 2382), "leases": (4004, 2383)}
 BACKUP_INTERVAL_MINUTES = 15  # etcd-manager's default
 BACKUP_RETENTION_DAYS = 90  # ETCD_MANAGER_DAILY_BACKUPS_RETENTION=90d
+# Where a member's volume is mounted and its certificates live, on the node.
+MOUNT_ROOT = "/mnt"
+PKI_ROOT = "/etc/kubernetes/pki"
+# The certificates a member needs, per etcd cluster: (file stem, signer, common name, usages, DNS names, IP
+# addresses, CA file).  "{signer_peers}" is the cluster's peer CA; MEMBER_FQDN and MEMBER_ADDRESS stand for the
+# member's DNS name and its address, which node_clusters fills in once the address is known.
+MEMBER_FQDN = "{member_fqdn}"
+MEMBER_ADDRESS = "{member_address}"
+MEMBER_NAME = "{member_name}"
+CERTIFICATES = (
+    ("peer", "etcd-peers-ca-{cluster}", MEMBER_NAME, ["client", "server"], [MEMBER_FQDN], [MEMBER_ADDRESS],
+     "peers-ca.crt"),
+    ("server", "etcd-clients-ca", MEMBER_NAME, ["client", "server"], [MEMBER_FQDN, "localhost"],
+     [MEMBER_ADDRESS, "127.0.0.1"], "clients-ca.crt"),
+    ("etcdctl", "etcd-clients-ca", "kubeops-etcdctl", ["client"], [], [], None),
+)
 
 
 def etcd_manager_cluster_name(etcd_name):
@@ -61,6 +83,8 @@ def etcd_clusters(completed_cluster, instance_group, config_base):
             "name": etcd["name"],
             "clusterName": etcd_manager_cluster_name(etcd["name"]),
             "version": etcd.get("version"),
+            "install": etcd_assets.install_plan(etcd["name"], etcd.get("version"),
+                                                (spec.get("assets") or {}).get("fileRepository")),
             "clientPort": client_port,
             "peerPort": peer_port,
             "dnsSuffix": ".internal.%s" % name,
@@ -74,4 +98,98 @@ def etcd_clusters(completed_cluster, instance_group, config_base):
                                       if manager.get("backupInterval") else BACKUP_INTERVAL_MINUTES),
             "backupRetentionDays": int(manager.get("backupRetentionDays") or BACKUP_RETENTION_DAYS),
         })
+        clusters[-1].update(member_layout(clusters[-1], objects.name_of(instance_group)))
+        clusters[-1]["certificates"] = member_certificates(clusters[-1])
     return clusters
+
+
+def member_layout(cluster, instance_group_name):
+    """Names, URLs and paths of one etcd cluster as this instance group's node runs it: the unit, mount, data
+    and PKI directories, the group's own member (localMember, None when the group runs none), and each member's
+    etcd name (<clusterName>-<member>), DNS name and peer and client URLs."""
+    members = [dict(member, memberName="%s-%s" % (cluster["clusterName"], member["name"]),
+                    fqdn="%s-%s%s" % (cluster["clusterName"], member["name"], cluster["dnsSuffix"]))
+               for member in cluster["members"]]
+    for member in members:
+        member["peerURL"] = "https://%s:%d" % (member["fqdn"], cluster["peerPort"])
+        member["clientURL"] = "https://%s:%d" % (member["fqdn"], cluster["clientPort"])
+    mount = "%s/etcd-%s" % (MOUNT_ROOT, cluster["name"])
+    return {
+        "unit": "etcd-%s" % cluster["name"],
+        "mountPath": mount,
+        "dataDir": mount + "/data",
+        "pkiDir": "%s/etcd-%s" % (PKI_ROOT, cluster["name"]),
+        "localMember": next((m["name"] for m in members if m["instanceGroup"] == instance_group_name), None),
+        "members": members,
+    }
+
+
+def member_certificates(cluster):
+    """The certificates the local member of one etcd cluster needs (kubeops.kops.node_certificates requests),
+    with the member's address left as MEMBER_ADDRESS: [] when this group runs no member."""
+    local = next((m for m in cluster["members"] if m["name"] == cluster["localMember"]), None)
+    if local is None:
+        return []
+    names = {MEMBER_NAME: local["memberName"], MEMBER_FQDN: local["fqdn"]}
+    requests = []
+    for stem, signer, common_name, usages, dns_names, ip_addresses, ca_file in CERTIFICATES:
+        request = {"signer": signer.format(cluster=cluster["name"]), "common_name": names.get(common_name, common_name),
+                   "usages": usages, "cert_path": "%s/%s.crt" % (cluster["pkiDir"], stem),
+                   "key_path": "%s/%s.key" % (cluster["pkiDir"], stem)}
+        if dns_names:
+            request["dns_names"] = [names.get(name, name) for name in dns_names]
+        if ip_addresses:
+            request["ip_addresses"] = ip_addresses
+        if ca_file:
+            request["ca_path"] = "%s/%s" % (cluster["pkiDir"], ca_file)
+        requests.append(request)
+    return requests
+
+
+# -- on the node ---------------------------------------------------------------------------------------
+def node_clusters(kubeops_section, peers, install_override=None):
+    """The etcd clusters this node runs a member of, as roles/protokube uses them: the nodeup config's
+    kubeops.etcdClusters with each member's address (peers: member name -> address, '' when unknown) and the
+    local member's names, URLs and certificate requests picked out.  install_override (roles/protokube's
+    protokube_etcd_install_override: {version, dir, assets}) replaces the config's pinned etcd release."""
+    clusters = []
+    for cluster in kubeops_section.get("etcdClusters") or []:
+        if cluster.get("localMember") is None:
+            continue
+        if "unit" not in cluster:
+            raise ValueError("etcd cluster %s: the nodeup config predates kubeops.kops' member layout (no unit, "
+                             "members[].peerURL); run kubeops.kops.cluster_update to write it again" % cluster["name"])
+        members = [{"name": m["memberName"], "key": m["name"], "fqdn": m["fqdn"],
+                    "address": peers.get(m["name"]) or "", "local": m["name"] == cluster["localMember"],
+                    "peer_url": m["peerURL"], "client_url": m["clientURL"]} for m in cluster["members"]]
+        local = next(m for m in members if m["local"])
+        own = {MEMBER_ADDRESS: local["address"]}
+        certificates = [dict(request, ip_addresses=[own.get(ip, ip) for ip in request["ip_addresses"]])
+                        if "ip_addresses" in request else dict(request) for request in cluster["certificates"]]
+        clusters.append({
+            "name": cluster["name"], "unit": cluster["unit"], "version": str(cluster["version"]),
+            "etcd_dir": (install_override or cluster["install"])["dir"],
+            "member": local["name"], "member_key": local["key"],
+            "volume_tags": next(m["volumeTags"] for m in cluster["members"] if m["name"] == local["key"]),
+            "client_port": cluster["clientPort"], "peer_port": cluster["peerPort"],
+            "mount": cluster["mountPath"], "data_dir": cluster["dataDir"], "pki": cluster["pkiDir"],
+            "backup_store": cluster["backupStore"], "backup_interval_minutes": cluster["backupIntervalMinutes"],
+            "backup_retention_days": cluster["backupRetentionDays"],
+            "peer_url": local["peer_url"], "client_url": local["client_url"],
+            "peer_urls": {m["name"]: m["peer_url"] for m in members},
+            "other_client_urls": [m["client_url"] for m in members if not m["local"]],
+            "initial_cluster": ",".join("%s=%s" % (m["name"], m["peer_url"]) for m in members),
+            "certificates": certificates,
+            "members": members,
+        })
+    return clusters
+
+
+def restart_units(clusters, changed_file_units, changed_certificate_paths, active_states):
+    """The etcd units to restart, in cluster order: those whose files (node_files' restart) or certificates
+    (node_certificates' changed_paths) changed, among those that were active before this run (active_states:
+    `systemctl is-active` lines, one per cluster in order).  A member this run starts for the first time is left
+    alone: starting it reads the new configuration anyway."""
+    changed_dirs = {path.rsplit("/", 1)[0] for path in changed_certificate_paths}
+    changed = set(changed_file_units) | {c["unit"] for c in clusters if c["pki"] in changed_dirs}
+    return [c["unit"] for c, state in zip(clusters, active_states) if state == "active" and c["unit"] in changed]

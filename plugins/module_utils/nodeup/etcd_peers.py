@@ -41,3 +41,46 @@ def member_addresses(ec2, cluster_name, etcd_cluster):
         elif len(by_group.get(member["instanceGroup"], [])) == 1:
             addresses[member["name"]] = by_group[member["instanceGroup"]][0]
     return addresses
+
+
+# -- GCE ----------------------------------------------------------------------------------------------
+# kops labels (pkg/model/master_volumes.go, gcemodel): disks k8s-io-etcd-<cluster>=EncodeGCELabel("<member>/..."),
+# instances k8s-io-instance-group=<instance group>, both k8s-io-cluster-name=<cluster with dots as dashes>.
+GCE_CLUSTER_LABEL = "k8s-io-cluster-name"
+GCE_INSTANCE_GROUP_LABEL = "k8s-io-instance-group"
+
+
+def gce_member_addresses(cloud, etcd_cluster):
+    """{member name: internal IPv4} for one etcd cluster of the nodeup config, as member_addresses does on AWS: the
+    instance a member's disk is attached to, else the one RUNNING instance of its instance group.  Per zone, one
+    disks list and one instances list, whatever the number of members."""
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.etcd_volume import decode_gce_label
+
+    label = cloud.cluster_name.replace(".", "-")
+    owned = {"filter": 'labels.%s = "%s"' % (GCE_CLUSTER_LABEL, label)}
+    etcd_label = "k8s-io-etcd-%s" % etcd_cluster["name"]
+    instances, disks = {}, []
+    for zone in cloud.zones:
+        for instance in cloud.list("compute", "projects/%s/zones/%s/instances" % (cloud.project, zone), params=owned):
+            address = ((instance.get("networkInterfaces") or [{}])[0]).get("networkIP")
+            if instance.get("status") == "RUNNING" and (instance.get("labels") or {}).get(GCE_CLUSTER_LABEL) == label \
+                    and address:
+                instances[instance["name"]] = (address, (instance.get("labels") or {}).get(GCE_INSTANCE_GROUP_LABEL))
+        disks += [d for d in cloud.list("compute", "projects/%s/zones/%s/disks" % (cloud.project, zone), params=owned)
+                  if (d.get("labels") or {}).get(GCE_CLUSTER_LABEL) == label and etcd_label in (d.get("labels") or {})]
+    attached = {}
+    for disk in disks:
+        member = decode_gce_label(disk["labels"][etcd_label]).split("/", 1)[0]
+        for user in disk.get("users") or []:
+            if user.rsplit("/", 1)[-1] in instances:
+                attached[member] = instances[user.rsplit("/", 1)[-1]][0]
+    by_group = {}
+    for address, group in instances.values():
+        by_group.setdefault(group, []).append(address)
+    addresses = {}
+    for member in etcd_cluster.get("members") or []:
+        if member["name"] in attached:
+            addresses[member["name"]] = attached[member["name"]]
+        elif len(by_group.get(member["instanceGroup"], [])) == 1:
+            addresses[member["name"]] = by_group[member["instanceGroup"]][0]
+    return addresses

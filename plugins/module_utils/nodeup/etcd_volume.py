@@ -76,3 +76,75 @@ def ensure_attached(ec2, volume_tags, instance_id, zone, device_name=DEFAULT_DEV
             ec2.get_waiter("volume_in_use").wait(VolumeIds=[volume["VolumeId"]],
                                                  WaiterConfig={"Delay": 2, "MaxAttempts": 60})
     return volume["VolumeId"], True
+
+
+# -- GCE: etcd-manager's GCE volume provider ---------------------------------------------------------
+# kops labels a member's persistent disk (pkg/model/master_volumes.go addGCEVolume) with
+# k8s-io-cluster-name=<cluster, dots as dashes>, k8s-io-role-master=master and
+# k8s-io-etcd-<etcd cluster>=EncodeGCELabel("<member>/<member>"); etcd-manager reads the first token.
+GCE_METADATA = "http://metadata.google.internal/computeMetadata/v1"
+GCE_CLUSTER_LABEL = "k8s-io-cluster-name"
+GCE_ROLE_LABEL = "k8s-io-role-master"
+GCE_ETCD_LABEL_PREFIX = "k8s-io-etcd-"
+GCE_DEVICE_PREFIX = "/dev/disk/by-id/google-"  # GCE names an attached disk's link by its device name
+
+
+class GceVolumeError(ValueError):
+    """The member's disk cannot be found or used; the message names the labels and the fix."""
+
+
+def gce_instance_identity(timeout=2.0):
+    """(instance name, zone, project id) from the GCE metadata server."""
+    def read(path):
+        return open_url(GCE_METADATA + path, timeout=timeout, use_proxy=False,
+                        headers={"Metadata-Flavor": "Google"}).read().decode("utf-8").strip()
+    return read("/instance/name"), read("/instance/zone").rsplit("/", 1)[-1], read("/project/project-id")
+
+
+def decode_gce_label(value):
+    """kops' DecodeGCELabel: "-2f" back to "/" (a URI escape with - for %)."""
+    from urllib.parse import unquote
+    return unquote((value or "").replace("-", "%"))
+
+
+def gce_disk_labels(cluster_name):
+    """The labels every etcd disk of the cluster carries (the member's own label is matched on its value)."""
+    return {GCE_CLUSTER_LABEL: cluster_name.replace(".", "-"), GCE_ROLE_LABEL: "master"}
+
+
+def find_gce_disk(cloud, cluster_name, etcd_cluster, member, zone):
+    """The one disk in zone with the cluster's labels whose k8s-io-etcd-<etcd_cluster> label names member."""
+    wanted = gce_disk_labels(cluster_name)
+    etcd_label = GCE_ETCD_LABEL_PREFIX + etcd_cluster
+    disks = cloud.list("compute", "projects/%s/zones/%s/disks" % (cloud.project, zone),
+                       params={"filter": 'labels.%s = "%s"' % (GCE_CLUSTER_LABEL, wanted[GCE_CLUSTER_LABEL])})
+    found = [d for d in disks if all((d.get("labels") or {}).get(k) == v for k, v in wanted.items())
+             and decode_gce_label((d.get("labels") or {}).get(etcd_label, "")).split("/", 1)[0] == member]
+    if len(found) != 1:
+        raise GceVolumeError("%s disks in %s carry the labels %s and %s=<%s/...>; expected exactly one "
+                             "(cluster_update creates it)" % (len(found) or "no", zone,
+                                                              json.dumps(wanted, sort_keys=True), etcd_label, member))
+    return found[0]
+
+
+def gce_ensure_attached(cloud, cluster_name, etcd_cluster, member, instance, zone, dry_run=False):
+    """(disk name, changed) with the member's disk attached to instance, as device name = the disk's name
+    (so it appears as /dev/disk/by-id/google-<disk name>, etcd-manager's choice)."""
+    disk = find_gce_disk(cloud, cluster_name, etcd_cluster, member, zone)
+    users = [u.rsplit("/", 1)[-1] for u in disk.get("users") or []]
+    if instance in users:
+        return disk["name"], False
+    if users:
+        raise GceVolumeError("disk %s (etcd %s member %s) is attached to %s, not to this instance %s; detach it there "
+                             "first (its member must not run twice)"
+                             % (disk["name"], etcd_cluster, member, ", ".join(users), instance))
+    if not dry_run:
+        source = disk.get("selfLink") or "projects/%s/zones/%s/disks/%s" % (cloud.project, zone, disk["name"])
+        cloud.call("compute", "POST", "projects/%s/zones/%s/instances/%s/attachDisk" % (cloud.project, zone, instance),
+                   body={"source": source, "deviceName": disk["name"], "mode": "READ_WRITE", "type": "PERSISTENT",
+                         "autoDelete": False})
+    return disk["name"], True
+
+
+def gce_device(disk_name):
+    return GCE_DEVICE_PREFIX + disk_name

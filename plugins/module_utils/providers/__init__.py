@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """The cloud drivers: what the update pipeline asks of a provider (kops' per-cloud builders).
 
-A driver (providers/<provider>.py) builds the cluster's tasks, its cloud, the
+A driver (providers/<provider>.py) names the targets it renders (``targets``), builds the cluster's tasks, its cloud, the
 Terraform provider blocks and outputs, the boot environment and the
 Terraform-managed store objects.  The pipeline (updates.py) and the engine call
 only the driver; a new cloud adds a driver here and its model/, tasks/ and
@@ -20,8 +20,13 @@ def _aws():
     return aws.DRIVER
 
 
-# cloudProvider -> its driver's loader; a provider listed as None is known but not built.
-DRIVERS = {"aws": _aws, "gce": None}
+def _gce():
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers import gce
+    return gce.DRIVER
+
+
+# cloudProvider -> its driver's loader.
+DRIVERS = {"aws": _aws, "gce": _gce}
 
 
 class DriverError(ValueError):
@@ -34,8 +39,4 @@ def driver_for(spec):
     if provider not in DRIVERS:
         raise DriverError("spec.cloudProvider: %r is not a cloud kubeops.kops knows (one of %s)"
                           % (provider, ", ".join(sorted(DRIVERS))))
-    if DRIVERS[provider] is None:
-        raise DriverError("spec.cloudProvider: %s clusters can be created and stored, but cluster_update does not "
-                          "build their cloud objects yet (built: %s)"
-                          % (provider, ", ".join(sorted(p for p, m in DRIVERS.items() if m))))
     return DRIVERS[provider]()

@@ -24,8 +24,9 @@ IPV6_CIDR_LENGTH = 'local.vpc_ipv6_cidr_block == "" ? null : tonumber(regex(".*/
 
 class AwsDriver(object):
     provider = "aws"
+    targets = ("direct", "terraform", "cloudformation")
 
-    def cloud(self, cluster_name, region, profile=None):
+    def cloud(self, cluster_name, region, profile=None, spec=None):
         from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import AwsCloud
         return AwsCloud(cluster_name, region, profile=profile)
 
@@ -46,8 +47,9 @@ class AwsDriver(object):
         """What the boot script exports for nodeup (kops exports AWS_REGION)."""
         return {"AWS_REGION": region_of(completed["spec"])}
 
-    def terraform_providers(self, region):
-        """(provider blocks [(name, body)], required_providers {name: body}) of kubernetes.tf."""
+    def terraform_providers(self, region, spec=None):
+        """(provider blocks [(name, body)], required_providers {name: body}) of kubernetes.tf (spec: the completed
+        cluster spec, for what a provider block needs beyond the region; AWS needs nothing)."""
         return ([("aws", {"region": region}), ("aws", {"alias": "files", "region": region})],
                 {"aws": {"source": "hashicorp/aws", "version": ">= 5.0.0",
                          "configuration_aliases": [Expression("aws.files")]}})

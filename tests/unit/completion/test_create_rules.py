@@ -113,3 +113,17 @@ def test_semver_ranges():
     assert not semver.in_range("1.31.9", ">=1.27.0 <1.31.0")
     assert semver.in_range("1.37.0-alpha.1", ">=1.36.0-alpha.1")
     assert semver.parse("1.37.0-alpha.1") < semver.parse("1.37.0")
+
+
+@pytest.mark.parametrize("option, stored", [("gce", "gce"), ("gcp", "gce"), ("kube-router", "kuberouter"),
+                                            ("amazonvpc", "amazonvpc")])
+def test_networking_is_stored_under_its_v1alpha2_name_and_validates(option, stored):
+    """kops' v1alpha2 names the fields gce, kuberouter, amazonvpc (its internal API: gcp, kubeRouter, amazonVPC);
+    a stored cluster must read back and validate under the v1alpha2 schema."""
+    from ansible_collections.kubeops.kops.plugins.module_utils.api import validation
+    cloud = "gce" if option in ("gce", "gcp") else "aws"
+    zone = "us-central1-a" if cloud == "gce" else "us-east-1a"
+    cluster, groups = _create(cloud_provider=cloud, zones=[zone], networking=option,
+                              **({"project": "p1"} if cloud == "gce" else {}))
+    assert list(cluster["spec"]["networking"]) == [stored]
+    assert validation.validate_cluster(cluster) == []

@@ -36,6 +36,7 @@ def test_workers_read_only_their_config_and_the_token_never_pki():
     policies = _policies("s3://state-bucket/minimal-aws.example.com")
     nodes = policies["nodes.minimal-aws.example.com"]
     assert sorted(_resources(nodes, "s3:GetObject")) == [
+        "arn:aws:s3:::state-bucket/minimal-aws.example.com/boot/sha256/*",
         "arn:aws:s3:::state-bucket/minimal-aws.example.com/igconfig/node/*",
         "arn:aws:s3:::state-bucket/minimal-aws.example.com/secrets/kubelet-bootstrap-token"]
     masters = policies["masters.minimal-aws.example.com"]

@@ -88,8 +88,8 @@ def uses_kubenet(spec):
 
 
 def uses_gce_ip_aliases(spec):
-    """GCE 'vpc-native' pod addressing: gcp networking, and kindnet (which kops always runs on aliases)."""
-    return "gcp" in networking(spec) or "kindnet" in networking(spec)
+    """GCE "vpc-native" pod addressing: gce networking, and kindnet (which kops always runs on aliases)."""
+    return "gce" in networking(spec) or "kindnet" in networking(spec)
 
 
 def well_known_service_ip(spec, offset):

@@ -39,7 +39,7 @@ def build(spec, ctx):
                                      "completed cluster")
     kcm["configureCloudRoutes"] = any(CLOUD_ROUTES_BY_NETWORKING.get(name, False) for name in networking)
     # Pod ranges come from GCE IP aliases: the cloud controller manager allocates them.
-    if "gcp" in networking or ("kindnet" in networking and ctx.cloud == context.CLOUD_GCE):
+    if "gce" in networking or ("kindnet" in networking and ctx.cloud == context.CLOUD_GCE):
         kcm["allocateNodeCIDRs"] = False
     if kcm.get("useServiceAccountCredentials") is None:
         kcm["useServiceAccountCredentials"] = True

@@ -132,8 +132,9 @@ def s3_statements(ctx):
 
 
 def node_store_statements(ctx):
-    """What a worker reads from an S3 state store: its group's nodeup config and the kubelet bootstrap
-    token, nothing else (never pki/: workers bootstrap their kubelet certificate through the API server).
+    """What a worker reads from an S3 state store: its group's nodeup config, the kubelet bootstrap
+    token and the pinned boot artefacts (nodeup/boot_artifacts.py), nothing else (never pki/: workers
+    bootstrap their kubelet certificate through the API server).
     kOps' workers read nothing (kops-controller hands them their config); ours boot without it."""
     found = _store_path(ctx.spec.get("configBase") or "", {})
     if not found:
@@ -141,7 +142,8 @@ def node_store_statements(ctx):
     bucket, key = found
     return [
         {"Action": ["s3:GetObject"], "Effect": "Allow",
-         "Resource": [_arn(ctx, bucket, key) + "/igconfig/node/*", _arn(ctx, bucket, key) + "/secrets/kubelet-bootstrap-token"]},
+         "Resource": [_arn(ctx, bucket, key) + "/igconfig/node/*", _arn(ctx, bucket, key) + "/secrets/kubelet-bootstrap-token",
+                      _arn(ctx, bucket, key) + "/boot/sha256/*"]},
         {"Action": ["s3:GetBucketLocation"], "Effect": "Allow", "Resource": [_arn(ctx, bucket)]},
     ]
 

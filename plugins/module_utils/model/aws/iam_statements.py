@@ -269,7 +269,7 @@ ROLE_GRANTS = {
         (always, "node_store"),
     ) + COMMON_ADDON_GRANTS + (
         (calico_src_dst, SRC_DST_CHECK),
-        (networking("kubeRouter"), MODIFY_INSTANCE),
+        (networking("kuberouter"), MODIFY_INSTANCE),
         (networking("kindnet"), MODIFY_INSTANCE),
     ),
     "bastion": (),

@@ -1,0 +1,30 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""State-store files as Terraform google_storage_bucket_object resources (a gs:// store).
+
+As with aws_s3_object on an s3:// store, `terraform apply` writes them; direct apply never
+sees these tasks (it writes the same files to the store itself).
+"""
+
+from __future__ import annotations
+
+from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Task
+
+
+class StorageObject(Task):
+    kind = "google_storage_bucket_object"
+
+    def data_file(self):
+        return "data/%s_%s_content" % (self.kind, self.name)
+
+    def render_terraform(self):
+        return {"bucket": self.fields["bucket"], "name": self.fields["key"],
+                "content": Expression('file("${path.module}/%s")' % self.data_file())}
+
+    def terraform_files(self):
+        return [(self.data_file(), self.fields["content"])]
+
+    def find(self, cloud):
+        raise ValueError("%s: state-store files are written by the store, not reconciled as cloud objects" % self.key)
