@@ -70,6 +70,18 @@ def gce(gce_server, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _no_ambient_gce(monkeypatch, tmp_path_factory):
+    """No Google credentials from the machine (GOOGLE_APPLICATION_CREDENTIALS, gcloud's login) and no look for
+    the GCE metadata server (google-auth would ask 169.254.169.254): only the `gce` fixture's server is reached."""
+    import google.auth._default
+    for name in ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT",
+                 "KOPS_GCE_ENDPOINT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path_factory.getbasetemp() / "no-gcloud-config"))
+    monkeypatch.setattr(google.auth._default, "_get_gce_credentials", lambda *args, **kwargs: (None, None))
+
+
+@pytest.fixture(autouse=True)
 def _no_ambient_aws(monkeypatch):
     """No AWS credentials, profile or instance metadata from the machine: modules look cloud facts up when
     credentials resolve, so only tests that ask for them (the `aws` fixture) may have any."""

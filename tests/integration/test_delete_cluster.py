@@ -284,11 +284,12 @@ def test_playbook_lists_then_deletes(two_clusters, playbook, tmp_path):
     assert inventory(A) == set() and inventory(B)
 
 
-def test_gce_is_named(tmp_path):
+def test_gce_without_credentials_says_what_to_do(tmp_path):
+    """GCE deletion itself: tests/unit/cloud/test_gce_deletion.py."""
     service = clusters.ClusterService("file://%s" % tmp_path)
     service.execute(service.plan_create({"cluster_name": "g.example.com", "cloud_provider": "gce", "zones": ["us-central1-a"],
                                          "networking": "cni", "kubernetes_version": "v1.34.2", "project": "p"}))
-    with pytest.raises(deletion.DeletionError, match="GCE"):
+    with pytest.raises(ValueError, match="set GOOGLE_APPLICATION_CREDENTIALS"):
         deletion.delete_cluster(service, "g.example.com")
 
 

@@ -140,12 +140,13 @@ def credentials(credentials_file=None):
         try:
             creds = google.oauth2.service_account.Credentials.from_service_account_file(path, scopes=SCOPES)
         except (OSError, ValueError) as exc:
-            raise GceError(None, "noCredentials", "service-account key file %s: %s" % (path, exc))
+            raise GceError(None, "noCredentials", "service-account key file %s: %s; %s" % (path, exc, NO_CREDENTIALS_HINT))
         return creds, creds.project_id
     try:
         return google.auth.default(scopes=SCOPES)
     except google.auth.exceptions.DefaultCredentialsError as exc:
-        raise GceError(None, "noCredentials", "no Google credentials found (%s)" % str(exc).split(". ")[0])
+        raise GceError(None, "noCredentials", "no Google credentials found (%s): %s"
+                       % (str(exc).split(". ", maxsplit=1)[0], NO_CREDENTIALS_HINT))
 
 
 class GceCloud(Cloud):
@@ -310,9 +311,22 @@ class GceCloud(Cloud):
             raise
         return True
 
+    def operation_link(self, operation, api="compute"):
+        """Where to poll an operation: its selfLink on our endpoint, else its zone's, region's or the global
+        operations collection (an emulator may leave selfLink out)."""
+        if operation.get("selfLink"):
+            return self.relink(api, operation["selfLink"])
+        for scope in ("zone", "region"):
+            if operation.get(scope):
+                where = "%ss/%s" % (scope, operation[scope].rstrip("/").rsplit("/", 1)[-1])
+                break
+        else:
+            where = "global"
+        return self.url(api, "projects/%s/%s/operations/%s" % (self.project, where, operation["name"]))
+
     def wait(self, operation, api="compute"):
-        """Poll a Compute operation (zonal, regional or global, by its selfLink) until DONE; its error as GceError."""
-        link = self.relink(api, operation["selfLink"])
+        """Poll a Compute operation (zonal, regional or global) until DONE; its error as GceError."""
+        link = self.operation_link(operation, api)
         deadline = self.clock() + OPERATION_TIMEOUT
         polls = 0
         while operation.get("status") != "DONE":
@@ -356,12 +370,14 @@ class GceCloud(Cloud):
         if not isinstance(exc, GceError):
             return Cloud.failure(self, exc)
         hint = HINTS.get(exc.reason) or {401: HINTS["authError"], 403: HINTS["forbidden"]}.get(exc.status, "")
+        if hint and hint in exc.message:  # said already (errors raised before any call carry their hint)
+            hint = ""
         where = "%s %s: " % (exc.method, exc.path) if exc.method else ""
         return Failure(exc.reason, "%s%s" % (where, exc.message), hint)
 
 
 def _is_operation(answer):
-    return isinstance(answer, dict) and answer.get("kind", "").endswith("#operation") and "selfLink" in answer
+    return isinstance(answer, dict) and answer.get("kind", "") == "compute#operation"
 
 
 def _retry_after(response, default):
@@ -369,4 +385,3 @@ def _retry_after(response, default):
         return min(float(response.headers.get("Retry-After")), 30.0)
     except (TypeError, ValueError):
         return default
-

@@ -20,14 +20,13 @@ deleted: the cluster's own tags are removed from them instead.
 
 from __future__ import annotations
 
-import importlib
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import TryAgain
 
-# cloudProvider -> its module under deletion/; None: known, not built yet.
-PROVIDERS = {"aws": "aws", "gce": None}
+# The cloudProviders whose objects kubeops.kops can delete (a module each under deletion/).
+PROVIDERS = ("aws", "gce")
 DEFAULT_TIMEOUT = 1200
 DEFAULT_INTERVAL = 10
 
@@ -111,11 +110,9 @@ def driver_module(provider):
     if provider not in PROVIDERS:
         raise DeletionError("cloud provider %r is not one kubeops.kops knows (one of %s)"
                             % (provider, ", ".join(sorted(PROVIDERS))))
-    if PROVIDERS[provider] is None:
-        raise DeletionError("deleting %s clusters is not built yet (built: %s); delete the cluster's %s objects "
-                            "another way, then remove it from the store with kubeops.kops.cluster state=absent force=true"
-                            % (provider.upper(), ", ".join(sorted(p for p, m in PROVIDERS.items() if m)), provider.upper()))
-    return importlib.import_module("ansible_collections.kubeops.kops.plugins.module_utils.deletion." + PROVIDERS[provider])
+    # Plain imports (AnsiballZ packs what a module imports by name), here so that deletion/ loads first.
+    from ansible_collections.kubeops.kops.plugins.module_utils.deletion import aws, gce
+    return {"aws": aws, "gce": gce}[provider]
 
 
 class Walker(object):
@@ -338,7 +335,7 @@ def delete_cluster(service, cluster_name, yes=False, dry_run=False, region=None,
     provider = (spec or {}).get("cloudProvider") or "aws"
     module = driver_module(provider)
     region = region or (region_of(spec) if spec else None)
-    cloud = cloud_factory(cluster_name, region) if cloud_factory else module.cloud(cluster_name, region, profile)
+    cloud = cloud_factory(cluster_name, region) if cloud_factory else module.cloud(cluster_name, region, profile, spec)
     outcome = Outcome(cluster_name, module.discover(cloud, spec), cluster is not None or bool(
         service.store.list(cluster_name + "/")))
     if dry_run or not yes:
@@ -380,7 +377,7 @@ def cloud_still_holds(cluster, profile=None, region=None, cloud_factory=None):
     spec = cluster.get("spec") or {}
     module = driver_module(spec.get("cloudProvider") or "aws")
     region = region or region_of(spec)
-    cloud = cloud_factory(name, region) if cloud_factory else module.cloud(name, region, profile)
+    cloud = cloud_factory(name, region) if cloud_factory else module.cloud(name, region, profile, spec)
     try:
         return module.any_owned(cloud)
     except Exception as exc:  # credentials, endpoint, permissions: say so instead of a traceback

@@ -782,7 +782,7 @@ KINDS = [AutoscalingGroups(), Instances(), LaunchTemplates(), KeyPairs(), Securi
 KINDS_BY_NAME = {k.name: k for k in KINDS}
 
 
-def cloud(cluster_name, region, profile=None):
+def cloud(cluster_name, region, profile=None, spec=None):  # spec: what GCE needs (its project); pylint: disable=unused-argument
     from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import AwsCloud
     if not region:
         raise ValueError("region is needed to find the cluster's AWS objects: give the region option, "

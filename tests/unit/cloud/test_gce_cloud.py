@@ -25,14 +25,8 @@ def cloud(gce):
 
 
 @pytest.fixture
-def no_google_credentials(monkeypatch, tmp_path):
-    """Nothing for google.auth.default() to find, and no metadata server but a closed loopback port."""
-    for name in ("KOPS_GCE_ENDPOINT", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
-    monkeypatch.setenv("GCE_METADATA_HOST", "127.0.0.1:9")
-    monkeypatch.setenv("GCE_METADATA_IP", "127.0.0.1:9")
-    monkeypatch.setenv("NO_GCE_CHECK", "True")
+def no_google_credentials():
+    """Nothing for google.auth.default() to find: tests/conftest.py's _no_ambient_gce (autouse) sees to it."""
 
 
 def service_account_file(path, project="key-project"):
@@ -201,13 +195,16 @@ def test_labels_need_the_current_fingerprint(cloud, gce):
     assert cloud.get("compute", path)["labels"] == {"a": "2"}
 
 
-def test_no_credentials_says_what_to_do(no_google_credentials, tmp_path, monkeypatch):
-    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing.json"))
+@pytest.mark.parametrize("how", ["nothing", "a missing key file"])
+def test_no_credentials_says_what_to_do(no_google_credentials, tmp_path, monkeypatch, how):
+    if how == "a missing key file":
+        monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing.json"))
     with pytest.raises(GceError) as caught:
-        GceCloud("minimal.example.com", PROJECT, "us-test1").session
+        GceCloud("minimal.example.com", PROJECT, "us-test1").list("compute", NETWORKS)
     failure = str(GceCloud.failure(GceCloud.__new__(GceCloud), caught.value))
     assert caught.value.reason == "noCredentials"
-    assert "set GOOGLE_APPLICATION_CREDENTIALS" in failure and "gcloud auth application-default login" in failure
+    for text in (str(caught.value), failure):  # the module's message (str) and the engine's (failure) say it once
+        assert text.count("set GOOGLE_APPLICATION_CREDENTIALS") == 1 and "gcloud auth application-default login" in text
 
 
 def test_credentials_from_a_key_file_or_google_application_credentials(no_google_credentials, tmp_path, monkeypatch):
@@ -247,6 +244,32 @@ try:
 except gce.GceError as exc:
     print(exc.reason, exc)
 """
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ), timeout=60)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ), timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("missingLibrary") and "pip install google-auth requests" in done.stdout
+
+
+@pytest.mark.parametrize("api,path,body,status,reason", [
+    ("compute", NETWORKS, {"name": "Bad_Name"}, 400, "invalid"),
+    ("compute", "projects/%s/global/firewalls" % PROJECT, {"name": "fw", "network": "global/networks/missing"}, 404, "notFound"),
+    ("compute", "projects/%s/zones/us-test1-a/disks" % PROJECT, {"name": "d", "labels": {"Cluster": "x"}}, 400, "invalid"),
+    ("compute", "projects/%s/regions/nowhere1/subnetworks" % PROJECT, {"name": "s"}, 404, "notFound"),
+    ("iam", "projects/%s/serviceAccounts" % PROJECT, {"accountId": "control-plane-a-rather-long-cluster-name"}, 400,
+     "invalidArgument"),
+])
+def test_the_server_refuses_what_google_refuses(cloud, api, path, body, status, reason):
+    with pytest.raises(GceError) as caught:
+        cloud.insert(api, path, body)
+    assert (caught.value.status, caught.value.reason) == (status, reason)
+
+
+def test_the_server_rejects_a_filter_it_does_not_understand_and_a_non_empty_zone(cloud, gce):
+    with pytest.raises(GceError) as caught:
+        cloud.list("compute", NETWORKS, params={"filter": "labels.a:*"})
+    assert caught.value.status == 400
+    cloud.insert("dns", "projects/%s/managedZones" % PROJECT, {"name": "example", "dnsName": "example.com."})
+    cloud.call("dns", "POST", "projects/%s/managedZones/example/changes" % PROJECT, {
+        "additions": [{"name": "api.example.com.", "type": "A", "ttl": 60, "rrdatas": ["203.0.113.9"]}]})
+    with pytest.raises(GceError) as caught:
+        cloud.delete("dns", "projects/%s/managedZones/example" % PROJECT)
+    assert (caught.value.status, caught.value.reason) == (400, "containerNotEmpty")
