@@ -115,6 +115,12 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     return plan, completed, bool(changes) or keys_changed or bool(boot.uploaded)
 
 
+def addons_not_rendered(service, cluster_name, planned=None):
+    """The addons the cluster's spec asks for that kubeops.kops does not render (its channel goes without them)."""
+    completed, groups = load_completed(service, cluster_name, planned)
+    return addon_channel.not_rendered_for(completed, groups)
+
+
 def _addon_account(completed, cloud):
     """The AWS account id when the addons need it (the termination handler's SQS queue URL), else None."""
     return addon_channel.account_of(cloud()) if addon_channel.needs_account_id(completed) else None

@@ -249,6 +249,11 @@ def not_rendered(facts):
     return [name for name, applies in NOT_RENDERED if applies(facts)]
 
 
+def not_rendered_for(completed, groups):
+    """not_rendered() of a completed cluster: what a run must warn about (the channel goes without them)."""
+    return not_rendered(Facts(completed, groups))
+
+
 def channel_entry(addon, data, documents, facts):
     entry = {"name": addon.name, "manifest": addon.manifest, "manifestHash": manifest_hash(data),
              "selector": addon.selector}
