@@ -106,6 +106,18 @@ def plan_lines(resources):
     return lines
 
 
+def each_object(resources, delete):
+    """{id: None | ALREADY_GONE | exception}: delete(resource) one object at a time, each failure kept for the
+    walker to report beside its object (a provider's Kind.delete)."""
+    results = {}
+    for resource in resources:
+        try:
+            results[resource.id] = delete(resource)
+        except Exception as exc:  # reported per object by the walker; pylint: disable=broad-except
+            results[resource.id] = exc
+    return results
+
+
 def driver_module(provider):
     if provider not in PROVIDERS:
         raise DeletionError("cloud provider %r is not one kubeops.kops knows (one of %s)"

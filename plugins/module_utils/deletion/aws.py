@@ -32,6 +32,7 @@ import re
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import error_code, paginate, tag_dict
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import TryAgain
 from ansible_collections.kubeops.kops.plugins.module_utils.deletion import ALREADY_GONE, Resource
+from ansible_collections.kubeops.kops.plugins.module_utils.deletion import each_object
 
 TAG_CLUSTER = "KubernetesCluster"
 TAG_OWNERSHIP = "kubernetes.io/cluster/%s"
@@ -122,16 +123,6 @@ def _call(call, **kwargs):
     return None
 
 
-def _each(resources, delete):
-    """{id: None | ALREADY_GONE | exception} deleting one object at a time."""
-    results = {}
-    for resource in resources:
-        try:
-            results[resource.id] = delete(resource)
-        except Exception as exc:  # reported per object by the walker; pylint: disable=broad-except
-            results[resource.id] = exc
-    return results
-
 
 class Scope(object):
     """What discovery learns along the way: the cluster's name, its spec (None when the store is gone)."""
@@ -186,7 +177,7 @@ class Kind(object):
         return Resource(self.name, object_id, tags.get("Name", ""), shared=owner == SHARED, data=item, pending=pending)
 
     def delete(self, cloud, resources):
-        return _each(resources, lambda r: self.delete_one(cloud, r))
+        return each_object(resources, lambda r: self.delete_one(cloud, r))
 
     def delete_one(self, cloud, resource):
         raise NotImplementedError
@@ -284,7 +275,7 @@ class Instances(Ec2Kind):
         except Exception as exc:  # pylint: disable=broad-except
             return {i: exc for i in ids}
         if outcome is ALREADY_GONE and len(ids) > 1:
-            return _each(resources, lambda r: _call(cloud.ec2.terminate_instances, InstanceIds=[r.id]))
+            return each_object(resources, lambda r: _call(cloud.ec2.terminate_instances, InstanceIds=[r.id]))
         return {i: outcome for i in ids}
 
     def still_there(self, cloud, resources):

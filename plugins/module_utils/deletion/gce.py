@@ -40,6 +40,7 @@ import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.gce import GceError, gce_cluster_label
 from ansible_collections.kubeops.kops.plugins.module_utils.deletion import ALREADY_GONE, Resource
+from ansible_collections.kubeops.kops.plugins.module_utils.deletion import each_object
 from ansible_collections.kubeops.kops.plugins.module_utils.truncate import hash_string, truncate
 
 CLUSTER_LABEL = "k8s-io-cluster-name"
@@ -177,15 +178,6 @@ class Scope(object):
         return ((self.spec or {}).get("networking") or {}).get("networkID") or (self.spec or {}).get("networkID")
 
 
-def _each(resources, delete):
-    results = {}
-    for resource in resources:
-        try:
-            results[resource.id] = delete(resource)
-        except Exception as exc:  # reported per object by the walker; pylint: disable=broad-except
-            results[resource.id] = exc
-    return results
-
 
 class Kind(object):
     """One kind: found by find(scope), deleted one object at a time by its selfLink (data["selfLink"])."""
@@ -204,7 +196,7 @@ class Kind(object):
         return Resource(self.name, object_id or item["name"], item["name"], data=item)
 
     def delete(self, cloud, resources):
-        return _each(resources, lambda r: self.delete_one(cloud, r))
+        return each_object(resources, lambda r: self.delete_one(cloud, r))
 
     def delete_one(self, cloud, resource):
         return None if cloud.delete(self.api, _rel(resource.data["selfLink"])) else ALREADY_GONE
@@ -470,7 +462,7 @@ class ServiceAccounts(Kind):
             _remove_policy_members(cloud, members)
         except GceError as exc:
             return {r.id: exc for r in resources}
-        return _each(resources, lambda r: None if cloud.delete("iam", r.data["name"]) else ALREADY_GONE)
+        return each_object(resources, lambda r: None if cloud.delete("iam", r.data["name"]) else ALREADY_GONE)
 
 
 def _remove_policy_members(cloud, members):

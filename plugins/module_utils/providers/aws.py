@@ -12,6 +12,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import clus
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import store_objects
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, elbv2, iam, ipv6, nth, route53, s3
+from ansible_collections.kubeops.kops.plugins.module_utils.providers import managed_task_classes
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref, Task
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
@@ -32,13 +33,7 @@ class AwsDriver(object):
 
     def task_classes(self):
         """Every AWS task kind that manages objects (asked for orphans on every run)."""
-        found = []
-        for module in TASK_MODULES:
-            for value in vars(module).values():
-                if isinstance(value, type) and issubclass(value, Task) and value.kind and not value.shared \
-                        and value.__module__ == module.__name__:
-                    found.append(value)
-        return found
+        return managed_task_classes(TASK_MODULES, Task)
 
     def build_tasks(self, completed, groups, ssh_public_keys, user_data):
         return aws_model.build_tasks(completed, groups, ssh_public_keys, user_data)

@@ -11,6 +11,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.model.gce import cluster as gce_model
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import managed_files
+from ansible_collections.kubeops.kops.plugins.module_utils.providers import managed_task_classes
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Task
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import compute, iam, storage
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
@@ -35,13 +36,7 @@ class GceDriver(object):
 
     def task_classes(self):
         """Every GCE task kind that manages objects (asked for orphans on every run)."""
-        found = []
-        for module in TASK_MODULES:
-            for value in vars(module).values():
-                if isinstance(value, type) and issubclass(value, Task) and value.kind and not value.shared \
-                        and value.__module__ == module.__name__:
-                    found.append(value)
-        return found
+        return managed_task_classes(TASK_MODULES, Task)
 
     def build_tasks(self, completed, groups, ssh_public_keys, user_data):
         return gce_model.build_tasks(completed, groups, ssh_public_keys, user_data)
