@@ -121,6 +121,36 @@ def addons_not_rendered(service, cluster_name, planned=None):
     return addon_channel.not_rendered_for(completed, groups)
 
 
+# A rendered target (Terraform, CloudFormation) without AWS credentials: the account the termination handler's
+# QUEUE_URL names until a run with credentials renders it again (render_account_warning says so).
+UNKNOWN_ACCOUNT = "000000000000"
+
+
+def _render_account(completed, cloud):
+    """_addon_account for a rendered target: UNKNOWN_ACCOUNT when the account cannot be asked (no credentials:
+    Terraform for review, `make demo`); a direct apply has a cloud, and its lookup failing fails the run."""
+    try:
+        return _addon_account(completed, cloud)
+    except ValueError:
+        return UNKNOWN_ACCOUNT
+
+
+def render_account_warning(service, cluster_name, planned=None, cloud_options=None):
+    """The warning a rendered target owes when its addons need the AWS account id and none can be asked."""
+    completed, _groups = load_completed(service, cluster_name, planned)
+    if not addon_channel.needs_account_id(completed):
+        return None
+    driver = driver_for(completed["spec"])
+    options = dict(cloud_options or {})
+    region = options.pop("region", None) or region_of(completed["spec"])
+    if _render_account(completed, lambda: driver.cloud(cluster_name, region, spec=completed["spec"],
+                                                       **options)) != UNKNOWN_ACCOUNT:
+        return None
+    return ("no AWS account could be asked (no credentials): node-termination-handler's QUEUE_URL names account %s; "
+            "render again with AWS credentials before applying, or set spec.cloudProvider.aws."
+            "nodeTerminationHandler.enableSQSTerminationDraining: false" % UNKNOWN_ACCOUNT)
+
+
 def _addon_account(completed, cloud):
     """The AWS account id when the addons need it (the termination handler's SQS queue URL), else None."""
     return addon_channel.account_of(cloud()) if addon_channel.needs_account_id(completed) else None
@@ -207,7 +237,7 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     store = service.cluster_store(cluster_name)
     node_changes, hashes = nodeup_store.node_files(store, completed, groups)
     files = managed_files(completed) + node_changes + addon_channel.store_files(
-        completed, groups, node_changes, account_id=_addon_account(
+        completed, groups, node_changes, account_id=_render_account(
             completed, lambda: driver.cloud(cluster_name, region_of(completed["spec"]), spec=completed["spec"])))
     boot = boot_artifacts_for(service, completed, store, dry_run)
     user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot)

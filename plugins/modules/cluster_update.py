@@ -197,6 +197,9 @@ def run(module):
         module.warn("the spec asks for addons kubeops.kops does not render yet, so the bootstrap channel goes "
                     "without them: %s (docs/addons.md; apply your own manifests for them)" % ", ".join(missing))
     if params["target"] in RENDERED:
+        account_warning = updates.render_account_warning(service, params["cluster_name"], planned)
+        if account_warning:
+            module.warn(account_warning)
         function, key = RENDERED[params["target"]]
         path, changed, text = getattr(updates, function)(service, params["cluster_name"], params["out_dir"],
                                                          dry_run=module.check_mode,

@@ -229,7 +229,16 @@ def test_addons_kops_would_add_are_named_when_not_rendered():
 
 
 def test_store_files_list_the_kubelet_bootstrap_addon_last():
-    completed, groups = _case()
+    """On GCE, where kubelets still bootstrap with a token (the bootstrap service verifies AWS identities only);
+    an AWS cluster has neither the token nor its addon."""
+    aws_completed, aws_groups = _case()
+    vfs.reset_memfs()
+    aws_store = layout.ClusterStore(vfs.open_store("memfs://addons"), aws_completed["metadata"]["name"])
+    aws_changes, _hashes = nodeup_store.node_files(aws_store, aws_completed, aws_groups)
+    aws_files = dict(channel.store_files(aws_completed, aws_groups, aws_changes, account_id=ACCOUNT))
+    assert nodeup_store.BOOTSTRAP_ADDON_PATH not in dict(aws_changes)
+    assert "kubelet-bootstrap" not in aws_files[channel.CHANNEL_PATH].decode()
+    completed, groups = _case("minimal_gce")
     vfs.reset_memfs()
     cluster_store = layout.ClusterStore(vfs.open_store("memfs://addons"), completed["metadata"]["name"])
     node_changes, _hashes = nodeup_store.node_files(cluster_store, completed, groups)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from ansible_collections.kubeops.kops.plugins.modules import cluster as cluster_module
 from ansible_collections.kubeops.kops.plugins.modules import cluster_update
 
+from tests.unit.modules.conftest import store_files
+
 # moto knows no Canonical noble AMI; one of the AMIs it ships (a real AWS account resolves the channel image).
 MOTO_AMI = "ami-1e749f67"
 OPTIONS = {"cluster_name": "k8s.example.com", "cloud_provider": "aws", "zones": ["us-east-1a"], "networking": "cni",
@@ -112,3 +114,21 @@ def test_addons_kubeops_does_not_render_are_named_never_dropped_silently(run_mod
                         out_dir=str(tmp_path / "tf"))
     warnings = [w for w in _warnings(result) if "does not render" in w]
     assert len(warnings) == 1 and "networking.projectcalico.org" in warnings[0], _warnings(result)
+
+
+def test_terraform_without_credentials_says_which_account_the_queue_url_names(run_module, store_url, tmp_path,
+                                                                              monkeypatch):
+    """Rendering needs no cloud, but node-termination-handler's QUEUE_URL names the AWS account: without
+    credentials it is rendered with a placeholder, and the run says so (never a silently wrong manifest)."""
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    run_module(cluster_module, state_store=store_url, options=dict(OPTIONS, cluster_name="q.example.com"))
+    result = run_module(cluster_update, state_store=store_url, cluster_name="q.example.com", target="terraform",
+                        out_dir=str(tmp_path / "tf"))
+    assert result["changed"] and any("QUEUE_URL names account 000000000000" in w for w in _warnings(result))
+    manifests = [data for path, data in store_files(store_url).items()
+                 if path.startswith("q.example.com/addons/node-termination-handler")]
+    assert manifests and b"/000000000000/q-example-com-nth" in manifests[0]
