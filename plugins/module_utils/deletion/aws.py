@@ -123,7 +123,6 @@ def _call(call, **kwargs):
     return None
 
 
-
 class Scope(object):
     """What discovery learns along the way: the cluster's name, its spec (None when the store is gone)."""
 

@@ -178,7 +178,6 @@ class Scope(object):
         return ((self.spec or {}).get("networking") or {}).get("networkID") or (self.spec or {}).get("networkID")
 
 
-
 class Kind(object):
     """One kind: found by find(scope), deleted one object at a time by its selfLink (data["selfLink"])."""
 

@@ -45,8 +45,8 @@ def test_good_certificates_on_disk_are_kept_without_asking(capsys, tmp_path, ca)
     assert result["changed"] is False and result["node_name"] == "i-0123456789abcdef0"
 
 
-def test_a_certificate_of_another_ca_is_replaced_and_an_unreachable_service_is_retryable(capsys, tmp_path, ca,
-                                                                                          monkeypatch):
+def test_a_certificate_of_another_ca_is_replaced_and_an_unreachable_service_is_retryable(
+        capsys, tmp_path, ca, monkeypatch):
     other = certs.new_ca("another-ca")
     cert, key = certs.issue(other[0], other[1], "system:node:i-0123456789abcdef0", ["system:nodes"])
     (tmp_path / "kubelet.crt").write_bytes(certs.certificate_pem(cert))
