@@ -133,7 +133,7 @@ def test_three_member_tls_etcd_forms_survives_restarts_backs_up_and_restores(hos
     proc, times["first_run_s"] = _ansible("ansible-playbook", "-i", str(inventory), str(playbook))
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     # No etcd release is reachable here: the members run Debian's etcd, installed as a pinned tarball would be.
-    assert _etcdctl(hosts[0], "main", "version").startswith("etcdctl version:")
+    assert _etcdctl(hosts[0], "main", "version").stdout.startswith("etcdctl version:")
     assert "did not answer within 5 s" in proc.stdout  # no kube-apiserver here: addons skipped with a reason
     for cluster in ("main", "events"):
         health = _wait_healthy(hosts[0], cluster)
