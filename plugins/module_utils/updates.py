@@ -71,26 +71,32 @@ def ssh_public_keys(service, cluster_name, new_key=None, dry_run=False):
 
 
 def apply_direct(service, cluster_name, dry_run, cloud_factory=None, workers=8, ssh_public_key=None,
-                 deadline=runner.DEFAULT_DEADLINE, progress=None, cloud_options=None, planned=None):
+                 deadline=runner.DEFAULT_DEADLINE, progress=None, cloud_options=None, planned=None, warn=None):
     """Reconcile the cluster's cloud objects; returns (plan, completed spec, store changed?).
 
     cloud_factory(cluster_name, region): the cloud to run against (tests); by default the
     driver's, with cloud_options ({"region": ..., "profile": ...}; region defaults to the spec's).
     planned: see load_completed (check mode only).
+    warn(message): told what the run cannot do as kops would (see spec_warnings); ignored by default.
     A real run holds the cluster's lease in the store throughout, so a second run cannot race it.
     """
     with _lease(service, cluster_name, dry_run or planned is not None):
         return _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_public_key, deadline,
-                             progress, cloud_options, planned)
+                             progress, cloud_options, planned, warn or _ignore)
 
 
 def _lease(service, cluster_name, dry_run):
     return contextlib.nullcontext() if dry_run else service.lease(cluster_name, owner="cluster_update")
 
 
+def _ignore(_message):
+    pass
+
+
 def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_public_key, deadline, progress,
-                  cloud_options, planned):
+                  cloud_options, planned, warn):
     completed, groups = load_completed(service, cluster_name, planned)
+    _warn_not_rendered(completed, groups, warn)
     driver = driver_for(completed["spec"])
     keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
     store = service.cluster_store(cluster_name)
@@ -115,40 +121,30 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     return plan, completed, bool(changes) or keys_changed or bool(boot.uploaded)
 
 
-def addons_not_rendered(service, cluster_name, planned=None):
-    """The addons the cluster's spec asks for that kubeops.kops does not render (its channel goes without them)."""
-    completed, groups = load_completed(service, cluster_name, planned)
-    return addon_channel.not_rendered_for(completed, groups)
+def _warn_not_rendered(completed, groups, warn):
+    """Never dropped silently: the cluster works without the addons kubeops.kops does not render, but not as kops
+    would run it."""
+    missing = addon_channel.not_rendered_for(completed, groups)
+    if missing:
+        warn("the spec asks for addons kubeops.kops does not render yet, so the bootstrap channel goes without them: "
+             "%s (docs/addons.md; apply your own manifests for them)" % ", ".join(missing))
 
 
 # A rendered target (Terraform, CloudFormation) without AWS credentials: the account the termination handler's
-# QUEUE_URL names until a run with credentials renders it again (render_account_warning says so).
+# QUEUE_URL names until a run with credentials renders it again (the run warns so).
 UNKNOWN_ACCOUNT = "000000000000"
 
 
-def _render_account(completed, cloud):
-    """_addon_account for a rendered target: UNKNOWN_ACCOUNT when the account cannot be asked (no credentials:
-    Terraform for review, `make demo`); a direct apply has a cloud, and its lookup failing fails the run."""
+def _render_account(completed, cloud, warn):
+    """_addon_account for a rendered target: UNKNOWN_ACCOUNT, with a warning, when the account cannot be asked (no
+    credentials: Terraform for review, `make demo`); a direct apply has a cloud, and its lookup failing fails the run."""
     try:
         return _addon_account(completed, cloud)
     except ValueError:
+        warn("no AWS account could be asked (no credentials): node-termination-handler's QUEUE_URL names account %s; "
+             "render again with AWS credentials before applying, or set spec.cloudProvider.aws."
+             "nodeTerminationHandler.enableSQSTerminationDraining: false" % UNKNOWN_ACCOUNT)
         return UNKNOWN_ACCOUNT
-
-
-def render_account_warning(service, cluster_name, planned=None, cloud_options=None):
-    """The warning a rendered target owes when its addons need the AWS account id and none can be asked."""
-    completed, _groups = load_completed(service, cluster_name, planned)
-    if not addon_channel.needs_account_id(completed):
-        return None
-    driver = driver_for(completed["spec"])
-    options = dict(cloud_options or {})
-    region = options.pop("region", None) or region_of(completed["spec"])
-    if _render_account(completed, lambda: driver.cloud(cluster_name, region, spec=completed["spec"],
-                                                       **options)) != UNKNOWN_ACCOUNT:
-        return None
-    return ("no AWS account could be asked (no credentials): node-termination-handler's QUEUE_URL names account %s; "
-            "render again with AWS credentials before applying, or set spec.cloudProvider.aws."
-            "nodeTerminationHandler.enableSQSTerminationDraining: false" % UNKNOWN_ACCOUNT)
 
 
 def _addon_account(completed, cloud):
@@ -193,11 +189,12 @@ def managed_files(completed):
     return files
 
 
-def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=None, planned=None):
+def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=None, planned=None, warn=None):
     """Write <out_dir>/kubernetes.tf and its data/ files; returns (path, changed, text)."""
     with _lease(service, cluster_name, dry_run or planned is not None):
         completed, groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
-                                                             store_objects=True, planned=planned, target="terraform")
+                                                             store_objects=True, planned=planned, target="terraform",
+                                                             warn=warn or _ignore)
     driver = driver_for(completed["spec"])
     text = terraform.render(tasks, driver.terraform_providers(region_of(completed["spec"]), spec=completed["spec"]),
                             outputs=driver.terraform_outputs(completed, groups, tasks))
@@ -207,17 +204,19 @@ def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=Non
     return path, changed or store_changed, text
 
 
-def render_cloudformation(service, cluster_name, out_dir, dry_run, ssh_public_key=None, planned=None):
+def render_cloudformation(service, cluster_name, out_dir, dry_run, ssh_public_key=None, planned=None, warn=None):
     """Write <out_dir>/kubernetes.json (a CloudFormation template); returns (path, changed, text)."""
     with _lease(service, cluster_name, dry_run or planned is not None):
         completed, _groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
-                                                              planned=planned, target="cloudformation")
+                                                              planned=planned, target="cloudformation",
+                                                              warn=warn or _ignore)
     text = cloudformation.render(tasks, description="kops cluster %s" % cluster_name)
     path, changed, text = _write_if_changed(os.path.join(out_dir, "kubernetes.json"), text, dry_run)
     return path, changed or store_changed, text
 
 
-def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=False, planned=None, target=None):
+def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=False, planned=None, target=None,
+               warn=_ignore):
     """(completed spec, instance groups, tasks, whether the store changes) for a rendered target.
 
     The nodes of a Terraform / CloudFormation cluster boot from the same store
@@ -233,12 +232,13 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     if target not in driver.targets:  # refused before anything is written
         raise UpdateError("target=%s: a %s cluster applies directly or renders as %s"
                           % (target, driver.provider.upper(), " or ".join(t for t in driver.targets if t != "direct")))
+    _warn_not_rendered(completed, groups, warn)
     keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
     store = service.cluster_store(cluster_name)
     node_changes, hashes = nodeup_store.node_files(store, completed, groups)
     files = managed_files(completed) + node_changes + addon_channel.store_files(
         completed, groups, node_changes, account_id=_render_account(
-            completed, lambda: driver.cloud(cluster_name, region_of(completed["spec"]), spec=completed["spec"])))
+            completed, lambda: driver.cloud(cluster_name, region_of(completed["spec"]), spec=completed["spec"]), warn))
     boot = boot_artifacts_for(service, completed, store, dry_run)
     user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot)
     tasks = driver.build_tasks(completed, groups, keys, user_data)

@@ -191,19 +191,12 @@ def run(module):
             module.fail_json(msg="cluster and instance_groups plan a cluster that is not stored; they are for check "
                                  "mode only. Store it first (kubeops.kops.cluster), then update without them.")
         planned = (params["cluster"], params["instance_groups"] or [])
-    missing = updates.addons_not_rendered(service, params["cluster_name"], planned)
-    if missing:
-        # Never dropped silently: the cluster works without them, but not as kops would run it.
-        module.warn("the spec asks for addons kubeops.kops does not render yet, so the bootstrap channel goes "
-                    "without them: %s (docs/addons.md; apply your own manifests for them)" % ", ".join(missing))
     if params["target"] in RENDERED:
-        account_warning = updates.render_account_warning(service, params["cluster_name"], planned)
-        if account_warning:
-            module.warn(account_warning)
         function, key = RENDERED[params["target"]]
         path, changed, text = getattr(updates, function)(service, params["cluster_name"], params["out_dir"],
                                                          dry_run=module.check_mode,
-                                                         ssh_public_key=params["ssh_public_key"], planned=planned)
+                                                         ssh_public_key=params["ssh_public_key"], planned=planned,
+                                                         warn=module.warn)
         result = {"changed": changed, key: path}
         if module._diff and changed:
             result["diff"] = {"after_header": path, "after": text}
@@ -222,7 +215,8 @@ def run(module):
     entries, _completed, spec_changed = updates.apply_direct(
         service, params["cluster_name"], module.check_mode, workers=params["workers"],
         ssh_public_key=params["ssh_public_key"], deadline=params["timeout"], planned=planned,
-        progress=report if log else None, cloud_options=dict(region=params["region"], profile=params["profile"]))
+        progress=report if log else None, cloud_options=dict(region=params["region"], profile=params["profile"]),
+        warn=module.warn)
     summary = plans.counts(entries)
     lines = plans.lines(entries, module._verbosity)
     changed = bool(summary["create"] or summary["update"] or summary["delete"] or spec_changed)

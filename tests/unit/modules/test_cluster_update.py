@@ -96,16 +96,21 @@ def test_bad_zone_and_version_fail_with_field_and_fix(run_module, store_url):
 
 
 def test_addons_kubeops_does_not_render_are_named_never_dropped_silently(run_module, store_url, tmp_path):
-    """calico is kops' addon networking.projectcalico.org, not rendered here yet: cluster_update warns with this
-    list (the channel goes without it) instead of writing a cluster without a CNI in silence; cilium is rendered.
-    (Asserted on the list the module warns with: Ansible keeps warnings process-wide across in-process runs.)"""
+    """kopeio is kops' addon networking.kope.io, not rendered here: the pipeline warns with this list (the channel
+    goes without it) instead of writing a cluster without a CNI in silence; cilium is rendered. (Asserted on what
+    the pipeline warns with: Ansible keeps module warnings process-wide across in-process runs.)"""
     from ansible_collections.kubeops.kops.plugins.module_utils import clusters, updates
     run_module(cluster_module, state_store=store_url, options=dict(OPTIONS, cluster_name="c2.example.com",
                                                                    networking="cilium"))
-    run_module(cluster_module, state_store=store_url, options=dict(OPTIONS, networking="calico"))
+    run_module(cluster_module, state_store=store_url, options=dict(OPTIONS, networking="kopeio"))
     service = clusters.ClusterService(store_url)
-    assert updates.addons_not_rendered(service, "c2.example.com") == []
-    assert updates.addons_not_rendered(service, "k8s.example.com") == ["networking.projectcalico.org"]
+    warned = {}
+    for name in ("c2.example.com", "k8s.example.com"):
+        warned[name] = []
+        updates.render_terraform(service, name, str(tmp_path / name), dry_run=True, warn=warned[name].append)
+    assert not [w for w in warned["c2.example.com"] if "does not render" in w]
+    assert [w for w in warned["k8s.example.com"] if "does not render" in w and w.endswith(
+        "without them: networking.kope.io (docs/addons.md; apply your own manifests for them)")]
     rendered = run_module(cluster_update, state_store=store_url, cluster_name="k8s.example.com", target="terraform",
                           out_dir=str(tmp_path / "tf"))
     assert rendered["changed"] and "failed" not in rendered
@@ -124,8 +129,10 @@ def test_terraform_without_credentials_says_which_account_the_queue_url_names(ru
     run_module(cluster_module, state_store=store_url, options=dict(OPTIONS, cluster_name="q.example.com"))
     from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
     aws.configure({})  # as a module run without AWS options does (an earlier in-process run may have set some)
-    warning = updates.render_account_warning(clusters.ClusterService(store_url), "q.example.com")
-    assert warning and "QUEUE_URL names account 000000000000" in warning
+    warned = []
+    updates.render_terraform(clusters.ClusterService(store_url), "q.example.com", str(tmp_path / "check"),
+                             dry_run=True, warn=warned.append)
+    assert [w for w in warned if "QUEUE_URL names account 000000000000" in w]
     result = run_module(cluster_update, state_store=store_url, cluster_name="q.example.com", target="terraform",
                         out_dir=str(tmp_path / "tf"))
     assert result["changed"] and "failed" not in result
