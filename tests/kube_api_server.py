@@ -91,6 +91,12 @@ SERVER_FIELDS = {("apiVersion",), ("kind",), ("metadata", "name"), ("metadata", 
 DEFAULT_GRACE_SECONDS = 30
 
 
+def _fold_string_data(resource, obj):
+    """The API folds a Secret's stringData into data (base64) on every write and never stores stringData itself."""
+    if resource.kind == "Secret" and "stringData" in obj:
+        obj.setdefault("data", {}).update({k: base64.b64encode(v.encode("utf-8")).decode("ascii")
+                                           for k, v in (obj.pop("stringData") or {}).items()})
+
 class ApiError(Exception):
     """An API answer other than success, rendered as a metav1.Status."""
 
@@ -518,10 +524,7 @@ class KubeState(object):
                 metadata["namespace"] = namespace
             metadata.update(uid=str(uuid.uuid4()), creationTimestamp=_stamp(_now()), generation=1)
             metadata.pop("managedFields", None)
-            if resource.kind == "Secret" and "stringData" in obj:
-                # The API folds stringData into data (base64) and never stores stringData itself.
-                obj.setdefault("data", {}).update({k: base64.b64encode(v.encode("utf-8")).decode("ascii")
-                                                   for k, v in obj.pop("stringData").items()})
+            _fold_string_data(resource, obj)
             if resource.kind == "Pod":
                 obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
             elif resource.kind == "Namespace":
@@ -580,6 +583,7 @@ class KubeState(object):
                 new["status"] = copy.deepcopy(old["status"])
             else:
                 new.pop("status", None)
+        _fold_string_data(resource, new)
         return new
 
     def update(self, resource, namespace, name, obj, manager, subresource="", dry_run=False):

@@ -177,6 +177,33 @@ def test_server_side_apply_records_managers_and_conflicts(kube_api):
     assert [m["manager"] for m in stored["metadata"]["managedFields"]] == ["operator"]
 
 
+def test_secret_string_data_is_folded_into_data_on_every_write(kube_api):
+    """As the API server does on create, update, patch and apply: stringData never stored, data base64."""
+    import base64
+    api = _client(kube_api)
+    dynamic = kubernetes.dynamic.DynamicClient(api)
+    secrets = dynamic.resources.get(api_version="v1", kind="Secret")
+    body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "default"},
+            "stringData": {"token": "one"}}
+
+    def stored():
+        secret = secrets.get(name="s", namespace="default").to_dict()
+        assert "stringData" not in secret
+        return {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+    secrets.server_side_apply(body=body, name="s", namespace="default", field_manager="addons")
+    assert stored() == {"token": "one"}
+    secrets.server_side_apply(body=dict(body, stringData={"token": "two"}), name="s", namespace="default",
+                              field_manager="addons")
+    assert stored() == {"token": "two"}
+    secrets.patch(body={"stringData": {"extra": "three"}}, name="s", namespace="default",
+                  content_type="application/merge-patch+json")
+    assert stored() == {"token": "two", "extra": "three"}
+    current = secrets.get(name="s", namespace="default").to_dict()
+    current["stringData"] = {"token": "four"}
+    secrets.replace(body=current, name="s", namespace="default")
+    assert stored() == {"token": "four", "extra": "three"}
+
+
 def test_kubectl_drain_ignores_daemonsets_waits_on_the_budget_and_evicts(kube_api, kubectl):
     kube_api.create("v1", "Node", _node("n1"))
     kube_api.create("v1", "ServiceAccount", {"metadata": {"name": "default"}}, namespace="kube-system")
