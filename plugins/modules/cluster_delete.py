@@ -24,8 +24,11 @@ description:
     a foreign subnet or security group in the VPC) is found before deleting and reported by name; the run then
     fails, after deleting everything else, instead of retrying until the timeout.
   - The state store goes last, only once the cloud holds nothing of the cluster, so a run that was interrupted
-    finishes when run again. If the store is gone already, O(cluster_name) and O(region) still find the objects.
-  - Only AWS is built; a GCE cluster fails naming it.
+    finishes when run again. If the store is gone already, O(cluster_name), O(cloud_provider), O(region) and
+    (GCE) O(project) still find the objects.
+  - On GCE the cluster's objects are found by kops' C(k8s-io-cluster-name) label where GCE has labels and by kops'
+    names elsewhere (firewall rules, routes, forwarding rules, target pools, health checks), as C(kops delete
+    cluster) finds them; IAM bindings of the cluster's service accounts are removed from the project's policy.
 options:
   cluster_name:
     description: The cluster to delete.
@@ -49,13 +52,27 @@ options:
     description: Seconds to wait between rounds that made no progress (kops' C(--interval)).
     type: int
     default: 10
+  cloud_provider:
+    description:
+      - The cluster's cloud when it is no longer in the state store. Defaults to the stored spec's
+        C(cloudProvider), else V(aws); given with a stored cluster it must agree with it.
+    type: str
+    choices: [aws, gce]
+  project:
+    description:
+      - GCE only, the cluster's project when it is no longer in the state store. Defaults to the stored spec's
+        C(project), else the E(GOOGLE_CLOUD_PROJECT) (or E(CLOUDSDK_CORE_PROJECT)) environment variable, else the
+        credentials' own project; given with a stored cluster it must agree with it.
+    type: str
 extends_documentation_fragment:
   - kubeops.kops.state_store
   - kubeops.kops.aws
 notes:
   - O(region) defaults to the region of the cluster's zones in the stored spec; it is required when the cluster
     is no longer in the state store.
-  - A store without the cluster is read as an AWS cluster (the only cloud deletion supports).
+  - A store without the cluster is read as an AWS cluster unless O(cloud_provider) says otherwise.
+  - O(region) and O(profile) come from the AWS documentation fragment; on GCE O(region) is the cluster's region and
+    O(profile) is not used (the credentials are google-auth's application default credentials).
 attributes:
   check_mode:
     description: Lists the objects and makes no change (no mutating cloud call, no store write).
@@ -84,6 +101,15 @@ EXAMPLES = r"""
     cluster_name: k8s.example.com
     state_store: s3://my-kops-state
     region: eu-west-1
+    "yes": true
+
+- name: Finish deleting a GCE cluster whose state store is gone already
+  kubeops.kops.cluster_delete:
+    cluster_name: gce.example.com
+    state_store: gs://my-kops-state
+    cloud_provider: gce
+    project: my-project
+    region: us-central1
     "yes": true
 """
 
@@ -124,8 +150,8 @@ from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsMod
 @reports_errors
 def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils import deletion, watchdog
-    # Named here so that AnsiballZ packs it: deletion/ loads a provider by name.
-    from ansible_collections.kubeops.kops.plugins.module_utils.deletion import aws as _aws  # noqa: F401 pylint: disable=unused-import
+    # Named here so that AnsiballZ packs the day-2 cloud seam, which deletion/ imports inside a function.
+    from ansible_collections.kubeops.kops.plugins.module_utils.kube import clouds as _clouds  # noqa: F401 pylint: disable=unused-import
 
     watchdog.start("cluster_delete")  # a killed ansible-playbook stops the deletion (its worker would not)
     params = module.params
@@ -133,7 +159,8 @@ def run(module):
     try:
         outcome = deletion.delete_cluster(
             service, params["cluster_name"], yes=params["yes"], dry_run=module.check_mode, region=params["region"],
-            profile=params["profile"], timeout=params["timeout"], interval=params["interval"])
+            profile=params["profile"], timeout=params["timeout"], interval=params["interval"],
+            provider=params["cloud_provider"], project=params["project"])
     except deletion.DeletionError as exc:
         module.fail_json(msg=str(exc), errors=exc.errors, objects=exc.objects)
     deleting = params["yes"]
@@ -162,6 +189,8 @@ def main():
             yes=dict(type="bool", default=False),
             timeout=dict(type="int", default=1200),
             interval=dict(type="int", default=10),
+            cloud_provider=dict(type="str", choices=["aws", "gce"]),
+            project=dict(type="str"),
         ),
     )
     run(module)

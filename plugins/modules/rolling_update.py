@@ -190,16 +190,10 @@ steps:
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsModule, reports_errors
-from ansible_collections.kubeops.kops.plugins.module_utils.rolling import aws as aws_rolling
-from ansible_collections.kubeops.kops.plugins.module_utils.rolling import gce as gce_rolling
 
 ROLL_OPTIONS = ("force", "cloud_only", "fail_on_validate_error", "fail_on_drain_error", "drain_timeout",
                 "validation_timeout", "validate_count", "validate_retry_interval", "validate_recheck_interval",
                 "post_drain_delay", "interval", "max_surge", "max_unavailable")
-
-
-# cloudProvider -> its rolling side (imported statically, so Ansible ships it with the module).
-ROLLING = {"aws": aws_rolling.AwsRolling, "gce": gce_rolling.GceRolling}
 
 
 @reports_errors
@@ -218,9 +212,8 @@ def run(module):
     name = params["cluster_name"]
     completed, instance_groups = updates.load_completed(module.service(), name)
     selected = planner.select(instance_groups, params["instance_groups"], params["roles"])
-    # The day-2 cloud seam (kube/clouds.py) refuses a cloud without a reader; ROLLING has the same keys.
     _reader, cloud = clouds.cloud_for(completed, params["region"], params["profile"])
-    rolling = ROLLING[completed["spec"]["cloudProvider"]](cloud)
+    rolling = clouds.day2_for(completed["spec"]["cloudProvider"]).rolling(cloud)
 
     api = None
     if not params["cloud_only"]:

@@ -59,3 +59,33 @@ def test_create_then_delete_leaves_the_neighbour_whole(gce, run_module, tmp_path
     assert _members(gce) == neighbour_members
     print("\ncreate->delete: %d objects created, %d listed, %d requests (%d mutating) in %.1f s"
           % (len(ours), len(listed), len(gce.requests), len(gce.mutations()), took))
+
+
+def test_a_gce_cluster_whose_store_is_gone_is_deleted_by_provider_project_and_region(gce, run_module,  # noqa: F811
+                                                                                     tmp_path):
+    """kops deletes by name, region and project once the store is gone: so does cluster_delete, with
+    cloud_provider and project; without cloud_provider it looks in AWS, and a project that contradicts a stored
+    spec is refused."""
+    store = "file://%s" % (tmp_path / "state")
+    baseline = set(gce.objects())
+    service = _create(store, OURS)
+    stored = service.cluster_store(OURS["cluster_name"]).read_cluster()
+    contradicted = run_module(cluster_delete_module, check_mode=True, state_store=store,
+                              cluster_name=OURS["cluster_name"], project="otherproject")
+    assert contradicted["failed"] is True and "'testproject', not 'otherproject'" in contradicted["msg"]
+    assert stored["spec"]["project"] == "testproject"
+    service.cluster_store(OURS["cluster_name"]).delete_cluster()
+
+    del gce.requests[:]
+    listed = run_module(cluster_delete_module, state_store=store, cluster_name=OURS["cluster_name"],
+                        cloud_provider="gce", project="testproject", region="us-test1")
+    assert listed.get("failed") is not True, listed.get("msg")
+    assert listed["changed"] is False and gce.mutations() == [] and len(listed["objects"]) > 30
+
+    deleted = run_module(cluster_delete_module, state_store=store, cluster_name=OURS["cluster_name"],
+                         cloud_provider="gce", project="testproject", region="us-test1", yes=True, interval=0,
+                         timeout=120)
+    assert deleted.get("failed") is not True, deleted.get("msg")
+    assert deleted["changed"] is True and deleted["store_deleted"] is False
+    left = set(gce.objects())
+    assert left == baseline, ("left over", sorted(left - baseline))

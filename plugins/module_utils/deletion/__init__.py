@@ -25,8 +25,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import TryAgain
 
-# The cloudProviders whose objects kubeops.kops can delete (a module each under deletion/).
-PROVIDERS = ("aws", "gce")
 DEFAULT_TIMEOUT = 1200
 DEFAULT_INTERVAL = 10
 
@@ -119,12 +117,13 @@ def each_object(resources, delete):
 
 
 def driver_module(provider):
-    if provider not in PROVIDERS:
-        raise DeletionError("cloud provider %r is not one kubeops.kops knows (one of %s)"
-                            % (provider, ", ".join(sorted(PROVIDERS))))
-    # Plain imports (AnsiballZ packs what a module imports by name), here so that deletion/ loads first.
-    from ansible_collections.kubeops.kops.plugins.module_utils.deletion import aws, gce
-    return {"aws": aws, "gce": gce}[provider]
+    """The cloud's deletion module, from the day-2 cloud seam (kube/clouds.py)."""
+    # Imported here: the seam imports the deletion modules, which import this package.
+    from ansible_collections.kubeops.kops.plugins.module_utils.kube import clouds
+    try:
+        return clouds.day2_for(provider, "deleting a cluster's objects").deletion
+    except clouds.CloudReaderError as exc:
+        raise DeletionError(str(exc))
 
 
 class Walker(object):
@@ -333,21 +332,23 @@ class Outcome(object):
 
 def delete_cluster(service, cluster_name, yes=False, dry_run=False, region=None, profile=None,
                    timeout=DEFAULT_TIMEOUT, interval=DEFAULT_INTERVAL, cloud_factory=None, sleep=time.sleep,
-                   clock=time.monotonic):
+                   clock=time.monotonic, provider=None, project=None):
     """`kops delete cluster`: list the cluster's objects; with yes (and not dry_run) delete them, then the store.
 
     The store is removed last, only once the cloud holds nothing of the cluster, so a run that is
     interrupted or stopped by an object something else holds can simply be run again.  Without the
-    store (removed already) the cluster's name and the region still find its tagged objects.
+    store (removed already) the cluster's name, its cloud provider, the region and (GCE) the project
+    still find its owned objects.
     """
     from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
     cluster = service.cluster_store(cluster_name).read_cluster()
     spec = (cluster or {}).get("spec")
-    provider = (spec or {}).get("cloudProvider") or "aws"
+    provider, cloud_spec = _cloud_of(spec, provider, project)
     module = driver_module(provider)
     region = region or (region_of(spec) if spec else None)
-    cloud = cloud_factory(cluster_name, region) if cloud_factory else module.cloud(cluster_name, region, profile, spec)
+    cloud = cloud_factory(cluster_name, region) if cloud_factory else module.cloud(cluster_name, region, profile,
+                                                                                   cloud_spec)
     outcome = Outcome(cluster_name, module.discover(cloud, spec), cluster is not None or bool(
         service.store.list(cluster_name + "/")))
     if dry_run or not yes:
@@ -379,6 +380,19 @@ def delete_cluster(service, cluster_name, yes=False, dry_run=False, region=None,
         service.cluster_store(cluster_name).delete_cluster()
         outcome.store_deleted = True
     return outcome
+
+
+def _cloud_of(spec, provider=None, project=None):
+    """(cloudProvider, the spec the provider's cloud() reads) from the stored spec, else from what the user gave;
+    what the user gave must agree with a stored spec (deleting in another cloud or project would find nothing)."""
+    stored = {"cloudProvider": (spec or {}).get("cloudProvider"), "project": (spec or {}).get("project")}
+    for option, field, given in (("cloud_provider", "cloudProvider", provider), ("project", "project", project)):
+        if given and stored[field] and given != stored[field]:
+            raise DeletionError("%s: the stored cluster is in %s %r, not %r; leave %s out (the stored spec names it)"
+                                % (option, field, stored[field], given, option))
+    if spec:
+        return stored["cloudProvider"] or "aws", spec
+    return provider or "aws", ({"project": project} if project else None)
 
 
 def cloud_still_holds(cluster, profile=None, region=None, cloud_factory=None):

@@ -1,34 +1,56 @@
 # -*- coding: utf-8 -*-
 # Copyright: kubeops.kops contributors
 # Apache License 2.0 (see LICENSE)
-"""The cloud seam of the day-2 reads: per cloudProvider, a module with cloud(name, region, profile),
-cloud_groups(cloud) and api_endpoint(cloud).  Imported statically, so Ansible ships them with the module."""
+"""The day-2 cloud seam: per cloudProvider, what the day-2 verbs act through.
+
+One row per cloud (a new cloud adds its row here and its driver in providers.DRIVERS; no module changes):
+- ``reader``: a module with cloud(name, region, profile, **options), cloud_groups(cloud) and
+  api_endpoint(cloud): validate, kubeconfig and rolling update read the running cluster with it;
+- ``deletion``: a module with cloud(name, region, profile, spec), discover(cloud, spec), any_owned(cloud)
+  and KINDS_BY_NAME: `delete cluster` walks it (deletion/__init__.py);
+- ``rolling``: the class rolling update replaces instances with (rolling/roller.py's cloud side);
+- ``spec_options``: options of reader.cloud() taken from the spec ({option: spec field}).
+Imported statically, so Ansible ships them with the module.
+"""
 
 from __future__ import annotations
 
+import collections
+
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws_groups, gce_groups
+from ansible_collections.kubeops.kops.plugins.module_utils.deletion import aws as aws_deletion
+from ansible_collections.kubeops.kops.plugins.module_utils.deletion import gce as gce_deletion
+from ansible_collections.kubeops.kops.plugins.module_utils.rolling.aws import AwsRolling
+from ansible_collections.kubeops.kops.plugins.module_utils.rolling.gce import GceRolling
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
-READERS = {"aws": aws_groups, "gce": gce_groups}
-# Options of a reader's cloud() taken from the spec: {cloudProvider: {option: spec field}}.
-SPEC_OPTIONS = {"gce": {"project": "project"}}
+Day2Cloud = collections.namedtuple("Day2Cloud", "reader deletion rolling spec_options")
+
+DAY2 = {
+    "aws": Day2Cloud(aws_groups, aws_deletion, AwsRolling, {}),
+    "gce": Day2Cloud(gce_groups, gce_deletion, GceRolling, {"project": "project"}),
+}
 
 
 class CloudReaderError(ValueError):
     pass
 
 
+def day2_for(provider, verb="reading the running cluster's groups"):
+    """The cloud's row; a cloud without one is refused, naming those that have one."""
+    if provider not in DAY2:
+        raise CloudReaderError("spec.cloudProvider: %s is built for %s, not %r"
+                               % (verb, ", ".join(sorted(DAY2)), provider))
+    return DAY2[provider]
+
+
 def reader_for(spec):
-    provider = spec.get("cloudProvider")
-    if provider not in READERS:
-        raise CloudReaderError("spec.cloudProvider: reading the running cluster's groups is built for %s, not %r"
-                               % (", ".join(sorted(READERS)), provider))
-    return READERS[provider]
+    return day2_for(spec.get("cloudProvider")).reader
 
 
 def cloud_for(completed, region=None, profile=None):
     """(reader module, its cloud) for a completed cluster; region defaults to the spec's."""
     spec = completed["spec"]
-    reader = reader_for(spec)
-    options = {option: spec.get(field) for option, field in SPEC_OPTIONS.get(spec["cloudProvider"], {}).items()}
-    return reader, reader.cloud(completed["metadata"]["name"], region or region_of(spec), profile, **options)
+    day2 = day2_for(spec.get("cloudProvider"))
+    options = {option: spec.get(field) for option, field in day2.spec_options.items()}
+    return day2.reader, day2.reader.cloud(completed["metadata"]["name"], region or region_of(spec), profile, **options)
