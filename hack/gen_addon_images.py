@@ -28,6 +28,7 @@ ADDONS = (
     ("metrics-server.addons.k8s.io", "k8s-1.11.yaml.template"),
     ("networking.flannel", "k8s-1.25.yaml.template"),
     ("networking.amazon-vpc-routed-eni", "k8s-1.16.yaml.template"),
+    ("networking.kuberouter", "k8s-1.12.yaml.template"),
 )
 # A pinned image: host/path:tag with no template action in it.
 IMAGE = re.compile(r"(?<![\w{.])((?:[a-z0-9-]+\.)+[a-z]{2,}/[a-z0-9._/-]+):([A-Za-z0-9._-]+)(?![\w.-])")

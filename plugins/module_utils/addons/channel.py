@@ -23,7 +23,7 @@ except ImportError:  # objects.require_yaml names the fix when a manifest is dum
     yaml = None
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import (
-    amazon_vpc, aws, cilium, cluster_autoscaler, core, flannel, gce, kindnet, metrics_server)
+    amazon_vpc, aws, cilium, cluster_autoscaler, core, flannel, gce, kindnet, kube_router, metrics_server, node_local_dns)
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError, Facts
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 
@@ -100,6 +100,7 @@ ADDONS = (
     Addon("kubelet-api.rbac.addons.k8s.io", "k8s-1.9", lambda facts: True, core.kubelet_api_rbac),
     Addon("limit-range.addons.k8s.io", None, lambda facts: True, core.limit_range,
           manifest="limit-range.addons.k8s.io/v1.5.0.yaml"),
+    Addon("nodelocaldns.addons.k8s.io", "k8s-1.12", node_local_dns.applies, node_local_dns.objects, needs_rolling_update="all"),
     Addon("cluster-autoscaler.addons.k8s.io", "k8s-1.15", lambda facts: _aws(facts) and _enabled(facts, "clusterAutoscaler"),
           cluster_autoscaler.objects),
     Addon("metrics-server.addons.k8s.io", "k8s-1.11", lambda facts: _enabled(facts, "metricsServer"),
@@ -110,6 +111,8 @@ ADDONS = (
     Addon("gcp-cloud-controller.addons.k8s.io", "k8s-1.23", _gce, gce.cloud_controller, prune=True),
     Addon("networking.flannel", "k8s-1.25", lambda facts: "flannel" in facts.networking, flannel.objects,
           selector=NETWORKING_SELECTOR, prune=True),
+    Addon("networking.kuberouter", "k8s-1.12", lambda facts: "kuberouter" in facts.networking, kube_router.objects,
+          selector=NETWORKING_SELECTOR),
     Addon("networking.amazon-vpc-routed-eni", "k8s-1.16", lambda facts: "amazonvpc" in facts.networking,
           amazon_vpc.objects, selector=NETWORKING_SELECTOR, needs_rolling_update="all"),
     Addon("networking.kindnet", "k8s-1.32", lambda facts: "kindnet" in facts.networking, kindnet.objects,
@@ -124,8 +127,6 @@ ADDONS = (
 NOT_RENDERED = (
     ("kube-dns.addons.k8s.io", lambda facts: facts.kube_dns.get("provider") == "KubeDNS"),
     ("external-dns.addons.k8s.io", lambda facts: facts.section("externalDns").get("provider") == "external-dns"),
-    ("nodelocaldns.addons.k8s.io",
-     lambda facts: core.uses_coredns(facts) and bool((facts.kube_dns.get("nodeLocalDNS") or {}).get("enabled"))),
     ("cluster-autoscaler.addons.k8s.io", lambda facts: not _aws(facts) and _enabled(facts, "clusterAutoscaler")),
     ("certmanager.io", lambda facts: _enabled(facts, "certManager")
      and facts.section("certManager").get("managed", True) is not False),
@@ -139,7 +140,6 @@ NOT_RENDERED = (
     ("karpenter.sh", lambda facts: _enabled(facts, "karpenter")),
 ) + tuple((name, _networking(kind)) for kind, name in (
     ("kopeio", "networking.kope.io"), ("calico", "networking.projectcalico.org"),
-    ("kuberouter", "networking.kuberouter"),
 )) + (
     ("authentication.kope.io", lambda facts: "kopeio" in facts.section("authentication")),
     ("authentication.aws", lambda facts: "aws" in facts.section("authentication")),

@@ -76,6 +76,8 @@ VARIANTS = {
     "kindnet-ipv6": lambda: _populated(networking={"kindnet": {}}, nonMasqueradeCIDR="::/0"),
     "autoscaler-priority-metrics": lambda: _populated(clusterAutoscaler={"enabled": True, "expander": "priority"},
                                                       metricsServer={"enabled": True}),
+    "kube-router-node-local-dns": lambda: _populated(networking={"kuberouter": {}}, kubeProxy={"enabled": False},
+                                                     kubeDNS={"nodeLocalDNS": {"enabled": True}}),
 }
 
 
@@ -257,7 +259,8 @@ def test_store_files_list_the_kubelet_bootstrap_addon_last():
 
 def test_image_table_pins_every_image_the_templates_ask_for():
     images = set()
-    for variant in ("autoscaler-priority-metrics", "snapshot-ipv6-selinux", "flannel", "amazon-vpc-ipv6"):
+    for variant in ("autoscaler-priority-metrics", "snapshot-ipv6-selinux", "flannel", "amazon-vpc-ipv6",
+                    "kube-router-node-local-dns"):
         completed, groups = VARIANTS[variant]()
         for path, data in channel.render(completed, groups, account_id=ACCOUNT):
             if path != channel.CHANNEL_PATH:
@@ -287,6 +290,9 @@ def _mini_kops(tmp_path, coredns_line="        image: {{ if X }}{{ X }}{{ else }
     (root / "networking.amazon-vpc-routed-eni").mkdir()
     (root / "networking.amazon-vpc-routed-eni/k8s-1.16.yaml.template").write_text(
         '          image: "{{- or .Networking.AmazonVPC.Image "1234.dkr.ecr.us-west-2.amazonaws.com/cni:v0.0.2" }}"\n')
+    (root / "networking.kuberouter").mkdir()
+    (root / "networking.kuberouter/k8s-1.12.yaml.template").write_text(
+        "        image: docker.io/cloudnativelabs/kube-router:v0.0.3\n")
     (root / "aws-ebs-csi-driver.addons.k8s.io").mkdir()
     (root / "aws-ebs-csi-driver.addons.k8s.io/k8s-1.17.yaml.template").write_text(
         "  image: registry.k8s.io/provider-aws/aws-ebs-csi-driver:{{ .Version }}\n"
@@ -307,6 +313,7 @@ def test_generator_reads_pins_and_skips_templated_tags(tmp_path):
         "metrics-server.addons.k8s.io": {"registry.k8s.io/metrics-server/metrics-server": "v0.0.7"},
         "networking.flannel": {"ghcr.io/flannel-io/flannel": "v0.0.1"},
         "networking.amazon-vpc-routed-eni": {"1234.dkr.ecr.us-west-2.amazonaws.com/cni": "v0.0.2"},
+        "networking.kuberouter": {"docker.io/cloudnativelabs/kube-router": "v0.0.3"},
     }
 
 
