@@ -35,4 +35,7 @@ IMAGES = {
         '602401143452.dkr.ecr.us-west-2.amazonaws.com/amazon-k8s-cni-init': 'v1.23.0',
         '602401143452.dkr.ecr.us-west-2.amazonaws.com/amazon/aws-network-policy-agent': 'v1.4.1',
     },
+    'aws-load-balancer-controller.addons.k8s.io': {
+        'public.ecr.aws/eks/aws-load-balancer-controller': 'v3.3.0',
+    },
 }
