@@ -46,11 +46,11 @@ def crds(text):
     for document in text.split("\n---\n"):
         if "\nkind: CustomResourceDefinition\n" not in "\n" + document + "\n":
             continue
-        parsed = yaml.safe_load(document)
         if "{{" in document:
-            raise ValueError("CustomResourceDefinition %s holds a template action; it depends on the cluster and "
-                             "must be written in Python" % parsed["metadata"]["name"])
-        found.append(parsed)
+            raise ValueError("a CustomResourceDefinition holds a template action (line %r); it depends on the "
+                             "cluster and must be written in Python"
+                             % next(line.strip() for line in document.splitlines() if "{{" in line))
+        found.append(yaml.safe_load(document))
     if not found:
         raise ValueError("no CustomResourceDefinition in the template; did kops move the addon?")
     return found
