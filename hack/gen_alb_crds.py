@@ -57,30 +57,32 @@ def crds(text):
 
 
 WIDTH = 150  # under ansible-test's pep8 limit of 160 columns
-CHUNK = 100  # characters of a long string per line
+INDENT = 4  # pep8's hanging indent
 
 
 def literal(value, indent=0, used=0):
-    """A Python literal of parsed YAML, one space per level of nesting (pprint's alignment would make it 1.3 MB).
+    """A Python literal of parsed YAML, one value per line where it does not fit (pprint's alignment: 1.3 MB).
 
     used: the columns already taken on the value's first line (indentation and key).
     """
     flat = repr(value)
     if used + len(flat) + 1 <= WIDTH:
         return flat
-    inner = " " * (indent + 1)
+    inner = " " * (indent + INDENT)
+    closing = "\n" + " " * indent
     if isinstance(value, str):
-        parts = [value[i:i + CHUNK] for i in range(0, len(value), CHUNK)]
-        return "(" + ("\n" + inner).join(repr(part) for part in parts) + ")"
+        width = max(40, WIDTH - len(inner) - 10)
+        parts = [value[i:i + width] for i in range(0, len(value), width)]
+        return "(\n" + "\n".join(inner + repr(part) for part in parts) + closing + ")"
     if isinstance(value, dict):
         items = []
         for key, item in value.items():
             start = "%s%r: " % (inner, key)
-            items.append(start + literal(item, indent + 1, len(start)) + ",")
-        return "{\n" + "\n".join(items) + "\n" + " " * indent + "}"
+            items.append(start + literal(item, indent + INDENT, len(start)) + ",")
+        return "{\n" + "\n".join(items) + closing + "}"
     if isinstance(value, list):
-        items = [inner + literal(item, indent + 1, len(inner)) + "," for item in value]
-        return "[\n" + "\n".join(items) + "\n" + " " * indent + "]"
+        items = [inner + literal(item, indent + INDENT, len(inner)) + "," for item in value]
+        return "[\n" + "\n".join(items) + closing + "]"
     raise ValueError("%r is not YAML data this generator writes" % (value,))
 
 

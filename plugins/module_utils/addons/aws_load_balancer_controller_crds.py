@@ -12,2149 +12,2980 @@ from __future__ import annotations
 
 # pylint: disable=too-many-lines
 CRDS = [
- {
-  'apiVersion': 'apiextensions.k8s.io/v1',
-  'kind': 'CustomResourceDefinition',
-  'metadata': {'annotations': {'controller-gen.kubebuilder.io/version': 'v0.19.0'}, 'name': 'globalaccelerators.aga.k8s.aws'},
-  'spec': {
-   'group': 'aga.k8s.aws',
-   'names': {'kind': 'GlobalAccelerator', 'listKind': 'GlobalAcceleratorList', 'plural': 'globalaccelerators', 'singular': 'globalaccelerator'},
-   'scope': 'Namespaced',
-   'versions': [
     {
-     'additionalPrinterColumns': [
-      {'description': 'The Global Accelerator name', 'jsonPath': '.spec.name', 'name': 'ACCELERATOR-NAME', 'type': 'string'},
-      {'description': 'The Global Accelerator DNS name', 'jsonPath': '.status.dnsName', 'name': 'DNS-NAME', 'type': 'string'},
-      {'description': 'The Global Accelerator type', 'jsonPath': '.spec.type', 'name': 'TYPE', 'type': 'string'},
-      {'description': 'The Global Accelerator status', 'jsonPath': '.status.status', 'name': 'STATUS', 'type': 'string'},
-      {'description': 'The Global Accelerator ARN', 'jsonPath': '.status.acceleratorARN', 'name': 'ARN', 'priority': 1, 'type': 'string'},
-      {'jsonPath': '.metadata.creationTimestamp', 'name': 'AGE', 'type': 'date'},
-     ],
-     'name': 'v1beta1',
-     'schema': {
-      'openAPIV3Schema': {
-       'description': 'GlobalAccelerator is the Schema for the GlobalAccelerator API',
-       'properties': {
-        'apiVersion': {
-         'description': ('APIVersion defines the versioned schema of this representation of an object.\nServers should convert '
-          'recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: http'
-          's://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources'),
-         'type': 'string',
-        },
-        'kind': {
-         'description': ('Kind is a string value representing the REST resource this object represents.\nServers may infer this'
-          ' from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https'
-          '://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds'),
-         'type': 'string',
-        },
-        'metadata': {'type': 'object'},
+        'apiVersion': 'apiextensions.k8s.io/v1',
+        'kind': 'CustomResourceDefinition',
+        'metadata': {'annotations': {'controller-gen.kubebuilder.io/version': 'v0.19.0'}, 'name': 'globalaccelerators.aga.k8s.aws'},
         'spec': {
-         'description': 'GlobalAcceleratorSpec defines the desired state of GlobalAccelerator',
-         'properties': {
-          'ipAddressType': {
-           'default': 'IPV4',
-           'description': 'IPAddressType is the value for the address type.',
-           'enum': ['IPV4', 'DUAL_STACK'],
-           'type': 'string',
-          },
-          'ipAddresses': {
-           'description': ('IpAddresses optionally specifies the IP addresses from your own IP address pool (BYOIP) to use for t'
-            "he accelerator's static IP addresses.\nYou can specify one or two addresses. Do not include the /32 s"
-            'uffix.\nIf you bring your own IP address pool to Global Accelerator (BYOIP), you can choose an IPv4 a'
-            "ddress from your own pool to use for the accelerator's static IPv4 address.\nAfter you bring an addre"
-            'ss range to AWS, it appears in your account as an address pool. When you create an accelerator, you '
-            'can assign one IPv4 address from your range to it.\nGlobal Accelerator assigns you a second static IP'
-            'v4 address from an Amazon IP address range. If you bring two IPv4 address ranges to AWS, you can ass'
-            "ign one IPv4 address from each range to your accelerator.\nNote that you can't update IP addresses fo"
-            'r an existing accelerator. To change them, you must create a new accelerator with the new addresses.'
-            '\nFor more information, see Bring your own IP addresses (BYOIP) in the AWS Global Accelerator Develop'
-            'er Guide.\nhttps://docs.aws.amazon.com/global-accelerator/latest/dg/using-byoip.html'),
-           'items': {'type': 'string'},
-           'maxItems': 2,
-           'minItems': 1,
-           'type': 'array',
-          },
-          'listeners': {
-           'description': 'Listeners defines the listeners for the Global Accelerator.',
-           'items': {
-            'description': 'GlobalAcceleratorListener defines a listener for the Global Accelerator.',
-            'properties': {
-             'clientAffinity': {
-              'default': 'NONE',
-              'description': ('ClientAffinity lets you direct all requests from a user to the same endpoint, if you have stateful a'
-               'pplications, regardless of the port and protocol of the client request.\nClient affinity gives you co'
-               'ntrol over whether to always route each client to the same specific endpoint.\nAWS Global Accelerator'
-               ' uses a consistent-flow hashing algorithm to choose the optimal endpoint for a connection.\nIf client'
-               ' affinity is NONE, Global Accelerator uses the "five-tuple" (5-tuple) properties—source IP address, '
-               'source port, destination IP address, destination port, and protocol—to select the hash value, and th'
-               'en chooses the best endpoint.\nHowever, with this setting, if someone uses different ports to connect'
-               ' to Global Accelerator, their connections might not be always routed to the same endpoint because th'
-               'e hash value changes.\nIf you want a given client to always be routed to the same endpoint, set clien'
-               't affinity to SOURCE_IP instead.\nWhen you use the SOURCE_IP setting, Global Accelerator uses the "tw'
-               'o-tuple" (2-tuple) properties— source (client) IP address and destination IP address—to select the h'
-               'ash value.\nThe default value is NONE.'),
-              'enum': ['SOURCE_IP', 'NONE'],
-              'type': 'string',
-             },
-             'endpointGroups': {
-              'description': 'EndpointGroups defines a list of endpoint groups for a Global Accelerator listener.',
-              'items': {
-               'description': 'GlobalAcceleratorEndpointGroup defines an endpoint group for a Global Accelerator listener.',
-               'properties': {
-                'endpoints': {
-                 'description': 'Endpoints is the list of endpoint configurations for this endpoint group.',
-                 'items': {
-                  'description': 'GlobalAcceleratorEndpoint defines an endpoint for a Global Accelerator endpoint group.',
-                  'properties': {
-                   'clientIPPreservationEnabled': {
-                    'default': True,
-                    'description': ('ClientIPPreservationEnabled indicates whether client IP address preservation is enabled for an Appli'
-                     'cation Load Balancer endpoint.\nThe value is true or false. The default value is true for new acceler'
-                     "ators.\nIf the value is set to true, the client's IP address is preserved in the X-Forwarded-For requ"
-                     'est header as traffic travels to applications on the Application Load Balancer endpoint fronted by t'
-                     'he accelerator.\nFor more information, see Preserve Client IP Addresses in the AWS Global Accelerator'
-                     ' Developer Guide:\nhttps://docs.aws.amazon.com/global-accelerator/latest/dg/preserve-client-ip-addres'
-                     's.html'),
-                    'type': 'boolean',
-                   },
-                   'endpointID': {
-                    'description': ('EndpointID is the ID of the endpoint when type is EndpointID.\nIf the endpoint is a Network Load Bala'
-                     'ncer or Application Load Balancer, this is the Amazon Resource Name (ARN) of the resource.\nA resourc'
-                     'e must be valid and active when you add it as an endpoint.\nMandatory for remote regions.'),
-                    'maxLength': 255,
-                    'type': 'string',
-                   },
-                   'name': {
-                    'description': 'Name is the name of the Kubernetes resource when type is Service, Ingress, or Gateway.',
-                    'type': 'string',
-                   },
-                   'namespace': {
-                    'description': ('Namespace is the namespace of the Kubernetes resource when type is Service, Ingress, or Gateway.\nIf '
-                     'not specified, defaults to the same namespace as the GlobalAccelerator resource.'),
-                    'type': 'string',
-                   },
-                   'type': {
-                    'description': 'Type specifies the type of endpoint reference.',
-                    'enum': ['EndpointID', 'Service', 'Ingress', 'Gateway'],
-                    'type': 'string',
-                   },
-                   'weight': {
-                    'default': 128,
-                    'description': ('Weight is the weight associated with the endpoint. When you add weights to endpoints, you configure '
-                     'Global Accelerator to route traffic based on proportions that you specify.\nFor example, you might sp'
-                     'ecify endpoint weights of 4, 5, 5, and 6 (sum=20). The result is that 4/20 of your traffic, on avera'
-                     'ge, is routed to the first endpoint,\n5/20 is routed both to the second and third endpoints, and 6/20'
-                     ' is routed to the last endpoint.\nFor more information, see Endpoint Weights in the AWS Global Accele'
-                     'rator Developer Guide:\nhttps://docs.aws.amazon.com/global-accelerator/latest/dg/about-endpoints-endp'
-                     'oint-weights.html'),
-                    'format': 'int32',
-                    'maximum': 255,
-                    'minimum': 0,
-                    'type': 'integer',
-                   },
-                  },
-                  'required': ['type'],
-                  'type': 'object',
-                  'x-kubernetes-validations': [
-                   {
-                    'message': 'endpointID is required and name must not be set when type is EndpointID',
-                    'rule': "self.type != 'EndpointID' || (has(self.endpointID) && !has(self.name))",
-                   },
-                   {
-                    'message': 'name is required and endpointID must not be set when type is Service/Ingress/Gateway',
-                    'rule': "self.type == 'EndpointID' || (has(self.name) && !has(self.endpointID))",
-                   },
-                  ],
-                 },
-                 'type': 'array',
-                },
-                'portOverrides': {
-                 'description': ('PortOverrides is a list of endpoint port overrides. Allows you to override the destination ports use'
-                  'd to route traffic to an endpoint. Using a port override lets you map a list of external destination'
-                  ' ports (that your users send traffic to) to a list of internal destination ports that you want an ap'
-                  'plication endpoint to receive traffic on.'),
-                 'items': {
-                  'description': ('PortOverride defines a port override for an endpoint group.\nOverride specific listener ports used to'
-                   ' route traffic to endpoints that are part of an endpoint group.\nFor example, you can create a port o'
-                   'verride in which the listener receives user traffic on ports 80 and 443,\nbut your accelerator routes'
-                   ' that traffic to ports 1080 and 1443, respectively, on the endpoints.\n\nFor more information, see Por'
-                   't overrides in the AWS Global Accelerator Developer Guide:\nhttps://docs.aws.amazon.com/global-accele'
-                   'rator/latest/dg/about-endpoint-groups-port-override.html'),
-                  'properties': {
-                   'endpointPort': {
-                    'description': ('EndpointPort is the endpoint port that you want traffic to be routed to.\nThis is the port on the end'
-                     'point, such as the Application Load Balancer or Amazon EC2 instance.'),
-                    'format': 'int32',
-                    'maximum': 65535,
-                    'minimum': 1,
-                    'type': 'integer',
-                   },
-                   'listenerPort': {
-                    'description': ('ListenerPort is the listener port that you want to map to a specific endpoint port.\nThis is the port'
-                     ' that user traffic arrives to the Global Accelerator on.'),
-                    'format': 'int32',
-                    'maximum': 65535,
-                    'minimum': 1,
-                    'type': 'integer',
-                   },
-                  },
-                  'required': ['endpointPort', 'listenerPort'],
-                  'type': 'object',
-                 },
-                 'type': 'array',
-                },
-                'region': {
-                 'description': ('Region is the AWS Region where the endpoint group is located.\nIf unspecified, defaults to the curren'
-                  't cluster region.'),
-                 'maxLength': 255,
-                 'type': 'string',
-                },
-                'trafficDialPercentage': {
-                 'default': 100,
-                 'description': ('TrafficDialPercentage is the percentage of traffic to send to an AWS Regions. Additional traffic is '
-                  'distributed to other endpoint groups for this listener\nUse this action to increase (dial up) or decr'
-                  'ease (dial down) traffic to a specific Region. The percentage is applied to the traffic that would o'
-                  'therwise have been routed to the Region based on optimal routing.'),
-                 'format': 'int32',
-                 'maximum': 100,
-                 'minimum': 0,
-                 'type': 'integer',
-                },
-               },
-               'type': 'object',
-              },
-              'type': 'array',
-             },
-             'portRanges': {
-              'description': ('PortRanges is the list of port ranges for the connections from clients to the accelerator.\nWhen not '
-               'specified, the controller will automatically determine the port ranges by inspecting\nthe referenced '
-               'Kubernetes resources (Service, Ingress, or Gateway) in the endpoint groups.'),
-              'items': {
-               'description': 'PortRange defines the port range for Global Accelerator listeners.',
-               'properties': {
-                'fromPort': {
-                 'description': 'FromPort is the first port in the range of ports, inclusive.',
-                 'format': 'int32',
-                 'maximum': 65535,
-                 'minimum': 1,
-                 'type': 'integer',
-                },
-                'toPort': {
-                 'description': 'ToPort is the last port in the range of ports, inclusive.',
-                 'format': 'int32',
-                 'maximum': 65535,
-                 'minimum': 1,
-                 'type': 'integer',
-                },
-               },
-               'required': ['fromPort', 'toPort'],
-               'type': 'object',
-               'x-kubernetes-validations': [{'message': 'FromPort must be less than or equal to ToPort', 'rule': 'self.fromPort <= self.toPort'}],
-              },
-              'maxItems': 10,
-              'minItems': 1,
-              'type': 'array',
-             },
-             'protocol': {
-              'description': ('Protocol is the protocol for the connections from clients to the accelerator.\nWhen not specified, th'
-               'e controller will automatically determine the protocol by inspecting\nthe referenced Kubernetes resou'
-               'rces (Service, Ingress, or Gateway) in the endpoint groups.'),
-              'enum': ['TCP', 'UDP'],
-              'type': 'string',
-             },
+            'group': 'aga.k8s.aws',
+            'names': {
+                'kind': 'GlobalAccelerator',
+                'listKind': 'GlobalAcceleratorList',
+                'plural': 'globalaccelerators',
+                'singular': 'globalaccelerator',
             },
-            'type': 'object',
-           },
-           'type': 'array',
-          },
-          'name': {
-           'description': ('Name is the name of the Global Accelerator.\nThe name must contain only alphanumeric characters or hy'
-            'phens (-), and must not begin or end with a hyphen.'),
-           'maxLength': 64,
-           'minLength': 1,
-           'pattern': '^[a-zA-Z0-9_-]{1,64}$',
-           'type': 'string',
-          },
-          'tags': {
-           'additionalProperties': {'type': 'string'},
-           'description': 'Tags defines list of Tags on the Global Accelerator.',
-           'type': 'object',
-          },
-         },
-         'type': 'object',
-        },
-        'status': {
-         'description': 'GlobalAcceleratorStatus defines the observed state of GlobalAccelerator',
-         'properties': {
-          'acceleratorARN': {'description': 'AcceleratorARN is the Amazon Resource Name (ARN) of the accelerator.', 'type': 'string'},
-          'conditions': {
-           'description': 'Conditions represent the current conditions of the GlobalAccelerator.',
-           'items': {
-            'description': 'Condition contains details for one aspect of the current state of this API Resource.',
-            'properties': {
-             'lastTransitionTime': {
-              'description': ('lastTransitionTime is the last time the condition transitioned from one status to another.\nThis shou'
-               'ld be when the underlying condition changed.  If that is not known, then using the time when the API'
-               ' field changed is acceptable.'),
-              'format': 'date-time',
-              'type': 'string',
-             },
-             'message': {
-              'description': 'message is a human readable message indicating details about the transition.\nThis may be an empty string.',
-              'maxLength': 32768,
-              'type': 'string',
-             },
-             'observedGeneration': {
-              'description': ('observedGeneration represents the .metadata.generation that the condition was set based upon.\nFor in'
-               'stance, if .metadata.generation is currently 12, but the .status.conditions[x].observedGeneration is'
-               ' 9, the condition is out of date\nwith respect to the current state of the instance.'),
-              'format': 'int64',
-              'minimum': 0,
-              'type': 'integer',
-             },
-             'reason': {
-              'description': ("reason contains a programmatic identifier indicating the reason for the condition's last transition."
-               '\nProducers of specific condition types may define expected values and meanings for this field,\nand w'
-               'hether the values are considered a guaranteed API.\nThe value should be a CamelCase string.\nThis fiel'
-               'd may not be empty.'),
-              'maxLength': 1024,
-              'minLength': 1,
-              'pattern': '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$',
-              'type': 'string',
-             },
-             'status': {
-              'description': 'status of the condition, one of True, False, Unknown.',
-              'enum': ['True', 'False', 'Unknown'],
-              'type': 'string',
-             },
-             'type': {
-              'description': 'type of condition in CamelCase or in foo.example.com/CamelCase.',
-              'maxLength': 316,
-              'pattern': '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$',
-              'type': 'string',
-             },
-            },
-            'required': ['lastTransitionTime', 'message', 'reason', 'status', 'type'],
-            'type': 'object',
-           },
-           'type': 'array',
-          },
-          'dnsName': {
-           'description': ('DNSName The Domain Name System (DNS) name that Global Accelerator creates that points to an accelera'
-            "tor's static IPv4 addresses."),
-           'type': 'string',
-          },
-          'dualStackDnsName': {
-           'description': ('DualStackDnsName is the Domain Name System (DNS) name that Global Accelerator creates that points to'
-            " a dual-stack accelerator's four static IP addresses: two IPv4 addresses and two IPv6 addresses."),
-           'type': 'string',
-          },
-          'ipSets': {
-           'description': 'IPSets is the static IP addresses that Global Accelerator associates with the accelerator.',
-           'items': {
-            'description': 'IPSet is the static IP addresses that Global Accelerator associates with the accelerator.',
-            'properties': {
-             'ipAddressFamily': {'description': 'IpAddressFamily is the types of IP addresses included in this IP set.', 'type': 'string'},
-             'ipAddresses': {
-              'description': 'IpAddresses is the array of IP addresses in the IP address set.',
-              'items': {'type': 'string'},
-              'type': 'array',
-             },
-            },
-            'type': 'object',
-           },
-           'type': 'array',
-          },
-          'observedGeneration': {'description': 'The generation observed by the GlobalAccelerator controller.', 'format': 'int64', 'type': 'integer'},
-          'status': {'description': 'Status is the current status of the accelerator.', 'type': 'string'},
-         },
-         'type': 'object',
-        },
-       },
-       'type': 'object',
-      },
-     },
-     'served': True,
-     'storage': True,
-     'subresources': {'status': {}},
-    },
-   ],
-  },
- },
- {
-  'apiVersion': 'apiextensions.k8s.io/v1',
-  'kind': 'CustomResourceDefinition',
-  'metadata': {'annotations': {'controller-gen.kubebuilder.io/version': 'v0.19.0'}, 'name': 'ingressclassparams.elbv2.k8s.aws'},
-  'spec': {
-   'group': 'elbv2.k8s.aws',
-   'names': {'kind': 'IngressClassParams', 'listKind': 'IngressClassParamsList', 'plural': 'ingressclassparams', 'singular': 'ingressclassparam'},
-   'scope': 'Cluster',
-   'versions': [
-    {
-     'additionalPrinterColumns': [
-      {'description': 'The Ingress Group name', 'jsonPath': '.spec.group.name', 'name': 'GROUP-NAME', 'type': 'string'},
-      {'description': 'The AWS Load Balancer scheme', 'jsonPath': '.spec.scheme', 'name': 'SCHEME', 'type': 'string'},
-      {'description': 'The AWS Load Balancer ipAddressType', 'jsonPath': '.spec.ipAddressType', 'name': 'IP-ADDRESS-TYPE', 'type': 'string'},
-      {'jsonPath': '.metadata.creationTimestamp', 'name': 'AGE', 'type': 'date'},
-     ],
-     'name': 'v1beta1',
-     'schema': {
-      'openAPIV3Schema': {
-       'description': 'IngressClassParams is the Schema for the IngressClassParams API',
-       'properties': {
-        'apiVersion': {
-         'description': ('APIVersion defines the versioned schema of this representation of an object.\nServers should convert '
-          'recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: http'
-          's://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources'),
-         'type': 'string',
-        },
-        'kind': {
-         'description': ('Kind is a string value representing the REST resource this object represents.\nServers may infer this'
-          ' from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https'
-          '://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds'),
-         'type': 'string',
-        },
-        'metadata': {'type': 'object'},
-        'spec': {
-         'description': 'IngressClassParamsSpec defines the desired state of IngressClassParams',
-         'properties': {
-          'PrefixListsIDs': {
-           'description': ('PrefixListsIDsLegacy defines the security group prefix lists for all Ingresses that belong to Ingres'
-            'sClass with this IngressClassParams.\nNot Recommended, Use PrefixListsIDs (prefixListsIDs in JSON) in'
-            'stead'),
-           'items': {'type': 'string'},
-           'type': 'array',
-          },
-          'certificateArn': {
-           'description': ('CertificateArn specifies the ARN of the certificates for all Ingresses that belong to IngressClass w'
-            'ith this IngressClassParams.'),
-           'items': {'type': 'string'},
-           'type': 'array',
-          },
-          'group': {
-           'description': 'Group defines the IngressGroup for all Ingresses that belong to IngressClass with this IngressClassParams.',
-           'properties': {'name': {'description': 'Name is the name of IngressGroup.', 'type': 'string'}},
-           'required': ['name'],
-           'type': 'object',
-          },
-          'inboundCIDRs': {
-           'description': ('InboundCIDRs specifies the CIDRs that are allowed to access the Ingresses that belong to IngressClas'
-            's with this IngressClassParams.'),
-           'items': {'type': 'string'},
-           'type': 'array',
-          },
-          'ipAddressType': {
-           'description': 'IPAddressType defines the ip address type for all Ingresses that belong to IngressClass with this IngressClassParams.',
-           'enum': ['ipv4', 'dualstack', 'dualstack-without-public-ipv4'],
-           'type': 'string',
-          },
-          'ipamConfiguration': {
-           'description': 'IPAMConfiguration defines the IPAM settings for a Load Balancer.',
-           'properties': {
-            'ipv4IPAMPoolId': {'description': 'IPv4IPAMPoolId defines the IPAM pool ID used for IPv4 Addresses on the ALB.', 'type': 'string'},
-           },
-           'type': 'object',
-          },
-          'listeners': {
-           'description': 'Listeners define a list of listeners with their protocol, port and attributes.',
-           'items': {
-            'properties': {
-             'listenerAttributes': {
-              'description': 'The attributes of the listener',
-              'items': {
-               'description': 'Attributes defines custom attributes on resources.',
-               'properties': {
-                'key': {'description': 'The key of the attribute.', 'type': 'string'},
-                'value': {'description': 'The value of the attribute.', 'type': 'string'},
-               },
-               'required': ['key', 'value'],
-               'type': 'object',
-              },
-              'type': 'array',
-             },
-             'port': {'description': 'The port of the listener', 'format': 'int32', 'type': 'integer'},
-             'protocol': {'description': 'The protocol of the listener', 'type': 'string'},
-            },
-            'type': 'object',
-           },
-           'type': 'array',
-          },
-          'loadBalancerAttributes': {
-           'description': ('LoadBalancerAttributes define the custom attributes to LoadBalancers for all Ingress that that belon'
-            'g to IngressClass with this IngressClassParams.'),
-           'items': {
-            'description': 'Attributes defines custom attributes on resources.',
-            'properties': {
-             'key': {'description': 'The key of the attribute.', 'type': 'string'},
-             'value': {'description': 'The value of the attribute.', 'type': 'string'},
-            },
-            'required': ['key', 'value'],
-            'type': 'object',
-           },
-           'type': 'array',
-          },
-          'loadBalancerName': {
-           'description': 'LoadBalancerName defines the name of the load balancer that will be created with this IngressClassParams.',
-           'type': 'string',
-          },
-          'minimumLoadBalancerCapacity': {
-           'description': ('MinimumLoadBalancerCapacity define the capacity reservation for LoadBalancers for all Ingress that b'
-            'elong to IngressClass with this IngressClassParams.'),
-           'properties': {'capacityUnits': {'description': 'The Capacity Units Value.', 'format': 'int32', 'type': 'integer'}},
-           'required': ['capacityUnits'],
-           'type': 'object',
-          },
-          'namespaceSelector': {
-           'description': ('NamespaceSelector restrict the namespaces of Ingresses that are allowed to specify the IngressClass '
-            'with this IngressClassParams.\n* if absent or present but empty, it selects all namespaces.'),
-           'properties': {
-            'matchExpressions': {
-             'description': 'matchExpressions is a list of label selector requirements. The requirements are ANDed.',
-             'items': {
-              'description': ('A label selector requirement is a selector that contains values, a key, and an operator that\nrelates'
-               ' the key and values.'),
-              'properties': {
-               'key': {'description': 'key is the label key that the selector applies to.', 'type': 'string'},
-               'operator': {
-                'description': ("operator represents a key's relationship to a set of values.\nValid operators are In, NotIn, Exists a"
-                 'nd DoesNotExist.'),
-                'type': 'string',
-               },
-               'values': {
-                'description': ('values is an array of string values. If the operator is In or NotIn,\nthe values array must be non-em'
-                 'pty. If the operator is Exists or DoesNotExist,\nthe values array must be empty. This array is replac'
-                 'ed during a strategic\nmerge patch.'),
-                'items': {'type': 'string'},
-                'type': 'array',
-                'x-kubernetes-list-type': 'atomic',
-               },
-              },
-              'required': ['key', 'operator'],
-              'type': 'object',
-             },
-             'type': 'array',
-             'x-kubernetes-list-type': 'atomic',
-            },
-            'matchLabels': {
-             'additionalProperties': {'type': 'string'},
-             'description': ('matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels\nmap is equivalent'
-              ' to an element of matchExpressions, whose key field is "key", the\noperator is "In", and the values a'
-              'rray contains only "value". The requirements are ANDed.'),
-             'type': 'object',
-            },
-           },
-           'type': 'object',
-           'x-kubernetes-map-type': 'atomic',
-          },
-          'prefixListsIDs': {
-           'description': ('PrefixListsIDs defines the security group prefix lists for all Ingresses that belong to IngressClass'
-            ' with this IngressClassParams.'),
-           'items': {'type': 'string'},
-           'type': 'array',
-          },
-          'scheme': {
-           'description': 'Scheme defines the scheme for all Ingresses that belong to IngressClass with this IngressClassParams.',
-           'enum': ['internal', 'internet-facing'],
-           'type': 'string',
-          },
-          'sslPolicy': {
-           'description': 'SSLPolicy specifies the SSL Policy for all Ingresses that belong to IngressClass with this IngressClassParams.',
-           'type': 'string',
-          },
-          'sslRedirectPort': {
-           'description': ('SSLRedirectPort specifies the SSL Redirect Port for all Ingresses that belong to IngressClass with t'
-            'his IngressClassParams.'),
-           'type': 'string',
-          },
-          'subnets': {
-           'description': 'Subnets defines the subnets for all Ingresses that belong to IngressClass with this IngressClassParams.',
-           'properties': {
-            'ids': {
-             'description': 'IDs specify the resource IDs of subnets. Exactly one of this or `tags` must be specified.',
-             'items': {'description': 'SubnetID specifies a subnet ID.', 'pattern': 'subnet-[0-9a-f]+', 'type': 'string'},
-             'minItems': 1,
-             'type': 'array',
-            },
-            'tags': {
-             'additionalProperties': {'items': {'type': 'string'}, 'type': 'array'},
-             'description': ("Tags specifies subnets in the load balancer's VPC where each\ntag specified in the map key contains o"
-              'ne of the values in the corresponding\nvalue list.\nExactly one of this or `ids` must be specified.'),
-             'type': 'object',
-            },
-           },
-           'type': 'object',
-          },
-          'tags': {
-           'description': ('Tags defines list of Tags on AWS resources provisioned for Ingresses that belong to IngressClass wit'
-            'h this IngressClassParams.'),
-           'items': {
-            'description': 'Tag defines a AWS Tag on resources.',
-            'properties': {
-             'key': {'description': 'The key of the tag.', 'type': 'string'},
-             'value': {'description': 'The value of the tag.', 'type': 'string'},
-            },
-            'required': ['key', 'value'],
-            'type': 'object',
-           },
-           'type': 'array',
-          },
-          'targetType': {
-           'description': ('TargetType defines the target type of target groups for all Ingresses that belong to IngressClass wi'
-            'th this IngressClassParams.'),
-           'enum': ['instance', 'ip'],
-           'type': 'string',
-          },
-          'wafv2AclArn': {'description': 'WAFv2ACLArn specifies ARN for the Amazon WAFv2 web ACL.', 'type': 'string'},
-          'wafv2AclName': {'description': 'WAFv2ACLName specifies name of the Amazon WAFv2 web ACL.', 'type': 'string'},
-         },
-         'type': 'object',
-         'x-kubernetes-validations': [
-          {
-           'message': "cannot specify both 'prefixListsIDs' and 'PrefixListsIDs' fields",
-           'rule': '!(has(self.prefixListsIDs) && has(self.PrefixListsIDs))',
-          },
-         ],
-        },
-       },
-       'type': 'object',
-      },
-     },
-     'served': True,
-     'storage': True,
-     'subresources': {},
-    },
-   ],
-  },
- },
- {
-  'apiVersion': 'apiextensions.k8s.io/v1',
-  'kind': 'CustomResourceDefinition',
-  'metadata': {'annotations': {'controller-gen.kubebuilder.io/version': 'v0.19.0'}, 'name': 'listenerruleconfigurations.gateway.k8s.aws'},
-  'spec': {
-   'group': 'gateway.k8s.aws',
-   'names': {
-    'kind': 'ListenerRuleConfiguration',
-    'listKind': 'ListenerRuleConfigurationList',
-    'plural': 'listenerruleconfigurations',
-    'singular': 'listenerruleconfiguration',
-   },
-   'scope': 'Namespaced',
-   'versions': [
-    {
-     'additionalPrinterColumns': [{'jsonPath': '.metadata.creationTimestamp', 'name': 'AGE', 'type': 'date'}],
-     'name': 'v1beta1',
-     'schema': {
-      'openAPIV3Schema': {
-       'description': 'ListenerRuleConfiguration is the Schema for the ListenerRuleConfiguration API',
-       'properties': {
-        'apiVersion': {
-         'description': ('APIVersion defines the versioned schema of this representation of an object.\nServers should convert '
-          'recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: http'
-          's://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources'),
-         'type': 'string',
-        },
-        'kind': {
-         'description': ('Kind is a string value representing the REST resource this object represents.\nServers may infer this'
-          ' from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https'
-          '://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds'),
-         'type': 'string',
-        },
-        'metadata': {'type': 'object'},
-        'spec': {
-         'description': 'ListenerRuleConfigurationSpec defines the desired state of ListenerRuleConfiguration',
-         'properties': {
-          'actions': {
-           'description': ('Actions defines the set of actions to be performed when conditions match.\nThis CRD implementation cu'
-            'rrently supports only  authenticate-oidc, authenticate-cognito, and fixed-response action types full'
-            'y and forward and redirect actions partially\n\nFor other fields in forward and redirect actions, plea'
-            'se use the standard Gateway API HTTPRoute or other route resources, which provide\nnative support for'
-            ' those conditions through the Gateway API specification.\n\nAt most one authentication action can be s'
-            'pecified (either authenticate-oidc or authenticate-cognito).'),
-           'items': {
-            'description': 'Action defines an action for a listener rule',
-            'properties': {
-             'authenticateCognitoConfig': {
-              'description': 'Information for an authenticate-cognito action',
-              'properties': {
-               'authenticationRequestExtraParams': {
-                'additionalProperties': {'type': 'string'},
-                'description': 'The query parameters (up to 10) to include in the redirect request to the\nauthorization endpoint.',
-                'maxProperties': 10,
-                'type': 'object',
-               },
-               'onUnauthenticatedRequest': {
-                'default': 'authenticate',
-                'description': 'The behavior if the user is not authenticated. The following are possible',
-                'enum': ['deny', 'allow', 'authenticate'],
-                'type': 'string',
-               },
-               'scope': {
-                'default': 'openid',
-                'description': ('The set of user claims to be requested from the IdP. The default is openid .\n\nTo verify which scope '
-                 'values your IdP supports and how to separate multiple\nvalues, see the documentation for your IdP.'),
-                'type': 'string',
-               },
-               'sessionCookieName': {
-                'default': 'AWSELBAuthSessionCookie',
-                'description': 'The name of the cookie used to maintain session information. The default is\nAWSELBAuthSessionCookie.',
-                'type': 'string',
-               },
-               'sessionTimeout': {
-                'default': 604800,
-                'description': 'The maximum duration of the authentication session, in seconds. The default is\n604800 seconds (7 days).',
-                'format': 'int64',
-                'maximum': 604800,
-                'minimum': 1,
-                'type': 'integer',
-               },
-               'userPoolArn': {'description': 'The Amazon Resource Name (ARN) of the Amazon Cognito user pool.', 'type': 'string'},
-               'userPoolClientId': {'description': 'The ID of the Amazon Cognito user pool client.', 'type': 'string'},
-               'userPoolDomain': {
-                'description': 'The domain prefix or fully-qualified domain name of the Amazon Cognito user\npool.',
-                'type': 'string',
-               },
-              },
-              'required': ['userPoolArn', 'userPoolClientId', 'userPoolDomain'],
-              'type': 'object',
-             },
-             'authenticateOIDCConfig': {
-              'description': 'Information for an authenticate-oidc action',
-              'properties': {
-               'authenticationRequestExtraParams': {
-                'additionalProperties': {'type': 'string'},
-                'description': 'The query parameters (up to 10) to include in the redirect request to the\nauthorization endpoint.',
-                'maxProperties': 10,
-                'type': 'object',
-               },
-               'authorizationEndpoint': {
-                'description': ('The authorization endpoint of the IdP. This must be a full URL, including the\nHTTPS protocol, the do'
-                 'main, and the path.'),
-                'type': 'string',
-               },
-               'issuer': {
-                'description': ('The OIDC issuer identifier of the IdP. This must be a full URL, including the\nHTTPS protocol, the do'
-                 'main, and the path.'),
-                'type': 'string',
-               },
-               'onUnauthenticatedRequest': {
-                'default': 'authenticate',
-                'description': 'The behavior if the user is not authenticated. The following are possible',
-                'enum': ['deny', 'allow', 'authenticate'],
-                'type': 'string',
-               },
-               'scope': {
-                'default': 'openid',
-                'description': ('The set of user claims to be requested from the IdP. The default is openid .\n\nTo verify which scope '
-                 'values your IdP supports and how to separate multiple\nvalues, see the documentation for your IdP.'),
-                'type': 'string',
-               },
-               'secret': {
-                'description': 'Secret holds OAuth 2.0 clientID and clientSecret. You need to create this secret and provide its name and namespace',
-                'properties': {'name': {'description': 'Name is name of the secret', 'type': 'string'}},
-                'required': ['name'],
-                'type': 'object',
-               },
-               'sessionCookieName': {
-                'default': 'AWSELBAuthSessionCookie',
-                'description': 'The name of the cookie used to maintain session information. The default is\nAWSELBAuthSessionCookie.',
-                'type': 'string',
-               },
-               'sessionTimeout': {
-                'default': 604800,
-                'description': 'The maximum duration of the authentication session, in seconds. The default is\n604800 seconds (7 days).',
-                'format': 'int64',
-                'maximum': 604800,
-                'minimum': 1,
-                'type': 'integer',
-               },
-               'tokenEndpoint': {
-                'description': 'The token endpoint of the IdP. This must be a full URL, including the HTTPS\nprotocol, the domain, and the path.',
-                'type': 'string',
-               },
-               'useExistingClientSecret': {
-                'description': ('Indicates whether to use the existing client secret when modifying a listener rule. If\nyou are creat'
-                 'ing a listener rule, you can omit this parameter or set it to false.'),
-                'type': 'boolean',
-               },
-               'userInfoEndpoint': {
-                'description': 'The user info endpoint of the IdP. This must be a full URL, including the HTTPS\nprotocol, the domain, and the path.',
-                'type': 'string',
-               },
-              },
-              'required': ['authorizationEndpoint', 'issuer', 'secret', 'tokenEndpoint', 'userInfoEndpoint'],
-              'type': 'object',
-             },
-             'fixedResponseConfig': {
-              'description': 'Information for a fixed-response action',
-              'properties': {
-               'contentType': {
-                'default': 'text/plain',
-                'description': 'The content type of the fixed response.',
-                'enum': ['text/plain', 'text/css', 'text/html', 'application/javascript', 'application/json'],
-                'type': 'string',
-               },
-               'messageBody': {'description': 'The message', 'type': 'string'},
-               'statusCode': {
-                'description': 'The HTTP response code (2XX, 4XX, or 5XX).',
-                'format': 'int32',
-                'type': 'integer',
-                'x-kubernetes-validations': [
-                 {
-                  'message': 'StatusCode must be a valid HTTP status code in the 2XX, 4XX, or 5XX range',
-                  'rule': '(self >= 200 && self <= 299) || (self >= 400 && self <= 599)',
-                 },
-                ],
-               },
-              },
-              'required': ['statusCode'],
-              'type': 'object',
-             },
-             'forwardConfig': {
-              'description': 'Information for a forward action',
-              'properties': {
-               'targetGroupStickinessConfig': {
-                'default': {},
-                'description': ('The target group stickiness for the rule.\nNote: ForwardActionConfig only supports target group stick'
-                 'iness configuration through CRD.\nAll other forward action fields must be set through the Gateway API'
-                 ' native way.'),
-                'properties': {
-                 'durationSeconds': {
-                  'default': 3600,
-                  'description': ('The time period, in seconds, during which requests from a client should be\nrouted to the same target'
-                   ' group. The range is 1-604800 seconds (7 days).'),
-                  'format': 'int32',
-                  'maximum': 604800,
-                  'minimum': 1,
-                  'type': 'integer',
-                 },
-                 'enabled': {'default': False, 'description': 'Indicates whether target group stickiness is enabled.', 'type': 'boolean'},
-                },
-                'type': 'object',
-               },
-              },
-              'type': 'object',
-             },
-             'jwtValidationConfig': {
-              'description': 'Information for a jwt-validation action',
-              'properties': {
-               'additionalClaims': {
-                'description': 'Any additional claims in the JWT that should be validated',
-                'items': {
-                 'description': 'JwtValidationActionAdditionalClaim Information about an additional claim to validate.',
-                 'properties': {
-                  'format': {
-                   'description': 'The format of the claim value(s)',
-                   'enum': ['single-string', 'string-array', 'space-separated-values'],
-                   'type': 'string',
-                  },
-                  'name': {
-                   'description': "The name of the claim. You can't specify exp, iss, nbf, or iat because we validate them by default.",
-                   'minLength': 1,
-                   'type': 'string',
-                  },
-                  'values': {
-                   'description': ('The claim values. The maximum size of the list is 10. Each value can be up to 256 characters in leng'
-                    "th.\nIf the format is space-separated-values, the values can't include spaces."),
-                   'items': {'maxLength': 256, 'type': 'string'},
-                   'maxItems': 10,
-                   'minItems': 1,
-                   'type': 'array',
-                  },
-                 },
-                 'required': ['format', 'name', 'values'],
-                 'type': 'object',
-                },
-                'type': 'array',
-               },
-               'issuer': {'description': 'The issuer of the JWT. The maximum length is 256 characters.', 'maxLength': 256, 'type': 'string'},
-               'jwksEndpoint': {
-                'description': ('The JSON Web Key Set (JWKS) endpoint. This endpoint contains JSON Web Keys (JWK) that are used to va'
-                 'lidate signatures from the provider.\nThis must be a full URL, including the HTTPS protocol, the doma'
-                 'in, and the path. The maximum length is 256 characters.'),
-                'maxLength': 256,
-                'type': 'string',
-               },
-              },
-              'required': ['issuer', 'jwksEndpoint'],
-              'type': 'object',
-             },
-             'redirectConfig': {
-              'description': 'Information for a redirect action',
-              'properties': {
-               'query': {
-                'default': '#{query}',
-                'description': ('The query parameters, URL-encoded when necessary, but not percent-encoded. Do\nnot include the leadin'
-                 'g "?", as it is automatically added. You can specify any\nof the reserved keywords.\nNote: RedirectAct'
-                 'ionConfig only supports setting the query parameter through CRD.\nAll other redirect action fields mu'
-                 'st be set through the Gateway API native way.'),
-                'type': 'string',
-               },
-              },
-              'type': 'object',
-             },
-             'type': {
-              'description': 'The type of action',
-              'enum': ['forward', 'fixed-response', 'redirect', 'authenticate-cognito', 'authenticate-oidc', 'jwt-validation'],
-              'type': 'string',
-             },
-            },
-            'required': ['type'],
-            'type': 'object',
-            'x-kubernetes-validations': [
-             {
-              'message': "forwardConfig must be specified only when type is 'forward'",
-              'rule': "has(self.type) && self.type == 'forward' ? has(self.forwardConfig) : !has(self.forwardConfig)",
-             },
-             {
-              'message': "redirectConfig must be specified only when type is 'redirect'",
-              'rule': "has(self.type) && self.type == 'redirect' ? has(self.redirectConfig) : !has(self.redirectConfig)",
-             },
-             {
-              'message': "fixedResponseConfig must be specified only when type is 'fixed-response'",
-              'rule': "has(self.type) && self.type == 'fixed-response' ? has(self.fixedResponseConfig) : !has(self.fixedResponseConfig)",
-             },
-             {
-              'message': "authenticateCognitoConfig must be specified only when type is 'authenticate-cognito'",
-              'rule': ("has(self.type) && self.type == 'authenticate-cognito' ? has(self.authenticateCognitoConfig) : !has(s"
-               'elf.authenticateCognitoConfig)'),
-             },
-             {
-              'message': "authenticateOIDCConfig must be specified only when type is 'authenticate-oidc'",
-              'rule': "has(self.type) && self.type == 'authenticate-oidc' ? has(self.authenticateOIDCConfig) : !has(self.authenticateOIDCConfig)",
-             },
-             {
-              'message': "jwtValidationConfig must be specified only when type is 'jwt-validation'",
-              'rule': "has(self.type) && self.type == 'jwt-validation' ? has(self.jwtValidationConfig) : !has(self.jwtValidationConfig)",
-             },
-            ],
-           },
-           'maxItems': 2,
-           'minItems': 1,
-           'type': 'array',
-          },
-          'conditions': {
-           'description': ('Conditions defines the circumstances under which the rule actions will be performed.\nThis CRD implem'
-            'entation currently supports only the source-ip condition type\n\nFor other condition types (such as pa'
-            'th-pattern, host-header, http-header, etc.),\nplease use the standard Gateway API HTTPRoute or other '
-            'route resources, which provide\nnative support for those conditions through the Gateway API specifica'
-            'tion.'),
-           'items': {
-            'description': 'Information about a condition for a listener rule',
-            'properties': {
-             'field': {'description': 'The field in the HTTP request', 'enum': ['source-ip'], 'type': 'string'},
-             'matchIndexes': {
-              'description': ('Indexes of Match in a rule to apply source ip to\nIf MatchIndexes is not provided, SourceIpConfig wil'
-               'l be applied to all conditions where ListenerRuleConfiguration is used'),
-              'items': {'type': 'integer'},
-              'type': 'array',
-             },
-             'sourceIPConfig': {
-              'description': 'Information for a source IP condition',
-              'properties': {
-               'values': {
-                'description': 'One or more source IP addresses, in CIDR format',
-                'items': {'type': 'string'},
-                'minItems': 1,
-                'type': 'array',
-               },
-              },
-              'required': ['values'],
-              'type': 'object',
-             },
-            },
-            'required': ['field'],
-            'type': 'object',
-            'x-kubernetes-validations': [
-             {
-              'message': "sourceIPConfig must be specified only when field is 'source-ip'",
-              'rule': "has(self.field) && self.field == 'source-ip' ? has(self.sourceIPConfig) : !has(self.sourceIPConfig)",
-             },
-            ],
-           },
-           'minItems': 1,
-           'type': 'array',
-          },
-          'tags': {
-           'additionalProperties': {'type': 'string'},
-           'description': 'Tags are the AWS resource tags to be applied to all AWS resources created for this rule.',
-           'type': 'object',
-          },
-         },
-         'type': 'object',
-         'x-kubernetes-validations': [
-          {'message': 'At least one action must be specified if actions field is present', 'rule': '!has(self.actions) || size(self.actions) > 0'},
-          {
-           'message': ('Only forward, redirect, authenticate-oidc, authenticate-cognito, jwt-validation, and fixed-response '
-            'action types are supported'),
-           'rule': ("!has(self.actions) || self.actions.all(a, a.type == 'authenticate-oidc' || a.type == 'authenticate-c"
-            "ognito' || a.type == 'jwt-validation' || a.type == 'fixed-response' || a.type == 'forward' || a.type"
-            " == 'redirect')"),
-          },
-          {
-           'message': 'At most one pre-routing action (authenticate-oidc, authenticate-cognito, or jwt-validation) can be specified',
-           'rule': ("!has(self.actions) || size(self.actions.filter(a, a.type == 'authenticate-oidc' || a.type == 'authen"
-            "ticate-cognito' || a.type == 'jwt-validation')) <= 1"),
-          },
-          {
-           'message': 'At most one routing action (fixed-response or forward or redirect) can be specified',
-           'rule': ("!has(self.actions) || size(self.actions.filter(a, a.type == 'fixed-response' || a.type == 'forward' "
-            "|| a.type == 'redirect')) <= 1"),
-          },
-         ],
-        },
-        'status': {
-         'description': 'ListenerRuleConfigurationStatus defines the observed state of ListenerRuleConfiguration',
-         'properties': {
-          'accepted': {'description': 'Accepted indicates whether ListenerRuleConfiguration is valid', 'type': 'boolean'},
-          'message': {'description': 'Message provides details about the current state', 'type': 'string'},
-          'observedGeneration': {'description': 'The observed generation of the rule configuration', 'format': 'int64', 'type': 'integer'},
-         },
-         'type': 'object',
-        },
-       },
-       'type': 'object',
-      },
-     },
-     'served': True,
-     'storage': True,
-     'subresources': {'status': {}},
-    },
-   ],
-  },
- },
- {
-  'apiVersion': 'apiextensions.k8s.io/v1',
-  'kind': 'CustomResourceDefinition',
-  'metadata': {'annotations': {'controller-gen.kubebuilder.io/version': 'v0.19.0'}, 'name': 'loadbalancerconfigurations.gateway.k8s.aws'},
-  'spec': {
-   'group': 'gateway.k8s.aws',
-   'names': {
-    'kind': 'LoadBalancerConfiguration',
-    'listKind': 'LoadBalancerConfigurationList',
-    'plural': 'loadbalancerconfigurations',
-    'singular': 'loadbalancerconfiguration',
-   },
-   'scope': 'Namespaced',
-   'versions': [
-    {
-     'additionalPrinterColumns': [{'jsonPath': '.metadata.creationTimestamp', 'name': 'AGE', 'type': 'date'}],
-     'name': 'v1beta1',
-     'schema': {
-      'openAPIV3Schema': {
-       'description': 'LoadBalancerConfiguration is the Schema for the LoadBalancerConfiguration API',
-       'properties': {
-        'apiVersion': {
-         'description': ('APIVersion defines the versioned schema of this representation of an object.\nServers should convert '
-          'recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: http'
-          's://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources'),
-         'type': 'string',
-        },
-        'kind': {
-         'description': ('Kind is a string value representing the REST resource this object represents.\nServers may infer this'
-          ' from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https'
-          '://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds'),
-         'type': 'string',
-        },
-        'metadata': {'type': 'object'},
-        'spec': {
-         'description': 'LoadBalancerConfigurationSpec defines the desired state of LoadBalancerConfiguration',
-         'properties': {
-          'customerOwnedIpv4Pool': {
-           'description': ('customerOwnedIpv4Pool [Application LoadBalancer]\nis the ID of the customer-owned address for Applica'
-            'tion Load Balancers on Outposts pool.'),
-           'type': 'string',
-          },
-          'defaultTargetGroupConfiguration': {
-           'description': ('defaultTargetGroupConfiguration references a TargetGroupConfiguration by name in the same namespace '
-            'as this LoadBalancerConfiguration.\nThe referenced TGC provides default target group properties for a'
-            'll Service backends attached to the Gateway.\nService-level TGCs override these defaults on a per-fie'
-            'ld basis.'),
-           'properties': {
-            'name': {
-             'description': 'name is the name of the TargetGroupConfiguration resource in the same namespace as this LoadBalancerConfiguration.',
-             'type': 'string',
-            },
-           },
-           'required': ['name'],
-           'type': 'object',
-          },
-          'disableSecurityGroup': {
-           'description': ('disableSecurityGroup provisions a load balancer with no security groups.\nAllows an NLB to be provisi'
-            'oned with no security groups.\n[Network Load Balancer]'),
-           'type': 'boolean',
-          },
-          'enableICMP': {
-           'description': ('EnableICMP [Network LoadBalancer]\nenables the creation of security group rules to the managed securi'
-            'ty group\nto allow explicit ICMP traffic for Path MTU discovery for IPv4 and dual-stack VPCs'),
-           'type': 'boolean',
-          },
-          'enforceSecurityGroupInboundRulesOnPrivateLinkTraffic': {
-           'description': ('enforceSecurityGroupInboundRulesOnPrivateLinkTraffic Indicates whether to evaluate inbound security '
-            'group rules for traffic sent to a Network Load Balancer through Amazon Web Services PrivateLink.'),
-           'type': 'string',
-          },
-          'ipAddressType': {
-           'description': 'loadBalancerIPType defines what kind of load balancer to provision (ipv4, dual stack)',
-           'enum': ['ipv4', 'dualstack', 'dualstack-without-public-ipv4'],
-           'type': 'string',
-          },
-          'ipv4IPAMPoolId': {
-           'description': 'IPv4IPAMPoolId [Application LoadBalancer]\ndefines the IPAM pool ID used for IPv4 Addresses on the ALB.',
-           'type': 'string',
-          },
-          'listenerConfigurations': {
-           'description': 'listenerConfigurations is an optional list of configurations for each listener on LB',
-           'items': {
-            'properties': {
-             'alpnPolicy': {
-              'default': 'None',
-              'description': 'alpnPolicy an optional string that allows you to configure ALPN policies on your Load Balancer',
-              'enum': ['HTTP1Only', 'HTTP2Only', 'HTTP2Optional', 'HTTP2Preferred', 'None'],
-              'type': 'string',
-             },
-             'certificates': {
-              'description': 'certificates is the list of other certificates to add to the listener.',
-              'items': {'type': 'string'},
-              'type': 'array',
-             },
-             'defaultCertificate': {'description': 'defaultCertificate the cert arn to be used by default.', 'type': 'string'},
-             'listenerAttributes': {
-              'description': 'listenerAttributes defines the attributes for the listener',
-              'items': {
-               'description': 'ListenerAttribute defines listener attribute.',
-               'properties': {
-                'key': {'description': 'The key of the attribute.', 'type': 'string'},
-                'value': {'description': 'The value of the attribute.', 'type': 'string'},
-               },
-               'required': ['key', 'value'],
-               'type': 'object',
-              },
-              'type': 'array',
-             },
-             'mutualAuthentication': {
-              'description': 'mutualAuthentication defines the mutual authentication configuration information.',
-              'properties': {
-               'advertiseTrustStoreCaNames': {
-                'description': 'Indicates whether trust store CA certificate names are advertised.',
-                'enum': ['on', 'off'],
-                'type': 'string',
-               },
-               'ignoreClientCertificateExpiry': {'description': 'Indicates whether expired client certificates are ignored.', 'type': 'boolean'},
-               'mode': {
-                'description': 'The client certificate handling method. Options are off, passthrough or verify',
-                'enum': ['off', 'passthrough', 'verify'],
-                'type': 'string',
-               },
-               'trustStore': {'description': 'The Name or ARN of the trust store.', 'type': 'string'},
-              },
-              'required': ['mode'],
-              'type': 'object',
-              'x-kubernetes-validations': [
-               {
-                'message': "trustStore is required when mutualAuthentication mode is 'verify'",
-                'rule': "!(self.mode == 'verify' && !has(self.trustStore))",
-               },
-               {
-                'message': "Mutual Authentication mode 'off' or 'passthrough' does not support 'trustStore'",
-                'rule': "!(self.mode != 'verify' && has(self.trustStore))",
-               },
-               {
-                'message': "Mutual Authentication mode 'off' or 'passthrough' does not support 'ignoreClientCertificateExpiry'",
-                'rule': "!(self.mode != 'verify' && has(self.ignoreClientCertificateExpiry))",
-               },
-               {
-                'message': "Mutual Authentication mode 'off' or 'passthrough' does not support 'advertiseTrustStoreCaNames'",
-                'rule': "!(self.mode != 'verify' && has(self.advertiseTrustStoreCaNames))",
-               },
-              ],
-             },
-             'protocolPort': {
-              'description': 'protocolPort is identifier for the listener on load balancer. It should be of the form PROTOCOL:PORT',
-              'pattern': '^(HTTP|HTTPS|TLS|TCP|UDP|TCP_UDP)?:(6553[0-5]|655[0-2]\\d|65[0-4]\\d{2}|6[0-4]\\d{3}|[1-5]\\d{4}|[1-9]\\d{0,3})?$',
-              'type': 'string',
-             },
-             'quicEnabled': {
-              'description': ('quicEnabled enables QUIC protocol support for UDP listeners. When enabled, UDP listeners will be upg'
-               'raded to QUIC protocol.'),
-              'type': 'boolean',
-             },
-             'sslPolicy': {
-              'description': ('sslPolicy is the security policy that defines which protocols and ciphers are supported for secure l'
-               'isteners [HTTPS or TLS listener].'),
-              'type': 'string',
-             },
-             'targetGroupStickiness': {
-              'description': ('targetGroupStickiness [Network LoadBalancer] enables sticky routing for requests when using a listen'
-               'er configured with weighted target groups.'),
-              'type': 'boolean',
-             },
-            },
-            'required': ['protocolPort'],
-            'type': 'object',
-           },
-           'type': 'array',
-          },
-          'loadBalancerAttributes': {
-           'description': 'LoadBalancerAttributes defines the attribute of LB',
-           'items': {
-            'description': 'LoadBalancerAttribute defines LB attribute.',
-            'properties': {
-             'key': {'description': 'The key of the attribute.', 'type': 'string'},
-             'value': {'description': 'The value of the attribute.', 'type': 'string'},
-            },
-            'required': ['key', 'value'],
-            'type': 'object',
-           },
-           'type': 'array',
-          },
-          'loadBalancerName': {
-           'description': 'loadBalancerName defines the name of the LB to provision. If unspecified, it will be automatically generated.',
-           'maxLength': 32,
-           'minLength': 1,
-           'type': 'string',
-          },
-          'loadBalancerSubnets': {
-           'description': ('loadBalancerSubnets is an optional list of subnet configurations to be used in the LB\nThis value tak'
-            'es precedence over loadBalancerSubnetsSelector if both are selected.'),
-           'items': {
-            'description': 'SubnetConfiguration defines the subnet settings for a Load Balancer.',
-            'properties': {
-             'eipAllocation': {'description': 'eipAllocation [Network LoadBalancer] the EIP name for this subnet.', 'type': 'string'},
-             'identifier': {
-              'description': 'identifier [Application LoadBalancer / Network LoadBalancer] name or id for the subnet',
-              'type': 'string',
-             },
-             'ipv6Allocation': {'description': 'IPv6Allocation [Network LoadBalancer] the ipv6 address to assign to this subnet.', 'type': 'string'},
-             'privateIPv4Allocation': {
-              'description': 'privateIPv4Allocation [Network LoadBalancer] the private ipv4 address to assign to this subnet.',
-              'type': 'string',
-             },
-             'sourceNatIPv6Prefix': {
-              'description': ('SourceNatIPv6Prefix [Network LoadBalancer] The IPv6 prefix to use for source NAT. Specify an IPv6 pr'
-               'efix (/80 netmask) from the subnet CIDR block or auto_assigned to use an IPv6 prefix selected at ran'
-               'dom from the subnet CIDR block.'),
-              'type': 'string',
-             },
-            },
-            'type': 'object',
-           },
-           'type': 'array',
-          },
-          'loadBalancerSubnetsSelector': {
-           'additionalProperties': {'items': {'type': 'string'}, 'type': 'array'},
-           'description': ("LoadBalancerSubnetsSelector specifies subnets in the load balancer's VPC where each\ntag specified in"
-            ' the map key contains one of the values in the corresponding\nvalue list.'),
-           'type': 'object',
-          },
-          'manageBackendSecurityGroupRules': {
-           'description': ('ManageBackendSecurityGroupRules [Application / Network LoadBalancer]\nspecifies whether you want the '
-            'controller to configure security group rules on Node/Pod for traffic access\nwhen you specify securit'
-            'yGroups'),
-           'type': 'boolean',
-          },
-          'mergingMode': {
-           'description': ('mergingMode defines the merge behavior when both the Gateway and GatewayClass have a defined LoadBal'
-            'ancerConfiguration.\nThis field is only honored for the configuration attached to the GatewayClass.'),
-           'enum': ['prefer-gateway', 'prefer-gateway-class'],
-           'type': 'string',
-          },
-          'minimumLoadBalancerCapacity': {
-           'description': 'MinimumLoadBalancerCapacity define the capacity reservation for LoadBalancers',
-           'properties': {'capacityUnits': {'description': 'The Capacity Units Value.', 'format': 'int32', 'type': 'integer'}},
-           'required': ['capacityUnits'],
-           'type': 'object',
-          },
-          'scheme': {
-           'description': 'scheme defines the type of LB to provision. If unspecified, it will be automatically inferred.',
-           'enum': ['internal', 'internet-facing'],
-           'type': 'string',
-          },
-          'securityGroupPrefixes': {
-           'description': 'securityGroupPrefixes an optional list of prefixes that are allowed to access the LB.',
-           'items': {'type': 'string'},
-           'type': 'array',
-          },
-          'securityGroups': {
-           'description': 'securityGroups an optional list of security group ids or names to apply to the LB',
-           'items': {'type': 'string'},
-           'type': 'array',
-          },
-          'shieldConfiguration': {
-           'description': 'ShieldAdvanced define the AWS Shield settings for a Gateway [Application Load Balancer]',
-           'properties': {'enabled': {'description': 'Enabled whether Shield Advanced should be configured with the Gateway', 'type': 'boolean'}},
-           'type': 'object',
-          },
-          'sourceRanges': {
-           'description': 'sourceRanges an optional list of CIDRs that are allowed to access the LB.',
-           'items': {'type': 'string'},
-           'type': 'array',
-          },
-          'tags': {
-           'additionalProperties': {'type': 'string'},
-           'description': 'Tags the AWS Tags on all related resources to the gateway.',
-           'type': 'object',
-          },
-          'wafV2': {
-           'description': 'WAFv2 define the AWS WAFv2 settings for a Gateway [Application Load Balancer]',
-           'properties': {'webACL': {'description': 'ACL The WebACL to configure with the Gateway', 'type': 'string'}},
-           'required': ['webACL'],
-           'type': 'object',
-          },
-         },
-         'type': 'object',
-        },
-        'status': {
-         'description': 'LoadBalancerConfigurationStatus defines the observed state of TargetGroupBinding',
-         'properties': {
-          'observedGatewayClassConfigurationGeneration': {
-           'description': 'The generation of the Gateway Configuration attached to the GatewayClass object.',
-           'format': 'int64',
-           'type': 'integer',
-          },
-          'observedGatewayConfigurationGeneration': {
-           'description': 'The generation of the Gateway Configuration attached to the Gateway object.',
-           'format': 'int64',
-           'type': 'integer',
-          },
-         },
-         'type': 'object',
-        },
-       },
-       'type': 'object',
-      },
-     },
-     'served': True,
-     'storage': True,
-     'subresources': {'status': {}},
-    },
-   ],
-  },
- },
- {
-  'apiVersion': 'apiextensions.k8s.io/v1',
-  'kind': 'CustomResourceDefinition',
-  'metadata': {'annotations': {'controller-gen.kubebuilder.io/version': 'v0.19.0'}, 'name': 'targetgroupbindings.elbv2.k8s.aws'},
-  'spec': {
-   'group': 'elbv2.k8s.aws',
-   'names': {'kind': 'TargetGroupBinding', 'listKind': 'TargetGroupBindingList', 'plural': 'targetgroupbindings', 'singular': 'targetgroupbinding'},
-   'scope': 'Namespaced',
-   'versions': [
-    {
-     'additionalPrinterColumns': [
-      {'description': "The Kubernetes Service's name", 'jsonPath': '.spec.serviceRef.name', 'name': 'SERVICE-NAME', 'type': 'string'},
-      {'description': "The Kubernetes Service's port", 'jsonPath': '.spec.serviceRef.port', 'name': 'SERVICE-PORT', 'type': 'string'},
-      {'description': "The AWS TargetGroup's TargetType", 'jsonPath': '.spec.targetType', 'name': 'TARGET-TYPE', 'type': 'string'},
-      {
-       'description': "The AWS TargetGroup's Amazon Resource Name",
-       'jsonPath': '.spec.targetGroupARN',
-       'name': 'ARN',
-       'priority': 1,
-       'type': 'string',
-      },
-      {'description': "The AWS TargetGroup's Name", 'jsonPath': '.spec.targetGroupName', 'name': 'NAME', 'priority': 2, 'type': 'string'},
-      {'jsonPath': '.metadata.creationTimestamp', 'name': 'AGE', 'type': 'date'},
-     ],
-     'name': 'v1alpha1',
-     'schema': {
-      'openAPIV3Schema': {
-       'description': 'TargetGroupBinding is the Schema for the TargetGroupBinding API',
-       'properties': {
-        'apiVersion': {
-         'description': ('APIVersion defines the versioned schema of this representation of an object.\nServers should convert '
-          'recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: http'
-          's://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources'),
-         'type': 'string',
-        },
-        'kind': {
-         'description': ('Kind is a string value representing the REST resource this object represents.\nServers may infer this'
-          ' from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https'
-          '://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds'),
-         'type': 'string',
-        },
-        'metadata': {'type': 'object'},
-        'spec': {
-         'description': 'TargetGroupBindingSpec defines the desired state of TargetGroupBinding',
-         'properties': {
-          'assumeRoleExternalId': {
-           'description': ('IAM Role ARN to assume when calling AWS APIs. Needed to assume a role in another account and prevent'
-            ' the confused deputy problem. https://docs.aws.amazon.com/IAM/latest/UserGuide/confused-deputy.html'),
-           'type': 'string',
-          },
-          'iamRoleArnToAssume': {
-           'description': 'IAM Role ARN to assume when calling AWS APIs. Useful if the target group is in a different AWS account',
-           'type': 'string',
-          },
-          'multiClusterTargetGroup': {
-           'description': 'MultiClusterTargetGroup Denotes if the TargetGroup is shared among multiple clusters',
-           'type': 'boolean',
-          },
-          'networking': {
-           'description': 'networking provides the networking setup for ELBV2 LoadBalancer to access targets in TargetGroup.',
-           'properties': {
-            'ingress': {
-             'description': 'List of ingress rules to allow ELBV2 LoadBalancer to access targets in TargetGroup.',
-             'items': {
-              'properties': {
-               'from': {
-                'description': ('List of peers which should be able to access the targets in TargetGroup.\nAt least one NetworkingPeer'
-                 ' should be specified.'),
-                'items': {
-                 'description': 'NetworkingPeer defines the source/destination peer for networking rules.',
-                 'properties': {
-                  'ipBlock': {
-                   'description': 'IPBlock defines an IPBlock peer.\nIf specified, none of the other fields can be set.',
-                   'properties': {'cidr': {'description': 'CIDR is the network CIDR.\nBoth IPV4 or IPV6 CIDR are accepted.', 'type': 'string'}},
-                   'required': ['cidr'],
-                   'type': 'object',
-                  },
-                  'securityGroup': {
-                   'description': 'SecurityGroup defines a SecurityGroup peer.\nIf specified, none of the other fields can be set.',
-                   'properties': {'groupID': {'description': 'GroupID is the EC2 SecurityGroupID.', 'type': 'string'}},
-                   'required': ['groupID'],
-                   'type': 'object',
-                  },
-                 },
-                 'type': 'object',
-                },
-                'type': 'array',
-               },
-               'ports': {
-                'description': ('List of ports which should be made accessible on the targets in TargetGroup.\nIf ports is empty or un'
-                 'specified, it defaults to all ports with TCP.'),
-                'items': {
-                 'properties': {
-                  'port': {
-                   'anyOf': [{'type': 'integer'}, {'type': 'string'}],
-                   'description': ('The port which traffic must match.\nWhen NodePort endpoints(instance TargetType) is used, this must b'
-                    'e a numerical port.\nWhen Port endpoints(ip TargetType) is used, this can be either numerical or name'
-                    'd port on pods.\nif port is unspecified, it defaults to all ports.'),
-                   'x-kubernetes-int-or-string': True,
-                  },
-                  'protocol': {
-                   'description': 'The protocol which traffic must match.\nIf protocol is unspecified, it defaults to TCP.',
-                   'enum': ['TCP', 'UDP'],
-                   'type': 'string',
-                  },
-                 },
-                 'type': 'object',
-                },
-                'type': 'array',
-               },
-              },
-              'required': ['from', 'ports'],
-              'type': 'object',
-             },
-             'type': 'array',
-            },
-           },
-           'type': 'object',
-          },
-          'serviceRef': {
-           'description': 'serviceRef is a reference to a Kubernetes Service and ServicePort.',
-           'properties': {
-            'name': {'description': 'Name is the name of the Service.', 'type': 'string'},
-            'port': {
-             'anyOf': [{'type': 'integer'}, {'type': 'string'}],
-             'description': 'Port is the port of the ServicePort.',
-             'x-kubernetes-int-or-string': True,
-            },
-           },
-           'required': ['name', 'port'],
-           'type': 'object',
-          },
-          'targetGroupARN': {'description': 'targetGroupARN is the Amazon Resource Name (ARN) for the TargetGroup.', 'type': 'string'},
-          'targetGroupName': {'description': 'targetGroupName is the Name of the TargetGroup.', 'type': 'string'},
-          'targetType': {
-           'description': 'targetType is the TargetType of TargetGroup. If unspecified, it will be automatically inferred.',
-           'enum': ['instance', 'ip'],
-           'type': 'string',
-          },
-         },
-         'required': ['serviceRef'],
-         'type': 'object',
-        },
-        'status': {
-         'description': 'TargetGroupBindingStatus defines the observed state of TargetGroupBinding',
-         'properties': {
-          'observedGeneration': {
-           'description': 'The generation observed by the TargetGroupBinding controller.',
-           'format': 'int64',
-           'type': 'integer',
-          },
-         },
-         'type': 'object',
-        },
-       },
-       'type': 'object',
-      },
-     },
-     'served': True,
-     'storage': False,
-     'subresources': {'status': {}},
-    },
-    {
-     'additionalPrinterColumns': [
-      {'description': "The Kubernetes Service's name", 'jsonPath': '.spec.serviceRef.name', 'name': 'SERVICE-NAME', 'type': 'string'},
-      {'description': "The Kubernetes Service's port", 'jsonPath': '.spec.serviceRef.port', 'name': 'SERVICE-PORT', 'type': 'string'},
-      {'description': "The AWS TargetGroup's TargetType", 'jsonPath': '.spec.targetType', 'name': 'TARGET-TYPE', 'type': 'string'},
-      {
-       'description': "The AWS TargetGroup's Amazon Resource Name",
-       'jsonPath': '.spec.targetGroupARN',
-       'name': 'ARN',
-       'priority': 1,
-       'type': 'string',
-      },
-      {'description': "The AWS TargetGroup's Name", 'jsonPath': '.spec.targetGroupName', 'name': 'NAME', 'priority': 2, 'type': 'string'},
-      {'jsonPath': '.metadata.creationTimestamp', 'name': 'AGE', 'type': 'date'},
-     ],
-     'name': 'v1beta1',
-     'schema': {
-      'openAPIV3Schema': {
-       'description': 'TargetGroupBinding is the Schema for the TargetGroupBinding API',
-       'properties': {
-        'apiVersion': {
-         'description': ('APIVersion defines the versioned schema of this representation of an object.\nServers should convert '
-          'recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: http'
-          's://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources'),
-         'type': 'string',
-        },
-        'kind': {
-         'description': ('Kind is a string value representing the REST resource this object represents.\nServers may infer this'
-          ' from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https'
-          '://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds'),
-         'type': 'string',
-        },
-        'metadata': {'type': 'object'},
-        'spec': {
-         'description': 'TargetGroupBindingSpec defines the desired state of TargetGroupBinding',
-         'properties': {
-          'assumeRoleExternalId': {
-           'description': ('IAM Role ARN to assume when calling AWS APIs. Needed to assume a role in another account and prevent'
-            ' the confused deputy problem. https://docs.aws.amazon.com/IAM/latest/UserGuide/confused-deputy.html'),
-           'type': 'string',
-          },
-          'iamRoleArnToAssume': {
-           'description': 'IAM Role ARN to assume when calling AWS APIs. Useful if the target group is in a different AWS account',
-           'type': 'string',
-          },
-          'ipAddressType': {
-           'description': ('ipAddressType specifies whether the target group is of type IPv4 or IPv6. If unspecified, it will be'
-            ' automatically inferred.'),
-           'enum': ['ipv4', 'ipv6'],
-           'type': 'string',
-          },
-          'multiClusterTargetGroup': {
-           'description': 'MultiClusterTargetGroup Denotes if the TargetGroup is shared among multiple clusters',
-           'type': 'boolean',
-          },
-          'networking': {
-           'description': 'networking defines the networking rules to allow ELBV2 LoadBalancer to access targets in TargetGroup.',
-           'properties': {
-            'ingress': {
-             'description': 'List of ingress rules to allow ELBV2 LoadBalancer to access targets in TargetGroup.',
-             'items': {
-              'description': "NetworkingIngressRule defines a particular set of traffic that is allowed to access TargetGroup's targets.",
-              'properties': {
-               'from': {
-                'description': ('List of peers which should be able to access the targets in TargetGroup.\nAt least one NetworkingPeer'
-                 ' should be specified.'),
-                'items': {
-                 'description': 'NetworkingPeer defines the source/destination peer for networking rules.',
-                 'properties': {
-                  'ipBlock': {
-                   'description': 'IPBlock defines an IPBlock peer.\nIf specified, none of the other fields can be set.',
-                   'properties': {'cidr': {'description': 'CIDR is the network CIDR.\nBoth IPV4 or IPV6 CIDR are accepted.', 'type': 'string'}},
-                   'required': ['cidr'],
-                   'type': 'object',
-                  },
-                  'securityGroup': {
-                   'description': 'SecurityGroup defines a SecurityGroup peer.\nIf specified, none of the other fields can be set.',
-                   'properties': {'groupID': {'description': 'GroupID is the EC2 SecurityGroupID.', 'type': 'string'}},
-                   'required': ['groupID'],
-                   'type': 'object',
-                  },
-                 },
-                 'type': 'object',
-                },
-                'type': 'array',
-               },
-               'ports': {
-                'description': ('List of ports which should be made accessible on the targets in TargetGroup.\nIf ports is empty or un'
-                 'specified, it defaults to all ports with TCP.'),
-                'items': {
-                 'description': 'NetworkingPort defines the port and protocol for networking rules.',
-                 'properties': {
-                  'port': {
-                   'anyOf': [{'type': 'integer'}, {'type': 'string'}],
-                   'description': ('The port which traffic must match.\nWhen NodePort endpoints(instance TargetType) is used, this must b'
-                    'e a numerical port.\nWhen Port endpoints(ip TargetType) is used, this can be either numerical or name'
-                    'd port on pods.\nif port is unspecified, it defaults to all ports.'),
-                   'x-kubernetes-int-or-string': True,
-                  },
-                  'protocol': {
-                   'description': 'The protocol which traffic must match.\nIf protocol is unspecified, it defaults to TCP.',
-                   'enum': ['TCP', 'UDP'],
-                   'type': 'string',
-                  },
-                 },
-                 'type': 'object',
-                },
-                'type': 'array',
-               },
-              },
-              'required': ['from', 'ports'],
-              'type': 'object',
-             },
-             'type': 'array',
-            },
-           },
-           'type': 'object',
-          },
-          'nodeSelector': {
-           'description': 'node selector for instance type target groups to only register certain nodes',
-           'properties': {
-            'matchExpressions': {
-             'description': 'matchExpressions is a list of label selector requirements. The requirements are ANDed.',
-             'items': {
-              'description': ('A label selector requirement is a selector that contains values, a key, and an operator that\nrelates'
-               ' the key and values.'),
-              'properties': {
-               'key': {'description': 'key is the label key that the selector applies to.', 'type': 'string'},
-               'operator': {
-                'description': ("operator represents a key's relationship to a set of values.\nValid operators are In, NotIn, Exists a"
-                 'nd DoesNotExist.'),
-                'type': 'string',
-               },
-               'values': {
-                'description': ('values is an array of string values. If the operator is In or NotIn,\nthe values array must be non-em'
-                 'pty. If the operator is Exists or DoesNotExist,\nthe values array must be empty. This array is replac'
-                 'ed during a strategic\nmerge patch.'),
-                'items': {'type': 'string'},
-                'type': 'array',
-                'x-kubernetes-list-type': 'atomic',
-               },
-              },
-              'required': ['key', 'operator'],
-              'type': 'object',
-             },
-             'type': 'array',
-             'x-kubernetes-list-type': 'atomic',
-            },
-            'matchLabels': {
-             'additionalProperties': {'type': 'string'},
-             'description': ('matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels\nmap is equivalent'
-              ' to an element of matchExpressions, whose key field is "key", the\noperator is "In", and the values a'
-              'rray contains only "value". The requirements are ANDed.'),
-             'type': 'object',
-            },
-           },
-           'type': 'object',
-           'x-kubernetes-map-type': 'atomic',
-          },
-          'serviceRef': {
-           'description': 'serviceRef is a reference to a Kubernetes Service and ServicePort.',
-           'properties': {
-            'name': {'description': 'Name is the name of the Service.', 'type': 'string'},
-            'port': {
-             'anyOf': [{'type': 'integer'}, {'type': 'string'}],
-             'description': 'Port is the port of the ServicePort.',
-             'x-kubernetes-int-or-string': True,
-            },
-           },
-           'required': ['name', 'port'],
-           'type': 'object',
-          },
-          'targetGroupARN': {'description': 'targetGroupARN is the Amazon Resource Name (ARN) for the TargetGroup.', 'type': 'string'},
-          'targetGroupName': {'description': 'targetGroupName is the Name of the TargetGroup.', 'type': 'string'},
-          'targetGroupProtocol': {
-           'description': 'targetGroupProtocol is the Protocol of the TargetGroup. If unspecified, it will be automatically inferred.',
-           'enum': ['HTTP', 'HTTPS', 'TCP', 'TLS', 'UDP', 'TCP_UDP', 'QUIC', 'TCP_QUIC'],
-           'type': 'string',
-          },
-          'targetType': {
-           'description': 'targetType is the TargetType of TargetGroup. If unspecified, it will be automatically inferred.',
-           'enum': ['instance', 'ip'],
-           'type': 'string',
-          },
-          'vpcID': {'description': 'VpcID is the VPC of the TargetGroup. If unspecified, it will be automatically inferred.', 'type': 'string'},
-         },
-         'required': ['serviceRef'],
-         'type': 'object',
-        },
-        'status': {
-         'description': 'TargetGroupBindingStatus defines the observed state of TargetGroupBinding',
-         'properties': {
-          'conditions': {
-           'description': 'Conditions describe the current conditions of the TargetGroupBinding.',
-           'items': {
-            'description': 'Condition contains details for one aspect of the current state of this API Resource.',
-            'properties': {
-             'lastTransitionTime': {
-              'description': ('lastTransitionTime is the last time the condition transitioned from one status to another.\nThis shou'
-               'ld be when the underlying condition changed.  If that is not known, then using the time when the API'
-               ' field changed is acceptable.'),
-              'format': 'date-time',
-              'type': 'string',
-             },
-             'message': {
-              'description': 'message is a human readable message indicating details about the transition.\nThis may be an empty string.',
-              'maxLength': 32768,
-              'type': 'string',
-             },
-             'observedGeneration': {
-              'description': ('observedGeneration represents the .metadata.generation that the condition was set based upon.\nFor in'
-               'stance, if .metadata.generation is currently 12, but the .status.conditions[x].observedGeneration is'
-               ' 9, the condition is out of date\nwith respect to the current state of the instance.'),
-              'format': 'int64',
-              'minimum': 0,
-              'type': 'integer',
-             },
-             'reason': {
-              'description': ("reason contains a programmatic identifier indicating the reason for the condition's last transition."
-               '\nProducers of specific condition types may define expected values and meanings for this field,\nand w'
-               'hether the values are considered a guaranteed API.\nThe value should be a CamelCase string.\nThis fiel'
-               'd may not be empty.'),
-              'maxLength': 1024,
-              'minLength': 1,
-              'pattern': '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$',
-              'type': 'string',
-             },
-             'status': {
-              'description': 'status of the condition, one of True, False, Unknown.',
-              'enum': ['True', 'False', 'Unknown'],
-              'type': 'string',
-             },
-             'type': {
-              'description': 'type of condition in CamelCase or in foo.example.com/CamelCase.',
-              'maxLength': 316,
-              'pattern': '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$',
-              'type': 'string',
-             },
-            },
-            'required': ['lastTransitionTime', 'message', 'reason', 'status', 'type'],
-            'type': 'object',
-           },
-           'type': 'array',
-          },
-          'observedGeneration': {
-           'description': 'The generation observed by the TargetGroupBinding controller.',
-           'format': 'int64',
-           'type': 'integer',
-          },
-         },
-         'type': 'object',
-        },
-       },
-       'type': 'object',
-      },
-     },
-     'served': True,
-     'storage': True,
-     'subresources': {'status': {}},
-    },
-   ],
-  },
- },
- {
-  'apiVersion': 'apiextensions.k8s.io/v1',
-  'kind': 'CustomResourceDefinition',
-  'metadata': {'annotations': {'controller-gen.kubebuilder.io/version': 'v0.19.0'}, 'name': 'targetgroupconfigurations.gateway.k8s.aws'},
-  'spec': {
-   'group': 'gateway.k8s.aws',
-   'names': {
-    'kind': 'TargetGroupConfiguration',
-    'listKind': 'TargetGroupConfigurationList',
-    'plural': 'targetgroupconfigurations',
-    'singular': 'targetgroupconfiguration',
-   },
-   'scope': 'Namespaced',
-   'versions': [
-    {
-     'additionalPrinterColumns': [
-      {'description': "The Kubernetes Service's name", 'jsonPath': '.spec.targetReference.name', 'name': 'SERVICE-NAME', 'type': 'string'},
-      {'jsonPath': '.metadata.creationTimestamp', 'name': 'AGE', 'type': 'date'},
-     ],
-     'name': 'v1beta1',
-     'schema': {
-      'openAPIV3Schema': {
-       'description': 'TargetGroupConfiguration is the Schema for defining TargetGroups with an AWS ELB Gateway',
-       'properties': {
-        'apiVersion': {
-         'description': ('APIVersion defines the versioned schema of this representation of an object.\nServers should convert '
-          'recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: http'
-          's://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources'),
-         'type': 'string',
-        },
-        'kind': {
-         'description': ('Kind is a string value representing the REST resource this object represents.\nServers may infer this'
-          ' from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https'
-          '://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds'),
-         'type': 'string',
-        },
-        'metadata': {'type': 'object'},
-        'spec': {
-         'description': 'TargetGroupConfigurationSpec defines the TargetGroup properties for a route.',
-         'properties': {
-          'defaultConfiguration': {
-           'description': ('defaultRouteConfiguration fallback configuration applied to all routes, unless overridden by route-s'
-            'pecific configurations.'),
-           'properties': {
-            'enableMultiCluster': {
-             'description': ('EnableMultiCluster [Application / Network LoadBalancer]\nAllows for multiple Clusters / Services to u'
-              'se the generated TargetGroup ARN'),
-             'type': 'boolean',
-            },
-            'healthCheckConfig': {
-             'description': 'healthCheckConfig The Health Check configuration for this backend.',
-             'properties': {
-              'healthCheckInterval': {
-               'description': 'healthCheckInterval The approximate amount of time, in seconds, between health checks of an individual target.',
-               'format': 'int32',
-               'type': 'integer',
-              },
-              'healthCheckPath': {'description': 'healthCheckPath The destination for health checks on the targets.', 'type': 'string'},
-              'healthCheckPort': {
-               'description': ('healthCheckPort The port the load balancer uses when performing health checks on targets.\nThe defaul'
-                't is to use the port on which each target receives traffic from the load balancer.'),
-               'type': 'string',
-              },
-              'healthCheckProtocol': {
-               'description': ('healthCheckProtocol The protocol to use to connect with the target. The GENEVE, TLS, UDP, and TCP_UD'
-                'P protocols are not supported for health checks.'),
-               'enum': ['HTTP', 'HTTPS', 'TCP'],
-               'type': 'string',
-              },
-              'healthCheckTimeout': {
-               'description': 'healthCheckTimeout The amount of time, in seconds, during which no response means a failed health check',
-               'format': 'int32',
-               'type': 'integer',
-              },
-              'healthyThresholdCount': {
-               'description': ('healthyThresholdCount The number of consecutive health checks successes required before considering '
-                'an unhealthy target healthy.'),
-               'format': 'int32',
-               'type': 'integer',
-              },
-              'matcher': {
-               'description': 'healthCheckCodes The HTTP or gRPC codes to use when checking for a successful response from a target',
-               'properties': {
-                'grpcCode': {'description': 'The gRPC codes', 'type': 'string'},
-                'httpCode': {'description': 'The HTTP codes.', 'type': 'string'},
-               },
-               'type': 'object',
-              },
-              'unhealthyThresholdCount': {
-               'description': ('unhealthyThresholdCount The number of consecutive health check failures required before considering '
-                'the target unhealthy.'),
-               'format': 'int32',
-               'type': 'integer',
-              },
-             },
-             'type': 'object',
-            },
-            'ipAddressType': {
-             'description': ('ipAddressType specifies whether the target group is of type IPv4 or IPv6. If unspecified, it will be'
-              ' automatically inferred.'),
-             'enum': ['ipv4', 'ipv6'],
-             'type': 'string',
-            },
-            'nodeSelector': {
-             'description': 'node selector for instance type target groups to only register certain nodes',
-             'properties': {
-              'matchExpressions': {
-               'description': 'matchExpressions is a list of label selector requirements. The requirements are ANDed.',
-               'items': {
-                'description': ('A label selector requirement is a selector that contains values, a key, and an operator that\nrelates'
-                 ' the key and values.'),
-                'properties': {
-                 'key': {'description': 'key is the label key that the selector applies to.', 'type': 'string'},
-                 'operator': {
-                  'description': ("operator represents a key's relationship to a set of values.\nValid operators are In, NotIn, Exists a"
-                   'nd DoesNotExist.'),
-                  'type': 'string',
-                 },
-                 'values': {
-                  'description': ('values is an array of string values. If the operator is In or NotIn,\nthe values array must be non-em'
-                   'pty. If the operator is Exists or DoesNotExist,\nthe values array must be empty. This array is replac'
-                   'ed during a strategic\nmerge patch.'),
-                  'items': {'type': 'string'},
-                  'type': 'array',
-                  'x-kubernetes-list-type': 'atomic',
-                 },
-                },
-                'required': ['key', 'operator'],
-                'type': 'object',
-               },
-               'type': 'array',
-               'x-kubernetes-list-type': 'atomic',
-              },
-              'matchLabels': {
-               'additionalProperties': {'type': 'string'},
-               'description': ('matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels\nmap is equivalent'
-                ' to an element of matchExpressions, whose key field is "key", the\noperator is "In", and the values a'
-                'rray contains only "value". The requirements are ANDed.'),
-               'type': 'object',
-              },
-             },
-             'type': 'object',
-             'x-kubernetes-map-type': 'atomic',
-            },
-            'protocol': {
-             'description': ('Protocol [Application / Network Load Balancer] the protocol for the target group.\nIf unspecified, it'
-              ' will be automatically inferred.'),
-             'enum': ['HTTP', 'HTTPS', 'TCP', 'TLS', 'UDP', 'TCP_UDP'],
-             'type': 'string',
-            },
-            'protocolVersion': {
-             'description': 'protocolVersion [HTTP/HTTPS protocol] The protocol version. The possible values are GRPC , HTTP1 and HTTP2',
-             'enum': ['HTTP1', 'HTTP2', 'GRPC'],
-             'type': 'string',
-            },
-            'tags': {'additionalProperties': {'type': 'string'}, 'description': 'Tags the Tags to add on the target group.', 'type': 'object'},
-            'targetControlPort': {
-             'description': ('targetControlPort [Application Load Balancer] The port on which the target communicates its capacity'
-              ". This value can't be modified after target group creation."),
-             'format': 'int32',
-             'type': 'integer',
-            },
-            'targetGroupAttributes': {
-             'description': 'targetGroupAttributes defines the attribute of target group',
-             'items': {
-              'description': 'TargetGroupAttribute defines target group attribute.',
-              'properties': {
-               'key': {'description': 'The key of the attribute.', 'type': 'string'},
-               'value': {'description': 'The value of the attribute.', 'type': 'string'},
-              },
-              'required': ['key', 'value'],
-              'type': 'object',
-             },
-             'type': 'array',
-            },
-            'targetGroupName': {
-             'description': 'targetGroupName specifies the name to assign to the Target Group. If not defined, then one is generated.',
-             'type': 'string',
-            },
-            'targetType': {
-             'description': 'targetType is the TargetType of TargetGroup. If unspecified, it will be automatically inferred as instance.',
-             'enum': ['instance', 'ip'],
-             'type': 'string',
-            },
-           },
-           'type': 'object',
-          },
-          'routeConfigurations': {
-           'description': ('routeConfigurations the route configuration for specific routes. the longest prefix match (kind:name'
-            'space:name) is taken to combine with the default properties.'),
-           'items': {
-            'description': 'RouteConfiguration defines the per route configuration',
-            'properties': {
-             'routeIdentifier': {
-              'description': 'name the identifier of the route, it should be in the form of ROUTE:NAMESPACE:NAME',
-              'properties': {'kind': {'type': 'string'}, 'name': {'type': 'string'}, 'namespace': {'type': 'string'}},
-              'type': 'object',
-             },
-             'targetGroupProps': {
-              'description': 'targetGroupProps the target group specific properties',
-              'properties': {
-               'enableMultiCluster': {
-                'description': ('EnableMultiCluster [Application / Network LoadBalancer]\nAllows for multiple Clusters / Services to u'
-                 'se the generated TargetGroup ARN'),
-                'type': 'boolean',
-               },
-               'healthCheckConfig': {
-                'description': 'healthCheckConfig The Health Check configuration for this backend.',
-                'properties': {
-                 'healthCheckInterval': {
-                  'description': 'healthCheckInterval The approximate amount of time, in seconds, between health checks of an individual target.',
-                  'format': 'int32',
-                  'type': 'integer',
-                 },
-                 'healthCheckPath': {'description': 'healthCheckPath The destination for health checks on the targets.', 'type': 'string'},
-                 'healthCheckPort': {
-                  'description': ('healthCheckPort The port the load balancer uses when performing health checks on targets.\nThe defaul'
-                   't is to use the port on which each target receives traffic from the load balancer.'),
-                  'type': 'string',
-                 },
-                 'healthCheckProtocol': {
-                  'description': ('healthCheckProtocol The protocol to use to connect with the target. The GENEVE, TLS, UDP, and TCP_UD'
-                   'P protocols are not supported for health checks.'),
-                  'enum': ['HTTP', 'HTTPS', 'TCP'],
-                  'type': 'string',
-                 },
-                 'healthCheckTimeout': {
-                  'description': 'healthCheckTimeout The amount of time, in seconds, during which no response means a failed health check',
-                  'format': 'int32',
-                  'type': 'integer',
-                 },
-                 'healthyThresholdCount': {
-                  'description': ('healthyThresholdCount The number of consecutive health checks successes required before considering '
-                   'an unhealthy target healthy.'),
-                  'format': 'int32',
-                  'type': 'integer',
-                 },
-                 'matcher': {
-                  'description': 'healthCheckCodes The HTTP or gRPC codes to use when checking for a successful response from a target',
-                  'properties': {
-                   'grpcCode': {'description': 'The gRPC codes', 'type': 'string'},
-                   'httpCode': {'description': 'The HTTP codes.', 'type': 'string'},
-                  },
-                  'type': 'object',
-                 },
-                 'unhealthyThresholdCount': {
-                  'description': ('unhealthyThresholdCount The number of consecutive health check failures required before considering '
-                   'the target unhealthy.'),
-                  'format': 'int32',
-                  'type': 'integer',
-                 },
-                },
-                'type': 'object',
-               },
-               'ipAddressType': {
-                'description': ('ipAddressType specifies whether the target group is of type IPv4 or IPv6. If unspecified, it will be'
-                 ' automatically inferred.'),
-                'enum': ['ipv4', 'ipv6'],
-                'type': 'string',
-               },
-               'nodeSelector': {
-                'description': 'node selector for instance type target groups to only register certain nodes',
-                'properties': {
-                 'matchExpressions': {
-                  'description': 'matchExpressions is a list of label selector requirements. The requirements are ANDed.',
-                  'items': {
-                   'description': ('A label selector requirement is a selector that contains values, a key, and an operator that\nrelates'
-                    ' the key and values.'),
-                   'properties': {
-                    'key': {'description': 'key is the label key that the selector applies to.', 'type': 'string'},
-                    'operator': {
-                     'description': ("operator represents a key's relationship to a set of values.\nValid operators are In, NotIn, Exists a"
-                      'nd DoesNotExist.'),
-                     'type': 'string',
+            'scope': 'Namespaced',
+            'versions': [
+                {
+                    'additionalPrinterColumns': [
+                        {'description': 'The Global Accelerator name', 'jsonPath': '.spec.name', 'name': 'ACCELERATOR-NAME', 'type': 'string'},
+                        {'description': 'The Global Accelerator DNS name', 'jsonPath': '.status.dnsName', 'name': 'DNS-NAME', 'type': 'string'},
+                        {'description': 'The Global Accelerator type', 'jsonPath': '.spec.type', 'name': 'TYPE', 'type': 'string'},
+                        {'description': 'The Global Accelerator status', 'jsonPath': '.status.status', 'name': 'STATUS', 'type': 'string'},
+                        {
+                            'description': 'The Global Accelerator ARN',
+                            'jsonPath': '.status.acceleratorARN',
+                            'name': 'ARN',
+                            'priority': 1,
+                            'type': 'string',
+                        },
+                        {'jsonPath': '.metadata.creationTimestamp', 'name': 'AGE', 'type': 'date'},
+                    ],
+                    'name': 'v1beta1',
+                    'schema': {
+                        'openAPIV3Schema': {
+                            'description': 'GlobalAccelerator is the Schema for the GlobalAccelerator API',
+                            'properties': {
+                                'apiVersion': {
+                                    'description': (
+                                        'APIVersion defines the versioned schema of this representation of an object.\nServers should convert '
+                                        'recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: http'
+                                        's://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources'
+                                    ),
+                                    'type': 'string',
+                                },
+                                'kind': {
+                                    'description': (
+                                        'Kind is a string value representing the REST resource this object represents.\nServers may infer this'
+                                        ' from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https'
+                                        '://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds'
+                                    ),
+                                    'type': 'string',
+                                },
+                                'metadata': {'type': 'object'},
+                                'spec': {
+                                    'description': 'GlobalAcceleratorSpec defines the desired state of GlobalAccelerator',
+                                    'properties': {
+                                        'ipAddressType': {
+                                            'default': 'IPV4',
+                                            'description': 'IPAddressType is the value for the address type.',
+                                            'enum': ['IPV4', 'DUAL_STACK'],
+                                            'type': 'string',
+                                        },
+                                        'ipAddresses': {
+                                            'description': (
+                                                'IpAddresses optionally specifies the IP addresses from your own IP address pool (BYOIP) to u'
+                                                "se for the accelerator's static IP addresses.\nYou can specify one or two addresses. Do not i"
+                                                'nclude the /32 suffix.\nIf you bring your own IP address pool to Global Accelerator (BYOIP), '
+                                                "you can choose an IPv4 address from your own pool to use for the accelerator's static IPv4 a"
+                                                'ddress.\nAfter you bring an address range to AWS, it appears in your account as an address po'
+                                                'ol. When you create an accelerator, you can assign one IPv4 address from your range to it.\nG'
+                                                'lobal Accelerator assigns you a second static IPv4 address from an Amazon IP address range. '
+                                                'If you bring two IPv4 address ranges to AWS, you can assign one IPv4 address from each range'
+                                                " to your accelerator.\nNote that you can't update IP addresses for an existing accelerator. T"
+                                                'o change them, you must create a new accelerator with the new addresses.\nFor more informatio'
+                                                'n, see Bring your own IP addresses (BYOIP) in the AWS Global Accelerator Developer Guide.\nht'
+                                                'tps://docs.aws.amazon.com/global-accelerator/latest/dg/using-byoip.html'
+                                            ),
+                                            'items': {'type': 'string'},
+                                            'maxItems': 2,
+                                            'minItems': 1,
+                                            'type': 'array',
+                                        },
+                                        'listeners': {
+                                            'description': 'Listeners defines the listeners for the Global Accelerator.',
+                                            'items': {
+                                                'description': 'GlobalAcceleratorListener defines a listener for the Global Accelerator.',
+                                                'properties': {
+                                                    'clientAffinity': {
+                                                        'default': 'NONE',
+                                                        'description': (
+                                                            'ClientAffinity lets you direct all requests from a user to the same endpoint, if'
+                                                            ' you have stateful applications, regardless of the port and protocol of the clie'
+                                                            'nt request.\nClient affinity gives you control over whether to always route each '
+                                                            'client to the same specific endpoint.\nAWS Global Accelerator uses a consistent-f'
+                                                            'low hashing algorithm to choose the optimal endpoint for a connection.\nIf client'
+                                                            ' affinity is NONE, Global Accelerator uses the "five-tuple" (5-tuple) properties'
+                                                            '—source IP address, source port, destination IP address, destination port, and p'
+                                                            'rotocol—to select the hash value, and then chooses the best endpoint.\nHowever, w'
+                                                            'ith this setting, if someone uses different ports to connect to Global Accelerat'
+                                                            'or, their connections might not be always routed to the same endpoint because th'
+                                                            'e hash value changes.\nIf you want a given client to always be routed to the same'
+                                                            ' endpoint, set client affinity to SOURCE_IP instead.\nWhen you use the SOURCE_IP '
+                                                            'setting, Global Accelerator uses the "two-tuple" (2-tuple) properties— source (c'
+                                                            'lient) IP address and destination IP address—to select the hash value.\nThe defau'
+                                                            'lt value is NONE.'
+                                                        ),
+                                                        'enum': ['SOURCE_IP', 'NONE'],
+                                                        'type': 'string',
+                                                    },
+                                                    'endpointGroups': {
+                                                        'description': (
+                                                            'EndpointGroups defines a list of endpoint groups for a Global Accelerator listen'
+                                                            'er.'
+                                                        ),
+                                                        'items': {
+                                                            'description': (
+                                                                'GlobalAcceleratorEndpointGroup defines an endpoint group for a Global Accele'
+                                                                'rator listener.'
+                                                            ),
+                                                            'properties': {
+                                                                'endpoints': {
+                                                                    'description': (
+                                                                        'Endpoints is the list of endpoint configurations for this endpoint g'
+                                                                        'roup.'
+                                                                    ),
+                                                                    'items': {
+                                                                        'description': (
+                                                                            'GlobalAcceleratorEndpoint defines an endpoint for a Global Accel'
+                                                                            'erator endpoint group.'
+                                                                        ),
+                                                                        'properties': {
+                                                                            'clientIPPreservationEnabled': {
+                                                                                'default': True,
+                                                                                'description': (
+                                                                                    'ClientIPPreservationEnabled indicates whether client IP '
+                                                                                    'address preservation is enabled for an Application Load '
+                                                                                    'Balancer endpoint.\nThe value is true or false. The defau'
+                                                                                    'lt value is true for new accelerators.\nIf the value is s'
+                                                                                    "et to true, the client's IP address is preserved in the "
+                                                                                    'X-Forwarded-For request header as traffic travels to app'
+                                                                                    'lications on the Application Load Balancer endpoint fron'
+                                                                                    'ted by the accelerator.\nFor more information, see Preser'
+                                                                                    've Client IP Addresses in the AWS Global Accelerator Dev'
+                                                                                    'eloper Guide:\nhttps://docs.aws.amazon.com/global-acceler'
+                                                                                    'ator/latest/dg/preserve-client-ip-address.html'
+                                                                                ),
+                                                                                'type': 'boolean',
+                                                                            },
+                                                                            'endpointID': {
+                                                                                'description': (
+                                                                                    'EndpointID is the ID of the endpoint when type is Endpoi'
+                                                                                    'ntID.\nIf the endpoint is a Network Load Balancer or Appl'
+                                                                                    'ication Load Balancer, this is the Amazon Resource Name '
+                                                                                    '(ARN) of the resource.\nA resource must be valid and acti'
+                                                                                    've when you add it as an endpoint.\nMandatory for remote '
+                                                                                    'regions.'
+                                                                                ),
+                                                                                'maxLength': 255,
+                                                                                'type': 'string',
+                                                                            },
+                                                                            'name': {
+                                                                                'description': (
+                                                                                    'Name is the name of the Kubernetes resource when type is'
+                                                                                    ' Service, Ingress, or Gateway.'
+                                                                                ),
+                                                                                'type': 'string',
+                                                                            },
+                                                                            'namespace': {
+                                                                                'description': (
+                                                                                    'Namespace is the namespace of the Kubernetes resource wh'
+                                                                                    'en type is Service, Ingress, or Gateway.\nIf not specifie'
+                                                                                    'd, defaults to the same namespace as the GlobalAccelerat'
+                                                                                    'or resource.'
+                                                                                ),
+                                                                                'type': 'string',
+                                                                            },
+                                                                            'type': {
+                                                                                'description': 'Type specifies the type of endpoint reference.',
+                                                                                'enum': ['EndpointID', 'Service', 'Ingress', 'Gateway'],
+                                                                                'type': 'string',
+                                                                            },
+                                                                            'weight': {
+                                                                                'default': 128,
+                                                                                'description': (
+                                                                                    'Weight is the weight associated with the endpoint. When '
+                                                                                    'you add weights to endpoints, you configure Global Accel'
+                                                                                    'erator to route traffic based on proportions that you sp'
+                                                                                    'ecify.\nFor example, you might specify endpoint weights o'
+                                                                                    'f 4, 5, 5, and 6 (sum=20). The result is that 4/20 of yo'
+                                                                                    'ur traffic, on average, is routed to the first endpoint,'
+                                                                                    '\n5/20 is routed both to the second and third endpoints, '
+                                                                                    'and 6/20 is routed to the last endpoint.\nFor more inform'
+                                                                                    'ation, see Endpoint Weights in the AWS Global Accelerato'
+                                                                                    'r Developer Guide:\nhttps://docs.aws.amazon.com/global-ac'
+                                                                                    'celerator/latest/dg/about-endpoints-endpoint-weights.htm'
+                                                                                    'l'
+                                                                                ),
+                                                                                'format': 'int32',
+                                                                                'maximum': 255,
+                                                                                'minimum': 0,
+                                                                                'type': 'integer',
+                                                                            },
+                                                                        },
+                                                                        'required': ['type'],
+                                                                        'type': 'object',
+                                                                        'x-kubernetes-validations': [
+                                                                            {
+                                                                                'message': (
+                                                                                    'endpointID is required and name must not be set when typ'
+                                                                                    'e is EndpointID'
+                                                                                ),
+                                                                                'rule': (
+                                                                                    "self.type != 'EndpointID' || (has(self.endpointID) && !h"
+                                                                                    'as(self.name))'
+                                                                                ),
+                                                                            },
+                                                                            {
+                                                                                'message': (
+                                                                                    'name is required and endpointID must not be set when typ'
+                                                                                    'e is Service/Ingress/Gateway'
+                                                                                ),
+                                                                                'rule': (
+                                                                                    "self.type == 'EndpointID' || (has(self.name) && !has(sel"
+                                                                                    'f.endpointID))'
+                                                                                ),
+                                                                            },
+                                                                        ],
+                                                                    },
+                                                                    'type': 'array',
+                                                                },
+                                                                'portOverrides': {
+                                                                    'description': (
+                                                                        'PortOverrides is a list of endpoint port overrides. Allows you to ov'
+                                                                        'erride the destination ports used to route traffic to an endpoint. U'
+                                                                        'sing a port override lets you map a list of external destination por'
+                                                                        'ts (that your users send traffic to) to a list of internal destinati'
+                                                                        'on ports that you want an application endpoint to receive traffic on'
+                                                                        '.'
+                                                                    ),
+                                                                    'items': {
+                                                                        'description': (
+                                                                            'PortOverride defines a port override for an endpoint group.\nOver'
+                                                                            'ride specific listener ports used to route traffic to endpoints '
+                                                                            'that are part of an endpoint group.\nFor example, you can create '
+                                                                            'a port override in which the listener receives user traffic on p'
+                                                                            'orts 80 and 443,\nbut your accelerator routes that traffic to por'
+                                                                            'ts 1080 and 1443, respectively, on the endpoints.\n\nFor more info'
+                                                                            'rmation, see Port overrides in the AWS Global Accelerator Develo'
+                                                                            'per Guide:\nhttps://docs.aws.amazon.com/global-accelerator/latest'
+                                                                            '/dg/about-endpoint-groups-port-override.html'
+                                                                        ),
+                                                                        'properties': {
+                                                                            'endpointPort': {
+                                                                                'description': (
+                                                                                    'EndpointPort is the endpoint port that you want traffic '
+                                                                                    'to be routed to.\nThis is the port on the endpoint, such '
+                                                                                    'as the Application Load Balancer or Amazon EC2 instance.'
+                                                                                ),
+                                                                                'format': 'int32',
+                                                                                'maximum': 65535,
+                                                                                'minimum': 1,
+                                                                                'type': 'integer',
+                                                                            },
+                                                                            'listenerPort': {
+                                                                                'description': (
+                                                                                    'ListenerPort is the listener port that you want to map t'
+                                                                                    'o a specific endpoint port.\nThis is the port that user t'
+                                                                                    'raffic arrives to the Global Accelerator on.'
+                                                                                ),
+                                                                                'format': 'int32',
+                                                                                'maximum': 65535,
+                                                                                'minimum': 1,
+                                                                                'type': 'integer',
+                                                                            },
+                                                                        },
+                                                                        'required': ['endpointPort', 'listenerPort'],
+                                                                        'type': 'object',
+                                                                    },
+                                                                    'type': 'array',
+                                                                },
+                                                                'region': {
+                                                                    'description': (
+                                                                        'Region is the AWS Region where the endpoint group is located.\nIf uns'
+                                                                        'pecified, defaults to the current cluster region.'
+                                                                    ),
+                                                                    'maxLength': 255,
+                                                                    'type': 'string',
+                                                                },
+                                                                'trafficDialPercentage': {
+                                                                    'default': 100,
+                                                                    'description': (
+                                                                        'TrafficDialPercentage is the percentage of traffic to send to an AWS'
+                                                                        ' Regions. Additional traffic is distributed to other endpoint groups'
+                                                                        ' for this listener\nUse this action to increase (dial up) or decrease'
+                                                                        ' (dial down) traffic to a specific Region. The percentage is applied'
+                                                                        ' to the traffic that would otherwise have been routed to the Region '
+                                                                        'based on optimal routing.'
+                                                                    ),
+                                                                    'format': 'int32',
+                                                                    'maximum': 100,
+                                                                    'minimum': 0,
+                                                                    'type': 'integer',
+                                                                },
+                                                            },
+                                                            'type': 'object',
+                                                        },
+                                                        'type': 'array',
+                                                    },
+                                                    'portRanges': {
+                                                        'description': (
+                                                            'PortRanges is the list of port ranges for the connections from clients to the ac'
+                                                            'celerator.\nWhen not specified, the controller will automatically determine the p'
+                                                            'ort ranges by inspecting\nthe referenced Kubernetes resources (Service, Ingress, '
+                                                            'or Gateway) in the endpoint groups.'
+                                                        ),
+                                                        'items': {
+                                                            'description': 'PortRange defines the port range for Global Accelerator listeners.',
+                                                            'properties': {
+                                                                'fromPort': {
+                                                                    'description': 'FromPort is the first port in the range of ports, inclusive.',
+                                                                    'format': 'int32',
+                                                                    'maximum': 65535,
+                                                                    'minimum': 1,
+                                                                    'type': 'integer',
+                                                                },
+                                                                'toPort': {
+                                                                    'description': 'ToPort is the last port in the range of ports, inclusive.',
+                                                                    'format': 'int32',
+                                                                    'maximum': 65535,
+                                                                    'minimum': 1,
+                                                                    'type': 'integer',
+                                                                },
+                                                            },
+                                                            'required': ['fromPort', 'toPort'],
+                                                            'type': 'object',
+                                                            'x-kubernetes-validations': [
+                                                                {
+                                                                    'message': 'FromPort must be less than or equal to ToPort',
+                                                                    'rule': 'self.fromPort <= self.toPort',
+                                                                },
+                                                            ],
+                                                        },
+                                                        'maxItems': 10,
+                                                        'minItems': 1,
+                                                        'type': 'array',
+                                                    },
+                                                    'protocol': {
+                                                        'description': (
+                                                            'Protocol is the protocol for the connections from clients to the accelerator.\nWh'
+                                                            'en not specified, the controller will automatically determine the protocol by in'
+                                                            'specting\nthe referenced Kubernetes resources (Service, Ingress, or Gateway) in t'
+                                                            'he endpoint groups.'
+                                                        ),
+                                                        'enum': ['TCP', 'UDP'],
+                                                        'type': 'string',
+                                                    },
+                                                },
+                                                'type': 'object',
+                                            },
+                                            'type': 'array',
+                                        },
+                                        'name': {
+                                            'description': (
+                                                'Name is the name of the Global Accelerator.\nThe name must contain only alphanumeric characte'
+                                                'rs or hyphens (-), and must not begin or end with a hyphen.'
+                                            ),
+                                            'maxLength': 64,
+                                            'minLength': 1,
+                                            'pattern': '^[a-zA-Z0-9_-]{1,64}$',
+                                            'type': 'string',
+                                        },
+                                        'tags': {
+                                            'additionalProperties': {'type': 'string'},
+                                            'description': 'Tags defines list of Tags on the Global Accelerator.',
+                                            'type': 'object',
+                                        },
+                                    },
+                                    'type': 'object',
+                                },
+                                'status': {
+                                    'description': 'GlobalAcceleratorStatus defines the observed state of GlobalAccelerator',
+                                    'properties': {
+                                        'acceleratorARN': {
+                                            'description': 'AcceleratorARN is the Amazon Resource Name (ARN) of the accelerator.',
+                                            'type': 'string',
+                                        },
+                                        'conditions': {
+                                            'description': 'Conditions represent the current conditions of the GlobalAccelerator.',
+                                            'items': {
+                                                'description': 'Condition contains details for one aspect of the current state of this API Resource.',
+                                                'properties': {
+                                                    'lastTransitionTime': {
+                                                        'description': (
+                                                            'lastTransitionTime is the last time the condition transitioned from one status t'
+                                                            'o another.\nThis should be when the underlying condition changed.  If that is not'
+                                                            ' known, then using the time when the API field changed is acceptable.'
+                                                        ),
+                                                        'format': 'date-time',
+                                                        'type': 'string',
+                                                    },
+                                                    'message': {
+                                                        'description': (
+                                                            'message is a human readable message indicating details about the transition.\nThi'
+                                                            's may be an empty string.'
+                                                        ),
+                                                        'maxLength': 32768,
+                                                        'type': 'string',
+                                                    },
+                                                    'observedGeneration': {
+                                                        'description': (
+                                                            'observedGeneration represents the .metadata.generation that the condition was se'
+                                                            't based upon.\nFor instance, if .metadata.generation is currently 12, but the .st'
+                                                            'atus.conditions[x].observedGeneration is 9, the condition is out of date\nwith re'
+                                                            'spect to the current state of the instance.'
+                                                        ),
+                                                        'format': 'int64',
+                                                        'minimum': 0,
+                                                        'type': 'integer',
+                                                    },
+                                                    'reason': {
+                                                        'description': (
+                                                            'reason contains a programmatic identifier indicating the reason for the conditio'
+                                                            "n's last transition.\nProducers of specific condition types may define expected v"
+                                                            'alues and meanings for this field,\nand whether the values are considered a guara'
+                                                            'nteed API.\nThe value should be a CamelCase string.\nThis field may not be empty.'
+                                                        ),
+                                                        'maxLength': 1024,
+                                                        'minLength': 1,
+                                                        'pattern': '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$',
+                                                        'type': 'string',
+                                                    },
+                                                    'status': {
+                                                        'description': 'status of the condition, one of True, False, Unknown.',
+                                                        'enum': ['True', 'False', 'Unknown'],
+                                                        'type': 'string',
+                                                    },
+                                                    'type': {
+                                                        'description': 'type of condition in CamelCase or in foo.example.com/CamelCase.',
+                                                        'maxLength': 316,
+                                                        'pattern': (
+                                                            '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9'
+                                                            '][-A-Za-z0-9_.]*)?[A-Za-z0-9])$'
+                                                        ),
+                                                        'type': 'string',
+                                                    },
+                                                },
+                                                'required': ['lastTransitionTime', 'message', 'reason', 'status', 'type'],
+                                                'type': 'object',
+                                            },
+                                            'type': 'array',
+                                        },
+                                        'dnsName': {
+                                            'description': (
+                                                'DNSName The Domain Name System (DNS) name that Global Accelerator creates that points to an '
+                                                "accelerator's static IPv4 addresses."
+                                            ),
+                                            'type': 'string',
+                                        },
+                                        'dualStackDnsName': {
+                                            'description': (
+                                                'DualStackDnsName is the Domain Name System (DNS) name that Global Accelerator creates that p'
+                                                "oints to a dual-stack accelerator's four static IP addresses: two IPv4 addresses and two IPv"
+                                                '6 addresses.'
+                                            ),
+                                            'type': 'string',
+                                        },
+                                        'ipSets': {
+                                            'description': (
+                                                'IPSets is the static IP addresses that Global Accelerator associates with the accelerator.'
+                                            ),
+                                            'items': {
+                                                'description': (
+                                                    'IPSet is the static IP addresses that Global Accelerator associates with the accelerator'
+                                                    '.'
+                                                ),
+                                                'properties': {
+                                                    'ipAddressFamily': {
+                                                        'description': 'IpAddressFamily is the types of IP addresses included in this IP set.',
+                                                        'type': 'string',
+                                                    },
+                                                    'ipAddresses': {
+                                                        'description': 'IpAddresses is the array of IP addresses in the IP address set.',
+                                                        'items': {'type': 'string'},
+                                                        'type': 'array',
+                                                    },
+                                                },
+                                                'type': 'object',
+                                            },
+                                            'type': 'array',
+                                        },
+                                        'observedGeneration': {
+                                            'description': 'The generation observed by the GlobalAccelerator controller.',
+                                            'format': 'int64',
+                                            'type': 'integer',
+                                        },
+                                        'status': {'description': 'Status is the current status of the accelerator.', 'type': 'string'},
+                                    },
+                                    'type': 'object',
+                                },
+                            },
+                            'type': 'object',
+                        },
                     },
-                    'values': {
-                     'description': ('values is an array of string values. If the operator is In or NotIn,\nthe values array must be non-em'
-                      'pty. If the operator is Exists or DoesNotExist,\nthe values array must be empty. This array is replac'
-                      'ed during a strategic\nmerge patch.'),
-                     'items': {'type': 'string'},
-                     'type': 'array',
-                     'x-kubernetes-list-type': 'atomic',
-                    },
-                   },
-                   'required': ['key', 'operator'],
-                   'type': 'object',
-                  },
-                  'type': 'array',
-                  'x-kubernetes-list-type': 'atomic',
-                 },
-                 'matchLabels': {
-                  'additionalProperties': {'type': 'string'},
-                  'description': ('matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels\nmap is equivalent'
-                   ' to an element of matchExpressions, whose key field is "key", the\noperator is "In", and the values a'
-                   'rray contains only "value". The requirements are ANDed.'),
-                  'type': 'object',
-                 },
+                    'served': True,
+                    'storage': True,
+                    'subresources': {'status': {}},
                 },
-                'type': 'object',
-                'x-kubernetes-map-type': 'atomic',
-               },
-               'protocol': {
-                'description': ('Protocol [Application / Network Load Balancer] the protocol for the target group.\nIf unspecified, it'
-                 ' will be automatically inferred.'),
-                'enum': ['HTTP', 'HTTPS', 'TCP', 'TLS', 'UDP', 'TCP_UDP'],
-                'type': 'string',
-               },
-               'protocolVersion': {
-                'description': 'protocolVersion [HTTP/HTTPS protocol] The protocol version. The possible values are GRPC , HTTP1 and HTTP2',
-                'enum': ['HTTP1', 'HTTP2', 'GRPC'],
-                'type': 'string',
-               },
-               'tags': {'additionalProperties': {'type': 'string'}, 'description': 'Tags the Tags to add on the target group.', 'type': 'object'},
-               'targetControlPort': {
-                'description': ('targetControlPort [Application Load Balancer] The port on which the target communicates its capacity'
-                 ". This value can't be modified after target group creation."),
-                'format': 'int32',
-                'type': 'integer',
-               },
-               'targetGroupAttributes': {
-                'description': 'targetGroupAttributes defines the attribute of target group',
-                'items': {
-                 'description': 'TargetGroupAttribute defines target group attribute.',
-                 'properties': {
-                  'key': {'description': 'The key of the attribute.', 'type': 'string'},
-                  'value': {'description': 'The value of the attribute.', 'type': 'string'},
-                 },
-                 'required': ['key', 'value'],
-                 'type': 'object',
-                },
-                'type': 'array',
-               },
-               'targetGroupName': {
-                'description': 'targetGroupName specifies the name to assign to the Target Group. If not defined, then one is generated.',
-                'type': 'string',
-               },
-               'targetType': {
-                'description': 'targetType is the TargetType of TargetGroup. If unspecified, it will be automatically inferred as instance.',
-                'enum': ['instance', 'ip'],
-                'type': 'string',
-               },
-              },
-              'type': 'object',
-             },
-            },
-            'required': ['routeIdentifier', 'targetGroupProps'],
-            'type': 'object',
-           },
-           'type': 'array',
-          },
-          'targetReference': {
-           'description': ('targetReference the kubernetes object to attach the Target Group settings to.\nWhen omitted, this TGC'
-            " can only be used as a default via LoadBalancerConfiguration's\ndefaultTargetGroupConfiguration refer"
-            'ence.'),
-           'properties': {
-            'group': {
-             'default': '',
-             'description': ('Group is the group of the referent. For example, "gateway.networking.k8s.io".\nWhen unspecified or em'
-              'pty string, core API group is inferred.'),
-             'type': 'string',
-            },
-            'kind': {
-             'default': 'Service',
-             'description': ('Kind is the Kubernetes resource kind of the referent. For example\n"Service".\n\nDefaults to "Service" '
-              'when not specified.'),
-             'type': 'string',
-            },
-            'name': {'description': 'Name is the name of the referent.', 'type': 'string'},
-           },
-           'required': ['name'],
-           'type': 'object',
-          },
-         },
-         'type': 'object',
+            ],
         },
-        'status': {
-         'description': 'TargetGroupConfigurationStatus defines the observed state of TargetGroupConfiguration',
-         'properties': {
-          'observedGatewayClassConfigurationGeneration': {
-           'description': 'The generation of the Gateway Configuration attached to the GatewayClass object.',
-           'format': 'int64',
-           'type': 'integer',
-          },
-          'observedGatewayConfigurationGeneration': {
-           'description': 'The generation of the Gateway Configuration attached to the Gateway object.',
-           'format': 'int64',
-           'type': 'integer',
-          },
-         },
-         'type': 'object',
-        },
-       },
-       'type': 'object',
-      },
-     },
-     'served': True,
-     'storage': True,
-     'subresources': {'status': {}},
     },
-   ],
-  },
- },
+    {
+        'apiVersion': 'apiextensions.k8s.io/v1',
+        'kind': 'CustomResourceDefinition',
+        'metadata': {'annotations': {'controller-gen.kubebuilder.io/version': 'v0.19.0'}, 'name': 'ingressclassparams.elbv2.k8s.aws'},
+        'spec': {
+            'group': 'elbv2.k8s.aws',
+            'names': {
+                'kind': 'IngressClassParams',
+                'listKind': 'IngressClassParamsList',
+                'plural': 'ingressclassparams',
+                'singular': 'ingressclassparam',
+            },
+            'scope': 'Cluster',
+            'versions': [
+                {
+                    'additionalPrinterColumns': [
+                        {'description': 'The Ingress Group name', 'jsonPath': '.spec.group.name', 'name': 'GROUP-NAME', 'type': 'string'},
+                        {'description': 'The AWS Load Balancer scheme', 'jsonPath': '.spec.scheme', 'name': 'SCHEME', 'type': 'string'},
+                        {
+                            'description': 'The AWS Load Balancer ipAddressType',
+                            'jsonPath': '.spec.ipAddressType',
+                            'name': 'IP-ADDRESS-TYPE',
+                            'type': 'string',
+                        },
+                        {'jsonPath': '.metadata.creationTimestamp', 'name': 'AGE', 'type': 'date'},
+                    ],
+                    'name': 'v1beta1',
+                    'schema': {
+                        'openAPIV3Schema': {
+                            'description': 'IngressClassParams is the Schema for the IngressClassParams API',
+                            'properties': {
+                                'apiVersion': {
+                                    'description': (
+                                        'APIVersion defines the versioned schema of this representation of an object.\nServers should convert '
+                                        'recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: http'
+                                        's://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources'
+                                    ),
+                                    'type': 'string',
+                                },
+                                'kind': {
+                                    'description': (
+                                        'Kind is a string value representing the REST resource this object represents.\nServers may infer this'
+                                        ' from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https'
+                                        '://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds'
+                                    ),
+                                    'type': 'string',
+                                },
+                                'metadata': {'type': 'object'},
+                                'spec': {
+                                    'description': 'IngressClassParamsSpec defines the desired state of IngressClassParams',
+                                    'properties': {
+                                        'PrefixListsIDs': {
+                                            'description': (
+                                                'PrefixListsIDsLegacy defines the security group prefix lists for all Ingresses that belong t'
+                                                'o IngressClass with this IngressClassParams.\nNot Recommended, Use PrefixListsIDs (prefixList'
+                                                'sIDs in JSON) instead'
+                                            ),
+                                            'items': {'type': 'string'},
+                                            'type': 'array',
+                                        },
+                                        'certificateArn': {
+                                            'description': (
+                                                'CertificateArn specifies the ARN of the certificates for all Ingresses that belong to Ingres'
+                                                'sClass with this IngressClassParams.'
+                                            ),
+                                            'items': {'type': 'string'},
+                                            'type': 'array',
+                                        },
+                                        'group': {
+                                            'description': (
+                                                'Group defines the IngressGroup for all Ingresses that belong to IngressClass with this Ingre'
+                                                'ssClassParams.'
+                                            ),
+                                            'properties': {'name': {'description': 'Name is the name of IngressGroup.', 'type': 'string'}},
+                                            'required': ['name'],
+                                            'type': 'object',
+                                        },
+                                        'inboundCIDRs': {
+                                            'description': (
+                                                'InboundCIDRs specifies the CIDRs that are allowed to access the Ingresses that belong to Ing'
+                                                'ressClass with this IngressClassParams.'
+                                            ),
+                                            'items': {'type': 'string'},
+                                            'type': 'array',
+                                        },
+                                        'ipAddressType': {
+                                            'description': (
+                                                'IPAddressType defines the ip address type for all Ingresses that belong to IngressClass with'
+                                                ' this IngressClassParams.'
+                                            ),
+                                            'enum': ['ipv4', 'dualstack', 'dualstack-without-public-ipv4'],
+                                            'type': 'string',
+                                        },
+                                        'ipamConfiguration': {
+                                            'description': 'IPAMConfiguration defines the IPAM settings for a Load Balancer.',
+                                            'properties': {
+                                                'ipv4IPAMPoolId': {
+                                                    'description': 'IPv4IPAMPoolId defines the IPAM pool ID used for IPv4 Addresses on the ALB.',
+                                                    'type': 'string',
+                                                },
+                                            },
+                                            'type': 'object',
+                                        },
+                                        'listeners': {
+                                            'description': 'Listeners define a list of listeners with their protocol, port and attributes.',
+                                            'items': {
+                                                'properties': {
+                                                    'listenerAttributes': {
+                                                        'description': 'The attributes of the listener',
+                                                        'items': {
+                                                            'description': 'Attributes defines custom attributes on resources.',
+                                                            'properties': {
+                                                                'key': {'description': 'The key of the attribute.', 'type': 'string'},
+                                                                'value': {'description': 'The value of the attribute.', 'type': 'string'},
+                                                            },
+                                                            'required': ['key', 'value'],
+                                                            'type': 'object',
+                                                        },
+                                                        'type': 'array',
+                                                    },
+                                                    'port': {'description': 'The port of the listener', 'format': 'int32', 'type': 'integer'},
+                                                    'protocol': {'description': 'The protocol of the listener', 'type': 'string'},
+                                                },
+                                                'type': 'object',
+                                            },
+                                            'type': 'array',
+                                        },
+                                        'loadBalancerAttributes': {
+                                            'description': (
+                                                'LoadBalancerAttributes define the custom attributes to LoadBalancers for all Ingress that th'
+                                                'at belong to IngressClass with this IngressClassParams.'
+                                            ),
+                                            'items': {
+                                                'description': 'Attributes defines custom attributes on resources.',
+                                                'properties': {
+                                                    'key': {'description': 'The key of the attribute.', 'type': 'string'},
+                                                    'value': {'description': 'The value of the attribute.', 'type': 'string'},
+                                                },
+                                                'required': ['key', 'value'],
+                                                'type': 'object',
+                                            },
+                                            'type': 'array',
+                                        },
+                                        'loadBalancerName': {
+                                            'description': (
+                                                'LoadBalancerName defines the name of the load balancer that will be created with this Ingres'
+                                                'sClassParams.'
+                                            ),
+                                            'type': 'string',
+                                        },
+                                        'minimumLoadBalancerCapacity': {
+                                            'description': (
+                                                'MinimumLoadBalancerCapacity define the capacity reservation for LoadBalancers for all Ingres'
+                                                's that belong to IngressClass with this IngressClassParams.'
+                                            ),
+                                            'properties': {
+                                                'capacityUnits': {'description': 'The Capacity Units Value.', 'format': 'int32', 'type': 'integer'},
+                                            },
+                                            'required': ['capacityUnits'],
+                                            'type': 'object',
+                                        },
+                                        'namespaceSelector': {
+                                            'description': (
+                                                'NamespaceSelector restrict the namespaces of Ingresses that are allowed to specify the Ingre'
+                                                'ssClass with this IngressClassParams.\n* if absent or present but empty, it selects all names'
+                                                'paces.'
+                                            ),
+                                            'properties': {
+                                                'matchExpressions': {
+                                                    'description': (
+                                                        'matchExpressions is a list of label selector requirements. The requirements are ANDe'
+                                                        'd.'
+                                                    ),
+                                                    'items': {
+                                                        'description': (
+                                                            'A label selector requirement is a selector that contains values, a key, and an o'
+                                                            'perator that\nrelates the key and values.'
+                                                        ),
+                                                        'properties': {
+                                                            'key': {
+                                                                'description': 'key is the label key that the selector applies to.',
+                                                                'type': 'string',
+                                                            },
+                                                            'operator': {
+                                                                'description': (
+                                                                    "operator represents a key's relationship to a set of values.\nValid opera"
+                                                                    'tors are In, NotIn, Exists and DoesNotExist.'
+                                                                ),
+                                                                'type': 'string',
+                                                            },
+                                                            'values': {
+                                                                'description': (
+                                                                    'values is an array of string values. If the operator is In or NotIn,\nthe'
+                                                                    ' values array must be non-empty. If the operator is Exists or DoesNotExi'
+                                                                    'st,\nthe values array must be empty. This array is replaced during a stra'
+                                                                    'tegic\nmerge patch.'
+                                                                ),
+                                                                'items': {'type': 'string'},
+                                                                'type': 'array',
+                                                                'x-kubernetes-list-type': 'atomic',
+                                                            },
+                                                        },
+                                                        'required': ['key', 'operator'],
+                                                        'type': 'object',
+                                                    },
+                                                    'type': 'array',
+                                                    'x-kubernetes-list-type': 'atomic',
+                                                },
+                                                'matchLabels': {
+                                                    'additionalProperties': {'type': 'string'},
+                                                    'description': (
+                                                        'matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels\nm'
+                                                        'ap is equivalent to an element of matchExpressions, whose key field is "key", the\nop'
+                                                        'erator is "In", and the values array contains only "value". The requirements are AND'
+                                                        'ed.'
+                                                    ),
+                                                    'type': 'object',
+                                                },
+                                            },
+                                            'type': 'object',
+                                            'x-kubernetes-map-type': 'atomic',
+                                        },
+                                        'prefixListsIDs': {
+                                            'description': (
+                                                'PrefixListsIDs defines the security group prefix lists for all Ingresses that belong to Ingr'
+                                                'essClass with this IngressClassParams.'
+                                            ),
+                                            'items': {'type': 'string'},
+                                            'type': 'array',
+                                        },
+                                        'scheme': {
+                                            'description': (
+                                                'Scheme defines the scheme for all Ingresses that belong to IngressClass with this IngressCla'
+                                                'ssParams.'
+                                            ),
+                                            'enum': ['internal', 'internet-facing'],
+                                            'type': 'string',
+                                        },
+                                        'sslPolicy': {
+                                            'description': (
+                                                'SSLPolicy specifies the SSL Policy for all Ingresses that belong to IngressClass with this I'
+                                                'ngressClassParams.'
+                                            ),
+                                            'type': 'string',
+                                        },
+                                        'sslRedirectPort': {
+                                            'description': (
+                                                'SSLRedirectPort specifies the SSL Redirect Port for all Ingresses that belong to IngressClas'
+                                                's with this IngressClassParams.'
+                                            ),
+                                            'type': 'string',
+                                        },
+                                        'subnets': {
+                                            'description': (
+                                                'Subnets defines the subnets for all Ingresses that belong to IngressClass with this IngressC'
+                                                'lassParams.'
+                                            ),
+                                            'properties': {
+                                                'ids': {
+                                                    'description': (
+                                                        'IDs specify the resource IDs of subnets. Exactly one of this or `tags` must be speci'
+                                                        'fied.'
+                                                    ),
+                                                    'items': {
+                                                        'description': 'SubnetID specifies a subnet ID.',
+                                                        'pattern': 'subnet-[0-9a-f]+',
+                                                        'type': 'string',
+                                                    },
+                                                    'minItems': 1,
+                                                    'type': 'array',
+                                                },
+                                                'tags': {
+                                                    'additionalProperties': {'items': {'type': 'string'}, 'type': 'array'},
+                                                    'description': (
+                                                        "Tags specifies subnets in the load balancer's VPC where each\ntag specified in the ma"
+                                                        'p key contains one of the values in the corresponding\nvalue list.\nExactly one of thi'
+                                                        's or `ids` must be specified.'
+                                                    ),
+                                                    'type': 'object',
+                                                },
+                                            },
+                                            'type': 'object',
+                                        },
+                                        'tags': {
+                                            'description': (
+                                                'Tags defines list of Tags on AWS resources provisioned for Ingresses that belong to IngressC'
+                                                'lass with this IngressClassParams.'
+                                            ),
+                                            'items': {
+                                                'description': 'Tag defines a AWS Tag on resources.',
+                                                'properties': {
+                                                    'key': {'description': 'The key of the tag.', 'type': 'string'},
+                                                    'value': {'description': 'The value of the tag.', 'type': 'string'},
+                                                },
+                                                'required': ['key', 'value'],
+                                                'type': 'object',
+                                            },
+                                            'type': 'array',
+                                        },
+                                        'targetType': {
+                                            'description': (
+                                                'TargetType defines the target type of target groups for all Ingresses that belong to Ingress'
+                                                'Class with this IngressClassParams.'
+                                            ),
+                                            'enum': ['instance', 'ip'],
+                                            'type': 'string',
+                                        },
+                                        'wafv2AclArn': {'description': 'WAFv2ACLArn specifies ARN for the Amazon WAFv2 web ACL.', 'type': 'string'},
+                                        'wafv2AclName': {'description': 'WAFv2ACLName specifies name of the Amazon WAFv2 web ACL.', 'type': 'string'},
+                                    },
+                                    'type': 'object',
+                                    'x-kubernetes-validations': [
+                                        {
+                                            'message': "cannot specify both 'prefixListsIDs' and 'PrefixListsIDs' fields",
+                                            'rule': '!(has(self.prefixListsIDs) && has(self.PrefixListsIDs))',
+                                        },
+                                    ],
+                                },
+                            },
+                            'type': 'object',
+                        },
+                    },
+                    'served': True,
+                    'storage': True,
+                    'subresources': {},
+                },
+            ],
+        },
+    },
+    {
+        'apiVersion': 'apiextensions.k8s.io/v1',
+        'kind': 'CustomResourceDefinition',
+        'metadata': {'annotations': {'controller-gen.kubebuilder.io/version': 'v0.19.0'}, 'name': 'listenerruleconfigurations.gateway.k8s.aws'},
+        'spec': {
+            'group': 'gateway.k8s.aws',
+            'names': {
+                'kind': 'ListenerRuleConfiguration',
+                'listKind': 'ListenerRuleConfigurationList',
+                'plural': 'listenerruleconfigurations',
+                'singular': 'listenerruleconfiguration',
+            },
+            'scope': 'Namespaced',
+            'versions': [
+                {
+                    'additionalPrinterColumns': [{'jsonPath': '.metadata.creationTimestamp', 'name': 'AGE', 'type': 'date'}],
+                    'name': 'v1beta1',
+                    'schema': {
+                        'openAPIV3Schema': {
+                            'description': 'ListenerRuleConfiguration is the Schema for the ListenerRuleConfiguration API',
+                            'properties': {
+                                'apiVersion': {
+                                    'description': (
+                                        'APIVersion defines the versioned schema of this representation of an object.\nServers should convert '
+                                        'recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: http'
+                                        's://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources'
+                                    ),
+                                    'type': 'string',
+                                },
+                                'kind': {
+                                    'description': (
+                                        'Kind is a string value representing the REST resource this object represents.\nServers may infer this'
+                                        ' from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https'
+                                        '://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds'
+                                    ),
+                                    'type': 'string',
+                                },
+                                'metadata': {'type': 'object'},
+                                'spec': {
+                                    'description': 'ListenerRuleConfigurationSpec defines the desired state of ListenerRuleConfiguration',
+                                    'properties': {
+                                        'actions': {
+                                            'description': (
+                                                'Actions defines the set of actions to be performed when conditions match.\nThis CRD implement'
+                                                'ation currently supports only  authenticate-oidc, authenticate-cognito, and fixed-response a'
+                                                'ction types fully and forward and redirect actions partially\n\nFor other fields in forward an'
+                                                'd redirect actions, please use the standard Gateway API HTTPRoute or other route resources, '
+                                                'which provide\nnative support for those conditions through the Gateway API specification.\n\nAt'
+                                                ' most one authentication action can be specified (either authenticate-oidc or authenticate-c'
+                                                'ognito).'
+                                            ),
+                                            'items': {
+                                                'description': 'Action defines an action for a listener rule',
+                                                'properties': {
+                                                    'authenticateCognitoConfig': {
+                                                        'description': 'Information for an authenticate-cognito action',
+                                                        'properties': {
+                                                            'authenticationRequestExtraParams': {
+                                                                'additionalProperties': {'type': 'string'},
+                                                                'description': (
+                                                                    'The query parameters (up to 10) to include in the redirect request to th'
+                                                                    'e\nauthorization endpoint.'
+                                                                ),
+                                                                'maxProperties': 10,
+                                                                'type': 'object',
+                                                            },
+                                                            'onUnauthenticatedRequest': {
+                                                                'default': 'authenticate',
+                                                                'description': (
+                                                                    'The behavior if the user is not authenticated. The following are possibl'
+                                                                    'e'
+                                                                ),
+                                                                'enum': ['deny', 'allow', 'authenticate'],
+                                                                'type': 'string',
+                                                            },
+                                                            'scope': {
+                                                                'default': 'openid',
+                                                                'description': (
+                                                                    'The set of user claims to be requested from the IdP. The default is open'
+                                                                    'id .\n\nTo verify which scope values your IdP supports and how to separate'
+                                                                    ' multiple\nvalues, see the documentation for your IdP.'
+                                                                ),
+                                                                'type': 'string',
+                                                            },
+                                                            'sessionCookieName': {
+                                                                'default': 'AWSELBAuthSessionCookie',
+                                                                'description': (
+                                                                    'The name of the cookie used to maintain session information. The default'
+                                                                    ' is\nAWSELBAuthSessionCookie.'
+                                                                ),
+                                                                'type': 'string',
+                                                            },
+                                                            'sessionTimeout': {
+                                                                'default': 604800,
+                                                                'description': (
+                                                                    'The maximum duration of the authentication session, in seconds. The defa'
+                                                                    'ult is\n604800 seconds (7 days).'
+                                                                ),
+                                                                'format': 'int64',
+                                                                'maximum': 604800,
+                                                                'minimum': 1,
+                                                                'type': 'integer',
+                                                            },
+                                                            'userPoolArn': {
+                                                                'description': 'The Amazon Resource Name (ARN) of the Amazon Cognito user pool.',
+                                                                'type': 'string',
+                                                            },
+                                                            'userPoolClientId': {
+                                                                'description': 'The ID of the Amazon Cognito user pool client.',
+                                                                'type': 'string',
+                                                            },
+                                                            'userPoolDomain': {
+                                                                'description': (
+                                                                    'The domain prefix or fully-qualified domain name of the Amazon Cognito u'
+                                                                    'ser\npool.'
+                                                                ),
+                                                                'type': 'string',
+                                                            },
+                                                        },
+                                                        'required': ['userPoolArn', 'userPoolClientId', 'userPoolDomain'],
+                                                        'type': 'object',
+                                                    },
+                                                    'authenticateOIDCConfig': {
+                                                        'description': 'Information for an authenticate-oidc action',
+                                                        'properties': {
+                                                            'authenticationRequestExtraParams': {
+                                                                'additionalProperties': {'type': 'string'},
+                                                                'description': (
+                                                                    'The query parameters (up to 10) to include in the redirect request to th'
+                                                                    'e\nauthorization endpoint.'
+                                                                ),
+                                                                'maxProperties': 10,
+                                                                'type': 'object',
+                                                            },
+                                                            'authorizationEndpoint': {
+                                                                'description': (
+                                                                    'The authorization endpoint of the IdP. This must be a full URL, includin'
+                                                                    'g the\nHTTPS protocol, the domain, and the path.'
+                                                                ),
+                                                                'type': 'string',
+                                                            },
+                                                            'issuer': {
+                                                                'description': (
+                                                                    'The OIDC issuer identifier of the IdP. This must be a full URL, includin'
+                                                                    'g the\nHTTPS protocol, the domain, and the path.'
+                                                                ),
+                                                                'type': 'string',
+                                                            },
+                                                            'onUnauthenticatedRequest': {
+                                                                'default': 'authenticate',
+                                                                'description': (
+                                                                    'The behavior if the user is not authenticated. The following are possibl'
+                                                                    'e'
+                                                                ),
+                                                                'enum': ['deny', 'allow', 'authenticate'],
+                                                                'type': 'string',
+                                                            },
+                                                            'scope': {
+                                                                'default': 'openid',
+                                                                'description': (
+                                                                    'The set of user claims to be requested from the IdP. The default is open'
+                                                                    'id .\n\nTo verify which scope values your IdP supports and how to separate'
+                                                                    ' multiple\nvalues, see the documentation for your IdP.'
+                                                                ),
+                                                                'type': 'string',
+                                                            },
+                                                            'secret': {
+                                                                'description': (
+                                                                    'Secret holds OAuth 2.0 clientID and clientSecret. You need to create thi'
+                                                                    's secret and provide its name and namespace'
+                                                                ),
+                                                                'properties': {
+                                                                    'name': {'description': 'Name is name of the secret', 'type': 'string'},
+                                                                },
+                                                                'required': ['name'],
+                                                                'type': 'object',
+                                                            },
+                                                            'sessionCookieName': {
+                                                                'default': 'AWSELBAuthSessionCookie',
+                                                                'description': (
+                                                                    'The name of the cookie used to maintain session information. The default'
+                                                                    ' is\nAWSELBAuthSessionCookie.'
+                                                                ),
+                                                                'type': 'string',
+                                                            },
+                                                            'sessionTimeout': {
+                                                                'default': 604800,
+                                                                'description': (
+                                                                    'The maximum duration of the authentication session, in seconds. The defa'
+                                                                    'ult is\n604800 seconds (7 days).'
+                                                                ),
+                                                                'format': 'int64',
+                                                                'maximum': 604800,
+                                                                'minimum': 1,
+                                                                'type': 'integer',
+                                                            },
+                                                            'tokenEndpoint': {
+                                                                'description': (
+                                                                    'The token endpoint of the IdP. This must be a full URL, including the HT'
+                                                                    'TPS\nprotocol, the domain, and the path.'
+                                                                ),
+                                                                'type': 'string',
+                                                            },
+                                                            'useExistingClientSecret': {
+                                                                'description': (
+                                                                    'Indicates whether to use the existing client secret when modifying a lis'
+                                                                    'tener rule. If\nyou are creating a listener rule, you can omit this param'
+                                                                    'eter or set it to false.'
+                                                                ),
+                                                                'type': 'boolean',
+                                                            },
+                                                            'userInfoEndpoint': {
+                                                                'description': (
+                                                                    'The user info endpoint of the IdP. This must be a full URL, including th'
+                                                                    'e HTTPS\nprotocol, the domain, and the path.'
+                                                                ),
+                                                                'type': 'string',
+                                                            },
+                                                        },
+                                                        'required': [
+                                                            'authorizationEndpoint',
+                                                            'issuer',
+                                                            'secret',
+                                                            'tokenEndpoint',
+                                                            'userInfoEndpoint',
+                                                        ],
+                                                        'type': 'object',
+                                                    },
+                                                    'fixedResponseConfig': {
+                                                        'description': 'Information for a fixed-response action',
+                                                        'properties': {
+                                                            'contentType': {
+                                                                'default': 'text/plain',
+                                                                'description': 'The content type of the fixed response.',
+                                                                'enum': [
+                                                                    'text/plain',
+                                                                    'text/css',
+                                                                    'text/html',
+                                                                    'application/javascript',
+                                                                    'application/json',
+                                                                ],
+                                                                'type': 'string',
+                                                            },
+                                                            'messageBody': {'description': 'The message', 'type': 'string'},
+                                                            'statusCode': {
+                                                                'description': 'The HTTP response code (2XX, 4XX, or 5XX).',
+                                                                'format': 'int32',
+                                                                'type': 'integer',
+                                                                'x-kubernetes-validations': [
+                                                                    {
+                                                                        'message': (
+                                                                            'StatusCode must be a valid HTTP status code in the 2XX, 4XX, or '
+                                                                            '5XX range'
+                                                                        ),
+                                                                        'rule': '(self >= 200 && self <= 299) || (self >= 400 && self <= 599)',
+                                                                    },
+                                                                ],
+                                                            },
+                                                        },
+                                                        'required': ['statusCode'],
+                                                        'type': 'object',
+                                                    },
+                                                    'forwardConfig': {
+                                                        'description': 'Information for a forward action',
+                                                        'properties': {
+                                                            'targetGroupStickinessConfig': {
+                                                                'default': {},
+                                                                'description': (
+                                                                    'The target group stickiness for the rule.\nNote: ForwardActionConfig only'
+                                                                    ' supports target group stickiness configuration through CRD.\nAll other f'
+                                                                    'orward action fields must be set through the Gateway API native way.'
+                                                                ),
+                                                                'properties': {
+                                                                    'durationSeconds': {
+                                                                        'default': 3600,
+                                                                        'description': (
+                                                                            'The time period, in seconds, during which requests from a client'
+                                                                            ' should be\nrouted to the same target group. The range is 1-60480'
+                                                                            '0 seconds (7 days).'
+                                                                        ),
+                                                                        'format': 'int32',
+                                                                        'maximum': 604800,
+                                                                        'minimum': 1,
+                                                                        'type': 'integer',
+                                                                    },
+                                                                    'enabled': {
+                                                                        'default': False,
+                                                                        'description': 'Indicates whether target group stickiness is enabled.',
+                                                                        'type': 'boolean',
+                                                                    },
+                                                                },
+                                                                'type': 'object',
+                                                            },
+                                                        },
+                                                        'type': 'object',
+                                                    },
+                                                    'jwtValidationConfig': {
+                                                        'description': 'Information for a jwt-validation action',
+                                                        'properties': {
+                                                            'additionalClaims': {
+                                                                'description': 'Any additional claims in the JWT that should be validated',
+                                                                'items': {
+                                                                    'description': (
+                                                                        'JwtValidationActionAdditionalClaim Information about an additional c'
+                                                                        'laim to validate.'
+                                                                    ),
+                                                                    'properties': {
+                                                                        'format': {
+                                                                            'description': 'The format of the claim value(s)',
+                                                                            'enum': ['single-string', 'string-array', 'space-separated-values'],
+                                                                            'type': 'string',
+                                                                        },
+                                                                        'name': {
+                                                                            'description': (
+                                                                                "The name of the claim. You can't specify exp, iss, nbf, or i"
+                                                                                'at because we validate them by default.'
+                                                                            ),
+                                                                            'minLength': 1,
+                                                                            'type': 'string',
+                                                                        },
+                                                                        'values': {
+                                                                            'description': (
+                                                                                'The claim values. The maximum size of the list is 10. Each v'
+                                                                                'alue can be up to 256 characters in length.\nIf the format is'
+                                                                                " space-separated-values, the values can't include spaces."
+                                                                            ),
+                                                                            'items': {'maxLength': 256, 'type': 'string'},
+                                                                            'maxItems': 10,
+                                                                            'minItems': 1,
+                                                                            'type': 'array',
+                                                                        },
+                                                                    },
+                                                                    'required': ['format', 'name', 'values'],
+                                                                    'type': 'object',
+                                                                },
+                                                                'type': 'array',
+                                                            },
+                                                            'issuer': {
+                                                                'description': 'The issuer of the JWT. The maximum length is 256 characters.',
+                                                                'maxLength': 256,
+                                                                'type': 'string',
+                                                            },
+                                                            'jwksEndpoint': {
+                                                                'description': (
+                                                                    'The JSON Web Key Set (JWKS) endpoint. This endpoint contains JSON Web Ke'
+                                                                    'ys (JWK) that are used to validate signatures from the provider.\nThis mu'
+                                                                    'st be a full URL, including the HTTPS protocol, the domain, and the path'
+                                                                    '. The maximum length is 256 characters.'
+                                                                ),
+                                                                'maxLength': 256,
+                                                                'type': 'string',
+                                                            },
+                                                        },
+                                                        'required': ['issuer', 'jwksEndpoint'],
+                                                        'type': 'object',
+                                                    },
+                                                    'redirectConfig': {
+                                                        'description': 'Information for a redirect action',
+                                                        'properties': {
+                                                            'query': {
+                                                                'default': '#{query}',
+                                                                'description': (
+                                                                    'The query parameters, URL-encoded when necessary, but not percent-encode'
+                                                                    'd. Do\nnot include the leading "?", as it is automatically added. You can'
+                                                                    ' specify any\nof the reserved keywords.\nNote: RedirectActionConfig only s'
+                                                                    'upports setting the query parameter through CRD.\nAll other redirect acti'
+                                                                    'on fields must be set through the Gateway API native way.'
+                                                                ),
+                                                                'type': 'string',
+                                                            },
+                                                        },
+                                                        'type': 'object',
+                                                    },
+                                                    'type': {
+                                                        'description': 'The type of action',
+                                                        'enum': [
+                                                            'forward',
+                                                            'fixed-response',
+                                                            'redirect',
+                                                            'authenticate-cognito',
+                                                            'authenticate-oidc',
+                                                            'jwt-validation',
+                                                        ],
+                                                        'type': 'string',
+                                                    },
+                                                },
+                                                'required': ['type'],
+                                                'type': 'object',
+                                                'x-kubernetes-validations': [
+                                                    {
+                                                        'message': "forwardConfig must be specified only when type is 'forward'",
+                                                        'rule': (
+                                                            "has(self.type) && self.type == 'forward' ? has(self.forwardConfig) : !has(self.f"
+                                                            'orwardConfig)'
+                                                        ),
+                                                    },
+                                                    {
+                                                        'message': "redirectConfig must be specified only when type is 'redirect'",
+                                                        'rule': (
+                                                            "has(self.type) && self.type == 'redirect' ? has(self.redirectConfig) : !has(self"
+                                                            '.redirectConfig)'
+                                                        ),
+                                                    },
+                                                    {
+                                                        'message': "fixedResponseConfig must be specified only when type is 'fixed-response'",
+                                                        'rule': (
+                                                            "has(self.type) && self.type == 'fixed-response' ? has(self.fixedResponseConfig) "
+                                                            ': !has(self.fixedResponseConfig)'
+                                                        ),
+                                                    },
+                                                    {
+                                                        'message': (
+                                                            "authenticateCognitoConfig must be specified only when type is 'authenticate-cogn"
+                                                            "ito'"
+                                                        ),
+                                                        'rule': (
+                                                            "has(self.type) && self.type == 'authenticate-cognito' ? has(self.authenticateCog"
+                                                            'nitoConfig) : !has(self.authenticateCognitoConfig)'
+                                                        ),
+                                                    },
+                                                    {
+                                                        'message': "authenticateOIDCConfig must be specified only when type is 'authenticate-oidc'",
+                                                        'rule': (
+                                                            "has(self.type) && self.type == 'authenticate-oidc' ? has(self.authenticateOIDCCo"
+                                                            'nfig) : !has(self.authenticateOIDCConfig)'
+                                                        ),
+                                                    },
+                                                    {
+                                                        'message': "jwtValidationConfig must be specified only when type is 'jwt-validation'",
+                                                        'rule': (
+                                                            "has(self.type) && self.type == 'jwt-validation' ? has(self.jwtValidationConfig) "
+                                                            ': !has(self.jwtValidationConfig)'
+                                                        ),
+                                                    },
+                                                ],
+                                            },
+                                            'maxItems': 2,
+                                            'minItems': 1,
+                                            'type': 'array',
+                                        },
+                                        'conditions': {
+                                            'description': (
+                                                'Conditions defines the circumstances under which the rule actions will be performed.\nThis CR'
+                                                'D implementation currently supports only the source-ip condition type\n\nFor other condition t'
+                                                'ypes (such as path-pattern, host-header, http-header, etc.),\nplease use the standard Gateway'
+                                                ' API HTTPRoute or other route resources, which provide\nnative support for those conditions t'
+                                                'hrough the Gateway API specification.'
+                                            ),
+                                            'items': {
+                                                'description': 'Information about a condition for a listener rule',
+                                                'properties': {
+                                                    'field': {
+                                                        'description': 'The field in the HTTP request',
+                                                        'enum': ['source-ip'],
+                                                        'type': 'string',
+                                                    },
+                                                    'matchIndexes': {
+                                                        'description': (
+                                                            'Indexes of Match in a rule to apply source ip to\nIf MatchIndexes is not provided'
+                                                            ', SourceIpConfig will be applied to all conditions where ListenerRuleConfigurati'
+                                                            'on is used'
+                                                        ),
+                                                        'items': {'type': 'integer'},
+                                                        'type': 'array',
+                                                    },
+                                                    'sourceIPConfig': {
+                                                        'description': 'Information for a source IP condition',
+                                                        'properties': {
+                                                            'values': {
+                                                                'description': 'One or more source IP addresses, in CIDR format',
+                                                                'items': {'type': 'string'},
+                                                                'minItems': 1,
+                                                                'type': 'array',
+                                                            },
+                                                        },
+                                                        'required': ['values'],
+                                                        'type': 'object',
+                                                    },
+                                                },
+                                                'required': ['field'],
+                                                'type': 'object',
+                                                'x-kubernetes-validations': [
+                                                    {
+                                                        'message': "sourceIPConfig must be specified only when field is 'source-ip'",
+                                                        'rule': (
+                                                            "has(self.field) && self.field == 'source-ip' ? has(self.sourceIPConfig) : !has(s"
+                                                            'elf.sourceIPConfig)'
+                                                        ),
+                                                    },
+                                                ],
+                                            },
+                                            'minItems': 1,
+                                            'type': 'array',
+                                        },
+                                        'tags': {
+                                            'additionalProperties': {'type': 'string'},
+                                            'description': 'Tags are the AWS resource tags to be applied to all AWS resources created for this rule.',
+                                            'type': 'object',
+                                        },
+                                    },
+                                    'type': 'object',
+                                    'x-kubernetes-validations': [
+                                        {
+                                            'message': 'At least one action must be specified if actions field is present',
+                                            'rule': '!has(self.actions) || size(self.actions) > 0',
+                                        },
+                                        {
+                                            'message': (
+                                                'Only forward, redirect, authenticate-oidc, authenticate-cognito, jwt-validation, and fixed-r'
+                                                'esponse action types are supported'
+                                            ),
+                                            'rule': (
+                                                "!has(self.actions) || self.actions.all(a, a.type == 'authenticate-oidc' || a.type == 'authen"
+                                                "ticate-cognito' || a.type == 'jwt-validation' || a.type == 'fixed-response' || a.type == 'fo"
+                                                "rward' || a.type == 'redirect')"
+                                            ),
+                                        },
+                                        {
+                                            'message': (
+                                                'At most one pre-routing action (authenticate-oidc, authenticate-cognito, or jwt-validation) '
+                                                'can be specified'
+                                            ),
+                                            'rule': (
+                                                "!has(self.actions) || size(self.actions.filter(a, a.type == 'authenticate-oidc' || a.type =="
+                                                " 'authenticate-cognito' || a.type == 'jwt-validation')) <= 1"
+                                            ),
+                                        },
+                                        {
+                                            'message': 'At most one routing action (fixed-response or forward or redirect) can be specified',
+                                            'rule': (
+                                                "!has(self.actions) || size(self.actions.filter(a, a.type == 'fixed-response' || a.type == 'f"
+                                                "orward' || a.type == 'redirect')) <= 1"
+                                            ),
+                                        },
+                                    ],
+                                },
+                                'status': {
+                                    'description': 'ListenerRuleConfigurationStatus defines the observed state of ListenerRuleConfiguration',
+                                    'properties': {
+                                        'accepted': {
+                                            'description': 'Accepted indicates whether ListenerRuleConfiguration is valid',
+                                            'type': 'boolean',
+                                        },
+                                        'message': {'description': 'Message provides details about the current state', 'type': 'string'},
+                                        'observedGeneration': {
+                                            'description': 'The observed generation of the rule configuration',
+                                            'format': 'int64',
+                                            'type': 'integer',
+                                        },
+                                    },
+                                    'type': 'object',
+                                },
+                            },
+                            'type': 'object',
+                        },
+                    },
+                    'served': True,
+                    'storage': True,
+                    'subresources': {'status': {}},
+                },
+            ],
+        },
+    },
+    {
+        'apiVersion': 'apiextensions.k8s.io/v1',
+        'kind': 'CustomResourceDefinition',
+        'metadata': {'annotations': {'controller-gen.kubebuilder.io/version': 'v0.19.0'}, 'name': 'loadbalancerconfigurations.gateway.k8s.aws'},
+        'spec': {
+            'group': 'gateway.k8s.aws',
+            'names': {
+                'kind': 'LoadBalancerConfiguration',
+                'listKind': 'LoadBalancerConfigurationList',
+                'plural': 'loadbalancerconfigurations',
+                'singular': 'loadbalancerconfiguration',
+            },
+            'scope': 'Namespaced',
+            'versions': [
+                {
+                    'additionalPrinterColumns': [{'jsonPath': '.metadata.creationTimestamp', 'name': 'AGE', 'type': 'date'}],
+                    'name': 'v1beta1',
+                    'schema': {
+                        'openAPIV3Schema': {
+                            'description': 'LoadBalancerConfiguration is the Schema for the LoadBalancerConfiguration API',
+                            'properties': {
+                                'apiVersion': {
+                                    'description': (
+                                        'APIVersion defines the versioned schema of this representation of an object.\nServers should convert '
+                                        'recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: http'
+                                        's://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources'
+                                    ),
+                                    'type': 'string',
+                                },
+                                'kind': {
+                                    'description': (
+                                        'Kind is a string value representing the REST resource this object represents.\nServers may infer this'
+                                        ' from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https'
+                                        '://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds'
+                                    ),
+                                    'type': 'string',
+                                },
+                                'metadata': {'type': 'object'},
+                                'spec': {
+                                    'description': 'LoadBalancerConfigurationSpec defines the desired state of LoadBalancerConfiguration',
+                                    'properties': {
+                                        'customerOwnedIpv4Pool': {
+                                            'description': (
+                                                'customerOwnedIpv4Pool [Application LoadBalancer]\nis the ID of the customer-owned address for'
+                                                ' Application Load Balancers on Outposts pool.'
+                                            ),
+                                            'type': 'string',
+                                        },
+                                        'defaultTargetGroupConfiguration': {
+                                            'description': (
+                                                'defaultTargetGroupConfiguration references a TargetGroupConfiguration by name in the same na'
+                                                'mespace as this LoadBalancerConfiguration.\nThe referenced TGC provides default target group '
+                                                'properties for all Service backends attached to the Gateway.\nService-level TGCs override the'
+                                                'se defaults on a per-field basis.'
+                                            ),
+                                            'properties': {
+                                                'name': {
+                                                    'description': (
+                                                        'name is the name of the TargetGroupConfiguration resource in the same namespace as t'
+                                                        'his LoadBalancerConfiguration.'
+                                                    ),
+                                                    'type': 'string',
+                                                },
+                                            },
+                                            'required': ['name'],
+                                            'type': 'object',
+                                        },
+                                        'disableSecurityGroup': {
+                                            'description': (
+                                                'disableSecurityGroup provisions a load balancer with no security groups.\nAllows an NLB to be'
+                                                ' provisioned with no security groups.\n[Network Load Balancer]'
+                                            ),
+                                            'type': 'boolean',
+                                        },
+                                        'enableICMP': {
+                                            'description': (
+                                                'EnableICMP [Network LoadBalancer]\nenables the creation of security group rules to the manage'
+                                                'd security group\nto allow explicit ICMP traffic for Path MTU discovery for IPv4 and dual-sta'
+                                                'ck VPCs'
+                                            ),
+                                            'type': 'boolean',
+                                        },
+                                        'enforceSecurityGroupInboundRulesOnPrivateLinkTraffic': {
+                                            'description': (
+                                                'enforceSecurityGroupInboundRulesOnPrivateLinkTraffic Indicates whether to evaluate inbound s'
+                                                'ecurity group rules for traffic sent to a Network Load Balancer through Amazon Web Services '
+                                                'PrivateLink.'
+                                            ),
+                                            'type': 'string',
+                                        },
+                                        'ipAddressType': {
+                                            'description': 'loadBalancerIPType defines what kind of load balancer to provision (ipv4, dual stack)',
+                                            'enum': ['ipv4', 'dualstack', 'dualstack-without-public-ipv4'],
+                                            'type': 'string',
+                                        },
+                                        'ipv4IPAMPoolId': {
+                                            'description': (
+                                                'IPv4IPAMPoolId [Application LoadBalancer]\ndefines the IPAM pool ID used for IPv4 Addresses o'
+                                                'n the ALB.'
+                                            ),
+                                            'type': 'string',
+                                        },
+                                        'listenerConfigurations': {
+                                            'description': 'listenerConfigurations is an optional list of configurations for each listener on LB',
+                                            'items': {
+                                                'properties': {
+                                                    'alpnPolicy': {
+                                                        'default': 'None',
+                                                        'description': (
+                                                            'alpnPolicy an optional string that allows you to configure ALPN policies on your'
+                                                            ' Load Balancer'
+                                                        ),
+                                                        'enum': ['HTTP1Only', 'HTTP2Only', 'HTTP2Optional', 'HTTP2Preferred', 'None'],
+                                                        'type': 'string',
+                                                    },
+                                                    'certificates': {
+                                                        'description': 'certificates is the list of other certificates to add to the listener.',
+                                                        'items': {'type': 'string'},
+                                                        'type': 'array',
+                                                    },
+                                                    'defaultCertificate': {
+                                                        'description': 'defaultCertificate the cert arn to be used by default.',
+                                                        'type': 'string',
+                                                    },
+                                                    'listenerAttributes': {
+                                                        'description': 'listenerAttributes defines the attributes for the listener',
+                                                        'items': {
+                                                            'description': 'ListenerAttribute defines listener attribute.',
+                                                            'properties': {
+                                                                'key': {'description': 'The key of the attribute.', 'type': 'string'},
+                                                                'value': {'description': 'The value of the attribute.', 'type': 'string'},
+                                                            },
+                                                            'required': ['key', 'value'],
+                                                            'type': 'object',
+                                                        },
+                                                        'type': 'array',
+                                                    },
+                                                    'mutualAuthentication': {
+                                                        'description': (
+                                                            'mutualAuthentication defines the mutual authentication configuration information'
+                                                            '.'
+                                                        ),
+                                                        'properties': {
+                                                            'advertiseTrustStoreCaNames': {
+                                                                'description': 'Indicates whether trust store CA certificate names are advertised.',
+                                                                'enum': ['on', 'off'],
+                                                                'type': 'string',
+                                                            },
+                                                            'ignoreClientCertificateExpiry': {
+                                                                'description': 'Indicates whether expired client certificates are ignored.',
+                                                                'type': 'boolean',
+                                                            },
+                                                            'mode': {
+                                                                'description': (
+                                                                    'The client certificate handling method. Options are off, passthrough or '
+                                                                    'verify'
+                                                                ),
+                                                                'enum': ['off', 'passthrough', 'verify'],
+                                                                'type': 'string',
+                                                            },
+                                                            'trustStore': {'description': 'The Name or ARN of the trust store.', 'type': 'string'},
+                                                        },
+                                                        'required': ['mode'],
+                                                        'type': 'object',
+                                                        'x-kubernetes-validations': [
+                                                            {
+                                                                'message': "trustStore is required when mutualAuthentication mode is 'verify'",
+                                                                'rule': "!(self.mode == 'verify' && !has(self.trustStore))",
+                                                            },
+                                                            {
+                                                                'message': (
+                                                                    "Mutual Authentication mode 'off' or 'passthrough' does not support 'trus"
+                                                                    "tStore'"
+                                                                ),
+                                                                'rule': "!(self.mode != 'verify' && has(self.trustStore))",
+                                                            },
+                                                            {
+                                                                'message': (
+                                                                    "Mutual Authentication mode 'off' or 'passthrough' does not support 'igno"
+                                                                    "reClientCertificateExpiry'"
+                                                                ),
+                                                                'rule': "!(self.mode != 'verify' && has(self.ignoreClientCertificateExpiry))",
+                                                            },
+                                                            {
+                                                                'message': (
+                                                                    "Mutual Authentication mode 'off' or 'passthrough' does not support 'adve"
+                                                                    "rtiseTrustStoreCaNames'"
+                                                                ),
+                                                                'rule': "!(self.mode != 'verify' && has(self.advertiseTrustStoreCaNames))",
+                                                            },
+                                                        ],
+                                                    },
+                                                    'protocolPort': {
+                                                        'description': (
+                                                            'protocolPort is identifier for the listener on load balancer. It should be of th'
+                                                            'e form PROTOCOL:PORT'
+                                                        ),
+                                                        'pattern': (
+                                                            '^(HTTP|HTTPS|TLS|TCP|UDP|TCP_UDP)?:(6553[0-5]|655[0-2]\\d|65[0-4]\\d{2}|6[0-4]\\d{3'
+                                                            '}|[1-5]\\d{4}|[1-9]\\d{0,3})?$'
+                                                        ),
+                                                        'type': 'string',
+                                                    },
+                                                    'quicEnabled': {
+                                                        'description': (
+                                                            'quicEnabled enables QUIC protocol support for UDP listeners. When enabled, UDP l'
+                                                            'isteners will be upgraded to QUIC protocol.'
+                                                        ),
+                                                        'type': 'boolean',
+                                                    },
+                                                    'sslPolicy': {
+                                                        'description': (
+                                                            'sslPolicy is the security policy that defines which protocols and ciphers are su'
+                                                            'pported for secure listeners [HTTPS or TLS listener].'
+                                                        ),
+                                                        'type': 'string',
+                                                    },
+                                                    'targetGroupStickiness': {
+                                                        'description': (
+                                                            'targetGroupStickiness [Network LoadBalancer] enables sticky routing for requests'
+                                                            ' when using a listener configured with weighted target groups.'
+                                                        ),
+                                                        'type': 'boolean',
+                                                    },
+                                                },
+                                                'required': ['protocolPort'],
+                                                'type': 'object',
+                                            },
+                                            'type': 'array',
+                                        },
+                                        'loadBalancerAttributes': {
+                                            'description': 'LoadBalancerAttributes defines the attribute of LB',
+                                            'items': {
+                                                'description': 'LoadBalancerAttribute defines LB attribute.',
+                                                'properties': {
+                                                    'key': {'description': 'The key of the attribute.', 'type': 'string'},
+                                                    'value': {'description': 'The value of the attribute.', 'type': 'string'},
+                                                },
+                                                'required': ['key', 'value'],
+                                                'type': 'object',
+                                            },
+                                            'type': 'array',
+                                        },
+                                        'loadBalancerName': {
+                                            'description': (
+                                                'loadBalancerName defines the name of the LB to provision. If unspecified, it will be automat'
+                                                'ically generated.'
+                                            ),
+                                            'maxLength': 32,
+                                            'minLength': 1,
+                                            'type': 'string',
+                                        },
+                                        'loadBalancerSubnets': {
+                                            'description': (
+                                                'loadBalancerSubnets is an optional list of subnet configurations to be used in the LB\nThis v'
+                                                'alue takes precedence over loadBalancerSubnetsSelector if both are selected.'
+                                            ),
+                                            'items': {
+                                                'description': 'SubnetConfiguration defines the subnet settings for a Load Balancer.',
+                                                'properties': {
+                                                    'eipAllocation': {
+                                                        'description': 'eipAllocation [Network LoadBalancer] the EIP name for this subnet.',
+                                                        'type': 'string',
+                                                    },
+                                                    'identifier': {
+                                                        'description': (
+                                                            'identifier [Application LoadBalancer / Network LoadBalancer] name or id for the '
+                                                            'subnet'
+                                                        ),
+                                                        'type': 'string',
+                                                    },
+                                                    'ipv6Allocation': {
+                                                        'description': (
+                                                            'IPv6Allocation [Network LoadBalancer] the ipv6 address to assign to this subnet.'
+                                                        ),
+                                                        'type': 'string',
+                                                    },
+                                                    'privateIPv4Allocation': {
+                                                        'description': (
+                                                            'privateIPv4Allocation [Network LoadBalancer] the private ipv4 address to assign '
+                                                            'to this subnet.'
+                                                        ),
+                                                        'type': 'string',
+                                                    },
+                                                    'sourceNatIPv6Prefix': {
+                                                        'description': (
+                                                            'SourceNatIPv6Prefix [Network LoadBalancer] The IPv6 prefix to use for source NAT'
+                                                            '. Specify an IPv6 prefix (/80 netmask) from the subnet CIDR block or auto_assign'
+                                                            'ed to use an IPv6 prefix selected at random from the subnet CIDR block.'
+                                                        ),
+                                                        'type': 'string',
+                                                    },
+                                                },
+                                                'type': 'object',
+                                            },
+                                            'type': 'array',
+                                        },
+                                        'loadBalancerSubnetsSelector': {
+                                            'additionalProperties': {'items': {'type': 'string'}, 'type': 'array'},
+                                            'description': (
+                                                "LoadBalancerSubnetsSelector specifies subnets in the load balancer's VPC where each\ntag spec"
+                                                'ified in the map key contains one of the values in the corresponding\nvalue list.'
+                                            ),
+                                            'type': 'object',
+                                        },
+                                        'manageBackendSecurityGroupRules': {
+                                            'description': (
+                                                'ManageBackendSecurityGroupRules [Application / Network LoadBalancer]\nspecifies whether you w'
+                                                'ant the controller to configure security group rules on Node/Pod for traffic access\nwhen you'
+                                                ' specify securityGroups'
+                                            ),
+                                            'type': 'boolean',
+                                        },
+                                        'mergingMode': {
+                                            'description': (
+                                                'mergingMode defines the merge behavior when both the Gateway and GatewayClass have a defined'
+                                                ' LoadBalancerConfiguration.\nThis field is only honored for the configuration attached to the'
+                                                ' GatewayClass.'
+                                            ),
+                                            'enum': ['prefer-gateway', 'prefer-gateway-class'],
+                                            'type': 'string',
+                                        },
+                                        'minimumLoadBalancerCapacity': {
+                                            'description': 'MinimumLoadBalancerCapacity define the capacity reservation for LoadBalancers',
+                                            'properties': {
+                                                'capacityUnits': {'description': 'The Capacity Units Value.', 'format': 'int32', 'type': 'integer'},
+                                            },
+                                            'required': ['capacityUnits'],
+                                            'type': 'object',
+                                        },
+                                        'scheme': {
+                                            'description': (
+                                                'scheme defines the type of LB to provision. If unspecified, it will be automatically inferre'
+                                                'd.'
+                                            ),
+                                            'enum': ['internal', 'internet-facing'],
+                                            'type': 'string',
+                                        },
+                                        'securityGroupPrefixes': {
+                                            'description': 'securityGroupPrefixes an optional list of prefixes that are allowed to access the LB.',
+                                            'items': {'type': 'string'},
+                                            'type': 'array',
+                                        },
+                                        'securityGroups': {
+                                            'description': 'securityGroups an optional list of security group ids or names to apply to the LB',
+                                            'items': {'type': 'string'},
+                                            'type': 'array',
+                                        },
+                                        'shieldConfiguration': {
+                                            'description': 'ShieldAdvanced define the AWS Shield settings for a Gateway [Application Load Balancer]',
+                                            'properties': {
+                                                'enabled': {
+                                                    'description': 'Enabled whether Shield Advanced should be configured with the Gateway',
+                                                    'type': 'boolean',
+                                                },
+                                            },
+                                            'type': 'object',
+                                        },
+                                        'sourceRanges': {
+                                            'description': 'sourceRanges an optional list of CIDRs that are allowed to access the LB.',
+                                            'items': {'type': 'string'},
+                                            'type': 'array',
+                                        },
+                                        'tags': {
+                                            'additionalProperties': {'type': 'string'},
+                                            'description': 'Tags the AWS Tags on all related resources to the gateway.',
+                                            'type': 'object',
+                                        },
+                                        'wafV2': {
+                                            'description': 'WAFv2 define the AWS WAFv2 settings for a Gateway [Application Load Balancer]',
+                                            'properties': {
+                                                'webACL': {'description': 'ACL The WebACL to configure with the Gateway', 'type': 'string'},
+                                            },
+                                            'required': ['webACL'],
+                                            'type': 'object',
+                                        },
+                                    },
+                                    'type': 'object',
+                                },
+                                'status': {
+                                    'description': 'LoadBalancerConfigurationStatus defines the observed state of TargetGroupBinding',
+                                    'properties': {
+                                        'observedGatewayClassConfigurationGeneration': {
+                                            'description': 'The generation of the Gateway Configuration attached to the GatewayClass object.',
+                                            'format': 'int64',
+                                            'type': 'integer',
+                                        },
+                                        'observedGatewayConfigurationGeneration': {
+                                            'description': 'The generation of the Gateway Configuration attached to the Gateway object.',
+                                            'format': 'int64',
+                                            'type': 'integer',
+                                        },
+                                    },
+                                    'type': 'object',
+                                },
+                            },
+                            'type': 'object',
+                        },
+                    },
+                    'served': True,
+                    'storage': True,
+                    'subresources': {'status': {}},
+                },
+            ],
+        },
+    },
+    {
+        'apiVersion': 'apiextensions.k8s.io/v1',
+        'kind': 'CustomResourceDefinition',
+        'metadata': {'annotations': {'controller-gen.kubebuilder.io/version': 'v0.19.0'}, 'name': 'targetgroupbindings.elbv2.k8s.aws'},
+        'spec': {
+            'group': 'elbv2.k8s.aws',
+            'names': {
+                'kind': 'TargetGroupBinding',
+                'listKind': 'TargetGroupBindingList',
+                'plural': 'targetgroupbindings',
+                'singular': 'targetgroupbinding',
+            },
+            'scope': 'Namespaced',
+            'versions': [
+                {
+                    'additionalPrinterColumns': [
+                        {
+                            'description': "The Kubernetes Service's name",
+                            'jsonPath': '.spec.serviceRef.name',
+                            'name': 'SERVICE-NAME',
+                            'type': 'string',
+                        },
+                        {
+                            'description': "The Kubernetes Service's port",
+                            'jsonPath': '.spec.serviceRef.port',
+                            'name': 'SERVICE-PORT',
+                            'type': 'string',
+                        },
+                        {'description': "The AWS TargetGroup's TargetType", 'jsonPath': '.spec.targetType', 'name': 'TARGET-TYPE', 'type': 'string'},
+                        {
+                            'description': "The AWS TargetGroup's Amazon Resource Name",
+                            'jsonPath': '.spec.targetGroupARN',
+                            'name': 'ARN',
+                            'priority': 1,
+                            'type': 'string',
+                        },
+                        {
+                            'description': "The AWS TargetGroup's Name",
+                            'jsonPath': '.spec.targetGroupName',
+                            'name': 'NAME',
+                            'priority': 2,
+                            'type': 'string',
+                        },
+                        {'jsonPath': '.metadata.creationTimestamp', 'name': 'AGE', 'type': 'date'},
+                    ],
+                    'name': 'v1alpha1',
+                    'schema': {
+                        'openAPIV3Schema': {
+                            'description': 'TargetGroupBinding is the Schema for the TargetGroupBinding API',
+                            'properties': {
+                                'apiVersion': {
+                                    'description': (
+                                        'APIVersion defines the versioned schema of this representation of an object.\nServers should convert '
+                                        'recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: http'
+                                        's://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources'
+                                    ),
+                                    'type': 'string',
+                                },
+                                'kind': {
+                                    'description': (
+                                        'Kind is a string value representing the REST resource this object represents.\nServers may infer this'
+                                        ' from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https'
+                                        '://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds'
+                                    ),
+                                    'type': 'string',
+                                },
+                                'metadata': {'type': 'object'},
+                                'spec': {
+                                    'description': 'TargetGroupBindingSpec defines the desired state of TargetGroupBinding',
+                                    'properties': {
+                                        'assumeRoleExternalId': {
+                                            'description': (
+                                                'IAM Role ARN to assume when calling AWS APIs. Needed to assume a role in another account and'
+                                                ' prevent the confused deputy problem. https://docs.aws.amazon.com/IAM/latest/UserGuide/confu'
+                                                'sed-deputy.html'
+                                            ),
+                                            'type': 'string',
+                                        },
+                                        'iamRoleArnToAssume': {
+                                            'description': (
+                                                'IAM Role ARN to assume when calling AWS APIs. Useful if the target group is in a different A'
+                                                'WS account'
+                                            ),
+                                            'type': 'string',
+                                        },
+                                        'multiClusterTargetGroup': {
+                                            'description': 'MultiClusterTargetGroup Denotes if the TargetGroup is shared among multiple clusters',
+                                            'type': 'boolean',
+                                        },
+                                        'networking': {
+                                            'description': (
+                                                'networking provides the networking setup for ELBV2 LoadBalancer to access targets in TargetG'
+                                                'roup.'
+                                            ),
+                                            'properties': {
+                                                'ingress': {
+                                                    'description': (
+                                                        'List of ingress rules to allow ELBV2 LoadBalancer to access targets in TargetGroup.'
+                                                    ),
+                                                    'items': {
+                                                        'properties': {
+                                                            'from': {
+                                                                'description': (
+                                                                    'List of peers which should be able to access the targets in TargetGroup.'
+                                                                    '\nAt least one NetworkingPeer should be specified.'
+                                                                ),
+                                                                'items': {
+                                                                    'description': (
+                                                                        'NetworkingPeer defines the source/destination peer for networking ru'
+                                                                        'les.'
+                                                                    ),
+                                                                    'properties': {
+                                                                        'ipBlock': {
+                                                                            'description': (
+                                                                                'IPBlock defines an IPBlock peer.\nIf specified, none of the o'
+                                                                                'ther fields can be set.'
+                                                                            ),
+                                                                            'properties': {
+                                                                                'cidr': {
+                                                                                    'description': (
+                                                                                        'CIDR is the network CIDR.\nBoth IPV4 or IPV6 CIDR are'
+                                                                                        ' accepted.'
+                                                                                    ),
+                                                                                    'type': 'string',
+                                                                                },
+                                                                            },
+                                                                            'required': ['cidr'],
+                                                                            'type': 'object',
+                                                                        },
+                                                                        'securityGroup': {
+                                                                            'description': (
+                                                                                'SecurityGroup defines a SecurityGroup peer.\nIf specified, no'
+                                                                                'ne of the other fields can be set.'
+                                                                            ),
+                                                                            'properties': {
+                                                                                'groupID': {
+                                                                                    'description': 'GroupID is the EC2 SecurityGroupID.',
+                                                                                    'type': 'string',
+                                                                                },
+                                                                            },
+                                                                            'required': ['groupID'],
+                                                                            'type': 'object',
+                                                                        },
+                                                                    },
+                                                                    'type': 'object',
+                                                                },
+                                                                'type': 'array',
+                                                            },
+                                                            'ports': {
+                                                                'description': (
+                                                                    'List of ports which should be made accessible on the targets in TargetGr'
+                                                                    'oup.\nIf ports is empty or unspecified, it defaults to all ports with TCP'
+                                                                    '.'
+                                                                ),
+                                                                'items': {
+                                                                    'properties': {
+                                                                        'port': {
+                                                                            'anyOf': [{'type': 'integer'}, {'type': 'string'}],
+                                                                            'description': (
+                                                                                'The port which traffic must match.\nWhen NodePort endpoints(i'
+                                                                                'nstance TargetType) is used, this must be a numerical port.\n'
+                                                                                'When Port endpoints(ip TargetType) is used, this can be eith'
+                                                                                'er numerical or named port on pods.\nif port is unspecified, '
+                                                                                'it defaults to all ports.'
+                                                                            ),
+                                                                            'x-kubernetes-int-or-string': True,
+                                                                        },
+                                                                        'protocol': {
+                                                                            'description': (
+                                                                                'The protocol which traffic must match.\nIf protocol is unspec'
+                                                                                'ified, it defaults to TCP.'
+                                                                            ),
+                                                                            'enum': ['TCP', 'UDP'],
+                                                                            'type': 'string',
+                                                                        },
+                                                                    },
+                                                                    'type': 'object',
+                                                                },
+                                                                'type': 'array',
+                                                            },
+                                                        },
+                                                        'required': ['from', 'ports'],
+                                                        'type': 'object',
+                                                    },
+                                                    'type': 'array',
+                                                },
+                                            },
+                                            'type': 'object',
+                                        },
+                                        'serviceRef': {
+                                            'description': 'serviceRef is a reference to a Kubernetes Service and ServicePort.',
+                                            'properties': {
+                                                'name': {'description': 'Name is the name of the Service.', 'type': 'string'},
+                                                'port': {
+                                                    'anyOf': [{'type': 'integer'}, {'type': 'string'}],
+                                                    'description': 'Port is the port of the ServicePort.',
+                                                    'x-kubernetes-int-or-string': True,
+                                                },
+                                            },
+                                            'required': ['name', 'port'],
+                                            'type': 'object',
+                                        },
+                                        'targetGroupARN': {
+                                            'description': 'targetGroupARN is the Amazon Resource Name (ARN) for the TargetGroup.',
+                                            'type': 'string',
+                                        },
+                                        'targetGroupName': {'description': 'targetGroupName is the Name of the TargetGroup.', 'type': 'string'},
+                                        'targetType': {
+                                            'description': (
+                                                'targetType is the TargetType of TargetGroup. If unspecified, it will be automatically inferr'
+                                                'ed.'
+                                            ),
+                                            'enum': ['instance', 'ip'],
+                                            'type': 'string',
+                                        },
+                                    },
+                                    'required': ['serviceRef'],
+                                    'type': 'object',
+                                },
+                                'status': {
+                                    'description': 'TargetGroupBindingStatus defines the observed state of TargetGroupBinding',
+                                    'properties': {
+                                        'observedGeneration': {
+                                            'description': 'The generation observed by the TargetGroupBinding controller.',
+                                            'format': 'int64',
+                                            'type': 'integer',
+                                        },
+                                    },
+                                    'type': 'object',
+                                },
+                            },
+                            'type': 'object',
+                        },
+                    },
+                    'served': True,
+                    'storage': False,
+                    'subresources': {'status': {}},
+                },
+                {
+                    'additionalPrinterColumns': [
+                        {
+                            'description': "The Kubernetes Service's name",
+                            'jsonPath': '.spec.serviceRef.name',
+                            'name': 'SERVICE-NAME',
+                            'type': 'string',
+                        },
+                        {
+                            'description': "The Kubernetes Service's port",
+                            'jsonPath': '.spec.serviceRef.port',
+                            'name': 'SERVICE-PORT',
+                            'type': 'string',
+                        },
+                        {'description': "The AWS TargetGroup's TargetType", 'jsonPath': '.spec.targetType', 'name': 'TARGET-TYPE', 'type': 'string'},
+                        {
+                            'description': "The AWS TargetGroup's Amazon Resource Name",
+                            'jsonPath': '.spec.targetGroupARN',
+                            'name': 'ARN',
+                            'priority': 1,
+                            'type': 'string',
+                        },
+                        {
+                            'description': "The AWS TargetGroup's Name",
+                            'jsonPath': '.spec.targetGroupName',
+                            'name': 'NAME',
+                            'priority': 2,
+                            'type': 'string',
+                        },
+                        {'jsonPath': '.metadata.creationTimestamp', 'name': 'AGE', 'type': 'date'},
+                    ],
+                    'name': 'v1beta1',
+                    'schema': {
+                        'openAPIV3Schema': {
+                            'description': 'TargetGroupBinding is the Schema for the TargetGroupBinding API',
+                            'properties': {
+                                'apiVersion': {
+                                    'description': (
+                                        'APIVersion defines the versioned schema of this representation of an object.\nServers should convert '
+                                        'recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: http'
+                                        's://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources'
+                                    ),
+                                    'type': 'string',
+                                },
+                                'kind': {
+                                    'description': (
+                                        'Kind is a string value representing the REST resource this object represents.\nServers may infer this'
+                                        ' from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https'
+                                        '://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds'
+                                    ),
+                                    'type': 'string',
+                                },
+                                'metadata': {'type': 'object'},
+                                'spec': {
+                                    'description': 'TargetGroupBindingSpec defines the desired state of TargetGroupBinding',
+                                    'properties': {
+                                        'assumeRoleExternalId': {
+                                            'description': (
+                                                'IAM Role ARN to assume when calling AWS APIs. Needed to assume a role in another account and'
+                                                ' prevent the confused deputy problem. https://docs.aws.amazon.com/IAM/latest/UserGuide/confu'
+                                                'sed-deputy.html'
+                                            ),
+                                            'type': 'string',
+                                        },
+                                        'iamRoleArnToAssume': {
+                                            'description': (
+                                                'IAM Role ARN to assume when calling AWS APIs. Useful if the target group is in a different A'
+                                                'WS account'
+                                            ),
+                                            'type': 'string',
+                                        },
+                                        'ipAddressType': {
+                                            'description': (
+                                                'ipAddressType specifies whether the target group is of type IPv4 or IPv6. If unspecified, it'
+                                                ' will be automatically inferred.'
+                                            ),
+                                            'enum': ['ipv4', 'ipv6'],
+                                            'type': 'string',
+                                        },
+                                        'multiClusterTargetGroup': {
+                                            'description': 'MultiClusterTargetGroup Denotes if the TargetGroup is shared among multiple clusters',
+                                            'type': 'boolean',
+                                        },
+                                        'networking': {
+                                            'description': (
+                                                'networking defines the networking rules to allow ELBV2 LoadBalancer to access targets in Tar'
+                                                'getGroup.'
+                                            ),
+                                            'properties': {
+                                                'ingress': {
+                                                    'description': (
+                                                        'List of ingress rules to allow ELBV2 LoadBalancer to access targets in TargetGroup.'
+                                                    ),
+                                                    'items': {
+                                                        'description': (
+                                                            'NetworkingIngressRule defines a particular set of traffic that is allowed to acc'
+                                                            "ess TargetGroup's targets."
+                                                        ),
+                                                        'properties': {
+                                                            'from': {
+                                                                'description': (
+                                                                    'List of peers which should be able to access the targets in TargetGroup.'
+                                                                    '\nAt least one NetworkingPeer should be specified.'
+                                                                ),
+                                                                'items': {
+                                                                    'description': (
+                                                                        'NetworkingPeer defines the source/destination peer for networking ru'
+                                                                        'les.'
+                                                                    ),
+                                                                    'properties': {
+                                                                        'ipBlock': {
+                                                                            'description': (
+                                                                                'IPBlock defines an IPBlock peer.\nIf specified, none of the o'
+                                                                                'ther fields can be set.'
+                                                                            ),
+                                                                            'properties': {
+                                                                                'cidr': {
+                                                                                    'description': (
+                                                                                        'CIDR is the network CIDR.\nBoth IPV4 or IPV6 CIDR are'
+                                                                                        ' accepted.'
+                                                                                    ),
+                                                                                    'type': 'string',
+                                                                                },
+                                                                            },
+                                                                            'required': ['cidr'],
+                                                                            'type': 'object',
+                                                                        },
+                                                                        'securityGroup': {
+                                                                            'description': (
+                                                                                'SecurityGroup defines a SecurityGroup peer.\nIf specified, no'
+                                                                                'ne of the other fields can be set.'
+                                                                            ),
+                                                                            'properties': {
+                                                                                'groupID': {
+                                                                                    'description': 'GroupID is the EC2 SecurityGroupID.',
+                                                                                    'type': 'string',
+                                                                                },
+                                                                            },
+                                                                            'required': ['groupID'],
+                                                                            'type': 'object',
+                                                                        },
+                                                                    },
+                                                                    'type': 'object',
+                                                                },
+                                                                'type': 'array',
+                                                            },
+                                                            'ports': {
+                                                                'description': (
+                                                                    'List of ports which should be made accessible on the targets in TargetGr'
+                                                                    'oup.\nIf ports is empty or unspecified, it defaults to all ports with TCP'
+                                                                    '.'
+                                                                ),
+                                                                'items': {
+                                                                    'description': (
+                                                                        'NetworkingPort defines the port and protocol for networking rules.'
+                                                                    ),
+                                                                    'properties': {
+                                                                        'port': {
+                                                                            'anyOf': [{'type': 'integer'}, {'type': 'string'}],
+                                                                            'description': (
+                                                                                'The port which traffic must match.\nWhen NodePort endpoints(i'
+                                                                                'nstance TargetType) is used, this must be a numerical port.\n'
+                                                                                'When Port endpoints(ip TargetType) is used, this can be eith'
+                                                                                'er numerical or named port on pods.\nif port is unspecified, '
+                                                                                'it defaults to all ports.'
+                                                                            ),
+                                                                            'x-kubernetes-int-or-string': True,
+                                                                        },
+                                                                        'protocol': {
+                                                                            'description': (
+                                                                                'The protocol which traffic must match.\nIf protocol is unspec'
+                                                                                'ified, it defaults to TCP.'
+                                                                            ),
+                                                                            'enum': ['TCP', 'UDP'],
+                                                                            'type': 'string',
+                                                                        },
+                                                                    },
+                                                                    'type': 'object',
+                                                                },
+                                                                'type': 'array',
+                                                            },
+                                                        },
+                                                        'required': ['from', 'ports'],
+                                                        'type': 'object',
+                                                    },
+                                                    'type': 'array',
+                                                },
+                                            },
+                                            'type': 'object',
+                                        },
+                                        'nodeSelector': {
+                                            'description': 'node selector for instance type target groups to only register certain nodes',
+                                            'properties': {
+                                                'matchExpressions': {
+                                                    'description': (
+                                                        'matchExpressions is a list of label selector requirements. The requirements are ANDe'
+                                                        'd.'
+                                                    ),
+                                                    'items': {
+                                                        'description': (
+                                                            'A label selector requirement is a selector that contains values, a key, and an o'
+                                                            'perator that\nrelates the key and values.'
+                                                        ),
+                                                        'properties': {
+                                                            'key': {
+                                                                'description': 'key is the label key that the selector applies to.',
+                                                                'type': 'string',
+                                                            },
+                                                            'operator': {
+                                                                'description': (
+                                                                    "operator represents a key's relationship to a set of values.\nValid opera"
+                                                                    'tors are In, NotIn, Exists and DoesNotExist.'
+                                                                ),
+                                                                'type': 'string',
+                                                            },
+                                                            'values': {
+                                                                'description': (
+                                                                    'values is an array of string values. If the operator is In or NotIn,\nthe'
+                                                                    ' values array must be non-empty. If the operator is Exists or DoesNotExi'
+                                                                    'st,\nthe values array must be empty. This array is replaced during a stra'
+                                                                    'tegic\nmerge patch.'
+                                                                ),
+                                                                'items': {'type': 'string'},
+                                                                'type': 'array',
+                                                                'x-kubernetes-list-type': 'atomic',
+                                                            },
+                                                        },
+                                                        'required': ['key', 'operator'],
+                                                        'type': 'object',
+                                                    },
+                                                    'type': 'array',
+                                                    'x-kubernetes-list-type': 'atomic',
+                                                },
+                                                'matchLabels': {
+                                                    'additionalProperties': {'type': 'string'},
+                                                    'description': (
+                                                        'matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels\nm'
+                                                        'ap is equivalent to an element of matchExpressions, whose key field is "key", the\nop'
+                                                        'erator is "In", and the values array contains only "value". The requirements are AND'
+                                                        'ed.'
+                                                    ),
+                                                    'type': 'object',
+                                                },
+                                            },
+                                            'type': 'object',
+                                            'x-kubernetes-map-type': 'atomic',
+                                        },
+                                        'serviceRef': {
+                                            'description': 'serviceRef is a reference to a Kubernetes Service and ServicePort.',
+                                            'properties': {
+                                                'name': {'description': 'Name is the name of the Service.', 'type': 'string'},
+                                                'port': {
+                                                    'anyOf': [{'type': 'integer'}, {'type': 'string'}],
+                                                    'description': 'Port is the port of the ServicePort.',
+                                                    'x-kubernetes-int-or-string': True,
+                                                },
+                                            },
+                                            'required': ['name', 'port'],
+                                            'type': 'object',
+                                        },
+                                        'targetGroupARN': {
+                                            'description': 'targetGroupARN is the Amazon Resource Name (ARN) for the TargetGroup.',
+                                            'type': 'string',
+                                        },
+                                        'targetGroupName': {'description': 'targetGroupName is the Name of the TargetGroup.', 'type': 'string'},
+                                        'targetGroupProtocol': {
+                                            'description': (
+                                                'targetGroupProtocol is the Protocol of the TargetGroup. If unspecified, it will be automatic'
+                                                'ally inferred.'
+                                            ),
+                                            'enum': ['HTTP', 'HTTPS', 'TCP', 'TLS', 'UDP', 'TCP_UDP', 'QUIC', 'TCP_QUIC'],
+                                            'type': 'string',
+                                        },
+                                        'targetType': {
+                                            'description': (
+                                                'targetType is the TargetType of TargetGroup. If unspecified, it will be automatically inferr'
+                                                'ed.'
+                                            ),
+                                            'enum': ['instance', 'ip'],
+                                            'type': 'string',
+                                        },
+                                        'vpcID': {
+                                            'description': 'VpcID is the VPC of the TargetGroup. If unspecified, it will be automatically inferred.',
+                                            'type': 'string',
+                                        },
+                                    },
+                                    'required': ['serviceRef'],
+                                    'type': 'object',
+                                },
+                                'status': {
+                                    'description': 'TargetGroupBindingStatus defines the observed state of TargetGroupBinding',
+                                    'properties': {
+                                        'conditions': {
+                                            'description': 'Conditions describe the current conditions of the TargetGroupBinding.',
+                                            'items': {
+                                                'description': 'Condition contains details for one aspect of the current state of this API Resource.',
+                                                'properties': {
+                                                    'lastTransitionTime': {
+                                                        'description': (
+                                                            'lastTransitionTime is the last time the condition transitioned from one status t'
+                                                            'o another.\nThis should be when the underlying condition changed.  If that is not'
+                                                            ' known, then using the time when the API field changed is acceptable.'
+                                                        ),
+                                                        'format': 'date-time',
+                                                        'type': 'string',
+                                                    },
+                                                    'message': {
+                                                        'description': (
+                                                            'message is a human readable message indicating details about the transition.\nThi'
+                                                            's may be an empty string.'
+                                                        ),
+                                                        'maxLength': 32768,
+                                                        'type': 'string',
+                                                    },
+                                                    'observedGeneration': {
+                                                        'description': (
+                                                            'observedGeneration represents the .metadata.generation that the condition was se'
+                                                            't based upon.\nFor instance, if .metadata.generation is currently 12, but the .st'
+                                                            'atus.conditions[x].observedGeneration is 9, the condition is out of date\nwith re'
+                                                            'spect to the current state of the instance.'
+                                                        ),
+                                                        'format': 'int64',
+                                                        'minimum': 0,
+                                                        'type': 'integer',
+                                                    },
+                                                    'reason': {
+                                                        'description': (
+                                                            'reason contains a programmatic identifier indicating the reason for the conditio'
+                                                            "n's last transition.\nProducers of specific condition types may define expected v"
+                                                            'alues and meanings for this field,\nand whether the values are considered a guara'
+                                                            'nteed API.\nThe value should be a CamelCase string.\nThis field may not be empty.'
+                                                        ),
+                                                        'maxLength': 1024,
+                                                        'minLength': 1,
+                                                        'pattern': '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$',
+                                                        'type': 'string',
+                                                    },
+                                                    'status': {
+                                                        'description': 'status of the condition, one of True, False, Unknown.',
+                                                        'enum': ['True', 'False', 'Unknown'],
+                                                        'type': 'string',
+                                                    },
+                                                    'type': {
+                                                        'description': 'type of condition in CamelCase or in foo.example.com/CamelCase.',
+                                                        'maxLength': 316,
+                                                        'pattern': (
+                                                            '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9'
+                                                            '][-A-Za-z0-9_.]*)?[A-Za-z0-9])$'
+                                                        ),
+                                                        'type': 'string',
+                                                    },
+                                                },
+                                                'required': ['lastTransitionTime', 'message', 'reason', 'status', 'type'],
+                                                'type': 'object',
+                                            },
+                                            'type': 'array',
+                                        },
+                                        'observedGeneration': {
+                                            'description': 'The generation observed by the TargetGroupBinding controller.',
+                                            'format': 'int64',
+                                            'type': 'integer',
+                                        },
+                                    },
+                                    'type': 'object',
+                                },
+                            },
+                            'type': 'object',
+                        },
+                    },
+                    'served': True,
+                    'storage': True,
+                    'subresources': {'status': {}},
+                },
+            ],
+        },
+    },
+    {
+        'apiVersion': 'apiextensions.k8s.io/v1',
+        'kind': 'CustomResourceDefinition',
+        'metadata': {'annotations': {'controller-gen.kubebuilder.io/version': 'v0.19.0'}, 'name': 'targetgroupconfigurations.gateway.k8s.aws'},
+        'spec': {
+            'group': 'gateway.k8s.aws',
+            'names': {
+                'kind': 'TargetGroupConfiguration',
+                'listKind': 'TargetGroupConfigurationList',
+                'plural': 'targetgroupconfigurations',
+                'singular': 'targetgroupconfiguration',
+            },
+            'scope': 'Namespaced',
+            'versions': [
+                {
+                    'additionalPrinterColumns': [
+                        {
+                            'description': "The Kubernetes Service's name",
+                            'jsonPath': '.spec.targetReference.name',
+                            'name': 'SERVICE-NAME',
+                            'type': 'string',
+                        },
+                        {'jsonPath': '.metadata.creationTimestamp', 'name': 'AGE', 'type': 'date'},
+                    ],
+                    'name': 'v1beta1',
+                    'schema': {
+                        'openAPIV3Schema': {
+                            'description': 'TargetGroupConfiguration is the Schema for defining TargetGroups with an AWS ELB Gateway',
+                            'properties': {
+                                'apiVersion': {
+                                    'description': (
+                                        'APIVersion defines the versioned schema of this representation of an object.\nServers should convert '
+                                        'recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: http'
+                                        's://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources'
+                                    ),
+                                    'type': 'string',
+                                },
+                                'kind': {
+                                    'description': (
+                                        'Kind is a string value representing the REST resource this object represents.\nServers may infer this'
+                                        ' from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https'
+                                        '://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds'
+                                    ),
+                                    'type': 'string',
+                                },
+                                'metadata': {'type': 'object'},
+                                'spec': {
+                                    'description': 'TargetGroupConfigurationSpec defines the TargetGroup properties for a route.',
+                                    'properties': {
+                                        'defaultConfiguration': {
+                                            'description': (
+                                                'defaultRouteConfiguration fallback configuration applied to all routes, unless overridden by'
+                                                ' route-specific configurations.'
+                                            ),
+                                            'properties': {
+                                                'enableMultiCluster': {
+                                                    'description': (
+                                                        'EnableMultiCluster [Application / Network LoadBalancer]\nAllows for multiple Clusters'
+                                                        ' / Services to use the generated TargetGroup ARN'
+                                                    ),
+                                                    'type': 'boolean',
+                                                },
+                                                'healthCheckConfig': {
+                                                    'description': 'healthCheckConfig The Health Check configuration for this backend.',
+                                                    'properties': {
+                                                        'healthCheckInterval': {
+                                                            'description': (
+                                                                'healthCheckInterval The approximate amount of time, in seconds, between heal'
+                                                                'th checks of an individual target.'
+                                                            ),
+                                                            'format': 'int32',
+                                                            'type': 'integer',
+                                                        },
+                                                        'healthCheckPath': {
+                                                            'description': 'healthCheckPath The destination for health checks on the targets.',
+                                                            'type': 'string',
+                                                        },
+                                                        'healthCheckPort': {
+                                                            'description': (
+                                                                'healthCheckPort The port the load balancer uses when performing health check'
+                                                                's on targets.\nThe default is to use the port on which each target receives t'
+                                                                'raffic from the load balancer.'
+                                                            ),
+                                                            'type': 'string',
+                                                        },
+                                                        'healthCheckProtocol': {
+                                                            'description': (
+                                                                'healthCheckProtocol The protocol to use to connect with the target. The GENE'
+                                                                'VE, TLS, UDP, and TCP_UDP protocols are not supported for health checks.'
+                                                            ),
+                                                            'enum': ['HTTP', 'HTTPS', 'TCP'],
+                                                            'type': 'string',
+                                                        },
+                                                        'healthCheckTimeout': {
+                                                            'description': (
+                                                                'healthCheckTimeout The amount of time, in seconds, during which no response '
+                                                                'means a failed health check'
+                                                            ),
+                                                            'format': 'int32',
+                                                            'type': 'integer',
+                                                        },
+                                                        'healthyThresholdCount': {
+                                                            'description': (
+                                                                'healthyThresholdCount The number of consecutive health checks successes requ'
+                                                                'ired before considering an unhealthy target healthy.'
+                                                            ),
+                                                            'format': 'int32',
+                                                            'type': 'integer',
+                                                        },
+                                                        'matcher': {
+                                                            'description': (
+                                                                'healthCheckCodes The HTTP or gRPC codes to use when checking for a successfu'
+                                                                'l response from a target'
+                                                            ),
+                                                            'properties': {
+                                                                'grpcCode': {'description': 'The gRPC codes', 'type': 'string'},
+                                                                'httpCode': {'description': 'The HTTP codes.', 'type': 'string'},
+                                                            },
+                                                            'type': 'object',
+                                                        },
+                                                        'unhealthyThresholdCount': {
+                                                            'description': (
+                                                                'unhealthyThresholdCount The number of consecutive health check failures requ'
+                                                                'ired before considering the target unhealthy.'
+                                                            ),
+                                                            'format': 'int32',
+                                                            'type': 'integer',
+                                                        },
+                                                    },
+                                                    'type': 'object',
+                                                },
+                                                'ipAddressType': {
+                                                    'description': (
+                                                        'ipAddressType specifies whether the target group is of type IPv4 or IPv6. If unspeci'
+                                                        'fied, it will be automatically inferred.'
+                                                    ),
+                                                    'enum': ['ipv4', 'ipv6'],
+                                                    'type': 'string',
+                                                },
+                                                'nodeSelector': {
+                                                    'description': 'node selector for instance type target groups to only register certain nodes',
+                                                    'properties': {
+                                                        'matchExpressions': {
+                                                            'description': (
+                                                                'matchExpressions is a list of label selector requirements. The requirements '
+                                                                'are ANDed.'
+                                                            ),
+                                                            'items': {
+                                                                'description': (
+                                                                    'A label selector requirement is a selector that contains values, a key, '
+                                                                    'and an operator that\nrelates the key and values.'
+                                                                ),
+                                                                'properties': {
+                                                                    'key': {
+                                                                        'description': 'key is the label key that the selector applies to.',
+                                                                        'type': 'string',
+                                                                    },
+                                                                    'operator': {
+                                                                        'description': (
+                                                                            "operator represents a key's relationship to a set of values.\nVal"
+                                                                            'id operators are In, NotIn, Exists and DoesNotExist.'
+                                                                        ),
+                                                                        'type': 'string',
+                                                                    },
+                                                                    'values': {
+                                                                        'description': (
+                                                                            'values is an array of string values. If the operator is In or No'
+                                                                            'tIn,\nthe values array must be non-empty. If the operator is Exis'
+                                                                            'ts or DoesNotExist,\nthe values array must be empty. This array i'
+                                                                            's replaced during a strategic\nmerge patch.'
+                                                                        ),
+                                                                        'items': {'type': 'string'},
+                                                                        'type': 'array',
+                                                                        'x-kubernetes-list-type': 'atomic',
+                                                                    },
+                                                                },
+                                                                'required': ['key', 'operator'],
+                                                                'type': 'object',
+                                                            },
+                                                            'type': 'array',
+                                                            'x-kubernetes-list-type': 'atomic',
+                                                        },
+                                                        'matchLabels': {
+                                                            'additionalProperties': {'type': 'string'},
+                                                            'description': (
+                                                                'matchLabels is a map of {key,value} pairs. A single {key,value} in the match'
+                                                                'Labels\nmap is equivalent to an element of matchExpressions, whose key field '
+                                                                'is "key", the\noperator is "In", and the values array contains only "value". '
+                                                                'The requirements are ANDed.'
+                                                            ),
+                                                            'type': 'object',
+                                                        },
+                                                    },
+                                                    'type': 'object',
+                                                    'x-kubernetes-map-type': 'atomic',
+                                                },
+                                                'protocol': {
+                                                    'description': (
+                                                        'Protocol [Application / Network Load Balancer] the protocol for the target group.\nIf'
+                                                        ' unspecified, it will be automatically inferred.'
+                                                    ),
+                                                    'enum': ['HTTP', 'HTTPS', 'TCP', 'TLS', 'UDP', 'TCP_UDP'],
+                                                    'type': 'string',
+                                                },
+                                                'protocolVersion': {
+                                                    'description': (
+                                                        'protocolVersion [HTTP/HTTPS protocol] The protocol version. The possible values are '
+                                                        'GRPC , HTTP1 and HTTP2'
+                                                    ),
+                                                    'enum': ['HTTP1', 'HTTP2', 'GRPC'],
+                                                    'type': 'string',
+                                                },
+                                                'tags': {
+                                                    'additionalProperties': {'type': 'string'},
+                                                    'description': 'Tags the Tags to add on the target group.',
+                                                    'type': 'object',
+                                                },
+                                                'targetControlPort': {
+                                                    'description': (
+                                                        'targetControlPort [Application Load Balancer] The port on which the target communica'
+                                                        "tes its capacity. This value can't be modified after target group creation."
+                                                    ),
+                                                    'format': 'int32',
+                                                    'type': 'integer',
+                                                },
+                                                'targetGroupAttributes': {
+                                                    'description': 'targetGroupAttributes defines the attribute of target group',
+                                                    'items': {
+                                                        'description': 'TargetGroupAttribute defines target group attribute.',
+                                                        'properties': {
+                                                            'key': {'description': 'The key of the attribute.', 'type': 'string'},
+                                                            'value': {'description': 'The value of the attribute.', 'type': 'string'},
+                                                        },
+                                                        'required': ['key', 'value'],
+                                                        'type': 'object',
+                                                    },
+                                                    'type': 'array',
+                                                },
+                                                'targetGroupName': {
+                                                    'description': (
+                                                        'targetGroupName specifies the name to assign to the Target Group. If not defined, th'
+                                                        'en one is generated.'
+                                                    ),
+                                                    'type': 'string',
+                                                },
+                                                'targetType': {
+                                                    'description': (
+                                                        'targetType is the TargetType of TargetGroup. If unspecified, it will be automaticall'
+                                                        'y inferred as instance.'
+                                                    ),
+                                                    'enum': ['instance', 'ip'],
+                                                    'type': 'string',
+                                                },
+                                            },
+                                            'type': 'object',
+                                        },
+                                        'routeConfigurations': {
+                                            'description': (
+                                                'routeConfigurations the route configuration for specific routes. the longest prefix match (k'
+                                                'ind:namespace:name) is taken to combine with the default properties.'
+                                            ),
+                                            'items': {
+                                                'description': 'RouteConfiguration defines the per route configuration',
+                                                'properties': {
+                                                    'routeIdentifier': {
+                                                        'description': (
+                                                            'name the identifier of the route, it should be in the form of ROUTE:NAMESPACE:NA'
+                                                            'ME'
+                                                        ),
+                                                        'properties': {
+                                                            'kind': {'type': 'string'},
+                                                            'name': {'type': 'string'},
+                                                            'namespace': {'type': 'string'},
+                                                        },
+                                                        'type': 'object',
+                                                    },
+                                                    'targetGroupProps': {
+                                                        'description': 'targetGroupProps the target group specific properties',
+                                                        'properties': {
+                                                            'enableMultiCluster': {
+                                                                'description': (
+                                                                    'EnableMultiCluster [Application / Network LoadBalancer]\nAllows for multi'
+                                                                    'ple Clusters / Services to use the generated TargetGroup ARN'
+                                                                ),
+                                                                'type': 'boolean',
+                                                            },
+                                                            'healthCheckConfig': {
+                                                                'description': 'healthCheckConfig The Health Check configuration for this backend.',
+                                                                'properties': {
+                                                                    'healthCheckInterval': {
+                                                                        'description': (
+                                                                            'healthCheckInterval The approximate amount of time, in seconds, '
+                                                                            'between health checks of an individual target.'
+                                                                        ),
+                                                                        'format': 'int32',
+                                                                        'type': 'integer',
+                                                                    },
+                                                                    'healthCheckPath': {
+                                                                        'description': (
+                                                                            'healthCheckPath The destination for health checks on the targets'
+                                                                            '.'
+                                                                        ),
+                                                                        'type': 'string',
+                                                                    },
+                                                                    'healthCheckPort': {
+                                                                        'description': (
+                                                                            'healthCheckPort The port the load balancer uses when performing '
+                                                                            'health checks on targets.\nThe default is to use the port on whic'
+                                                                            'h each target receives traffic from the load balancer.'
+                                                                        ),
+                                                                        'type': 'string',
+                                                                    },
+                                                                    'healthCheckProtocol': {
+                                                                        'description': (
+                                                                            'healthCheckProtocol The protocol to use to connect with the targ'
+                                                                            'et. The GENEVE, TLS, UDP, and TCP_UDP protocols are not supporte'
+                                                                            'd for health checks.'
+                                                                        ),
+                                                                        'enum': ['HTTP', 'HTTPS', 'TCP'],
+                                                                        'type': 'string',
+                                                                    },
+                                                                    'healthCheckTimeout': {
+                                                                        'description': (
+                                                                            'healthCheckTimeout The amount of time, in seconds, during which '
+                                                                            'no response means a failed health check'
+                                                                        ),
+                                                                        'format': 'int32',
+                                                                        'type': 'integer',
+                                                                    },
+                                                                    'healthyThresholdCount': {
+                                                                        'description': (
+                                                                            'healthyThresholdCount The number of consecutive health checks su'
+                                                                            'ccesses required before considering an unhealthy target healthy.'
+                                                                        ),
+                                                                        'format': 'int32',
+                                                                        'type': 'integer',
+                                                                    },
+                                                                    'matcher': {
+                                                                        'description': (
+                                                                            'healthCheckCodes The HTTP or gRPC codes to use when checking for'
+                                                                            ' a successful response from a target'
+                                                                        ),
+                                                                        'properties': {
+                                                                            'grpcCode': {'description': 'The gRPC codes', 'type': 'string'},
+                                                                            'httpCode': {'description': 'The HTTP codes.', 'type': 'string'},
+                                                                        },
+                                                                        'type': 'object',
+                                                                    },
+                                                                    'unhealthyThresholdCount': {
+                                                                        'description': (
+                                                                            'unhealthyThresholdCount The number of consecutive health check f'
+                                                                            'ailures required before considering the target unhealthy.'
+                                                                        ),
+                                                                        'format': 'int32',
+                                                                        'type': 'integer',
+                                                                    },
+                                                                },
+                                                                'type': 'object',
+                                                            },
+                                                            'ipAddressType': {
+                                                                'description': (
+                                                                    'ipAddressType specifies whether the target group is of type IPv4 or IPv6'
+                                                                    '. If unspecified, it will be automatically inferred.'
+                                                                ),
+                                                                'enum': ['ipv4', 'ipv6'],
+                                                                'type': 'string',
+                                                            },
+                                                            'nodeSelector': {
+                                                                'description': (
+                                                                    'node selector for instance type target groups to only register certain n'
+                                                                    'odes'
+                                                                ),
+                                                                'properties': {
+                                                                    'matchExpressions': {
+                                                                        'description': (
+                                                                            'matchExpressions is a list of label selector requirements. The r'
+                                                                            'equirements are ANDed.'
+                                                                        ),
+                                                                        'items': {
+                                                                            'description': (
+                                                                                'A label selector requirement is a selector that contains val'
+                                                                                'ues, a key, and an operator that\nrelates the key and values.'
+                                                                            ),
+                                                                            'properties': {
+                                                                                'key': {
+                                                                                    'description': (
+                                                                                        'key is the label key that the selector applies to.'
+                                                                                    ),
+                                                                                    'type': 'string',
+                                                                                },
+                                                                                'operator': {
+                                                                                    'description': (
+                                                                                        "operator represents a key's relationship to a set of"
+                                                                                        ' values.\nValid operators are In, NotIn, Exists and D'
+                                                                                        'oesNotExist.'
+                                                                                    ),
+                                                                                    'type': 'string',
+                                                                                },
+                                                                                'values': {
+                                                                                    'description': (
+                                                                                        'values is an array of string values. If the operator'
+                                                                                        ' is In or NotIn,\nthe values array must be non-empty.'
+                                                                                        ' If the operator is Exists or DoesNotExist,\nthe valu'
+                                                                                        'es array must be empty. This array is replaced durin'
+                                                                                        'g a strategic\nmerge patch.'
+                                                                                    ),
+                                                                                    'items': {'type': 'string'},
+                                                                                    'type': 'array',
+                                                                                    'x-kubernetes-list-type': 'atomic',
+                                                                                },
+                                                                            },
+                                                                            'required': ['key', 'operator'],
+                                                                            'type': 'object',
+                                                                        },
+                                                                        'type': 'array',
+                                                                        'x-kubernetes-list-type': 'atomic',
+                                                                    },
+                                                                    'matchLabels': {
+                                                                        'additionalProperties': {'type': 'string'},
+                                                                        'description': (
+                                                                            'matchLabels is a map of {key,value} pairs. A single {key,value} '
+                                                                            'in the matchLabels\nmap is equivalent to an element of matchExpre'
+                                                                            'ssions, whose key field is "key", the\noperator is "In", and the '
+                                                                            'values array contains only "value". The requirements are ANDed.'
+                                                                        ),
+                                                                        'type': 'object',
+                                                                    },
+                                                                },
+                                                                'type': 'object',
+                                                                'x-kubernetes-map-type': 'atomic',
+                                                            },
+                                                            'protocol': {
+                                                                'description': (
+                                                                    'Protocol [Application / Network Load Balancer] the protocol for the targ'
+                                                                    'et group.\nIf unspecified, it will be automatically inferred.'
+                                                                ),
+                                                                'enum': ['HTTP', 'HTTPS', 'TCP', 'TLS', 'UDP', 'TCP_UDP'],
+                                                                'type': 'string',
+                                                            },
+                                                            'protocolVersion': {
+                                                                'description': (
+                                                                    'protocolVersion [HTTP/HTTPS protocol] The protocol version. The possible'
+                                                                    ' values are GRPC , HTTP1 and HTTP2'
+                                                                ),
+                                                                'enum': ['HTTP1', 'HTTP2', 'GRPC'],
+                                                                'type': 'string',
+                                                            },
+                                                            'tags': {
+                                                                'additionalProperties': {'type': 'string'},
+                                                                'description': 'Tags the Tags to add on the target group.',
+                                                                'type': 'object',
+                                                            },
+                                                            'targetControlPort': {
+                                                                'description': (
+                                                                    'targetControlPort [Application Load Balancer] The port on which the targ'
+                                                                    "et communicates its capacity. This value can't be modified after target "
+                                                                    'group creation.'
+                                                                ),
+                                                                'format': 'int32',
+                                                                'type': 'integer',
+                                                            },
+                                                            'targetGroupAttributes': {
+                                                                'description': 'targetGroupAttributes defines the attribute of target group',
+                                                                'items': {
+                                                                    'description': 'TargetGroupAttribute defines target group attribute.',
+                                                                    'properties': {
+                                                                        'key': {'description': 'The key of the attribute.', 'type': 'string'},
+                                                                        'value': {'description': 'The value of the attribute.', 'type': 'string'},
+                                                                    },
+                                                                    'required': ['key', 'value'],
+                                                                    'type': 'object',
+                                                                },
+                                                                'type': 'array',
+                                                            },
+                                                            'targetGroupName': {
+                                                                'description': (
+                                                                    'targetGroupName specifies the name to assign to the Target Group. If not'
+                                                                    ' defined, then one is generated.'
+                                                                ),
+                                                                'type': 'string',
+                                                            },
+                                                            'targetType': {
+                                                                'description': (
+                                                                    'targetType is the TargetType of TargetGroup. If unspecified, it will be '
+                                                                    'automatically inferred as instance.'
+                                                                ),
+                                                                'enum': ['instance', 'ip'],
+                                                                'type': 'string',
+                                                            },
+                                                        },
+                                                        'type': 'object',
+                                                    },
+                                                },
+                                                'required': ['routeIdentifier', 'targetGroupProps'],
+                                                'type': 'object',
+                                            },
+                                            'type': 'array',
+                                        },
+                                        'targetReference': {
+                                            'description': (
+                                                'targetReference the kubernetes object to attach the Target Group settings to.\nWhen omitted, '
+                                                "this TGC can only be used as a default via LoadBalancerConfiguration's\ndefaultTargetGroupCon"
+                                                'figuration reference.'
+                                            ),
+                                            'properties': {
+                                                'group': {
+                                                    'default': '',
+                                                    'description': (
+                                                        'Group is the group of the referent. For example, "gateway.networking.k8s.io".\nWhen u'
+                                                        'nspecified or empty string, core API group is inferred.'
+                                                    ),
+                                                    'type': 'string',
+                                                },
+                                                'kind': {
+                                                    'default': 'Service',
+                                                    'description': (
+                                                        'Kind is the Kubernetes resource kind of the referent. For example\n"Service".\n\nDefaul'
+                                                        'ts to "Service" when not specified.'
+                                                    ),
+                                                    'type': 'string',
+                                                },
+                                                'name': {'description': 'Name is the name of the referent.', 'type': 'string'},
+                                            },
+                                            'required': ['name'],
+                                            'type': 'object',
+                                        },
+                                    },
+                                    'type': 'object',
+                                },
+                                'status': {
+                                    'description': 'TargetGroupConfigurationStatus defines the observed state of TargetGroupConfiguration',
+                                    'properties': {
+                                        'observedGatewayClassConfigurationGeneration': {
+                                            'description': 'The generation of the Gateway Configuration attached to the GatewayClass object.',
+                                            'format': 'int64',
+                                            'type': 'integer',
+                                        },
+                                        'observedGatewayConfigurationGeneration': {
+                                            'description': 'The generation of the Gateway Configuration attached to the Gateway object.',
+                                            'format': 'int64',
+                                            'type': 'integer',
+                                        },
+                                    },
+                                    'type': 'object',
+                                },
+                            },
+                            'type': 'object',
+                        },
+                    },
+                    'served': True,
+                    'storage': True,
+                    'subresources': {'status': {}},
+                },
+            ],
+        },
+    },
 ]
