@@ -3,10 +3,11 @@
 
 kops pins most addon images in its addon templates
 (upup/models/cloudup/resources/addons/<addon>/<file>.template): a literal
-`image: registry/repo:tag`, or the default of `{{ if X }}{{ X }}{{ else }}repo:tag{{ end }}`.
-This keeps, per addon this collection renders, each image repository and its
-tag.  Images whose tag is a template value ({{ .Version }}) come from the
-completed cluster spec instead and are skipped.  One repository pinned at two
+`image: registry/repo:tag`, the default of `{{ if X }}{{ X }}{{ else }}repo:tag{{ end }}`, or of
+`image: repo:{{ or .X.Version `tag` }}` (a scalar that may wrap).  This keeps,
+per addon this collection renders, each image repository and its tag.  Images
+whose tag is only a template value ({{ .Version }}) come from the completed
+cluster spec instead and are skipped.  One repository pinned at two
 tags in one addon is refused (the table could not say which one applies).
 
     hack/gen_addon_images.py --kops ../kops > plugins/module_utils/addons/image_data.py
@@ -29,9 +30,12 @@ ADDONS = (
     ("networking.flannel", "k8s-1.25.yaml.template"),
     ("networking.amazon-vpc-routed-eni", "k8s-1.16.yaml.template"),
     ("networking.kuberouter", "k8s-1.12.yaml.template"),
+    ("aws-load-balancer-controller.addons.k8s.io", "k8s-1.19.yaml.template"),
 )
 # A pinned image: host/path:tag with no template action in it.
 IMAGE = re.compile(r"(?<![\w{.])((?:[a-z0-9-]+\.)+[a-z]{2,}/[a-z0-9._/-]+):([A-Za-z0-9._-]+)(?![\w.-])")
+# A tag defaulted in the template, `image: host/path:{{ or .X.Version `tag` }}` (a YAML scalar that may wrap).
+DEFAULTED_TAG = re.compile(r"image: ((?:[a-z0-9-]+\.)+[a-z]{2,}/[a-z0-9._/-]+):\{\{ or [.\w]+\s+`([A-Za-z0-9._-]+)` \}\}")
 
 HEADER = '''# -*- coding: utf-8 -*-
 # Copyright: kubeops.kops contributors
@@ -51,13 +55,12 @@ from __future__ import annotations
 def pinned_images(path):
     """{repository: tag} of the literal images in one template, refusing a repository at two tags."""
     found = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if "image:" not in line:
-            continue
-        for repository, tag in IMAGE.findall(line):
-            if found.get(repository, tag) != tag:
-                raise ValueError("%s: %s is pinned at both %s and %s" % (path, repository, found[repository], tag))
-            found[repository] = tag
+    text = path.read_text(encoding="utf-8")
+    pins = [pin for line in text.splitlines() if "image:" in line for pin in IMAGE.findall(line)]
+    for repository, tag in pins + DEFAULTED_TAG.findall(text):
+        if found.get(repository, tag) != tag:
+            raise ValueError("%s: %s is pinned at both %s and %s" % (path, repository, found[repository], tag))
+        found[repository] = tag
     return found
 
 

@@ -23,7 +23,8 @@ except ImportError:  # objects.require_yaml names the fix when a manifest is dum
     yaml = None
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import (
-    amazon_vpc, aws, cilium, cluster_autoscaler, core, flannel, gce, kindnet, kube_router, metrics_server, node_local_dns)
+    amazon_vpc, aws, aws_load_balancer_controller, cilium, cluster_autoscaler, core, flannel, gce, kindnet, kube_router,
+    metrics_server, node_local_dns)
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError, Facts
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 
@@ -106,6 +107,8 @@ ADDONS = (
     Addon("metrics-server.addons.k8s.io", "k8s-1.11", lambda facts: _enabled(facts, "metricsServer"),
           metrics_server.objects, selector={"k8s-app": "metrics-server"}, needs_pki=metrics_server.needs_pki),
     Addon("node-termination-handler.aws", "k8s-1.11", _nth, aws.node_termination_handler, prune=True),
+    Addon("aws-load-balancer-controller.addons.k8s.io", "k8s-1.19", lambda facts: _aws(facts) and _enabled(facts, "awsLoadBalancerController"),
+          aws_load_balancer_controller.objects, prune=True, needs_pki=lambda facts: True),
     Addon("storage-aws.addons.k8s.io", "v1.15.0", _storage("aws"), core.storage_aws),
     Addon("storage-gce.addons.k8s.io", "v1.7.0", _storage("gce"), core.storage_gce),
     Addon("gcp-cloud-controller.addons.k8s.io", "k8s-1.23", _gce, gce.cloud_controller, prune=True),
@@ -132,7 +135,6 @@ NOT_RENDERED = (
      and facts.section("certManager").get("managed", True) is not False),
     ("node-problem-detector.addons.k8s.io", lambda facts: _enabled(facts, "nodeProblemDetector")),
     ("nvidia.addons.k8s.io", lambda facts: bool((facts.section("containerd").get("nvidiaGPU") or {}).get("enabled"))),
-    ("aws-load-balancer-controller.addons.k8s.io", lambda facts: _aws(facts) and _enabled(facts, "awsLoadBalancerController")),
     ("eks-pod-identity-webhook.addons.k8s.io", lambda facts: _aws(facts) and _enabled(facts, "podIdentityWebhook")),
     ("gcp-pd-csi-driver.addons.k8s.io",
      lambda facts: _gce(facts) and bool((facts.section("cloudConfig").get("gcpPDCSIDriver") or {}).get("enabled"))),

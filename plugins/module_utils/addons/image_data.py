@@ -38,4 +38,7 @@ IMAGES = {
     'networking.kuberouter': {
         'docker.io/cloudnativelabs/kube-router': 'v2.11.1',
     },
+    'aws-load-balancer-controller.addons.k8s.io': {
+        'public.ecr.aws/eks/aws-load-balancer-controller': 'v3.3.0',
+    },
 }

@@ -503,6 +503,10 @@ def _check_components(spec, problems):
                                            % dns["serverIP"]))
     if (dns.get("nodeLocalDNS") or {}).get("enabled") and dns.get("provider") not in (None, "CoreDNS"):
         problems.append(errors.forbidden("spec.kubeDNS.nodeLocalDNS", "NodeLocalDNS requires the CoreDNS provider"))
+    if spec.get("cloudProvider") == "aws" and (spec.get("awsLoadBalancerController") or {}).get("enabled") and \
+            not (spec.get("certManager") or {}).get("enabled"):
+        problems.append(errors.forbidden("spec.awsLoadBalancerController", "the AWS Load Balancer Controller requires "
+                                         "cert-manager (its webhook certificate); set spec.certManager.enabled: true"))
 
 
 def _containerd_version(path, version):

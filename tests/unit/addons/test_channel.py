@@ -23,6 +23,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.statestore import lay
 
 from tests.conformance import kops_fixtures
 from tests.unit.addons.test_addons_vs_kops import ACCOUNT, load_case
+from tests.unit.addons.test_aws_load_balancer_controller import alb_case
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 
@@ -259,9 +260,9 @@ def test_store_files_list_the_kubelet_bootstrap_addon_last():
 
 def test_image_table_pins_every_image_the_templates_ask_for():
     images = set()
-    for variant in ("autoscaler-priority-metrics", "snapshot-ipv6-selinux", "flannel", "amazon-vpc-ipv6",
-                    "kube-router-node-local-dns"):
-        completed, groups = VARIANTS[variant]()
+    cases = [VARIANTS[v]() for v in ("autoscaler-priority-metrics", "snapshot-ipv6-selinux", "flannel", "amazon-vpc-ipv6",
+                                     "kube-router-node-local-dns")]
+    for completed, groups in cases + [alb_case()]:
         for path, data in channel.render(completed, groups, account_id=ACCOUNT):
             if path != channel.CHANNEL_PATH:
                 images |= {c["image"] for d in yaml.safe_load_all(data) if d.get("kind") in ("Deployment", "DaemonSet")
@@ -297,6 +298,10 @@ def _mini_kops(tmp_path, coredns_line="        image: {{ if X }}{{ X }}{{ else }
     (root / "aws-ebs-csi-driver.addons.k8s.io/k8s-1.17.yaml.template").write_text(
         "  image: registry.k8s.io/provider-aws/aws-ebs-csi-driver:{{ .Version }}\n"
         "  image: registry.k8s.io/sig-storage/livenessprobe:v2.0.0\n")
+    (root / "aws-load-balancer-controller.addons.k8s.io").mkdir()
+    (root / "aws-load-balancer-controller.addons.k8s.io/k8s-1.19.yaml.template").write_text(
+        "        image: public.ecr.aws/eks/aws-load-balancer-controller:{{ or .CloudProvider.AWS.LoadBalancerController.Version\n"
+        "          `v0.0.3` }}\n")
     (tmp_path / "kops-version.go").write_text('const KOPS_RELEASE_VERSION = "1.99.0"\n')
     return tmp_path
 
@@ -314,6 +319,7 @@ def test_generator_reads_pins_and_skips_templated_tags(tmp_path):
         "networking.flannel": {"ghcr.io/flannel-io/flannel": "v0.0.1"},
         "networking.amazon-vpc-routed-eni": {"1234.dkr.ecr.us-west-2.amazonaws.com/cni": "v0.0.2"},
         "networking.kuberouter": {"docker.io/cloudnativelabs/kube-router": "v0.0.3"},
+        "aws-load-balancer-controller.addons.k8s.io": {"public.ecr.aws/eks/aws-load-balancer-controller": "v0.0.3"},
     }
 
 
