@@ -28,6 +28,7 @@ ADDONS = (
     ("metrics-server.addons.k8s.io", "k8s-1.11.yaml.template"),
     ("networking.flannel", "k8s-1.25.yaml.template"),
     ("networking.amazon-vpc-routed-eni", "k8s-1.16.yaml.template"),
+    ("certmanager.io", "k8s-1.16.yaml.template"),
 )
 # A pinned image: host/path:tag with no template action in it.
 IMAGE = re.compile(r"(?<![\w{.])((?:[a-z0-9-]+\.)+[a-z]{2,}/[a-z0-9._/-]+):([A-Za-z0-9._-]+)(?![\w.-])")
@@ -51,7 +52,7 @@ def pinned_images(path):
     """{repository: tag} of the literal images in one template, refusing a repository at two tags."""
     found = {}
     for line in path.read_text(encoding="utf-8").splitlines():
-        if "image:" not in line:
+        if "image:" not in line and "-image=" not in line:  # a pod's image, or a flag naming one
             continue
         for repository, tag in IMAGE.findall(line):
             if found.get(repository, tag) != tag:

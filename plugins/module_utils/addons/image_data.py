@@ -35,4 +35,10 @@ IMAGES = {
         '602401143452.dkr.ecr.us-west-2.amazonaws.com/amazon-k8s-cni-init': 'v1.23.0',
         '602401143452.dkr.ecr.us-west-2.amazonaws.com/amazon/aws-network-policy-agent': 'v1.4.1',
     },
+    'certmanager.io': {
+        'quay.io/jetstack/cert-manager-acmesolver': 'v1.19.5',
+        'quay.io/jetstack/cert-manager-cainjector': 'v1.19.5',
+        'quay.io/jetstack/cert-manager-controller': 'v1.19.5',
+        'quay.io/jetstack/cert-manager-webhook': 'v1.19.5',
+    },
 }
