@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import collections
 import pathlib
+import re
 import sys
 
 import yaml
@@ -54,11 +55,11 @@ def crds(text):
     for document in text.split("\n---\n"):
         if "\nkind: CustomResourceDefinition\n" not in "\n" + document + "\n":
             continue
-        parsed = yaml.safe_load(document)
-        if "{{" in document:
+        if "{{" in document:  # before parsing: a template action need not be YAML
+            name = re.search(r"^  name: *(.+)$", document, re.M)
             raise ValueError("CustomResourceDefinition %s holds a template action; it depends on the cluster and "
-                             "must be written in Python" % parsed["metadata"]["name"])
-        found.append(parsed)
+                             "must be written in Python" % (name.group(1).strip('"') if name else "(unnamed)"))
+        found.append(yaml.safe_load(document))
     if not found:
         raise ValueError("no CustomResourceDefinition in %s; did kops move the addon?" % TEMPLATE)
     return found
