@@ -31,6 +31,7 @@ ADDONS = (
     ("networking.amazon-vpc-routed-eni", "k8s-1.16.yaml.template"),
     ("networking.kuberouter", "k8s-1.12.yaml.template"),
     ("aws-load-balancer-controller.addons.k8s.io", "k8s-1.19.yaml.template"),
+    ("certmanager.io", "k8s-1.16.yaml.template"),
 )
 # A pinned image: host/path:tag with no template action in it.
 IMAGE = re.compile(r"(?<![\w{.])((?:[a-z0-9-]+\.)+[a-z]{2,}/[a-z0-9._/-]+):([A-Za-z0-9._-]+)(?![\w.-])")
@@ -56,7 +57,8 @@ def pinned_images(path):
     """{repository: tag} of the literal images in one template, refusing a repository at two tags."""
     found = {}
     text = path.read_text(encoding="utf-8")
-    pins = [pin for line in text.splitlines() if "image:" in line for pin in IMAGE.findall(line)]
+    pins = [pin for line in text.splitlines() if "image:" in line or "-image=" in line  # a pod's image, or a flag's
+            for pin in IMAGE.findall(line)]
     for repository, tag in pins + DEFAULTED_TAG.findall(text):
         if found.get(repository, tag) != tag:
             raise ValueError("%s: %s is pinned at both %s and %s" % (path, repository, found[repository], tag))

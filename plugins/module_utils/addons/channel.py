@@ -23,8 +23,8 @@ except ImportError:  # objects.require_yaml names the fix when a manifest is dum
     yaml = None
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import (
-    amazon_vpc, aws, aws_load_balancer_controller, cilium, cluster_autoscaler, core, flannel, gce, kindnet, kube_router,
-    metrics_server, node_local_dns)
+    amazon_vpc, aws, aws_load_balancer_controller, cert_manager, cilium, cluster_autoscaler, core, flannel, gce, kindnet,
+    kube_router, metrics_server, node_local_dns)
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError, Facts
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 
@@ -87,6 +87,10 @@ def _enabled(facts, section):
     return bool(facts.section(section).get("enabled"))
 
 
+def _cert_manager(facts):
+    return _enabled(facts, "certManager") and facts.section("certManager").get("managed", True) is not False
+
+
 def _networking(kind):
     return lambda facts: kind in facts.networking
 
@@ -106,6 +110,7 @@ ADDONS = (
           cluster_autoscaler.objects),
     Addon("metrics-server.addons.k8s.io", "k8s-1.11", lambda facts: _enabled(facts, "metricsServer"),
           metrics_server.objects, selector={"k8s-app": "metrics-server"}, needs_pki=metrics_server.needs_pki),
+    Addon("certmanager.io", "k8s-1.16", _cert_manager, cert_manager.objects, selector={}, prune=True),
     Addon("node-termination-handler.aws", "k8s-1.11", _nth, aws.node_termination_handler, prune=True),
     Addon("aws-load-balancer-controller.addons.k8s.io", "k8s-1.19", lambda facts: _aws(facts) and _enabled(facts, "awsLoadBalancerController"),
           aws_load_balancer_controller.objects, prune=True, needs_pki=lambda facts: True),
@@ -131,8 +136,6 @@ NOT_RENDERED = (
     ("kube-dns.addons.k8s.io", lambda facts: facts.kube_dns.get("provider") == "KubeDNS"),
     ("external-dns.addons.k8s.io", lambda facts: facts.section("externalDns").get("provider") == "external-dns"),
     ("cluster-autoscaler.addons.k8s.io", lambda facts: not _aws(facts) and _enabled(facts, "clusterAutoscaler")),
-    ("certmanager.io", lambda facts: _enabled(facts, "certManager")
-     and facts.section("certManager").get("managed", True) is not False),
     ("node-problem-detector.addons.k8s.io", lambda facts: _enabled(facts, "nodeProblemDetector")),
     ("nvidia.addons.k8s.io", lambda facts: bool((facts.section("containerd").get("nvidiaGPU") or {}).get("enabled"))),
     ("eks-pod-identity-webhook.addons.k8s.io", lambda facts: _aws(facts) and _enabled(facts, "podIdentityWebhook")),
@@ -258,7 +261,7 @@ def not_rendered_for(completed, groups):
 
 def channel_entry(addon, data, documents, facts):
     entry = {"name": addon.name, "manifest": addon.manifest, "manifestHash": manifest_hash(data),
-             "selector": addon.selector}
+             "selector": addon.selector or None}  # kops writes an addon without one as null
     if addon.id:
         entry["id"] = addon.id
     if addon.needs_rolling_update:

@@ -41,4 +41,10 @@ IMAGES = {
     'aws-load-balancer-controller.addons.k8s.io': {
         'public.ecr.aws/eks/aws-load-balancer-controller': 'v3.3.0',
     },
+    'certmanager.io': {
+        'quay.io/jetstack/cert-manager-acmesolver': 'v1.19.5',
+        'quay.io/jetstack/cert-manager-cainjector': 'v1.19.5',
+        'quay.io/jetstack/cert-manager-controller': 'v1.19.5',
+        'quay.io/jetstack/cert-manager-webhook': 'v1.19.5',
+    },
 }

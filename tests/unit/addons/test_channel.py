@@ -79,6 +79,8 @@ VARIANTS = {
                                                       metricsServer={"enabled": True}),
     "kube-router-node-local-dns": lambda: _populated(networking={"kuberouter": {}}, kubeProxy={"enabled": False},
                                                      kubeDNS={"nodeLocalDNS": {"enabled": True}}),
+    "cert-manager-options": lambda: _case(certManager={"enabled": True, "defaultIssuer": "letsencrypt",
+                                                       "nameservers": ["1.1.1.1"], "featureGates": {"B": False, "A": True}}),
 }
 
 
@@ -261,13 +263,17 @@ def test_store_files_list_the_kubelet_bootstrap_addon_last():
 def test_image_table_pins_every_image_the_templates_ask_for():
     images = set()
     cases = [VARIANTS[v]() for v in ("autoscaler-priority-metrics", "snapshot-ipv6-selinux", "flannel", "amazon-vpc-ipv6",
-                                     "kube-router-node-local-dns")]
+                                     "kube-router-node-local-dns", "cert-manager-options")]
     for completed, groups in cases + [alb_case()]:
         for path, data in channel.render(completed, groups, account_id=ACCOUNT):
             if path != channel.CHANNEL_PATH:
-                images |= {c["image"] for d in yaml.safe_load_all(data) if d.get("kind") in ("Deployment", "DaemonSet")
-                           for c in d["spec"]["template"]["spec"]["containers"] + d["spec"]["template"]["spec"].get(
-                               "initContainers", [])}
+                containers = [c for d in yaml.load_all(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+                              if d.get("kind") in ("Deployment", "DaemonSet")
+                              for c in d["spec"]["template"]["spec"]["containers"] + d["spec"]["template"]["spec"].get(
+                                  "initContainers", [])]
+                images |= {c["image"] for c in containers}
+                # and images a controller starts itself, named by a flag (cert-manager's ACME solver)
+                images |= {arg.partition("=")[2] for c in containers for arg in c.get("args", []) if "-image=" in arg}
     pinned = {"%s:%s" % item for table in image_data.IMAGES.values() for item in table.items()}
     assert pinned <= images
     assert all(tag.startswith("v") for table in image_data.IMAGES.values() for tag in table.values())
@@ -302,6 +308,10 @@ def _mini_kops(tmp_path, coredns_line="        image: {{ if X }}{{ X }}{{ else }
     (root / "aws-load-balancer-controller.addons.k8s.io/k8s-1.19.yaml.template").write_text(
         "        image: public.ecr.aws/eks/aws-load-balancer-controller:{{ or .CloudProvider.AWS.LoadBalancerController.Version\n"
         "          `v0.0.3` }}\n")
+    (root / "certmanager.io").mkdir()
+    (root / "certmanager.io/k8s-1.16.yaml.template").write_text(
+        '          image: "quay.io/jetstack/cert-manager-controller:v0.0.3"\n'
+        "          - --acme-http01-solver-image=quay.io/jetstack/cert-manager-acmesolver:v0.0.3\n")
     (tmp_path / "kops-version.go").write_text('const KOPS_RELEASE_VERSION = "1.99.0"\n')
     return tmp_path
 
@@ -320,6 +330,8 @@ def test_generator_reads_pins_and_skips_templated_tags(tmp_path):
         "networking.amazon-vpc-routed-eni": {"1234.dkr.ecr.us-west-2.amazonaws.com/cni": "v0.0.2"},
         "networking.kuberouter": {"docker.io/cloudnativelabs/kube-router": "v0.0.3"},
         "aws-load-balancer-controller.addons.k8s.io": {"public.ecr.aws/eks/aws-load-balancer-controller": "v0.0.3"},
+        "certmanager.io": {"quay.io/jetstack/cert-manager-controller": "v0.0.3",
+                           "quay.io/jetstack/cert-manager-acmesolver": "v0.0.3"},
     }
 
 

@@ -1,0 +1,72 @@
+"""The channel we render with cert-manager and metrics-server (needsPKI) applied to the Kubernetes API test server by
+the collection's channel applier (kops' semantics): cert-manager's CRDs make the cert-manager.io/v1 Issuer kind the
+needsPKI step uses; the Issuer it makes is valid under cert-manager's own schema; objects are listed back with the
+kubernetes Python client."""
+
+from __future__ import annotations
+
+import pathlib
+
+import jsonschema
+import pytest
+
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import cert_manager_crds, channel
+from ansible_collections.kubeops.kops.plugins.module_utils.kube import channels
+from tests.unit.addons.test_addons_vs_kops import ACCOUNT
+from tests.unit.addons.test_channel import _case
+
+kubernetes = pytest.importorskip("kubernetes", reason="the kubernetes Python client is in requirements.txt")
+
+
+def _render(root):
+    completed, groups = _case(certManager={"enabled": True}, metricsServer={"enabled": True})
+    for path, data in channel.render(completed, groups, account_id=ACCOUNT):
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return str(root / channel.CHANNEL_PATH)
+
+
+def _issuer_schema():
+    version = next(v for v in cert_manager_crds.CRDS["issuers.cert-manager.io"]["versions"] if v["storage"])
+    return version["schema"]["openAPIV3Schema"]
+
+
+def test_cert_manager_serves_the_issuer_needs_pki_makes(kube_api, tmp_path):
+    location = _render(pathlib.Path(tmp_path))
+    # A kube-apiserver serves APIService (metrics-server registers v1beta1.metrics.k8s.io); the test server does not yet.
+    kube_api.state.register("apiregistration.k8s.io/v1", "APIService", "apiservices", namespaced=False, status=True)
+    api = channels.ApiService.from_kubeconfig(kube_api.kubeconfig_path)
+
+    def run():
+        api.forget_discovery()
+        return channels.ChannelRunner(api, location).run()
+
+    # kops' order lists metrics-server before cert-manager: on the first pass its PKI cannot be made yet
+    # (no Issuer kind), the rest is applied; the next pass (protokube applies the channel again) makes it.
+    first = run()
+    assert [e for e in first["errors"] if "metrics-server" not in e] == [], first["errors"]
+    assert len(first["errors"]) == 1 and "install cert-manager" in first["errors"][0]
+    second = run()
+    assert second["errors"] == [], second["errors"]
+    assert [a["name"] for a in second["addons"] if a["action"] != "unchanged"] == ["metrics-server.addons.k8s.io"]
+    assert run()["changed"] is False
+
+    client = kubernetes.config.new_client_from_config(config_file=kube_api.kubeconfig_path)
+    crds = kubernetes.client.ApiextensionsV1Api(client).list_custom_resource_definition(
+        label_selector="addon.kops.k8s.io/name=certmanager.io").items
+    assert sorted(c.metadata.name for c in crds) == sorted(cert_manager_crds.CRDS)
+    deployments = kubernetes.client.AppsV1Api(client).list_namespaced_deployment(
+        "kube-system", label_selector="addon.kops.k8s.io/name=certmanager.io").items
+    assert sorted(d.metadata.name for d in deployments) == ["cert-manager", "cert-manager-cainjector",
+                                                            "cert-manager-webhook"]
+    issuer = kubernetes.client.CustomObjectsApi(client).get_namespaced_custom_object(
+        "cert-manager.io", "v1", "kube-system", "issuers", "metrics-server.addons.k8s.io")
+    assert issuer["spec"] == {"ca": {"secretName": "metrics-server.addons.k8s.io-ca"}}
+    jsonschema.validate({k: issuer[k] for k in ("apiVersion", "kind", "spec")}, _issuer_schema())
+
+
+def test_the_schema_check_would_catch_a_wrong_issuer():
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"apiVersion": "cert-manager.io/v1", "kind": "Issuer", "spec": {"ca": {"secret": "x"}}},
+                            _issuer_schema())
