@@ -28,9 +28,13 @@ ADDONS = (
     ("metrics-server.addons.k8s.io", "k8s-1.11.yaml.template"),
     ("networking.flannel", "k8s-1.25.yaml.template"),
     ("networking.amazon-vpc-routed-eni", "k8s-1.16.yaml.template"),
+    ("networking.projectcalico.org", "k8s-1.25.yaml.template"),
 )
 # A pinned image: host/path:tag with no template action in it.
 IMAGE = re.compile(r"(?<![\w{.])((?:[a-z0-9-]+\.)+[a-z]{2,}/[a-z0-9._/-]+):([A-Za-z0-9._-]+)(?![\w.-])")
+# An image whose registry and tag are both spec values with pinned defaults (Calico's):
+# `{{ or .Registry "docker.io" }}/calico/node:{{ or .Version "v3.31.6" }}` pins docker.io/calico/node at v3.31.6.
+DEFAULTED_IMAGE = re.compile(r'\{\{ or [\w.]+ "([a-z0-9.-]+)" \}\}(/[a-z0-9._/-]+):\{\{ or [\w.]+ "([A-Za-z0-9._-]+)" \}\}')
 
 HEADER = '''# -*- coding: utf-8 -*-
 # Copyright: kubeops.kops contributors
@@ -53,7 +57,8 @@ def pinned_images(path):
     for line in path.read_text(encoding="utf-8").splitlines():
         if "image:" not in line:
             continue
-        for repository, tag in IMAGE.findall(line):
+        pins = IMAGE.findall(line) + [(registry + image_path, tag) for registry, image_path, tag in DEFAULTED_IMAGE.findall(line)]
+        for repository, tag in pins:
             if found.get(repository, tag) != tag:
                 raise ValueError("%s: %s is pinned at both %s and %s" % (path, repository, found[repository], tag))
             found[repository] = tag

@@ -35,4 +35,10 @@ IMAGES = {
         '602401143452.dkr.ecr.us-west-2.amazonaws.com/amazon-k8s-cni-init': 'v1.23.0',
         '602401143452.dkr.ecr.us-west-2.amazonaws.com/amazon/aws-network-policy-agent': 'v1.4.1',
     },
+    'networking.projectcalico.org': {
+        'docker.io/calico/cni': 'v3.31.6',
+        'docker.io/calico/kube-controllers': 'v3.31.6',
+        'docker.io/calico/node': 'v3.31.6',
+        'docker.io/calico/typha': 'v3.31.6',
+    },
 }
