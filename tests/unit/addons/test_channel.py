@@ -74,6 +74,7 @@ VARIANTS = {
     "amazon-vpc-ipv6": lambda: _populated(networking={"amazonvpc": {"env": [{"name": "ANNOTATE_POD_IP", "value": "true"}]}},
                                           nonMasqueradeCIDR="::/0"),
     "kindnet-ipv6": lambda: _populated(networking={"kindnet": {}}, nonMasqueradeCIDR="::/0"),
+    "calico-typha": lambda: _populated(networking={"calico": {"typhaReplicas": 2}}),
     "autoscaler-priority-metrics": lambda: _populated(clusterAutoscaler={"enabled": True, "expander": "priority"},
                                                       metricsServer={"enabled": True}),
 }
@@ -223,9 +224,9 @@ def test_service_account_permissions_are_refused_naming_the_field():
 
 
 def test_addons_kops_would_add_are_named_when_not_rendered():
-    completed, groups = _case(networking={"calico": {}}, nodeProblemDetector={"enabled": True})
+    completed, groups = _case(networking={"kuberouter": {}}, nodeProblemDetector={"enabled": True})
     assert channel.not_rendered(channel.Facts(completed, groups)) == ["node-problem-detector.addons.k8s.io",
-                                                                      "networking.projectcalico.org"]
+                                                                      "networking.kuberouter"]
 
 
 def test_store_files_list_the_kubelet_bootstrap_addon_last():
@@ -257,7 +258,7 @@ def test_store_files_list_the_kubelet_bootstrap_addon_last():
 
 def test_image_table_pins_every_image_the_templates_ask_for():
     images = set()
-    for variant in ("autoscaler-priority-metrics", "snapshot-ipv6-selinux", "flannel", "amazon-vpc-ipv6"):
+    for variant in ("autoscaler-priority-metrics", "snapshot-ipv6-selinux", "flannel", "amazon-vpc-ipv6", "calico-typha"):
         completed, groups = VARIANTS[variant]()
         for path, data in channel.render(completed, groups, account_id=ACCOUNT):
             if path != channel.CHANNEL_PATH:
@@ -287,6 +288,9 @@ def _mini_kops(tmp_path, coredns_line="        image: {{ if X }}{{ X }}{{ else }
     (root / "networking.amazon-vpc-routed-eni").mkdir()
     (root / "networking.amazon-vpc-routed-eni/k8s-1.16.yaml.template").write_text(
         '          image: "{{- or .Networking.AmazonVPC.Image "1234.dkr.ecr.us-west-2.amazonaws.com/cni:v0.0.2" }}"\n')
+    (root / "networking.projectcalico.org").mkdir()
+    (root / "networking.projectcalico.org/k8s-1.25.yaml.template").write_text(
+        '          image: {{ or .Networking.Calico.Registry "docker.io" }}/calico/cni:{{ or .Networking.Calico.Version "v0.0.3" }}\n')
     (root / "aws-ebs-csi-driver.addons.k8s.io").mkdir()
     (root / "aws-ebs-csi-driver.addons.k8s.io/k8s-1.17.yaml.template").write_text(
         "  image: registry.k8s.io/provider-aws/aws-ebs-csi-driver:{{ .Version }}\n"
@@ -307,6 +311,7 @@ def test_generator_reads_pins_and_skips_templated_tags(tmp_path):
         "metrics-server.addons.k8s.io": {"registry.k8s.io/metrics-server/metrics-server": "v0.0.7"},
         "networking.flannel": {"ghcr.io/flannel-io/flannel": "v0.0.1"},
         "networking.amazon-vpc-routed-eni": {"1234.dkr.ecr.us-west-2.amazonaws.com/cni": "v0.0.2"},
+        "networking.projectcalico.org": {"docker.io/calico/cni": "v0.0.3"},
     }
 
 
