@@ -96,19 +96,28 @@ def test_bad_zone_and_version_fail_with_field_and_fix(run_module, store_url):
 
 
 def test_addons_kubeops_does_not_render_are_named_never_dropped_silently(run_module, store_url, tmp_path):
-    """calico is kops' addon networking.projectcalico.org, not rendered here yet: cluster_update warns with this
-    list (the channel goes without it) instead of writing a cluster without a CNI in silence; cilium is rendered.
-    (Asserted on the list the module warns with: Ansible keeps warnings process-wide across in-process runs.)"""
+    """kube-router is kops' addon networking.kuberouter, not rendered here yet: cluster_update warns with this
+    list (the channel goes without it) instead of writing a cluster without a CNI in silence; cilium and calico
+    are rendered.  (Asserted on the list the module warns with: Ansible keeps warnings process-wide across
+    in-process runs.)"""
     from ansible_collections.kubeops.kops.plugins.module_utils import clusters, updates
     run_module(cluster_module, state_store=store_url, options=dict(OPTIONS, cluster_name="c2.example.com",
                                                                    networking="cilium"))
-    run_module(cluster_module, state_store=store_url, options=dict(OPTIONS, networking="calico"))
+    run_module(cluster_module, state_store=store_url, options=dict(OPTIONS, cluster_name="c3.example.com",
+                                                                   networking="calico"))
+    run_module(cluster_module, state_store=store_url, options=dict(OPTIONS, networking="kube-router"))
     service = clusters.ClusterService(store_url)
     assert updates.addons_not_rendered(service, "c2.example.com") == []
-    assert updates.addons_not_rendered(service, "k8s.example.com") == ["networking.projectcalico.org"]
+    assert updates.addons_not_rendered(service, "c3.example.com") == []
+    assert updates.addons_not_rendered(service, "k8s.example.com") == ["networking.kuberouter"]
     rendered = run_module(cluster_update, state_store=store_url, cluster_name="k8s.example.com", target="terraform",
                           out_dir=str(tmp_path / "tf"))
-    assert rendered["changed"] and "failed" not in rendered
+    assert rendered.get("changed") and "failed" not in rendered, rendered.get("msg")
+    calico = run_module(cluster_update, state_store=store_url, cluster_name="c3.example.com", target="terraform",
+                        out_dir=str(tmp_path / "tf3"))
+    assert calico["changed"] and "failed" not in calico
+    manifest = tmp_path / "state" / "c3.example.com" / "addons" / "networking.projectcalico.org" / "k8s-1.25.yaml"
+    assert store_url == "file://" + str(tmp_path / "state") and "kind: DaemonSet" in manifest.read_text()
 
 
 def test_terraform_without_credentials_says_which_account_the_queue_url_names(run_module, store_url, tmp_path,
