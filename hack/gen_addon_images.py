@@ -32,11 +32,15 @@ ADDONS = (
     ("networking.kuberouter", "k8s-1.12.yaml.template"),
     ("aws-load-balancer-controller.addons.k8s.io", "k8s-1.19.yaml.template"),
     ("certmanager.io", "k8s-1.16.yaml.template"),
+    ("networking.projectcalico.org", "k8s-1.25.yaml.template"),
 )
 # A pinned image: host/path:tag with no template action in it.
 IMAGE = re.compile(r"(?<![\w{.])((?:[a-z0-9-]+\.)+[a-z]{2,}/[a-z0-9._/-]+):([A-Za-z0-9._-]+)(?![\w.-])")
 # A tag defaulted in the template, `image: host/path:{{ or .X.Version `tag` }}` (a YAML scalar that may wrap).
 DEFAULTED_TAG = re.compile(r"image: ((?:[a-z0-9-]+\.)+[a-z]{2,}/[a-z0-9._/-]+):\{\{ or [.\w]+\s+`([A-Za-z0-9._-]+)` \}\}")
+# An image whose registry and tag are both spec values with pinned defaults (Calico's):
+# `{{ or .Registry "docker.io" }}/calico/node:{{ or .Version "v3.31.6" }}` pins docker.io/calico/node at v3.31.6.
+DEFAULTED_IMAGE = re.compile(r'\{\{ or [\w.]+ "([a-z0-9.-]+)" \}\}(/[a-z0-9._/-]+):\{\{ or [\w.]+ "([A-Za-z0-9._-]+)" \}\}')
 
 HEADER = '''# -*- coding: utf-8 -*-
 # Copyright: kubeops.kops contributors
@@ -57,8 +61,11 @@ def pinned_images(path):
     """{repository: tag} of the literal images in one template, refusing a repository at two tags."""
     found = {}
     text = path.read_text(encoding="utf-8")
-    pins = [pin for line in text.splitlines() if "image:" in line or "-image=" in line  # a pod's image, or a flag's
-            for pin in IMAGE.findall(line)]
+    pins = []
+    for line in text.splitlines():
+        if "image:" in line or "-image=" in line:  # a pod's image, or a flag naming one
+            pins += IMAGE.findall(line) + [(registry + image_path, tag)
+                                           for registry, image_path, tag in DEFAULTED_IMAGE.findall(line)]
     for repository, tag in pins + DEFAULTED_TAG.findall(text):
         if found.get(repository, tag) != tag:
             raise ValueError("%s: %s is pinned at both %s and %s" % (path, repository, found[repository], tag))

@@ -23,8 +23,8 @@ except ImportError:  # objects.require_yaml names the fix when a manifest is dum
     yaml = None
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import (
-    amazon_vpc, aws, aws_load_balancer_controller, cert_manager, cilium, cluster_autoscaler, core, flannel, gce, kindnet,
-    kube_router, metrics_server, node_local_dns)
+    amazon_vpc, aws, aws_load_balancer_controller, calico, cert_manager, cilium, cluster_autoscaler, core, flannel, gce,
+    kindnet, kube_router, metrics_server, node_local_dns)
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError, Facts
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 
@@ -44,6 +44,12 @@ PRUNED_GROUP_KINDS = sorted([
 ])
 GO_YAML_WIDTH = 80  # go-yaml's best_width
 NETWORKING_SELECTOR = {"role.kubernetes.io/networking": "1"}
+# go-yaml's named escapes in a double-quoted scalar (every other unprintable character is \xXX, \uXXXX or \UXXXXXXXX).
+_GO_YAML_ESCAPES = {"\0": "0", "\x07": "a", "\b": "b", "\t": "t", "\n": "n", "\x0b": "v", "\x0c": "f", "\r": "r",
+                    "\x1b": "e", '"': '"', "\\": "\\", "\x85": "N", "\xa0": "_", "\u2028": "L", "\u2029": "P"}
+# Escaped whatever the character set: quotes, backslashes, line breaks and the byte order mark.
+_GO_YAML_ALWAYS_ESCAPED = '"\\\r\n\x85\u2028\u2029\ufeff'
+_MANIFEST_DUMPER = {}
 
 
 class Addon(object):
@@ -119,6 +125,8 @@ ADDONS = (
     Addon("gcp-cloud-controller.addons.k8s.io", "k8s-1.23", _gce, gce.cloud_controller, prune=True),
     Addon("networking.flannel", "k8s-1.25", lambda facts: "flannel" in facts.networking, flannel.objects,
           selector=NETWORKING_SELECTOR, prune=True),
+    Addon("networking.projectcalico.org", "k8s-1.25", _networking("calico"), calico.objects, selector=NETWORKING_SELECTOR,
+          prune=True),
     Addon("networking.kuberouter", "k8s-1.12", lambda facts: "kuberouter" in facts.networking, kube_router.objects,
           selector=NETWORKING_SELECTOR),
     Addon("networking.amazon-vpc-routed-eni", "k8s-1.16", lambda facts: "amazonvpc" in facts.networking,
@@ -144,7 +152,7 @@ NOT_RENDERED = (
     ("snapshot-controller.addons.k8s.io", lambda facts: _enabled(facts, "snapshotController")),
     ("karpenter.sh", lambda facts: _enabled(facts, "karpenter")),
 ) + tuple((name, _networking(kind)) for kind, name in (
-    ("kopeio", "networking.kope.io"), ("calico", "networking.projectcalico.org"),
+    ("kopeio", "networking.kope.io"),
 )) + (
     ("authentication.kope.io", lambda facts: "kopeio" in facts.section("authentication")),
     ("authentication.aws", lambda facts: "aws" in facts.section("authentication")),
@@ -152,7 +160,11 @@ NOT_RENDERED = (
 
 
 def addon_labels(addon, metadata):
-    """kops' addLabels on one object's metadata (refusing a selector label set otherwise in the template)."""
+    """kops' addLabels on one object's metadata (refusing a selector label set otherwise in the template).
+
+    kops round-trips the metadata through ObjectMeta, which drops a null creationTimestamp.
+    """
+    metadata = {key: value for key, value in metadata.items() if not (key == "creationTimestamp" and value is None)}
     labels = dict(metadata.get("labels") or {})
     labels[MANAGED_BY[0]] = MANAGED_BY[1]
     labels[ADDON_LABEL] = addon.name
@@ -233,11 +245,66 @@ def dump_manifest(documents):
     Unlike the spec files, kops writes manifests through go-yaml's default
     emitter, which folds plain scalars longer than 80 columns at spaces.
     """
-    dumper = objects._yaml_classes()[1]  # pylint: disable=protected-access  # the collection's go-yaml-like dumper
-    options = {"Dumper": dumper, "default_flow_style": False, "sort_keys": True, "allow_unicode": True,
+    options = {"Dumper": _manifest_dumper(), "default_flow_style": False, "sort_keys": True, "allow_unicode": True,
                "width": GO_YAML_WIDTH}
     text = "\n---\n\n".join(yaml.dump(document, **options) for document in documents)
     return text.strip().encode("utf-8")
+
+
+def _manifest_dumper():
+    """The collection's go-yaml-like dumper, folding double-quoted scalars as go-yaml does."""
+    if "dumper" not in _MANIFEST_DUMPER:
+        base = objects._yaml_classes()[1]  # pylint: disable=protected-access  # the collection's go-yaml-like dumper
+
+        class ManifestDumper(base):  # pylint: disable=too-many-ancestors
+            def write_double_quoted(self, text, split=True):
+                """libyaml's yaml_emitter_write_double_quoted_scalar, as go-yaml has it.
+
+                PyYAML breaks before a space that would pass the width, ending the line with an
+                escape; go-yaml breaks at the first space once the column is past the width
+                (lines run over it), with no escape but a `\\` before a space that follows the break.
+                """
+                self.write_indicator('"', True)
+                spaces = False
+                for index, char in enumerate(text):
+                    if char in _GO_YAML_ALWAYS_ESCAPED or not _go_yaml_printable(char, self.allow_unicode):
+                        self._put("\\" + _go_yaml_escape(char))
+                        spaces = False
+                    elif char == " ":
+                        if split and not spaces and self.column > self.best_width and 0 < index < len(text) - 1:
+                            self.write_indent()
+                            if text[index + 1] == " ":
+                                self._put("\\")
+                        else:
+                            self._put(char)
+                        spaces = True
+                    else:
+                        self._put(char)
+                        spaces = False
+                self.write_indicator('"', False)
+
+            def _put(self, data):
+                self.column += len(data)
+                self.stream.write(data.encode(self.encoding) if self.encoding else data)
+
+        _MANIFEST_DUMPER["dumper"] = ManifestDumper
+    return _MANIFEST_DUMPER["dumper"]
+
+
+def _go_yaml_printable(char, allow_unicode):
+    """go-yaml's is_printable (and ASCII only without allow_unicode)."""
+    code = ord(char)
+    if code < 0x80:
+        return 0x20 <= code <= 0x7E
+    return allow_unicode and (code == 0x85 or 0xA0 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD
+                              or 0x10000 <= code <= 0x10FFFF) and code != 0xFEFF
+
+
+def _go_yaml_escape(char):
+    if char in _GO_YAML_ESCAPES:
+        return _GO_YAML_ESCAPES[char]
+    code = ord(char)
+    return ("x%02X" if code <= 0xFF else "u%04X" if code <= 0xFFFF else "U%08X") % code
 
 
 def manifest_hash(data):

@@ -47,4 +47,10 @@ IMAGES = {
         'quay.io/jetstack/cert-manager-controller': 'v1.19.5',
         'quay.io/jetstack/cert-manager-webhook': 'v1.19.5',
     },
+    'networking.projectcalico.org': {
+        'docker.io/calico/cni': 'v3.31.6',
+        'docker.io/calico/kube-controllers': 'v3.31.6',
+        'docker.io/calico/node': 'v3.31.6',
+        'docker.io/calico/typha': 'v3.31.6',
+    },
 }

@@ -75,6 +75,7 @@ VARIANTS = {
     "amazon-vpc-ipv6": lambda: _populated(networking={"amazonvpc": {"env": [{"name": "ANNOTATE_POD_IP", "value": "true"}]}},
                                           nonMasqueradeCIDR="::/0"),
     "kindnet-ipv6": lambda: _populated(networking={"kindnet": {}}, nonMasqueradeCIDR="::/0"),
+    "calico-typha": lambda: _populated(networking={"calico": {"typhaReplicas": 2}}),
     "autoscaler-priority-metrics": lambda: _populated(clusterAutoscaler={"enabled": True, "expander": "priority"},
                                                       metricsServer={"enabled": True}),
     "kube-router-node-local-dns": lambda: _populated(networking={"kuberouter": {}}, kubeProxy={"enabled": False},
@@ -228,9 +229,9 @@ def test_service_account_permissions_are_refused_naming_the_field():
 
 
 def test_addons_kops_would_add_are_named_when_not_rendered():
-    completed, groups = _case(networking={"calico": {}}, nodeProblemDetector={"enabled": True})
+    completed, groups = _case(networking={"kopeio": {}}, nodeProblemDetector={"enabled": True})
     assert channel.not_rendered(channel.Facts(completed, groups)) == ["node-problem-detector.addons.k8s.io",
-                                                                      "networking.projectcalico.org"]
+                                                                      "networking.kope.io"]
 
 
 def test_store_files_list_the_kubelet_bootstrap_addon_last():
@@ -263,7 +264,7 @@ def test_store_files_list_the_kubelet_bootstrap_addon_last():
 def test_image_table_pins_every_image_the_templates_ask_for():
     images = set()
     cases = [VARIANTS[v]() for v in ("autoscaler-priority-metrics", "snapshot-ipv6-selinux", "flannel", "amazon-vpc-ipv6",
-                                     "kube-router-node-local-dns", "cert-manager-options")]
+                                     "kube-router-node-local-dns", "cert-manager-options", "calico-typha")]
     for completed, groups in cases + [alb_case()]:
         for path, data in channel.render(completed, groups, account_id=ACCOUNT):
             if path != channel.CHANNEL_PATH:
@@ -300,6 +301,9 @@ def _mini_kops(tmp_path, coredns_line="        image: {{ if X }}{{ X }}{{ else }
     (root / "networking.kuberouter").mkdir()
     (root / "networking.kuberouter/k8s-1.12.yaml.template").write_text(
         "        image: docker.io/cloudnativelabs/kube-router:v0.0.3\n")
+    (root / "networking.projectcalico.org").mkdir()
+    (root / "networking.projectcalico.org/k8s-1.25.yaml.template").write_text(
+        '          image: {{ or .Networking.Calico.Registry "docker.io" }}/calico/cni:{{ or .Networking.Calico.Version "v0.0.3" }}\n')
     (root / "aws-ebs-csi-driver.addons.k8s.io").mkdir()
     (root / "aws-ebs-csi-driver.addons.k8s.io/k8s-1.17.yaml.template").write_text(
         "  image: registry.k8s.io/provider-aws/aws-ebs-csi-driver:{{ .Version }}\n"
@@ -332,6 +336,7 @@ def test_generator_reads_pins_and_skips_templated_tags(tmp_path):
         "aws-load-balancer-controller.addons.k8s.io": {"public.ecr.aws/eks/aws-load-balancer-controller": "v0.0.3"},
         "certmanager.io": {"quay.io/jetstack/cert-manager-controller": "v0.0.3",
                            "quay.io/jetstack/cert-manager-acmesolver": "v0.0.3"},
+        "networking.projectcalico.org": {"docker.io/calico/cni": "v0.0.3"},
     }
 
 

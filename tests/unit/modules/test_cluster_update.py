@@ -97,23 +97,30 @@ def test_bad_zone_and_version_fail_with_field_and_fix(run_module, store_url):
 
 def test_addons_kubeops_does_not_render_are_named_never_dropped_silently(run_module, store_url, tmp_path):
     """kopeio is kops' addon networking.kope.io, not rendered here: the pipeline warns with this list (the channel
-    goes without it) instead of writing a cluster without a CNI in silence; cilium is rendered. (Asserted on what
+    goes without it) instead of writing a cluster without a CNI in silence; cilium and calico are rendered. (Asserted on what
     the pipeline warns with: Ansible keeps module warnings process-wide across in-process runs.)"""
     from ansible_collections.kubeops.kops.plugins.module_utils import clusters, updates
     run_module(cluster_module, state_store=store_url, options=dict(OPTIONS, cluster_name="c2.example.com",
                                                                    networking="cilium"))
+    run_module(cluster_module, state_store=store_url, options=dict(OPTIONS, cluster_name="c3.example.com",
+                                                                   networking="calico"))
     run_module(cluster_module, state_store=store_url, options=dict(OPTIONS, networking="kopeio"))
     service = clusters.ClusterService(store_url)
     warned = {}
-    for name in ("c2.example.com", "k8s.example.com"):
+    for name in ("c2.example.com", "c3.example.com", "k8s.example.com"):
         warned[name] = []
         updates.render_terraform(service, name, str(tmp_path / name), dry_run=True, warn=warned[name].append)
-    assert not [w for w in warned["c2.example.com"] if "does not render" in w]
+    assert not [w for w in warned["c2.example.com"] + warned["c3.example.com"] if "does not render" in w]
     assert [w for w in warned["k8s.example.com"] if "does not render" in w and w.endswith(
         "without them: networking.kope.io (docs/addons.md; apply your own manifests for them)")]
     rendered = run_module(cluster_update, state_store=store_url, cluster_name="k8s.example.com", target="terraform",
                           out_dir=str(tmp_path / "tf"))
-    assert rendered["changed"] and "failed" not in rendered
+    assert rendered.get("changed") and "failed" not in rendered, rendered.get("msg")
+    calico = run_module(cluster_update, state_store=store_url, cluster_name="c3.example.com", target="terraform",
+                        out_dir=str(tmp_path / "tf3"))
+    assert calico["changed"] and "failed" not in calico
+    manifest = tmp_path / "state" / "c3.example.com" / "addons" / "networking.projectcalico.org" / "k8s-1.25.yaml"
+    assert store_url == "file://" + str(tmp_path / "state") and "kind: DaemonSet" in manifest.read_text()
 
 
 def test_terraform_without_credentials_says_which_account_the_queue_url_names(run_module, store_url, tmp_path,
