@@ -4,8 +4,8 @@
 """The cloud drivers: what the update pipeline asks of a provider (kops' per-cloud builders).
 
 A driver (providers/<provider>.py) names the targets it renders (``targets``), builds the cluster's tasks, its cloud, the
-Terraform provider blocks and outputs, the boot environment and the
-Terraform-managed store objects.  The pipeline (updates.py) and the engine call
+Terraform provider blocks, the boot environment and the
+Terraform-managed store objects (a task writes its own Terraform outputs, Task.terraform_outputs).  The pipeline (updates.py) and the engine call
 only the driver; a new cloud adds a driver here and its model/, tasks/ and
 cloud/ modules, and nothing else changes.
 """
