@@ -744,9 +744,8 @@ class AutoScalingGroup(ComparedTask):
     def output_role(self):
         """The role its k8s.io/role/<role> tag names, control-plane written master (kops' output prefix), or None.
         A control-plane group carries both k8s.io/role/control-plane and k8s.io/role/master: one role."""
-        roles = {suffix for suffix in (key[len(ROLE_TAG_PREFIX):] for key in self.fields.get("tags") or {}
-                                       if key.startswith(ROLE_TAG_PREFIX))}
-        roles = {"master" if role == "control-plane" else role for role in roles}
+        tagged = (key[len(ROLE_TAG_PREFIX):] for key in self.fields.get("tags") or {} if key.startswith(ROLE_TAG_PREFIX))
+        roles = {"master" if role == "control-plane" else role for role in tagged}
         if len(roles) > 1:
             raise ValueError("%s: tagged with more than one role (%s); an instance group has one role"
                              % (self.key, ", ".join(sorted(roles))))
