@@ -189,15 +189,25 @@ def managed_files(completed):
     return files
 
 
+def terraform_variables(completed):
+    """The outputs kops' apply_cluster writes itself, for any cloud: cluster_name, region and, when the cluster
+    has one (GCE), project.  Every other output is a task's (Task.terraform_outputs)."""
+    spec = completed["spec"]
+    variables = {"cluster_name": completed["metadata"]["name"], "region": region_of(spec)}
+    if spec.get("project"):
+        variables["project"] = spec["project"]
+    return variables
+
+
 def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=None, planned=None, warn=None):
     """Write <out_dir>/kubernetes.tf and its data/ files; returns (path, changed, text)."""
     with _lease(service, cluster_name, dry_run or planned is not None):
-        completed, groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
-                                                             store_objects=True, planned=planned, target="terraform",
-                                                             warn=warn or _ignore)
+        completed, _groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
+                                                              store_objects=True, planned=planned, target="terraform",
+                                                              warn=warn or _ignore)
     driver = driver_for(completed["spec"])
     text = terraform.render(tasks, driver.terraform_providers(region_of(completed["spec"]), spec=completed["spec"]),
-                            outputs=driver.terraform_outputs(completed, groups, tasks))
+                            variables=terraform_variables(completed))
     path, changed, text = _write_if_changed(os.path.join(out_dir, "kubernetes.tf"), text, dry_run)
     for relpath, data in terraform.data_files(tasks):
         changed = _write_if_changed(os.path.join(out_dir, relpath), data, dry_run)[1] or changed

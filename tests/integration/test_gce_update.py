@@ -233,6 +233,9 @@ def test_cluster_update_module_on_gce(gce, playbook, tmp_path):
     text = (tmp_path / "tf" / "kubernetes.tf").read_text()
     assert 'provider "google"' in text and 'provider "aws"' not in text
     assert 'resource "google_compute_instance_group_manager" "a-' in text
+    # kops writes three outputs for GCE, all the pipeline's (no GCE task writes one).
+    assert [line.split(" = ")[0].strip() for line in text.split("locals {\n", 1)[1].split("\n}", 1)[0].splitlines()] \
+        == ["cluster_name", "project", "region"]
 
 
 def test_ip_alias_networking_reruns_unchanged(gce):

@@ -91,6 +91,19 @@ def test_create_cluster_with_terraform_target(playbook, tmp_path):
     assert code == 0, run
     text = (out / "kubernetes.tf").read_text()
     assert 'resource "aws_subnet" "us-east-1c-ha-example-com"' in text
+    # The outputs kops writes: the pipeline's (cluster, region) and each task's (VPC, subnet, route table, IAM
+    # role, autoscaling groups with their security groups and, for nodes, subnets).
+    for output in ('cluster_name = "ha.example.com"', 'region = "us-east-1"', "vpc_id = aws_vpc.ha-example-com.id",
+                   "subnet_us-east-1c_id = aws_subnet.us-east-1c-ha-example-com.id",
+                   "route_table_public_id = aws_route_table.ha-example-com.id",
+                   "masters_role_arn = aws_iam_role.masters-ha-example-com.arn",
+                   "node_security_group_ids = [aws_security_group.nodes-ha-example-com.id]",
+                   "node_subnet_ids = [aws_subnet.us-east-1a-ha-example-com.id, aws_subnet.us-east-1b-ha-example-com.id, "
+                   "aws_subnet.us-east-1c-ha-example-com.id]"):
+        name, value = output.split(" = ", 1)
+        assert 'output "%s" {\n  value = %s\n}' % (name, value) in text, output
+    assert 'output "master_autoscaling_group_ids" {\n  value = [%s]\n}' % ", ".join(
+        "aws_autoscaling_group.control-plane-us-east-1%s-masters-ha-example-com.id" % zone for zone in "abc") in text
     code, again = playbook(PLAYBOOKS / "update_cluster.yml", "-e", store, "-e", "cluster_name=ha.example.com",
                            "-e", "target=terraform", "-e", "out_dir=%s" % out)
     assert code == 0 and again["stats"]["localhost"]["changed"] == 0

@@ -10,14 +10,40 @@ from ansible_collections.kubeops.kops.plugins.module_utils import hcl
 REQUIRED_VERSION = ">= 0.15.0"
 
 
-def render(tasks, providers, outputs=None):
+def output_variables(tasks, variables=None):
+    """kops' output variables, {name: value}, for the locals block and the output blocks.
+
+    variables: what the pipeline itself writes (kops' apply_cluster: cluster_name, region, project).
+    Then each task's terraform_outputs(), merged as kops' TerraformWriter merges them: a scalar is
+    written once (a second one is an error), an array gathers every task's items, deduplicated and
+    sorted by their written text (kops' dedupLiterals: a literal "sg-..." before a reference).
+    Names are sanitized like resource names (kops' sanitizeName).
+    """
+    scalars = dict(variables or {})
+    arrays = {}
+    for task in tasks:
+        for name, value, is_list in task.terraform_outputs():
+            name = hcl.terraform_name(name)
+            if name in scalars or (not is_list and name in arrays):
+                raise ValueError("Terraform output %s: written twice (the second time by %s); kops writes a "
+                                 "scalar output once" % (name, task.key))
+            if is_list:
+                arrays.setdefault(name, {})[hcl.literal(value)] = value
+            else:
+                scalars[name] = value
+    scalars.update((name, [items[text] for text in sorted(items)]) for name, items in arrays.items())
+    return scalars
+
+
+def render(tasks, providers, variables=None):
     """The text of kubernetes.tf for a list of tasks.
 
     providers: the driver's (provider blocks [(name, body)], required_providers {name: body}).
+    variables: the pipeline's own output variables (see output_variables()); the tasks add theirs.
     """
     provider_blocks, required = providers
     blocks = []
-    outputs = outputs or {}
+    outputs = output_variables(tasks, variables)
     if outputs:
         blocks.append(hcl.block("locals", dict(outputs)))
         for name in sorted(outputs):

@@ -4,10 +4,11 @@
 """The cloud drivers: what the update pipeline asks of a provider (kops' per-cloud builders).
 
 A driver (providers/<provider>.py) names the targets it renders (``targets``), builds the cluster's tasks, its cloud, the
-Terraform provider blocks and outputs, the boot environment and the
-Terraform-managed store objects.  The pipeline (updates.py) and the engine call
-only the driver; a new cloud adds a driver here and its model/, tasks/ and
-cloud/ modules, and nothing else changes.
+Terraform provider blocks, the boot environment and the Terraform-managed store objects.  Terraform
+outputs are not a driver's: each task writes its own (Task.terraform_outputs), the pipeline adds
+cluster_name, region and project (updates.terraform_variables).  The pipeline (updates.py) and the
+engine call only the driver; a new cloud adds a driver here and its model/, tasks/ and cloud/
+modules, and nothing else changes.
 """
 
 from __future__ import annotations

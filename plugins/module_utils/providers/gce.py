@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: kubeops.kops contributors
 # Apache License 2.0 (see LICENSE)
-"""The GCE driver: GCE's tasks, cloud, Terraform providers and outputs, boot environment."""
+"""The GCE driver: GCE's tasks, cloud, Terraform providers, boot environment."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from ansible_collections.kubeops.kops.plugins.module_utils.statestore import man
 from ansible_collections.kubeops.kops.plugins.module_utils.providers import managed_task_classes
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Task
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import compute, iam, storage
-from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
 TASK_MODULES = (compute, iam)
 GOOGLE_PROVIDER = {"source": "hashicorp/google", "version": ">= 5.11.0"}
@@ -79,11 +78,6 @@ class GceDriver(object):
             tasks[task.key] = task
             covered.append(relpath)
         return covered
-
-    def terraform_outputs(self, completed, groups, tasks):
-        spec = completed["spec"]
-        return {"cluster_name": completed["metadata"]["name"], "project": spec.get("project"),
-                "region": region_of(spec)}
 
 
 DRIVER = GceDriver()

@@ -270,7 +270,10 @@ class Task(object):
         return []
 
     def terraform_outputs(self):
-        """[(output name, value, is_list)]: kops' AddOutputVariable / AddOutputVariableArray."""
+        """[(output name, Terraform value, is_list)] this object adds to kubernetes.tf's locals and outputs:
+        kops' RenderTerraform calling AddOutputVariable (is_list False: written once) or
+        AddOutputVariableArray (True: one item of a list the target gathers from every task, deduplicated
+        and sorted, engine/terraform.output_variables).  Values as written: Ref(task).terraform(), a literal."""
         return []
 
     def extra_cloudformation(self):

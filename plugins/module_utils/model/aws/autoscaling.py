@@ -39,7 +39,7 @@ ROLE_TAGS = {
     "Master": {"k8s.io/role/control-plane": "1", "k8s.io/role/master": "1"},
     "Node": {"k8s.io/role/node": "1"},
     "Bastion": {"k8s.io/role/bastion": "1"},
-    "APIServer": {"k8s.io/role/api-server": "1"},
+    "APIServer": {"k8s.io/role/apiserver": "1"},  # kops: the role lower-cased
 }
 
 

@@ -211,7 +211,8 @@ def build_iam(cluster, groups, tasks):
             continue
         iam_name = iam_role_name(prefix, name)
         boundary = {"permissions_boundary": permissions_boundary(cluster)} if permissions_boundary(cluster) else {}
-        role_task = iam.IAMRole(iam_name, name=iam_name, assume_role_policy=json.dumps(ASSUME_ROLE_POLICY, indent=2),
+        role_task = iam.IAMRole(iam_name, export_with_id=prefix, name=iam_name,
+                                assume_role_policy=json.dumps(ASSUME_ROLE_POLICY, indent=2),
                                 tags=cluster_tags(name, iam_name), **boundary)
         profile = iam.IAMInstanceProfile(iam_name, name=iam_name, role=Ref(role_task, "name"),
                                          tags=cluster_tags(name, iam_name))

@@ -79,7 +79,7 @@ def build_network(cluster, tasks):
     extra_cidrs = [add(ec2.VPCCIDRBlock("cidr-" + cidr, vpc_id=vpc_id, cidr_block=cidr))
                    for cidr in spec.get("additionalNetworkCIDRs") or []]
     public_table = add(ec2.RouteTable(name, vpc_id=vpc_id, tags=cluster_tags(
-        name, name, extra={"kubernetes.io/kops/role": "public"})))
+        name, name, extra={ec2.KOPS_ROLE_TAG: "public"})))
     for field, destination in DEFAULT_ROUTES:
         add(ec2.Route("route-" + destination, route_table_id=Ref(public_table), gateway_id=Ref(gateway),
                       **{field: destination}))
@@ -121,13 +121,13 @@ def _subnet(cluster_name, subnet, vpc, role_tags):
         if not subnet.get("cidr"):
             raise ValueError("spec.subnets[%s]: neither cidr nor ipv6CIDR is set; give the subnet a CIDR"
                              % subnet["name"])
-        return ec2.Subnet(subnet_name, **fields)
+        return ec2.Subnet(subnet_name, short_name=subnet["name"], **fields)
     fields.update(assign_ipv6_address_on_creation=True, enable_resource_name_dns_aaaa_record_on_launch=True,
                   ipv6_cidr_block=ipv6.SubnetIPv6CIDR(vpc, ipv6_cidr) if ipv6.parse_cidr_notation(ipv6_cidr)
                   else ipv6_cidr)
     if not subnet.get("cidr"):
         fields.update(enable_dns64=True, ipv6_native=True)
-    return ipv6.Subnet(subnet_name, **fields)
+    return ipv6.Subnet(subnet_name, short_name=subnet["name"], **fields)
 
 
 # A subnet's egress / additionalRoutes target by its id prefix (kops' subnet egress and route targets).
@@ -160,7 +160,7 @@ def _build_private_egress(cluster, tasks, subnets, add, vpc_id, egress_only=None
         zone_name = "%s.%s" % (zone, name)
         table_name = "private-%s.%s" % (zone, name)
         table = add(ec2.RouteTable(table_name, vpc_id=vpc_id, tags=cluster_tags(
-            name, table_name, extra={"kubernetes.io/kops/role": "private-" + zone})))
+            name, table_name, extra={ec2.KOPS_ROLE_TAG: "private-" + zone})))
         tables[zone] = table
         if egress_only is not None:
             add(ec2.Route("route-private-%s-::/0" % zone, route_table_id=Ref(table),

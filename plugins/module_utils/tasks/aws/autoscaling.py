@@ -43,6 +43,8 @@ IMAGE_OWNERS = {"amazon": "137112412989", "amazon.com": "137112412989", "debian"
                 "debian11": "136693071363", "flatcar": "075585003325", "redhat": "309956199498",
                 "redhat.com": "309956199498", "ubuntu": "099720109477"}
 DEFAULT_ROOT_DEVICE = "/dev/xvda"
+# An instance group's role tag, k8s.io/role/<role>=1 (kops' CloudTagInstanceGroupRolePrefix).
+ROLE_TAG_PREFIX = "k8s.io/role/"
 
 
 def image_query(image):
@@ -738,6 +740,30 @@ class AutoScalingGroup(ComparedTask):
         for empty in [k for k, v in body.items() if v is None or v == []]:
             del body[empty]
         return body
+
+    def output_role(self):
+        """The role its k8s.io/role/<role> tag names, control-plane written master (kops' output prefix), or None.
+        A control-plane group carries both k8s.io/role/control-plane and k8s.io/role/master: one role."""
+        tagged = (key[len(ROLE_TAG_PREFIX):] for key in self.fields.get("tags") or {} if key.startswith(ROLE_TAG_PREFIX))
+        roles = {"master" if role == "control-plane" else role for role in tagged}
+        if len(roles) > 1:
+            raise ValueError("%s: tagged with more than one role (%s); an instance group has one role"
+                             % (self.key, ", ".join(sorted(roles))))
+        return roles.pop() if roles else None
+
+    def terraform_outputs(self):
+        """As kops' AutoscalingGroup: per role, its id, its launch template's security groups and, for
+        nodes, its subnets, each an item of the role's list (<role>_autoscaling_group_ids, ...)."""
+        role = self.output_role()
+        if role is None:
+            return []
+        template = self.fields["launch_template"]["id"].task
+        groups = to_terraform(template.fields["network_interfaces"]["security_groups"])
+        outputs = [(role + "_security_group_ids", group, True) for group in groups]
+        outputs.append((role + "_autoscaling_group_ids", Ref(self).terraform(), True))
+        if role == "node":
+            outputs.extend((role + "_subnet_ids", subnet, True) for subnet in to_terraform(self.fields["vpc_zone_identifier"]))
+        return outputs
 
     def render_cloudformation(self):
         """The table's CloudFormation fields, metrics collection, the launch template (the API's builder,

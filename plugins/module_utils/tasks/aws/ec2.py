@@ -27,6 +27,9 @@ from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Del
 # Protocols whose rules carry ports (or ICMP type/code); EC2 ignores ports for all (-1) and others (IP-in-IP 4).
 PORTED_PROTOCOLS = ("tcp", "udp", "icmp", "icmpv6", "6", "17", "1", "58")
 
+# The tag kops gives a route table for the role it plays (public, private-<zone>); it names the table's output.
+KOPS_ROLE_TAG = "kubernetes.io/kops/role"
+
 # Deletion order: what refers to a thing goes before it (rules before their groups, routes before the
 # NAT gateways they point at, associations before their tables).  delete_cluster will add the rest.
 ORDER_RULES = ORDER_ROUTES = ORDER_ASSOCIATIONS = 0
@@ -151,6 +154,19 @@ class TaggedEc2Task(Task):
         return None if properties is None else _nest(properties)
 
 
+# The prefix length of the VPC's IPv6 block, null without one (kops' VPC.RenderTerraform).
+VPC_IPV6_CIDR_LENGTH = Expression(
+    'local.vpc_ipv6_cidr_block == "" ? null : tonumber(regex(".*/(\\\\d+)", local.vpc_ipv6_cidr_block)[0])')
+
+
+def vpc_outputs(vpc):
+    """kops' VPC outputs: its id and CIDR blocks (a shared VPC's blocks from its data source)."""
+    return [("vpc_id", Ref(vpc).terraform(), False),
+            ("vpc_cidr_block", Ref(vpc, "cidr_block").terraform(), False),
+            ("vpc_ipv6_cidr_block", Ref(vpc, "ipv6_cidr_block").terraform(), False),
+            ("vpc_ipv6_cidr_length", VPC_IPV6_CIDR_LENGTH, False)]
+
+
 class VPC(TaggedEc2Task):
     kind = "aws_vpc"
     cloudformation_type = "AWS::EC2::VPC"
@@ -193,6 +209,9 @@ class VPC(TaggedEc2Task):
         for field, _attribute, key in self.ATTRIBUTES:
             if field in changes:
                 cloud.ec2.modify_vpc_attribute(VpcId=self.outputs["id"], **{key: {"Value": changes[field][1]}})
+
+    def terraform_outputs(self):
+        return vpc_outputs(self)
 
 
 class DHCPOptions(TaggedEc2Task):
@@ -280,6 +299,11 @@ class RouteTable(TaggedEc2Task):
 
     def after_create(self, cloud, desired, response):
         self.outputs.update(routes=[], associations=[])
+
+    def terraform_outputs(self):
+        """route_table_<role>_id, by the table's kubernetes.io/kops/role tag (public, private-<zone>), as kops."""
+        role = (self.fields.get("tags") or {}).get(KOPS_ROLE_TAG)
+        return [("route_table_%s_id" % role, Ref(self).terraform(), False)] if role else []
 
 
 # Route targets: (field, API and CloudFormation name).
@@ -372,6 +396,8 @@ def _delete_route(table_id, key, destination):
 
 
 class Subnet(TaggedEc2Task):
+    """A subnet; short_name is its name in spec.subnets (kops' ShortName), which names its Terraform output."""
+
     kind = "aws_subnet"
     cloudformation_type = "AWS::EC2::Subnet"
     describe = ("describe_subnets", "Subnets")
@@ -390,6 +416,13 @@ class Subnet(TaggedEc2Task):
               read="PrivateDnsNameOptionsOnLaunch.EnableResourceNameDnsARecord",
               cfn="PrivateDnsNameOptionsOnLaunch.EnableResourceNameDnsARecord", mutable=True),
     )
+
+    def __init__(self, task_name, /, short_name=None, **fields):
+        TaggedEc2Task.__init__(self, task_name, **fields)
+        self.short_name = short_name
+
+    def terraform_outputs(self):
+        return [("subnet_%s_id" % self.short_name, Ref(self).terraform(), False)] if self.short_name else []
 
     def update_fields(self, cloud, changes):
         if "private_dns_hostname_type_on_launch" in changes:
@@ -794,6 +827,9 @@ class SharedVPC(Task):
 
     def terraform_data(self):
         return [("aws_vpc", self.terraform_name, {"id": self.fields["id"]})]
+
+    def terraform_outputs(self):
+        return vpc_outputs(self)
 
 
 class SharedInternetGateway(Task):

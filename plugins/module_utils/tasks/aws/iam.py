@@ -16,7 +16,7 @@ import urllib.parse
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import paginate, tag_list
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import (
     ApiField, ComparedTask, not_owned, own_tags)
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Deletion, Field, Task
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Deletion, Field, Ref, Task
 
 
 def _policy(document):
@@ -57,7 +57,11 @@ TAGS = ApiField("tags", api="Tags", read="Tags", to_api=tag_list, from_api=own_t
 
 
 class IAMRole(ComparedTask):
-    """aws_iam_role: its trust policy (compared as a document) and its tags."""
+    """aws_iam_role: its trust policy (compared as a document) and its tags.
+
+    export_with_id: the prefix of its Terraform outputs <id>_role_arn and <id>_role_name (kops' ExportWithID:
+    masters, nodes, bastions, apiservers); None writes none.
+    """
 
     kind = "aws_iam_role"
     cloudformation_type = "AWS::IAM::Role"
@@ -74,6 +78,16 @@ class IAMRole(ComparedTask):
     # The managed policies spec.externalPolicies attaches (IAMRolePolicyAttachment tasks); any other policy
     # attached to the role is detached.  Set by the model; not a field (Terraform has one resource per policy).
     external_policies = ()
+
+    def __init__(self, task_name, /, export_with_id=None, **fields):
+        ComparedTask.__init__(self, task_name, **fields)
+        self.export_with_id = export_with_id
+
+    def terraform_outputs(self):
+        if not self.export_with_id:
+            return []
+        return [(self.export_with_id + "_role_arn", Ref(self, "arn").terraform(), False),
+                (self.export_with_id + "_role_name", Ref(self, "name").terraform(), False)]
 
     @classmethod
     def orphans(cls, cloud, wanted):
