@@ -21,6 +21,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.api import objects, v
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import cloudformation, runner, terraform
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import boot_artifacts, bootstrap
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import config as nodeup_config
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import sshkey
 from ansible_collections.kubeops.kops.plugins.module_utils.providers import driver_for
@@ -97,7 +98,7 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     # Before the tasks: each launch template's user data pins its group's nodeup config hash.
     node_changes, hashes = nodeup_store.node_files(store, completed, groups)
     boot = boot_artifacts_for(service, completed, store, dry_run)
-    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot)
+    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot, node_changes)
     tasks = list(driver.build_tasks(completed, groups, keys, user_data).values())
     options = dict(cloud_options or {})
     # A region other than the zones' would plan a second cluster there: refused before any call.
@@ -167,14 +168,21 @@ def boot_artifacts_for(service, completed, store, dry_run):
     return boot
 
 
-def group_user_data(driver, completed, groups, config_base, hashes, boot):
-    """{instance group name: user data} for the launch templates, with the driver's boot environment."""
+def group_user_data(driver, completed, groups, config_base, hashes, boot, node_changes=()):
+    """{instance group name: user data} for the launch templates, with the driver's boot environment.
+    node_changes (nodeup_store.node_files'): the groups' nodeup configs, whose bootstrap service settings
+    a worker's boot script carries to ask the service for its config."""
+    import yaml
     environment = driver.boot_environment(completed)
+    documents = dict(node_changes)
     user_data = {}
     for group in groups:
         name = objects.name_of(group)
+        document = documents.get(nodeup_config.config_path(group))
+        settings = bootstrap.config_server(yaml.safe_load(document)) if document else None
         data = bootstrap.bootstrap_user_data(completed, group, config_base, hashes.get(name),
-                                             (boot.manifest_url, boot.manifest_sha256), environment=environment)
+                                             (boot.manifest_url, boot.manifest_sha256), environment=environment,
+                                             config_server_settings=settings)
         if data is not None:
             user_data[name] = data
     return user_data
@@ -240,7 +248,7 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
         completed, groups, node_changes, account_id=_render_account(
             completed, lambda: driver.cloud(cluster_name, region_of(completed["spec"]), spec=completed["spec"])))
     boot = boot_artifacts_for(service, completed, store, dry_run)
-    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot)
+    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot, node_changes)
     tasks = driver.build_tasks(completed, groups, keys, user_data)
     covered = []
     if store_objects:
