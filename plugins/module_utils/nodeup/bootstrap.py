@@ -30,6 +30,7 @@ import gzip
 import json
 import re
 import shlex
+import urllib.parse
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import boot_fetch
@@ -145,10 +146,13 @@ SERVICE_CONFIG_STEP = "  RETRY_ATTEMPTS=60 retry fetch_config"
 STORE_CONFIG_STEP = '  retry fetch file "${NODEUP_CONFIG}" "${NODEUP_CONFIG_HASH}" "${INSTALL_DIR}/conf/nodeupconfig.yaml"'
 
 
-def config_server(nodeup_document, sts_endpoint=None):
+def config_server(nodeup_document, sts_endpoint=None, api_server_ips=()):
     """The boot script's settings for asking the bootstrap service (kops' BootConfig.ConfigServer): the server,
     the region its identity is signed for and the cluster CA it trusts; None when the group reads the store
-    (control plane, or a worker on a cloud whose identities the service does not verify)."""
+    (control plane, or a worker on a cloud whose identities the service does not verify).
+
+    api_server_ips: kops' BootConfig.APIServerIPs, the API load balancer's private addresses in a cluster without
+    DNS (model/aws/kops_controller.py); the boot script pins the service's and the API's names to them."""
     service = (nodeup_document.get("kubeops") or {}).get("bootstrapService") or {}
     if not service or service.get("serverCert"):
         return None
@@ -156,7 +160,22 @@ def config_server(nodeup_document, sts_endpoint=None):
                 "caCert": nodeup_document["CAs"]["kubernetes-ca"]}
     if sts_endpoint:
         settings["stsEndpoint"] = sts_endpoint
+    if api_server_ips:
+        names = [urllib.parse.urlsplit(service["server"]).hostname, nodeup_document["kubeops"]["apiServer"]["host"]]
+        settings["hosts"] = {name: sorted(api_server_ips) for name in names}
     return settings
+
+
+def _hosts_block(hosts):
+    """kops' UpdateEtcHostsTask for the names a worker reaches the control plane by (dns None): one line per
+    address, every name on it, in a block of its own."""
+    by_address = {}
+    for name, addresses in sorted(hosts.items()):
+        for address in addresses:
+            by_address.setdefault(address, []).append(name)
+    lines = ["%s\t%s" % (address, " ".join(names)) for address, names in sorted(by_address.items())]
+    return ("  cat >> /etc/hosts <<'__EOF_HOSTS'\n# Begin host entries managed by kubeops.kops\n%s\n"
+            "# End host entries managed by kubeops.kops\n__EOF_HOSTS\n" % "\n".join(lines))
 
 
 def _join(config_base, relpath):
@@ -194,8 +213,11 @@ def boot_script(completed_cluster, instance_group, config_base, nodeup_config_ha
     defaults = dict(BOOT_NODEUP_VARS, **CLOUD_BOOT_NODEUP_VARS.get(completed_cluster["spec"].get("cloudProvider"), {}))
     nodeup_vars = dict(defaults, **(nodeup_vars or {}))
     if config_server_settings:
-        config_source = "CONFIG_SERVER=%s" % shlex.quote(json.dumps(config_server_settings, sort_keys=True))
-        config_functions, config_step = SERVICE_CONFIG_FUNCTIONS, SERVICE_CONFIG_STEP
+        settings = dict(config_server_settings)
+        hosts = settings.pop("hosts", None)
+        config_source = "CONFIG_SERVER=%s" % shlex.quote(json.dumps(settings, sort_keys=True))
+        config_functions = SERVICE_CONFIG_FUNCTIONS
+        config_step = (_hosts_block(hosts) if hosts else "") + SERVICE_CONFIG_STEP
     else:
         config_source = "NODEUP_CONFIG=%s" % shlex.quote(_join(config_base, nodeup_config.config_path(instance_group)))
         config_functions, config_step = "", STORE_CONFIG_STEP

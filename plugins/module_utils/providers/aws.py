@@ -9,6 +9,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import autoscaling
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import kops_controller
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import store_objects
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, elbv2, iam, ipv6, nth, route53, s3
@@ -41,6 +42,11 @@ class AwsDriver(object):
     def boot_environment(self, completed):
         """What the boot script exports for nodeup (kops exports AWS_REGION)."""
         return {"AWS_REGION": region_of(completed["spec"])}
+
+    def control_plane_addresses(self, cloud, completed):
+        """The API balancer's private addresses workers pin api.internal and kops-controller.internal to, when the
+        cluster has no DNS (kops' BootConfig.APIServerIPs); [] otherwise or before the balancer exists."""
+        return kops_controller.find_addresses(cloud, completed)
 
     def terraform_providers(self, region, spec=None):
         """(provider blocks [(name, body)], required_providers {name: body}) of kubernetes.tf (spec: the completed
