@@ -113,8 +113,10 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     tasks = list(driver.build_tasks(completed, groups, keys, user_data).values())
     plan = runner.run(tasks, cloud, dry_run=dry_run, workers=workers, deadline=deadline, progress=progress,
                       kinds=driver.task_classes())
-    if not dry_run and not addresses:
-        addresses = driver.control_plane_addresses(cloud, completed)
+    made_balancer = any(entry.action == runner.CREATE and (entry.kind, entry.name) == ("aws_lb", "api.%s" % cluster_name)
+                        for entry in plan)
+    if not dry_run and not addresses and made_balancer:
+        addresses = driver.control_plane_addresses(new_cloud(), completed, wait=deadline)
         if addresses:
             # The balancer was made by this run: kops waits for it before rendering the workers' boot config;
             # here a second pass writes the launch templates again with its addresses (a fresh cloud: no cached

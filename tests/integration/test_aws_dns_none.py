@@ -117,3 +117,32 @@ def test_a_cluster_with_dns_asks_nothing():
     completed = {"metadata": {"name": CLUSTER}, "spec": {"api": {"loadBalancer": {"type": "Public"}},
                                                          "topology": {"dns": {"type": "Public"}}}}
     assert kops_controller.find_addresses(NoCalls(), completed) == []
+
+
+def test_a_balancer_just_made_is_waited_for_and_a_stuck_one_fails_naming_the_fix():
+    """kops waits for the balancer to be ready before it reads its addresses (SetWaitForLoadBalancerReady)."""
+    states = iter(["provisioning", "provisioning", "active"])
+
+    class Balancers(object):
+        def __init__(self, state):
+            self.state = state
+
+        def client(self, name):
+            assert name == "elbv2"
+            return self
+
+        def describe_load_balancers(self, Names):
+            assert Names == [resource_name_32(CLUSTER, "api")]
+            return {"LoadBalancers": [{"State": {"Code": self.state()}}]}
+
+    completed = {"metadata": {"name": CLUSTER}}
+    slept, now = [], [0.0]
+
+    def sleep(seconds):
+        slept.append(seconds)
+        now[0] += seconds
+    kops_controller.wait_until_active(Balancers(lambda: next(states)), completed, 60, sleep=sleep, clock=lambda: now[0])
+    assert slept == [5, 5]
+    with pytest.raises(ValueError, match="is provisioning after 30 s.*run update again once it is active"):
+        kops_controller.wait_until_active(Balancers(lambda: "provisioning"), completed, 30, sleep=sleep,
+                                          clock=lambda: now[0])

@@ -43,9 +43,12 @@ class AwsDriver(object):
         """What the boot script exports for nodeup (kops exports AWS_REGION)."""
         return {"AWS_REGION": region_of(completed["spec"])}
 
-    def control_plane_addresses(self, cloud, completed):
+    def control_plane_addresses(self, cloud, completed, wait=0):
         """The API balancer's private addresses workers pin api.internal and kops-controller.internal to, when the
-        cluster has no DNS (kops' BootConfig.APIServerIPs); [] otherwise or before the balancer exists."""
+        cluster has no DNS (kops' BootConfig.APIServerIPs); [] otherwise or before the balancer exists.
+        wait: seconds to wait for a balancer just made to be active first."""
+        if wait and kops_controller.uses_load_balancer(completed["spec"]):
+            kops_controller.wait_until_active(cloud, completed, wait)
         return kops_controller.find_addresses(cloud, completed)
 
     def terraform_providers(self, region, spec=None):

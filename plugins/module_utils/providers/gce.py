@@ -45,7 +45,7 @@ class GceDriver(object):
         """Nothing to export: a GCE node reads its project and zone from the metadata server."""
         return {}
 
-    def control_plane_addresses(self, cloud, completed):
+    def control_plane_addresses(self, cloud, completed, wait=0):
         """None to find: GCE workers do not ask the bootstrap service (it verifies AWS identities only), so the 3988
         forwarding rule the model builds for dns None has no client yet (docs/bootstrap-service.md)."""
         return []

@@ -13,6 +13,7 @@ in /etc/hosts.  Here: the same addresses, found the same way, for the boot scrip
 from __future__ import annotations
 
 import ipaddress
+import time
 
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import resource_name_32
 
@@ -53,24 +54,19 @@ def select_control_plane_ips(spec, addresses):
 def find_addresses(cloud, completed):
     """The API balancer's private addresses workers use for kops-controller and the API (kops' FindAddresses with
     UsesLoadBalancerForKopsController, then selectControlPlaneIPs); [] when the cluster uses DNS or the balancer
-    does not exist yet (kops then leaves the name, as its dry run and Terraform output do)."""
+    does not exist yet (kops then leaves the name, as its dry run and Terraform output do).
+
+    One request: kops lists the VPC's balancer interfaces and keeps those described "ELB net/<name>/..."; a
+    balancer's name is unique in its region, so the description alone finds them (the update's no-op request
+    count, tests/integration/test_noop_requests.py, pays one DescribeNetworkInterfaces for it)."""
     spec = completed["spec"]
     if not uses_load_balancer(spec):
         return []
-    name = resource_name_32(completed["metadata"]["name"], "api")
-    elbv2 = cloud.client("elbv2")
-    try:
-        balancers = elbv2.describe_load_balancers(Names=[name]).get("LoadBalancers") or []
-    except Exception as exc:  # botocore's ClientError, without importing botocore at import time
-        if getattr(exc, "response", {}).get("Error", {}).get("Code") == "LoadBalancerNotFound":
-            return []
-        raise
-    if not balancers:
-        return []
-    prefix = "ELB net/%s/" % name
-    filters = [{"Name": "vpc-id", "Values": [balancers[0]["VpcId"]]}, {"Name": "description", "Values": [prefix + "*"]}]
+    prefix = "ELB net/%s/" % resource_name_32(completed["metadata"]["name"], "api")
     found = []
-    for page in cloud.client("ec2").get_paginator("describe_network_interfaces").paginate(Filters=filters):
+    pages = cloud.client("ec2").get_paginator("describe_network_interfaces").paginate(
+        Filters=[{"Name": "description", "Values": [prefix + "*"]}])
+    for page in pages:
         for interface in page.get("NetworkInterfaces") or []:
             if not (interface.get("Description") or "").startswith(prefix):
                 continue
@@ -78,3 +74,19 @@ def find_addresses(cloud, completed):
                 found.append(interface["PrivateIpAddress"])
             found += [a["Ipv6Address"] for a in interface.get("Ipv6Addresses") or [] if a.get("Ipv6Address")]
     return select_control_plane_ips(spec, found)
+
+
+def wait_until_active(cloud, completed, timeout, sleep=time.sleep, clock=time.monotonic):
+    """Wait for the API balancer this run made to be active (kops' SetWaitForLoadBalancerReady for dns None: its
+    network interfaces, whose addresses the workers need, exist by then). Raises ValueError after timeout seconds."""
+    name = resource_name_32(completed["metadata"]["name"], "api")
+    end = clock() + timeout
+    while True:
+        balancers = cloud.client("elbv2").describe_load_balancers(Names=[name]).get("LoadBalancers") or []
+        state = ((balancers[0].get("State") or {}).get("Code") if balancers else None) or "missing"
+        if state == "active":
+            return
+        if state == "failed" or clock() >= end:
+            raise ValueError("the API load balancer %s is %s after %d s; its addresses go into the workers' boot "
+                             "script (dns None): run update again once it is active" % (name, state, timeout))
+        sleep(5)
