@@ -55,8 +55,12 @@ def test_user_data_boots_a_worker(host_pool, tmp_path):
     ca = keystore.primary(keystore.load(cluster_store, "kubernetes-ca"))
     with cloud.WorkerService(pool, host, CLUSTER, worker["metadata"]["name"], "file://%s/%s" % (store, CLUSTER), ca,
                              tmp_path) as service:
+        # As in a cluster without DNS: the service's name resolves only through the user data's /etc/hosts block
+        # (kops' APIServerIPs; here the bridge, where the service listens, stands for the API balancer).
+        assert host.run("sed -i '/kops-controller.internal/d' /etc/hosts").returncode == 0
         settings = bootstrap.config_server(yaml.safe_load(config_path.read_text()),
-                                           sts_endpoint=service.hostvars["nodeup_bootstrap_sts_endpoint"])
+                                           sts_endpoint=service.hostvars["nodeup_bootstrap_sts_endpoint"],
+                                           api_server_ips=["%s.1" % pool.subnet])
         script = bootstrap.bootstrap_user_data(
             completed, worker, "file://%s/%s" % (store, CLUSTER), hashes[worker["metadata"]["name"]], manifest,
             environment={"AWS_REGION": "us-east-1"},
@@ -78,6 +82,8 @@ def test_user_data_boots_a_worker(host_pool, tmp_path):
     assert any("bootstrapped %s" % instance["InstanceId"] in line and line.endswith(": , nodeup config")
                for line in lines), lines
     assert host.run("cat /opt/kubeops/conf/nodeupconfig.yaml").stdout == config_path.read_text()
+    hosts = host.run("cat /etc/hosts").stdout
+    assert "%s.1\tapi.internal.%s kops-controller.internal.%s\n" % (pool.subnet, CLUSTER, CLUSTER) in hosts, hosts
     assert host.run("test -e %s" % store).returncode != 0
     assert host.run("/opt/kubeops/venv/bin/ansible --version").returncode == 0
     print("boot: user data configured a fresh host in %.1f s" % elapsed)
