@@ -21,6 +21,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.api import objects, v
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import cloudformation, runner, terraform
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import boot_artifacts, bootstrap
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import config as nodeup_config
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import sshkey
 from ansible_collections.kubeops.kops.plugins.module_utils.providers import driver_for
@@ -103,22 +104,55 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     # Before the tasks: each launch template's user data pins its group's nodeup config hash.
     node_changes, hashes = nodeup_store.node_files(store, completed, groups)
     boot = boot_artifacts_for(service, completed, store, dry_run)
-    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot)
-    tasks = list(driver.build_tasks(completed, groups, keys, user_data).values())
     options = dict(cloud_options or {})
     # A region other than the zones' would plan a second cluster there: refused before any call.
     validation_aws.check_region(options.get("region"), region_of(completed["spec"]))
     region = options.pop("region", None) or region_of(completed["spec"])
-    cloud = cloud_factory(cluster_name, region) if cloud_factory else driver.cloud(cluster_name, region,
-                                                                                   spec=completed["spec"], **options)
+
+    def new_cloud():
+        return cloud_factory(cluster_name, region) if cloud_factory else driver.cloud(cluster_name, region,
+                                                                                      spec=completed["spec"], **options)
+    cloud = new_cloud()
+    # Without DNS the workers' user data pins the control plane's addresses (kops' APIServerIPs), once they exist.
+    addresses = driver.control_plane_addresses(cloud, completed)
+    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot, node_changes, addresses)
+    tasks = list(driver.build_tasks(completed, groups, keys, user_data).values())
     plan = runner.run(tasks, cloud, dry_run=dry_run, workers=workers, deadline=deadline, progress=progress,
                       kinds=driver.task_classes())
+    if not dry_run and not addresses and driver.made_control_plane_endpoint(plan, completed):
+        addresses = driver.control_plane_addresses(new_cloud(), completed, wait=deadline)
+        if addresses:
+            # The endpoint was made by this run: kops waits for it before rendering the workers' boot config;
+            # here a second pass writes the launch templates again with its addresses (a fresh cloud: no cached
+            # lookups of the first pass).
+            user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot, node_changes,
+                                        addresses)
+            tasks = list(driver.build_tasks(completed, groups, keys, user_data).values())
+            plan = merge_plans(plan, runner.run(tasks, new_cloud(), dry_run=False, workers=workers, deadline=deadline,
+                                                progress=progress, kinds=driver.task_classes()))
     addon_changes = addon_channel.store_files(completed, groups, node_changes,
                                               account_id=_addon_account(completed, lambda: cloud))
     changes = store.differing(managed_files(completed) + node_changes + addon_changes)
     if changes and not dry_run:
         store.apply(changes)
     return plan, completed, bool(changes) or keys_changed or bool(boot.uploaded)
+
+
+def merge_plans(first, second):
+    """One run's plan from two passes: the second pass's changes over the first's entries (an object created by
+    the first pass stays reported as created)."""
+    merged = {(entry.kind, entry.name): entry for entry in first}
+    order = [(entry.kind, entry.name) for entry in first]
+    for entry in second:
+        key = (entry.kind, entry.name)
+        if entry.action == runner.UNCHANGED and key in merged:
+            continue
+        if key not in merged:
+            order.append(key)
+        elif merged[key].action == runner.CREATE:
+            entry = runner.PlanEntry(entry.kind, entry.name, runner.CREATE, entry.changes, entry.id)
+        merged[key] = entry
+    return [merged[key] for key in order]
 
 
 def _warn_not_rendered(completed, groups, warn):
@@ -163,14 +197,22 @@ def boot_artifacts_for(service, completed, store, dry_run):
     return boot
 
 
-def group_user_data(driver, completed, groups, config_base, hashes, boot):
-    """{instance group name: user data} for the launch templates, with the driver's boot environment."""
+def group_user_data(driver, completed, groups, config_base, hashes, boot, node_changes=(), api_server_ips=()):
+    """{instance group name: user data} for the launch templates, with the driver's boot environment.
+    node_changes (nodeup_store.node_files'): the groups' nodeup configs, whose bootstrap service settings
+    a worker's boot script carries to ask the service for its config; api_server_ips: the API balancer's
+    addresses workers pin the control plane's names to (dns None: driver.control_plane_addresses)."""
+    import yaml
     environment = driver.boot_environment(completed)
+    documents = dict(node_changes)
     user_data = {}
     for group in groups:
         name = objects.name_of(group)
+        document = documents.get(nodeup_config.config_path(group))
+        settings = bootstrap.config_server(yaml.safe_load(document), api_server_ips=api_server_ips) if document else None
         data = bootstrap.bootstrap_user_data(completed, group, config_base, hashes.get(name),
-                                             (boot.manifest_url, boot.manifest_sha256), environment=environment)
+                                             (boot.manifest_url, boot.manifest_sha256), environment=environment,
+                                             config_server_settings=settings)
         if data is not None:
             user_data[name] = data
     return user_data
@@ -250,7 +292,7 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
         completed, groups, node_changes, account_id=_render_account(
             completed, lambda: driver.cloud(cluster_name, region_of(completed["spec"]), spec=completed["spec"]), warn))
     boot = boot_artifacts_for(service, completed, store, dry_run)
-    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot)
+    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot, node_changes)
     tasks = driver.build_tasks(completed, groups, keys, user_data)
     covered = []
     if store_objects:

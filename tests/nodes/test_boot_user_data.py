@@ -1,9 +1,16 @@
-"""The launch template's user data, run in a fresh test host against a file:// store, makes it a node."""
+"""The launch template's user data, run in a fresh test host, makes it a node.
+
+The worker host has no state store at all: its nodeup config and its kubelet's certificate come from the bootstrap
+service (in the test process, reading the file:// store as the control plane does), which checks the host's
+instance identity against moto; only the pinned boot artefacts are bound into the host (real workers read them from
+the store's boot/, the one path their IAM role may read)."""
 
 from __future__ import annotations
 
 import hashlib
 import time
+
+import yaml
 
 import pytest
 
@@ -34,23 +41,32 @@ def test_user_data_boots_a_worker(host_pool, tmp_path):
     worker = next(g for g in groups if g["spec"]["role"] == "Node")
     config_path = store / CLUSTER / nodeup_config.config_path(worker)
     assert hashes[worker["metadata"]["name"]] == hashlib.sha256(config_path.read_bytes()).hexdigest()
-    # What update cluster uploads: the collection tarball and the pinned wheels, under the store's boot/.
-    manifest = boot_artifacts.upload_boot_artifacts(completed, "file://%s/%s" % (store, CLUSTER))
+    # What update cluster uploads: the collection tarball and the pinned wheels (here beside the store, so that
+    # the host gets them and not the store).
     artifacts = tmp_path / "artifacts"
     artifacts.mkdir()
+    manifest = boot_artifacts.upload_boot_artifacts(completed, "file://%s/boot-store" % artifacts)
 
-    pool = host_pool(1, binds=[store, artifacts])
+    pool = host_pool(1, binds=[artifacts])
     host = pool.hosts[0]
+    assert host.run("test -e %s" % store).returncode != 0
     # The worker's certificates come from the bootstrap service (in the test process on the bridge; the control
     # plane's own is tests/nodes/test_bootstrap_service.py's), the instance's identity from moto.
     ca = keystore.primary(keystore.load(cluster_store, "kubernetes-ca"))
     with cloud.WorkerService(pool, host, CLUSTER, worker["metadata"]["name"], "file://%s/%s" % (store, CLUSTER), ca,
                              tmp_path) as service:
+        # As in a cluster without DNS: the service's name resolves only through the user data's /etc/hosts block
+        # (kops' APIServerIPs; here the bridge, where the service listens, stands for the API balancer).
+        assert host.run("sed -i '/kops-controller.internal/d' /etc/hosts").returncode == 0
+        settings = bootstrap.config_server(yaml.safe_load(config_path.read_text()),
+                                           sts_endpoint=service.hostvars["nodeup_bootstrap_sts_endpoint"],
+                                           api_server_ips=["%s.1" % pool.subnet])
         script = bootstrap.bootstrap_user_data(
             completed, worker, "file://%s/%s" % (store, CLUSTER), hashes[worker["metadata"]["name"]], manifest,
             environment={"AWS_REGION": "us-east-1"},
             nodeup_vars=dict(service.hostvars, nodeup_distro_packages={"containerd": "containerd", "runc": "runc"},
-                             nodeup_download_assets=False))
+                             nodeup_download_assets=False), config_server_settings=settings)
+        assert "igconfig" not in script
         (artifacts / "user_data").write_text(script)
         started = time.monotonic()
         boot = host.run("bash %s/user_data" % artifacts, timeout=900)
@@ -62,12 +78,27 @@ def test_user_data_boots_a_worker(host_pool, tmp_path):
     kubelet = certs.load_certificate(host.run("cat /var/lib/kubelet/pki/kubelet-client.crt").stdout.encode())
     assert kubelet.subject.rfc4514_string() == "CN=system:node:%s,O=system:nodes" % instance["InstanceId"]
     assert any("bootstrapped %s" % instance["InstanceId"] in line for line in lines), lines
+    # The config came from the service, the certificates in a second request (roles/nodeup's node_bootstrap).
+    assert any("bootstrapped %s" % instance["InstanceId"] in line and line.endswith(": , nodeup config")
+               for line in lines), lines
+    assert host.run("cat /opt/kubeops/conf/nodeupconfig.yaml").stdout == config_path.read_text()
+    hosts = host.run("cat /etc/hosts").stdout
+    assert "%s.1\tapi.internal.%s kops-controller.internal.%s\n" % (pool.subnet, CLUSTER, CLUSTER) in hosts, hosts
+    assert host.run("test -e %s" % store).returncode != 0
     assert host.run("/opt/kubeops/venv/bin/ansible --version").returncode == 0
     print("boot: user data configured a fresh host in %.1f s" % elapsed)
 
-    # A store that changed after the template was made is refused at once, as kops refuses a wrong NodeupConfigHash.
+    # A config that changed after the template was made is refused at once, as kops refuses a wrong NodeupConfigHash.
     tampered = script.replace("NODEUP_CONFIG_HASH=" + hashes[worker["metadata"]["name"]],
                               "NODEUP_CONFIG_HASH=" + "0" * 64)
     (artifacts / "tampered").write_text(tampered)
-    refused = host.run("bash %s/tampered" % artifacts, timeout=600)
-    assert refused.returncode != 0 and "not the pinned %s: refused" % ("0" * 64) in refused.stderr
+    with cloud.WorkerService(pool, host, CLUSTER, worker["metadata"]["name"], "file://%s/%s" % (store, CLUSTER), ca,
+                             tmp_path) as again:
+        tampered = tampered.replace(service.hostvars["nodeup_bootstrap_sts_endpoint"],
+                                    again.hostvars["nodeup_bootstrap_sts_endpoint"])
+        (artifacts / "tampered").write_text(tampered)
+        started = time.monotonic()
+        refused = host.run("bash %s/tampered" % artifacts, timeout=600)
+    assert refused.returncode != 0 and "not the pinned %s: refused" % ("0" * 64) in refused.stderr, refused.stderr[-3000:]
+    assert "of 'fetch_config' failed" not in refused.stderr  # refused at once, not asked again
+    print("boot: a config not the pinned one refused in %.1f s" % (time.monotonic() - started))

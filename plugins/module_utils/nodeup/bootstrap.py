@@ -8,9 +8,11 @@ Ours downloads the boot manifest (nodeup/boot_artifacts.py) pinned by its
 sha256 and, through it, this collection's tarball and the wheels of its
 Python dependencies, each checked against its sha256 (boot_fetch.py, the
 node's own python3, embedded here); installs them offline (pip --no-index,
-ansible-galaxy --offline); fetches the group's nodeup config, pinned by its
+ansible-galaxy --offline); gets the group's nodeup config, pinned by its
 hash (kops' NodeupConfigHash: a config change changes the launch template,
-so the rolling update replaces the group's instances); and runs
+so the rolling update replaces the group's instances), from the store on the
+control plane, from the bootstrap service on AWS workers (kops' ConfigServer:
+the worker proves its identity and never reads the store for it); and runs
 playbooks/nodeup.yml locally (`-c local`, ansible-pull style).  Nothing
 comes from PyPI or Galaxy.
 
@@ -28,6 +30,7 @@ import gzip
 import json
 import re
 import shlex
+import urllib.parse
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import boot_fetch
@@ -57,7 +60,7 @@ set -o errexit -o nounset -o pipefail
 
 CLUSTER_NAME={cluster_name_q}
 INSTANCE_GROUP={instance_group_q}
-NODEUP_CONFIG={nodeup_config}
+{config_source}
 NODEUP_CONFIG_HASH={nodeup_config_hash}
 BOOT_MANIFEST={boot_manifest}
 BOOT_MANIFEST_HASH={boot_manifest_hash}
@@ -71,7 +74,7 @@ log() {{ echo "== kubeops boot: $* ==" >&2; }}
 # Retry until it works, as kops' download-or-bust does; a download that is not what was pinned (exit 3) is final.
 retry() {{
   local attempt status
-  for attempt in 1 2 3 4 5 6 7 8 9 10; do
+  for attempt in $(seq "${{RETRY_ATTEMPTS:-10}}"); do
     status=0
     "$@" || status=$?
     if [[ ${{status}} -eq 0 ]]; then return 0; fi
@@ -94,7 +97,7 @@ write_fetcher() {{
 }}
 
 fetch() {{ python3 "${{INSTALL_DIR}}/boot_fetch.py" "$@"; }}
-
+{config_functions}
 install_offline() {{
   python3 -m venv "${{INSTALL_DIR}}/venv"
   "${{INSTALL_DIR}}/venv/bin/pip" install -q --no-index --find-links "${{INSTALL_DIR}}/boot/wheels" \\
@@ -110,7 +113,7 @@ main() {{
   write_fetcher
   retry fetch manifest "${{BOOT_MANIFEST}}" "${{BOOT_MANIFEST_HASH}}" "${{INSTALL_DIR}}/boot"
   install_offline
-  retry fetch file "${{NODEUP_CONFIG}}" "${{NODEUP_CONFIG_HASH}}" "${{INSTALL_DIR}}/conf/nodeupconfig.yaml"
+{config_step}
   printf '%s\\n' "${{NODEUP_VARS}}" > "${{INSTALL_DIR}}/conf/nodeup-vars.json"
 
   log "running nodeup for ${{INSTANCE_GROUP}}"
@@ -126,6 +129,53 @@ main() {{
 # Run when executed (cloud-init runs the file); sourced, it only defines the functions (tests call them).
 if [[ "${{BASH_SOURCE[0]}}" == "$0" ]]; then main; fi
 """
+
+
+# A worker asks the control plane's bootstrap service for its nodeup config (kops' ConfigServer) instead of reading
+# the store: the service reads it with the control plane's access and answers it to a verified instance only.
+# The control plane may come up after the worker: asked every 10 s for 10 minutes; a refusal (exit 3) is final.
+SERVICE_CONFIG_FUNCTIONS = """
+fetch_config() {
+  printf '%s\\n' "${CONFIG_SERVER}" > "${INSTALL_DIR}/conf/config-server.json"
+  PYTHONPATH="${INSTALL_DIR}/collections" "${INSTALL_DIR}/venv/bin/python" -m \\
+    ansible_collections.kubeops.kops.plugins.module_utils.nodeup.bootstrap_service node-config \\
+    "${INSTALL_DIR}/conf/config-server.json" "${NODEUP_CONFIG_HASH}" "${INSTALL_DIR}/conf/nodeupconfig.yaml"
+}
+"""
+SERVICE_CONFIG_STEP = "  RETRY_ATTEMPTS=60 retry fetch_config"
+STORE_CONFIG_STEP = '  retry fetch file "${NODEUP_CONFIG}" "${NODEUP_CONFIG_HASH}" "${INSTALL_DIR}/conf/nodeupconfig.yaml"'
+
+
+def config_server(nodeup_document, sts_endpoint=None, api_server_ips=()):
+    """The boot script's settings for asking the bootstrap service (kops' BootConfig.ConfigServer): the server,
+    the region its identity is signed for and the cluster CA it trusts; None when the group reads the store
+    (control plane, or a worker on a cloud whose identities the service does not verify).
+
+    api_server_ips: kops' BootConfig.APIServerIPs, the API load balancer's private addresses in a cluster without
+    DNS (model/aws/kops_controller.py); the boot script pins the service's and the API's names to them."""
+    service = (nodeup_document.get("kubeops") or {}).get("bootstrapService") or {}
+    if not service or service.get("serverCert"):
+        return None
+    settings = {"server": service["server"], "region": service["region"],
+                "caCert": nodeup_document["CAs"]["kubernetes-ca"]}
+    if sts_endpoint:
+        settings["stsEndpoint"] = sts_endpoint
+    if api_server_ips:
+        names = [urllib.parse.urlsplit(service["server"]).hostname, nodeup_document["kubeops"]["apiServer"]["host"]]
+        settings["hosts"] = {name: sorted(api_server_ips) for name in names}
+    return settings
+
+
+def _hosts_block(hosts):
+    """kops' UpdateEtcHostsTask for the names a worker reaches the control plane by (dns None): one line per
+    address, every name on it, in a block of its own."""
+    by_address = {}
+    for name, addresses in sorted(hosts.items()):
+        for address in addresses:
+            by_address.setdefault(address, []).append(name)
+    lines = ["%s\t%s" % (address, " ".join(names)) for address, names in sorted(by_address.items())]
+    return ("  cat >> /etc/hosts <<'__EOF_HOSTS'\n# Begin host entries managed by kubeops.kops\n%s\n"
+            "# End host entries managed by kubeops.kops\n__EOF_HOSTS\n" % "\n".join(lines))
 
 
 def _join(config_base, relpath):
@@ -152,8 +202,9 @@ def _fetcher_block(compress):
 
 
 def boot_script(completed_cluster, instance_group, config_base, nodeup_config_hash, boot_manifest,
-                environment=None, nodeup_vars=None):
-    """The bash boot script (str) of a group that runs nodeup; boot_manifest: (URL, sha256) of its boot manifest."""
+                environment=None, nodeup_vars=None, config_server_settings=None):
+    """The bash boot script (str) of a group that runs nodeup; boot_manifest: (URL, sha256) of its boot manifest;
+    config_server_settings (config_server()): the nodeup config comes from the bootstrap service, not the store."""
     name = completed_cluster["metadata"]["name"]
     group = objects.name_of(instance_group)
     if not nodeup_config_hash or not boot_manifest or not all(boot_manifest):
@@ -161,10 +212,19 @@ def boot_script(completed_cluster, instance_group, config_base, nodeup_config_ha
                          "(URL and sha256)" % group)
     defaults = dict(BOOT_NODEUP_VARS, **CLOUD_BOOT_NODEUP_VARS.get(completed_cluster["spec"].get("cloudProvider"), {}))
     nodeup_vars = dict(defaults, **(nodeup_vars or {}))
+    if config_server_settings:
+        settings = dict(config_server_settings)
+        hosts = settings.pop("hosts", None)
+        config_source = "CONFIG_SERVER=%s" % shlex.quote(json.dumps(settings, sort_keys=True))
+        config_functions = SERVICE_CONFIG_FUNCTIONS
+        config_step = (_hosts_block(hosts) if hosts else "") + SERVICE_CONFIG_STEP
+    else:
+        config_source = "NODEUP_CONFIG=%s" % shlex.quote(_join(config_base, nodeup_config.config_path(instance_group)))
+        config_functions, config_step = "", STORE_CONFIG_STEP
     return SCRIPT.format(
         instance_group=group, cluster_name=name,
         cluster_name_q=shlex.quote(name), instance_group_q=shlex.quote(group),
-        nodeup_config=shlex.quote(_join(config_base, nodeup_config.config_path(instance_group))),
+        config_source=config_source, config_functions=config_functions, config_step=config_step,
         nodeup_config_hash=shlex.quote(nodeup_config_hash),
         boot_manifest=shlex.quote(boot_manifest[0]), boot_manifest_hash=shlex.quote(boot_manifest[1]),
         nodeup_vars=shlex.quote(json.dumps(nodeup_vars, sort_keys=True)),
@@ -194,13 +254,14 @@ def multipart(script, additional_user_data):
 
 
 def bootstrap_user_data(completed_cluster, instance_group, config_base, nodeup_config_hash=None, boot_manifest=None,
-                        environment=None, nodeup_vars=None):
+                        environment=None, nodeup_vars=None, config_server_settings=None):
     """The user data (str) of one instance group's launch template, or None (a bastion without additionalUserData).
 
     nodeup_config_hash: sha256 (hex) of the group's nodeupconfig.yaml; the node refuses a different one.
     boot_manifest: (URL, sha256) of the boot manifest (boot_artifacts.BootArtifacts).
     environment: exported variables (kops exports AWS_REGION on AWS).
     nodeup_vars: role variables for roles/nodeup and roles/protokube (overrides), passed as extra vars.
+    config_server_settings: see config_server(); then the node asks the bootstrap service for its config.
     """
     group = objects.name_of(instance_group)
     additional = instance_group["spec"].get("additionalUserData") or []
@@ -208,7 +269,7 @@ def bootstrap_user_data(completed_cluster, instance_group, config_base, nodeup_c
         script = None
     else:
         script = boot_script(completed_cluster, instance_group, config_base, nodeup_config_hash, boot_manifest,
-                             environment, nodeup_vars)
+                             environment, nodeup_vars, config_server_settings)
     if script is None and not additional:
         return None
     user_data = multipart(script, additional) if additional else script

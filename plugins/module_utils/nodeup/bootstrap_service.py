@@ -15,7 +15,9 @@ itself: STS answers only if the signature is good, and names the caller
 
 Both sides live here: the control plane runs this file as a program (roles/protokube copies it
 and pki/certs.py to the node, `python3 -m ...bootstrap_service /etc/kubernetes/kubeops-bootstrap/config.json`),
-the worker calls request_bootstrap() (module node_bootstrap).  Only the standard library,
+the worker calls request_bootstrap(): for its nodeup config from the boot script, before any playbook runs
+(`python -m ...bootstrap_service node-config SETTINGS.json SHA256 DEST`), for its certificates from the module
+node_bootstrap.  Only the standard library,
 cryptography and botocore are used: the service runs on the node's own Python.
 """
 
@@ -496,10 +498,56 @@ def from_config(config):
                             NodeConfigs(config["configBase"], s3))
 
 
+# fetch_node_config's exit codes: the boot script retries a service that is not there yet, never a refusal.
+EXIT_RETRY, EXIT_REFUSED = 1, 3
+
+
+def fetch_node_config(settings, sha256, dest, credentials=None):
+    """A booting worker's nodeup config from the service (kops' nodeup with a ConfigServer): asked with the
+    instance's identity, refused unless its sha256 is the one the launch template pins (kops' NodeupConfigHash).
+
+    settings: the boot script's {server, region, caCert, stsEndpoint?}.  Returns an exit code (0, EXIT_RETRY,
+    EXIT_REFUSED) and writes dest (0600) only when the config is the pinned one."""
+    import os
+    if credentials is None:
+        import botocore.session
+        found = botocore.session.get_session().get_credentials()
+        if found is None:
+            _stderr("no AWS credentials (the instance profile's): cannot prove this node's identity")
+            return EXIT_RETRY  # the instance profile's credentials may not be there yet
+        credentials = found.get_frozen_credentials()
+    region = settings["region"]
+    sts = settings.get("stsEndpoint") or "https://sts.%s.amazonaws.com/" % region
+    try:
+        _issued, text = request_bootstrap(settings["server"], settings["caCert"], credentials, sts, region,
+                                          cert_names=(), include_node_config=True)
+    except Refused as exc:
+        _stderr(str(exc))
+        return EXIT_RETRY if exc.status >= 500 else EXIT_REFUSED
+    except OSError as exc:
+        _stderr("the bootstrap service at %s could not be reached: %s" % (settings["server"], exc))
+        return EXIT_RETRY
+    data = (text or "").encode("utf-8")
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != sha256:
+        _stderr("the nodeup config the bootstrap service answered has sha256 %s, not the pinned %s: refused"
+                % (digest, sha256))
+        return EXIT_REFUSED
+    fd = os.open(dest + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    os.rename(dest + ".tmp", dest)
+    return 0
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    if len(argv) == 4 and argv[0] == "node-config":
+        with open(argv[1]) as handle:
+            return fetch_node_config(json.load(handle), argv[2], argv[3])
     if len(argv) != 1:
-        _stderr("usage: python3 -m ...nodeup.bootstrap_service CONFIG.json")
+        _stderr("usage: python3 -m ...nodeup.bootstrap_service CONFIG.json  (the service)\n"
+                "       python3 -m ...nodeup.bootstrap_service node-config SETTINGS.json SHA256 DEST  (a worker)")
         return 2
     with open(argv[0]) as handle:
         config = json.load(handle)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import kops_controller
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import store_objects
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, elbv2, iam, ipv6, nth, route53, s3
@@ -35,6 +36,21 @@ class AwsDriver(object):
     def boot_environment(self, completed):
         """What the boot script exports for nodeup (kops exports AWS_REGION)."""
         return {"AWS_REGION": region_of(completed["spec"])}
+
+    def control_plane_addresses(self, cloud, completed, wait=0):
+        """The API balancer's private addresses workers pin api.internal and kops-controller.internal to, when the
+        cluster has no DNS (kops' BootConfig.APIServerIPs); [] otherwise or before the balancer exists.
+        wait: seconds to wait for a balancer just made to be active first."""
+        if wait and kops_controller.uses_load_balancer(completed["spec"]):
+            kops_controller.wait_until_active(cloud, completed, wait)
+        return kops_controller.find_addresses(cloud, completed)
+
+    def made_control_plane_endpoint(self, plan, completed):
+        """Whether this run's plan created the API load balancer whose addresses the workers pin (dns None): the
+        pipeline then waits for it and writes the workers' launch templates again with them."""
+        return kops_controller.uses_load_balancer(completed["spec"]) and any(
+            entry.action == "create" and (entry.kind, entry.name) == ("aws_lb", "api.%s" % completed["metadata"]["name"])
+            for entry in plan)
 
     def terraform_providers(self, region, spec=None):
         """(provider blocks [(name, body)], required_providers {name: body}) of kubernetes.tf (spec: the completed

@@ -44,6 +44,15 @@ class GceDriver(object):
         """Nothing to export: a GCE node reads its project and zone from the metadata server."""
         return {}
 
+    def control_plane_addresses(self, cloud, completed, wait=0):
+        """None to find: GCE workers do not ask the bootstrap service (it verifies AWS identities only), so the 3988
+        forwarding rule the model builds for dns None has no client yet (docs/bootstrap-service.md)."""
+        return []
+
+    def made_control_plane_endpoint(self, plan, completed):
+        """Never: there are no addresses to wait for (control_plane_addresses)."""
+        return False
+
     def terraform_providers(self, region, spec=None):
         """google, plus aws.files when the store is s3:// (kops writes the store files with the AWS provider)."""
         spec = spec or {}

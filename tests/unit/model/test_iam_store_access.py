@@ -1,4 +1,4 @@
-"""Who may read what in an S3 state store: the control plane all of its cluster, workers two paths."""
+"""Who may read what in an S3 state store: the control plane all of its cluster, workers only the boot artefacts."""
 
 from __future__ import annotations
 
@@ -32,12 +32,13 @@ def _resources(policy, action):
     return found
 
 
-def test_workers_read_only_their_config_never_secrets_or_pki():
+def test_workers_read_only_the_boot_artefacts_never_config_secrets_or_pki():
+    """Their nodeup config comes from the bootstrap service (nodeup/bootstrap.py's config_server), as kops' from
+    kops-controller: no igconfig/ read either."""
     policies = _policies("s3://state-bucket/minimal-aws.example.com")
     nodes = policies["nodes.minimal-aws.example.com"]
     assert sorted(_resources(nodes, "s3:GetObject")) == [
-        "arn:aws:s3:::state-bucket/minimal-aws.example.com/boot/sha256/*",
-        "arn:aws:s3:::state-bucket/minimal-aws.example.com/igconfig/node/*"]
+        "arn:aws:s3:::state-bucket/minimal-aws.example.com/boot/sha256/*"]
     masters = policies["masters.minimal-aws.example.com"]
     assert "arn:aws:s3:::state-bucket/minimal-aws.example.com/*" in _resources(masters, "s3:GetObject")
 

@@ -174,3 +174,60 @@ def test_control_plane_nodes_find_etcd_and_keep_api_internal_in_their_own_cloud(
     nodeup_vars = json.loads(script.split("NODEUP_VARS='", 1)[1].split("'\n", 1)[0])
     assert {nodeup_vars[k] for k in ("nodeup_etcd_peer_discovery", "protokube_etcd_volume_provider",
                                      "protokube_api_dns_provider")} == {provider}
+
+
+def test_workers_ask_the_bootstrap_service_for_their_config_and_never_name_it_in_the_store(tmp_path):
+    """kops' ConfigServer: an AWS worker's user data carries the service, its region and the cluster CA, and pins
+    the config's hash; it names no igconfig/ path. The control plane (and a worker the service cannot verify,
+    on GCE) still reads its config from the store."""
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import config as nodeup_config
+    from tests.unit.nodeup.test_config import _keysets
+    completed, groups = _completed("minimal-aws")
+    keysets = _keysets(completed)
+    documents = {g["metadata"]["name"]: nodeup_config.build_config(completed, g, keysets, BASE) for g in groups}
+    settings = bootstrap.config_server(documents["nodes"], sts_endpoint="http://sts.example:5000/")
+    assert settings == {"server": "https://kops-controller.internal.minimal-aws.example.com:3988",
+                        "region": "us-test-1", "caCert": documents["nodes"]["CAs"]["kubernetes-ca"],
+                        "stsEndpoint": "http://sts.example:5000/"}
+    assert bootstrap.config_server(documents["master-us-test-1a"]) is None
+    gce_worker = dict(documents["nodes"], kubeops=dict(documents["nodes"]["kubeops"]))
+    del gce_worker["kubeops"]["bootstrapService"]
+    assert bootstrap.config_server(gce_worker) is None
+
+    script = bootstrap.bootstrap_user_data(completed, _group(groups, "nodes"), BASE, "ab" * 32, MANIFEST,
+                                           environment={"AWS_REGION": "us-test-1"}, config_server_settings=settings)
+    (tmp_path / "user_data").write_text(script)
+    subprocess.run(["bash", "-n", str(tmp_path / "user_data")], check=True)
+    assert "igconfig" not in script and "NODEUP_CONFIG=" not in script
+    assert "NODEUP_CONFIG_HASH=" + "ab" * 32 + "\n" in script and "  RETRY_ATTEMPTS=60 retry fetch_config\n" in script
+    carried = json.loads(subprocess.run(["bash", "-c", 'sysctl() { :; }; source "$1"; printf %s "$CONFIG_SERVER"', "b",
+                                         str(tmp_path / "user_data")], capture_output=True, text=True,
+                                        check=True).stdout)
+    assert carried == settings
+    size = len(script.encode())
+    print("worker user data with the bootstrap service's settings: %d bytes" % size)
+    assert size < bootstrap.USER_DATA_LIMITS["aws"][0]
+
+
+def test_fetch_config_runs_the_service_client_with_the_pinned_hash_and_retries_only_an_unreachable_service(tmp_path):
+    """The boot script's fetch_config step with a stand-in for the venv's python: what it is asked, and that exit 3
+    (refused, or not the pinned config) stops at once while exit 1 (no service yet) is asked again."""
+    settings = {"server": "https://kops-controller.internal.c:3988", "region": "us-test-1", "caCert": "PEM"}
+    completed, groups = _completed("minimal-aws")
+    script = bootstrap.bootstrap_user_data(completed, _group(groups, "nodes"), BASE, "ab" * 32, MANIFEST,
+                                           config_server_settings=settings)
+    python = tmp_path / "opt" / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text('#!/bin/bash\necho "$PYTHONPATH $*" >> "$(dirname "$0")/calls"\nexit "${EXIT_CODE}"\n')
+    python.chmod(0o755)
+    started = time.monotonic()
+    result = _run_fetch(tmp_path, script, 'EXIT_CODE=3 RETRY_ATTEMPTS=60 retry fetch_config\necho "config $?"\n')
+    assert result.stdout == "config 3\n" and time.monotonic() - started < 9, result.stderr
+    calls = (python.parent / "calls").read_text().splitlines()
+    opt = tmp_path / "opt"
+    assert calls == ["%s/collections -m ansible_collections.kubeops.kops.plugins.module_utils.nodeup.bootstrap_service "
+                     "node-config %s/conf/config-server.json %s %s/conf/nodeupconfig.yaml" % (opt, opt, "ab" * 32, opt)]
+    assert json.loads((opt / "conf/config-server.json").read_text()) == settings
+    result = _run_fetch(tmp_path, script.replace("sleep 10", "sleep 0"),
+                        'EXIT_CODE=1 RETRY_ATTEMPTS=3 retry fetch_config\necho "config $?"\n')
+    assert result.stdout == "config 1\n" and len((python.parent / "calls").read_text().splitlines()) == 4

@@ -192,6 +192,37 @@ def test_the_service_over_https_with_the_worker_client(world, tmp_path):
         server.server_close()
 
 
+def test_a_booting_worker_gets_only_the_pinned_nodeup_config(world, tmp_path):
+    """The boot script's `node-config` (fetch_node_config): the config the service answers is written only when its
+    sha256 is the one the launch template pins; a refusal and a different config are final (exit 3), an unreachable
+    service is asked again (exit 1)."""
+    import hashlib
+    ca, ca_key = certs.load_certificate(world["ca_pem"]), certs.load_key(world["ca_key_pem"])
+    cert, key = certs.issue(ca, ca_key, "kops-controller", usages=("server",), dns_names=("localhost",))
+    (tmp_path / "server.crt").write_bytes(certs.certificate_pem(cert))
+    (tmp_path / "server.key").write_bytes(certs.key_pem(key))
+    server = service.serve(_service(world), "127.0.0.1:0", str(tmp_path / "server.crt"), str(tmp_path / "server.key"),
+                           log=lambda line: None)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    pinned = hashlib.sha256(NODEUP_CONFIG.encode()).hexdigest()
+    dest = tmp_path / "nodeupconfig.yaml"
+    try:
+        settings = {"server": "https://localhost:%d" % server.server_address[1], "region": cloud.REGION,
+                    "caCert": world["ca_pem"].decode(), "stsEndpoint": world["moto"].url + "/"}
+        json.dumps(settings)  # the boot script carries it as JSON
+        assert service.fetch_node_config(settings, "0" * 64, str(dest), _creds(world)) == service.EXIT_REFUSED
+        assert not dest.exists()
+        assert service.fetch_node_config(settings, pinned, str(dest), _creds(world, "terminated")) == service.EXIT_REFUSED
+        assert not dest.exists()
+        assert service.fetch_node_config(settings, pinned, str(dest), _creds(world)) == 0
+        assert dest.read_text() == NODEUP_CONFIG and (dest.stat().st_mode & 0o777) == 0o600
+        gone = dict(settings, server="https://127.0.0.1:9")
+        assert service.fetch_node_config(gone, pinned, str(tmp_path / "x"), _creds(world)) == service.EXIT_RETRY
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_the_config_file_builds_the_service(world, tmp_path, monkeypatch):
     """from_config: the service's own account from STS, clients on the configured endpoints."""
     keys = world["moto"].admin.get_credentials()
@@ -211,13 +242,14 @@ def test_the_config_file_builds_the_service(world, tmp_path, monkeypatch):
 
 def test_the_node_role_policy_denies_secrets_and_private_keys_in_an_s3_store(world):
     """The nodes' inline policy as the IAM model builds it, evaluated by moto's S3 for the node's own session:
-    its group's nodeup config is readable, secrets/ and pki/private/ are not; the control plane's reads all."""
+    the pinned boot artefacts are readable; its group's nodeup config (the bootstrap service answers it), secrets/
+    and pki/private/ are not; the control plane's reads all."""
     from tests.unit.model.test_iam_store_access import _policies
     policies = _policies("s3://kops-state/minimal-aws.example.com")
     s3 = world["moto"].client("s3")
     s3.create_bucket(Bucket="kops-state")
     paths = ("igconfig/node/nodes/nodeupconfig.yaml", "secrets/kubelet-bootstrap-token", "secrets/admin",
-             "pki/private/kubernetes-ca/keyset.yaml")
+             "pki/private/kubernetes-ca/keyset.yaml", "boot/sha256/%s/collection.tar.gz" % ("0" * 64))
     for path in paths:
         s3.put_object(Bucket="kops-state", Key="minimal-aws.example.com/" + path, Body=b"x")
     readable = {}
@@ -232,6 +264,7 @@ def test_the_node_role_policy_denies_secrets_and_private_keys_in_an_s3_store(wor
             except s3.exceptions.ClientError as exc:
                 assert exc.response["Error"]["Code"] == "AccessDenied", exc
                 readable[role, path] = False
-    assert readable == {("nodes", paths[0]): True, ("nodes", paths[1]): False, ("nodes", paths[2]): False,
-                        ("nodes", paths[3]): False, ("masters", paths[0]): True, ("masters", paths[1]): True,
-                        ("masters", paths[2]): True, ("masters", paths[3]): True}
+    assert readable == {("nodes", paths[0]): False, ("nodes", paths[1]): False, ("nodes", paths[2]): False,
+                        ("nodes", paths[3]): False, ("nodes", paths[4]): True,
+                        ("masters", paths[0]): True, ("masters", paths[1]): True, ("masters", paths[2]): True,
+                        ("masters", paths[3]): True, ("masters", paths[4]): True}

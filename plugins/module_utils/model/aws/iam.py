@@ -132,17 +132,18 @@ def s3_statements(ctx):
 
 
 def node_store_statements(ctx):
-    """What a worker reads from an S3 state store: its group's nodeup config and the pinned boot artefacts
-    (nodeup/boot_artifacts.py), nothing else (never secrets/ or pki/: the bootstrap service on the control plane
-    signs its kubelet's and kube-proxy's certificates).
-    kOps' workers read nothing (kops-controller hands them their config); ours still fetch it on boot."""
+    """What a worker reads from an S3 state store: the pinned boot artefacts (nodeup/boot_artifacts.py), nothing
+    else: its nodeup config and its kubelet's and kube-proxy's certificates come from the bootstrap service on the
+    control plane (never igconfig/, secrets/ or pki/).
+    kOps' workers read nothing (they download nodeup from its release URL); ours download the collection and its
+    wheels, pinned by sha256, from the store's boot/."""
     found = _store_path(ctx.spec.get("configBase") or "", {})
     if not found:
         return []
     bucket, key = found
     return [
         {"Action": ["s3:GetObject"], "Effect": "Allow",
-         "Resource": [_arn(ctx, bucket, key) + "/igconfig/node/*", _arn(ctx, bucket, key) + "/boot/sha256/*"]},
+         "Resource": [_arn(ctx, bucket, key) + "/boot/sha256/*"]},
         {"Action": ["s3:GetBucketLocation"], "Effect": "Allow", "Resource": [_arn(ctx, bucket)]},
     ]
 
