@@ -52,7 +52,7 @@ def test_an_unchanged_update_reads_one_bundle_instead_of_each_keyset(store):
     name = completed["metadata"]["name"]
     first = _run(store)[0]
     hashes, changes, wrote = _update(first, completed, groups)
-    assert wrote and any(p.startswith("pki/") for p, _ in changes)
+    assert wrote and any(change[0].startswith("pki/") for change in changes)
 
     second, reads = _run(store)
     again, changes, wrote = _update(second, completed, groups)
