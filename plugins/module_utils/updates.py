@@ -135,6 +135,8 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     changes = store.differing(managed_files(completed) + node_changes + addon_changes)
     if changes and not dry_run:
         store.apply(changes)
+    if not dry_run:
+        nodeup_store.refresh_keyset_bundle(store, completed)
     return plan, completed, bool(changes) or keys_changed or bool(boot.uploaded)
 
 
@@ -302,6 +304,8 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     changes = store.differing([(path, data) for path, data in files if path not in covered])
     if changes and not dry_run:
         store.apply(changes)
+    if not dry_run:
+        nodeup_store.refresh_keyset_bundle(store, completed)
     return completed, groups, list(tasks.values()), bool(changes) or keys_changed or bool(boot.uploaded)
 
 

@@ -277,6 +277,11 @@ HINTS = {
 }
 
 
+# Kinds whose ownership tags AwsCloud.tags_of reads in one Resource Groups Tagging API call per run.
+TAGGED_RESOURCE_TYPES = ("elasticloadbalancing:loadbalancer", "elasticloadbalancing:targetgroup", "events:rule")
+TAGGING_LOOKUP = "tagging:GetResources"
+
+
 def error_code(exc):
     return ((getattr(exc, "response", None) or {}).get("Error") or {}).get("Code")
 
@@ -320,6 +325,41 @@ class AwsCloud(Cloud):
 
     def cluster_filter(self):
         return [{"Name": "tag:KubernetesCluster", "Values": [self.cluster_name]}]
+
+    def tags_of(self, arn, own_call):
+        """The tags of an object of a TAGGED_RESOURCE_TYPES kind (a list of {Key, Value}).
+
+        All the cluster's such objects come from one paginated Resource Groups Tagging API GetResources per
+        run (filtered by this cluster's KubernetesCluster tag; permission tag:GetResources), instead of one
+        call per object.  An object it does not list (another cluster's or none's, or tagged a moment ago:
+        the tagging API is eventually consistent) is asked with own_call(), the service's own tag call, so
+        ownership is never decided by its absence.  Without the permission, every object is asked that way.
+        """
+        tagged = self.lookup(TAGGING_LOOKUP, self._cluster_tagged_resources)
+        with self._lock:
+            if tagged is not None and arn in tagged:
+                return tagged[arn]
+        return own_call()
+
+    def forget_tags(self, arn):
+        """After changing an object's tags: the next tags_of asks its service again."""
+        with self._lock:
+            tagged = self._cache.get(TAGGING_LOOKUP)
+            if tagged is not None:
+                tagged.pop(arn, None)
+
+    def _cluster_tagged_resources(self):
+        """{arn: tags} of the cluster's TAGGED_RESOURCE_TYPES objects; None when tag:GetResources is denied."""
+        import botocore.exceptions
+        try:
+            found = paginate(self.client("resourcegroupstaggingapi"), "get_resources", "ResourceTagMappingList",
+                             TagFilters=[{"Key": "KubernetesCluster", "Values": [self.cluster_name]}],
+                             ResourceTypeFilters=list(TAGGED_RESOURCE_TYPES))
+        except botocore.exceptions.ClientError as exc:
+            if error_code(exc) in ("AccessDenied", "AccessDeniedException", "UnauthorizedOperation"):
+                return None
+            raise
+        return {item["ResourceARN"]: item.get("Tags") or [] for item in found}
 
     def retryable(self, exc):
         if Cloud.retryable(self, exc):

@@ -24,6 +24,8 @@ from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import config as nodeup_config
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
+from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout
+from ansible_collections.kubeops.kops.plugins.module_utils.statestore.vfs import ABSENT
 
 SECRET_PATH = "secrets/%s"
 BOOTSTRAP_ADDON_PATH = "addons/kubelet-bootstrap.kubeops.io/k8s-1.20.yaml"
@@ -73,10 +75,79 @@ def bootstrap_addon(cluster_name, token):
     return objects.dump_objects(documents).encode("utf-8")
 
 
+def public_keyset(keyset):
+    """What the nodeup configs use of a keyset: its name, primary id and each keypair's id, certificate and
+    distrust time; never the private material (only these fields are copied)."""
+    keys = [{field: item[field] for field in ("id", "publicMaterial", "distrustTimestamp") if field in item}
+            for item in keyset["spec"]["keys"]]
+    return {"apiVersion": keyset.get("apiVersion"), "kind": keyset.get("kind"),
+            "metadata": {"name": keyset["metadata"]["name"]},
+            "spec": {"type": keyset["spec"].get("type"), "primaryId": keyset["spec"]["primaryId"], "keys": keys}}
+
+
+def _unchanged(entry, fingerprint):
+    """Whether a keyset object, as this run's listing shows it, is the one a bundle entry was made from."""
+    version, md5 = fingerprint
+    return (md5 is not None and md5 == entry.get("md5")) or (entry.get("version") is not None
+                                                             and version == entry["version"])
+
+
+def bundled_keysets(cluster_store, names):
+    """{name: public keyset} from the store's keyset bundle (layout.KEYSET_BUNDLE) when every named keyset
+    is there and unchanged since the bundle was made (its listed version or md5); else None (read them)."""
+    fingerprints = {name: cluster_store.fingerprint(keystore.path(name)) for name in names}
+    if any(f is None or f[0] is ABSENT for f in fingerprints.values()):
+        return None  # a keyset to create, or one an unfinished journal is writing: no bundle can be current
+    data = cluster_store.read(layout.KEYSET_BUNDLE)
+    if data is None:
+        return None
+    try:
+        entries = json.loads(data.decode("utf-8"))["keysets"]
+        if all(_unchanged(entries[name], fingerprints[name]) for name in names):
+            return {name: public_keyset(entries[name]["keyset"]) for name in names}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        pass  # not a bundle this version wrote: the keysets are read and the bundle written again
+    return None
+
+
+def keyset_bundle(cluster_store, names):
+    """The bundle's bytes for the named keysets as this run read or wrote them, or None when one is not in
+    the store (a dry run that would create it)."""
+    entries = {}
+    for name in names:
+        keyset = keystore.load(cluster_store, name)  # read (or written) earlier in the run: no request
+        fingerprint = cluster_store.fingerprint(keystore.path(name))
+        if keyset is None or fingerprint is None or fingerprint[0] is ABSENT:
+            return None
+        entries[name] = {"version": fingerprint[0], "md5": fingerprint[1], "keyset": public_keyset(keyset)}
+    return json.dumps({"kind": "KubeopsPublicKeysets", "note": "public parts of pki/private/*/keyset.yaml for "
+                       "kubeops.kops' nodeup configs; kops ignores this file", "keysets": entries},
+                      indent=1, sort_keys=True).encode("utf-8")
+
+
+def refresh_keyset_bundle(cluster_store, completed):
+    """After a run's writes (under its lease): write the keyset bundle when it is missing or stale, so the
+    next run reads it instead of each keyset.  A cache of what the keysets hold, not reported as a change."""
+    names = keystore.keyset_names(completed)
+    if bundled_keysets(cluster_store, names) is not None:
+        return False
+    data = keyset_bundle(cluster_store, names)
+    if data is None:
+        return False
+    cluster_store.apply([(layout.KEYSET_BUNDLE, data)])
+    return True
+
+
 def ensure_keysets(cluster_store, completed):
-    """({name: keyset}, [(path, bytes)] for the keysets that had to be created)."""
+    """({name: keyset}, [(path, bytes)] for the keysets that had to be created).
+
+    With a current keyset bundle, its public parts (all the nodeup configs use) in one read."""
+    names = keystore.keyset_names(completed)
+    bundled = bundled_keysets(cluster_store, names)
+    if bundled is not None:
+        return bundled, []
     keysets, changes = {}, []
-    for name in keystore.keyset_names(completed):
+    for name in names:
         keyset = keystore.load(cluster_store, name)
         if keyset is None:
             keyset = keystore.new_keyset(name)

@@ -35,6 +35,10 @@ ETCD_CLUSTER_SPEC = "backups/etcd/%s/control/etcd-cluster-spec"
 # is committed to write (docs/state-store.md).
 LEASE = ".kubeops-lease"
 JOURNAL = ".kubeops-journal"
+# Ours too: the public parts of the keysets the nodeup configs need, keyed by each keyset object's version and
+# md5 as the listing gives them (nodeup/store.py), so an update whose keysets are unchanged reads one object
+# instead of one per keyset.  Never a private key.
+KEYSET_BUNDLE = ".kubeops-public-keysets"
 # A lease lasts this long unless renewed; the holder renews it every third of it while it works.
 DEFAULT_LEASE_TTL = 300
 CONFLICT = "the cluster %s was changed by another run while this one was working; re-run to apply on top of it"
@@ -267,6 +271,12 @@ class ClusterStore(object):
             return self.store.read(self.path(relpath))
         except NotFoundError:
             return None
+
+    def fingerprint(self, relpath):
+        """(version, md5 or None) of a cluster-relative path as this run's listing, reads and writes saw it
+        (version ABSENT: not there), or None while an unfinished journal's contents stand in for it."""
+        self.open()
+        return self.store.fingerprint(self.path(relpath))
 
     def matches(self, relpath, data):
         """Whether relpath holds exactly data (a listing's md5 spares reading it on s3:// and gs://)."""

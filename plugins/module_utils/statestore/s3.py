@@ -29,8 +29,6 @@ HINTS = {
     "403": "check the credentials' permissions on the bucket",
     "AllAccessDisabled": "check the credentials' permissions on the bucket",
 }
-# get_bucket_location's legacy answers.
-LEGACY_LOCATIONS = {None: "us-east-1", "": "us-east-1", "EU": "eu-west-1"}
 
 
 def _code(exc):
@@ -52,28 +50,20 @@ class S3Store(Store):
     @property
     def client(self):
         if self._client is None:
-            self._client = aws.client("s3", region=self._bucket_region(), endpoint_url=self.endpoint)
+            self._client = aws.client("s3", region=self._client_region(), endpoint_url=self.endpoint)
         return self._client
 
-    def _bucket_region(self):
-        """The bucket's own region (kops looks it up too), else the configured one.
+    @staticmethod
+    def _client_region():
+        """AWS_REGION / AWS_DEFAULT_REGION, else the module's region or the AWS config's (botocore: else us-east-1);
+        never a GetBucketLocation (kops asks it, one request per run).
 
-        Talking to the bucket's region avoids a redirect per call.  Credentials
-        that may use the bucket but not GetBucketLocation fall back to the
-        configured region; botocore then follows S3's redirects itself.
+        S3 answers a request sent to another region than the bucket's with a redirect naming the bucket's region
+        (x-amz-bucket-region); botocore's S3 region redirector re-sends it there and remembers the bucket's region
+        for the client's later calls.  So a bucket in the configured region costs nothing and one elsewhere costs
+        the one request the lookup cost.
         """
-        import botocore.exceptions
-        configured = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-        probe = aws.client("s3", region=configured or "us-east-1", endpoint_url=self.endpoint)
-        try:
-            location = probe.get_bucket_location(Bucket=self.bucket).get("LocationConstraint")
-        except botocore.exceptions.ClientError as exc:
-            if _code(exc) in ("AccessDenied", "403") and configured:
-                return configured
-            raise self._error(exc, "finding the region of bucket %s" % self.bucket)
-        except botocore.exceptions.BotoCoreError as exc:
-            raise StoreError("state store %s: %s" % (self.base_url, exc))
-        return LEGACY_LOCATIONS.get(location, location)
+        return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
 
     def _key(self, relpath):
         return "%s/%s" % (self.prefix, relpath) if self.prefix else relpath

@@ -146,6 +146,19 @@ class Store(object):
                 return known.version
             return ABSENT if self._covered(relpath) else None
 
+    def fingerprint(self, relpath):
+        """(version, md5 hex or None) of relpath as this run observed it (listed, read or written), (ABSENT, None)
+        when it saw no object there, or None when it never looked or an unfinished journal's contents stand in
+        for it.  The md5 is the listing's (S3 ETag of a single-part upload, GCS md5Hash) or that of bytes read."""
+        with self._lock:
+            if relpath in self._pending:
+                return None
+            known = self._known.get(relpath)
+            if known is None:
+                return (ABSENT, None) if self._covered(relpath) else None
+            md5 = known.md5 or (md5_hex(known.data) if known.data is not None else None)
+            return known.version, md5
+
     def set_pending(self, contents):
         """Serve these {relpath: bytes or None} to readers, as an unfinished journal will write them."""
         with self._lock:

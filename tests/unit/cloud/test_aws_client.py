@@ -22,8 +22,7 @@ def _clients():
 
 @pytest.fixture
 def s3_store_client(monkeypatch):
-    # The store asks the bucket's region first; that is a call, not what these tests are about.
-    monkeypatch.setattr(S3Store, "_bucket_region", lambda self: "us-east-1")
+    monkeypatch.setattr(S3Store, "_client_region", staticmethod(lambda: "us-east-1"))
     monkeypatch.setattr(S3Store, "_client_for_test", lambda self: self.client, raising=False)
 
 

@@ -176,16 +176,22 @@ def test_s3_missing_bucket_names_the_url_and_the_fix(aws):
     assert "NoSuchBucket" in str(error.value) and "create the bucket" in str(error.value)
 
 
-def test_s3_store_uses_the_bucket_region_and_an_explicit_endpoint(aws, monkeypatch):
+def test_s3_store_asks_no_bucket_location_and_takes_an_explicit_endpoint(aws, monkeypatch):
+    """The store's client is in the configured region; S3's redirect to another bucket region is followed by botocore
+    (moto does not redirect, so that part is botocore's, not tested here). No GetBucketLocation is sent."""
     import boto3
     boto3.client("s3", region_name="eu-west-1").create_bucket(
         Bucket="kops-eu", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
     monkeypatch.delenv("AWS_ENDPOINT_URL")  # only the explicit endpoint leads to the moto server now
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
     store = vfs.open_store("s3://kops-eu/state", endpoint=aws.url)
+    sent = []
+    store.client.meta.events.register("before-call.s3", lambda model=None, **_: sent.append(model.name))
     store.write("c/config", b"x")
     assert store.client.meta.region_name == "eu-west-1"
     assert store.client.meta.endpoint_url == aws.url
     assert store.list("") == ["c/config"]
+    assert "GetBucketLocation" not in sent and "PutObject" in sent
 
 
 def test_s3_server_side_encryption_can_be_changed(aws, monkeypatch):

@@ -13,8 +13,9 @@ so a run cut off between the two calls leaves drift the next run fixes.
 Balancers and target groups are found by name in one paginated describe per
 kind and run (AwsCloud.lookup).  Their names are derived from the cluster name
 with dots as dashes (a.example.com and a-example.com share them), so an object
-found by name must carry this cluster's ownership tags (one DescribeTags per
-object found): another cluster's is an error naming it, never adopted.
+found by name must carry this cluster's ownership tags (read for all of them
+in one Resource Groups Tagging API call, AwsCloud.tags_of; DescribeTags for an
+object it does not list): another cluster's is an error naming it, never adopted.
 Listeners are found per balancer (one DescribeListeners per balancer and run).
 """
 
@@ -36,9 +37,9 @@ def _elbv2(cloud):
 
 
 def _tags_of(cloud, arn):
-    """An elbv2 object's tags, as the API lists them (one DescribeTags per object and run)."""
-    return cloud.lookup("elbv2-tags:" + arn, lambda: (
-        _elbv2(cloud).describe_tags(ResourceArns=[arn])["TagDescriptions"] or [{}])[0].get("Tags") or [])
+    """An elbv2 object's tags: from the run's one tagging-API call (AwsCloud.tags_of), else one DescribeTags."""
+    return cloud.lookup("elbv2-tags:" + arn, lambda: cloud.tags_of(arn, lambda: (
+        _elbv2(cloud).describe_tags(ResourceArns=[arn])["TagDescriptions"] or [{}])[0].get("Tags") or []))
 
 
 def _owned(cloud, arn):
@@ -62,6 +63,7 @@ def _update_tags(cloud, arn, changes, wanted):
     if extra:
         _elbv2(cloud).remove_tags(ResourceArns=[arn], TagKeys=extra)
     cloud.forget("elbv2-tags:" + arn)
+    cloud.forget_tags(arn)
 
 
 def _bool_text(value):

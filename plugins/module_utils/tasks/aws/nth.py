@@ -121,7 +121,8 @@ def _cluster_rules(cloud, prefix):
 
 class EventBridgeRule(ComparedTask):
     """An EventBridge rule <cluster>-<event>, found in one ListRules by the cluster's prefix; its tags
-    (ListTagsForResource, for the rules found) say whether it is this cluster's: another's is an error."""
+    (the run's one tagging-API call, AwsCloud.tags_of, else ListTagsForResource) say whether it is this
+    cluster's: another's is an error."""
 
     kind = "aws_cloudwatch_event_rule"
     cloudformation_type = "AWS::Events::Rule"
@@ -137,7 +138,8 @@ class EventBridgeRule(ComparedTask):
         rule = _cluster_rules(cloud, prefix).get(self.fields["name"])
         if rule is None:
             return None
-        tags = cloud.client("events").list_tags_for_resource(ResourceARN=rule["Arn"]).get("Tags") or []
+        tags = cloud.tags_of(rule["Arn"], lambda: cloud.client("events").list_tags_for_resource(
+            ResourceARN=rule["Arn"]).get("Tags") or [])
         if not cloud.owns(own_tags(tags)):
             raise not_owned(cloud, rule["Arn"])
         self.outputs.update(id=rule["Name"], arn=rule["Arn"])
@@ -157,6 +159,7 @@ class EventBridgeRule(ComparedTask):
             extra = sorted(set(have) - set(want))
             if extra:
                 events.untag_resource(ResourceARN=self.outputs["arn"], TagKeys=extra)
+            cloud.forget_tags(self.outputs["arn"])
 
     def render_cloudformation(self):
         """Name and pattern; in CloudFormation a rule's targets are part of the rule (no Tags: kops writes none)."""
