@@ -31,7 +31,7 @@ import shlex
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import boot_fetch
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import config as nodeup_config
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
 
 # Per cloud: the largest user data it takes (EC2's user data; a GCE metadata value) and what it is called.
 USER_DATA_LIMITS = {"aws": (16384, "EC2's user data limit"), "gce": (262144, "GCE's metadata value limit")}

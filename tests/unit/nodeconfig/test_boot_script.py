@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import boot_artifacts, bootstrap
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import boot_artifacts, bootstrap
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import vfs
 
-from tests.unit.nodeup.test_config import _completed
+from tests.unit.nodeconfig.test_config import _completed
 
 BASE = "s3://bucket/minimal-aws.example.com"
 MANIFEST = (BASE + "/boot/sha256/%s/manifest.json" % ("cd" * 32), "cd" * 32)

@@ -133,7 +133,7 @@ def s3_statements(ctx):
 
 def node_store_statements(ctx):
     """What a worker reads from an S3 state store: its group's nodeup config and the pinned boot artefacts
-    (nodeup/boot_artifacts.py), nothing else (never secrets/ or pki/: the bootstrap service on the control plane
+    (nodeconfig/boot_artifacts.py), nothing else (never secrets/ or pki/: the bootstrap service on the control plane
     signs its kubelet's and kube-proxy's certificates).
     kOps' workers read nothing (kops-controller hands them their config); ours still fetch it on boot."""
     found = _store_path(ctx.spec.get("configBase") or "", {})
