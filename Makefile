@@ -30,7 +30,7 @@ $(BIN)/.installed-test: $(BIN)/.installed requirements-test.txt
 	$(BIN)/pip install -q -r requirements-test.txt
 	touch $@
 
-$(BOOT_WHEELS)/.done: $(BIN)/.installed $(COLL_LINK) hack/boot_wheels.py plugins/module_utils/nodeup/boot_artifacts.py
+$(BOOT_WHEELS)/.done: $(BIN)/.installed $(COLL_LINK) hack/boot_wheels.py plugins/module_utils/nodeconfig/boot_artifacts.py
 	mkdir -p build
 	$(BIN)/python hack/boot_wheels.py $(BOOT_WHEELS)
 	touch $@

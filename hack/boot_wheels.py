@@ -1,4 +1,4 @@
-"""Download the nodes' pinned wheels (nodeup/boot_artifacts.NODE_REQUIREMENTS, every boot target) into DEST.
+"""Download the nodes' pinned wheels (nodeconfig/boot_artifacts.NODE_REQUIREMENTS, every boot target) into DEST.
 
 `make` runs it once, at install time (like `pip install`), and points KUBEOPS_BOOT_WHEELHOUSE at DEST, so
 cluster_update in `make demo` and in the tests never reaches an index.  Usage: hack/boot_wheels.py DEST
@@ -11,7 +11,7 @@ import shutil
 import sys
 import tempfile
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import boot_artifacts
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import boot_artifacts
 
 
 def main(dest):

@@ -20,9 +20,9 @@ from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects, validation_aws
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import cloudformation, runner, terraform
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import boot_artifacts, bootstrap
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import config as nodeup_config
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import boot_artifacts, bootstrap
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import store as nodeup_store
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import sshkey
 from ansible_collections.kubeops.kops.plugins.module_utils.providers import driver_for
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout
@@ -189,7 +189,7 @@ def _addon_account(completed, cloud):
 
 
 def boot_artifacts_for(service, completed, store, dry_run):
-    """The nodes' pinned boot artefacts (nodeup/boot_artifacts.py), uploaded where they are missing unless dry_run."""
+    """The nodes' pinned boot artefacts (nodeconfig/boot_artifacts.py), uploaded where they are missing unless dry_run."""
     boot = boot_artifacts.build(completed, store.config_base())
     if boot.base == store.config_base().rstrip("/"):
         target = boot_artifacts.Prefixed(service.store, store.name + "/")

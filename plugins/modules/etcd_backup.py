@@ -136,7 +136,7 @@ def main():
     )), required_if=[("action", "save", ("endpoint", "cacert", "cert", "key")), ("action", "fetch", ("dest",))],
         supports_check_mode=True)
     aws.configure_module(module)
-    from ansible_collections.kubeops.kops.plugins.module_utils import etcd_node
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd_node
     try:
         result = etcd_node.run_action(module.params, check_mode=module.check_mode)
     except (ValueError, OSError) as exc:

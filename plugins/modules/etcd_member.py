@@ -116,7 +116,7 @@ def main():
         key=dict(type="path", required=True, no_log=False),  # a file path, not key material
         etcdctl=dict(type="path", default="etcdctl"),
     ), supports_check_mode=True)
-    from ansible_collections.kubeops.kops.plugins.module_utils import etcd_node
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd_node
     params = module.params
     tls = {"cacert": params["cacert"], "cert": params["cert"], "key": params["key"], "etcdctl": params["etcdctl"]}
     try:

@@ -3,7 +3,7 @@ the API load balancer, as kops' do.
 
 kops bakes the balancer's private addresses into each worker's boot config (APIServerIPs) and its nodeup pins
 kops-controller.internal.<c> and api.internal.<c> to them; ours: the boot script's /etc/hosts block
-(nodeup/bootstrap.py), the addresses from model/aws/kops_controller.py.  moto makes no network interfaces for a
+(nodeconfig/bootstrap.py), the addresses from model/aws/kops_controller.py.  moto makes no network interfaces for a
 balancer, so the test makes them as AWS does (description "ELB net/<name>/<id>", in the balancer's subnet).
 """
 

@@ -1,7 +1,7 @@
 """What a fresh test host needs to boot from user data without a network: wheels, the collection, etcd.
 
 Real nodes get the collection tarball and the pinned wheels from the state store, where update cluster
-puts them (nodeup/boot_artifacts.py); the tests build the same with this checkout's collection and the
+puts them (nodeconfig/boot_artifacts.py); the tests build the same with this checkout's collection and the
 controller's wheel cache.  etcd: real nodes download etcd's release tarball, pinned in asset_data; test
 hosts reach no release, so an etcd install override is built on the host from the Debian etcd packages
 in the image's apt cache (deterministic tarball: the same sha256 on every host).
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pathlib
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import boot_artifacts as artefacts
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import boot_artifacts as artefacts
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import vfs
 
 REPO = pathlib.Path(__file__).resolve().parents[2]

@@ -15,8 +15,8 @@ import yaml
 import pytest
 
 from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import bootstrap, config as nodeup_config
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import bootstrap, config as nodeup_config
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import store as nodeup_store
 
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs, keystore
 

@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import config as nodeup_config
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import store as nodeup_store
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs, keystore
 

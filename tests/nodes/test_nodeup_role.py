@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import store as nodeup_store
 
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
 

@@ -19,7 +19,7 @@ import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import config as nodeup_config
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
 
 from tests.integration.conftest import BIN, REPO, ansible_env
 from tests.nodes import boot_artifacts

@@ -25,7 +25,8 @@ import yaml
 from ansible_collections.kubeops.kops.plugins.module_utils.api import schema_data
 from ansible_collections.kubeops.kops.plugins.module_utils import semver
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channel_data
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import asset_data, flag_data
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import asset_data
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import flag_data
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MINI = pathlib.Path(__file__).resolve().parent / "data" / "kops_mini"
@@ -33,7 +34,7 @@ MINI = pathlib.Path(__file__).resolve().parent / "data" / "kops_mini"
 ETCD_SUMS_MINI = pathlib.Path(__file__).resolve().parent / "data" / "etcd_sums_mini"
 TABLES = {
     "schema_data": "plugins/module_utils/api/schema_data.py",
-    "asset_data": "plugins/module_utils/nodeup/asset_data.py",
+    "asset_data": "plugins/module_utils/nodeconfig/asset_data.py",
     "channel_data": "plugins/module_utils/completion/channel_data.py",
     "flag_data": "plugins/module_utils/nodeup/flag_data.py",
 }

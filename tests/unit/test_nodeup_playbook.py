@@ -98,7 +98,7 @@ def test_config_path_filter_names_the_fix_for_a_wrong_role(tmp_path):
 def test_etcd_filters_from_a_stored_config(tmp_path):
     """roles/protokube's filters on a config built as cluster_update builds it, through Ansible's templating."""
     sys.path.insert(0, str(REPO))
-    from tests.unit.nodeup.test_etcd_layout import _clusters
+    from tests.unit.nodeconfig.test_etcd_layout import _clusters
     kubeops = {"etcdClusters": _clusters("ha", "master-us-test-1b", "s3://state/ha.example.com")}
     (tmp_path / "config.json").write_text(json.dumps({"kubeops": kubeops}))
     (tmp_path / "play.yml").write_text("""\

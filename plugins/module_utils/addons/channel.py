@@ -378,7 +378,7 @@ def account_of(cloud):
 
 
 def store_files(completed, groups, node_changes, account_id=None):
-    """The channel and manifests update writes, the kubelet bootstrap addon (written by nodeup.store, among
+    """The channel and manifests update writes, the kubelet bootstrap addon (written by nodeconfig.store, among
     node_changes) listed last so protokube applies it with the rest."""
     extra = [{"name": name, "id": addon_id, "manifest": "%s/%s.yaml" % (name, addon_id),
               "manifestHash": manifest_hash(data), "selector": {ADDON_LABEL: name}}

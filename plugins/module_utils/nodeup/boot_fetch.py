@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """The boot script's downloader: the node's own python3 and nothing else (stdlib only).
 
-Embedded in the user data (nodeup/bootstrap.py) and run before any venv
+Embedded in the user data (nodeconfig/bootstrap.py) and run before any venv
 exists, so it cannot use boto3: it reads file://, http(s)://, s3:// (AWS
 Signature V4 with the instance profile's credentials from IMDSv2, or the
 AWS_* environment) and gs:// (the metadata server's token) itself, as kops'

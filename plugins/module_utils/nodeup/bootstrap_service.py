@@ -477,7 +477,7 @@ def _stderr(line):
 
 def from_config(config):
     """A BootstrapService from its config file: the control plane's kubeops.bootstrapService section of the
-    nodeup config (credentials.bootstrap_settings), plus endpoint overrides (stsEndpoint, ec2Endpoint, s3Endpoint)."""
+    nodeup config (nodeconfig/credentials.bootstrap_settings), plus endpoint overrides (stsEndpoint, ec2Endpoint, s3Endpoint)."""
     import botocore.session
     session = botocore.session.get_session()
     region = config["region"]

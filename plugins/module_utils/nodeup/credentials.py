@@ -6,7 +6,7 @@
 Pure data from the nodeup config: the certificate requests (node_certificates'
 `certificates` shape) and the keypairs copied as they are (the controller
 manager's signing CA, the service-account key), and the bootstrap service's
-settings (kops-controller's job: docs/bootstrap-service.md).  Workers get none
+serving certificate (its settings come from the controller: nodeconfig/credentials.py).  Workers get none
 of the store's keys: the bootstrap service signs their kubelet's and
 kube-proxy's certificates after checking their cloud identity.
 """
@@ -15,12 +15,9 @@ from __future__ import annotations
 
 import ipaddress
 
-from ansible_collections.kubeops.kops.plugins.module_utils import truncate, zones
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import manifests
 
 KAPI = manifests.KAPI
-BOOTSTRAP_PORT = 3988  # kops-controller's port (bootstrap_service.PORT; the load balancer's 3988 listener)
-BOOTSTRAP_DIR = "/etc/kubernetes/kubeops-bootstrap"
 
 
 def _request(signer, common_name, cert_path, key_path, usages=("client",), organizations=(), dns_names=(),
@@ -93,33 +90,6 @@ def control_plane_requests(config, node_name):
                                      "/var/lib/kube-proxy/client.key"))
         requests += bootstrap_server_request(config)
     return requests
-
-
-def bootstrap_server_name(cluster_name):
-    """kops' kops-controller.internal.<cluster>: the name workers reach the service by."""
-    return "kops-controller.internal.%s" % cluster_name
-
-
-def bootstrap_settings(completed_cluster, instance_group):
-    """The kubeops.bootstrapService section of a nodeup config: a worker's client side, the control plane's
-    service side; None for other roles and clouds (only AWS identities are verified)."""
-    spec = completed_cluster["spec"]
-    if spec.get("cloudProvider") != "aws":
-        return None
-    name = completed_cluster["metadata"]["name"]
-    role = (instance_group.get("spec") or {}).get("role")
-    region = zones.region_of(spec)
-    server = "https://%s:%d" % (bootstrap_server_name(name), BOOTSTRAP_PORT)
-    if role == "Node":
-        return {"server": server, "region": region}
-    if role not in ("Master", "ControlPlane"):
-        return None
-    return {"server": server, "region": region, "listen": ":%d" % BOOTSTRAP_PORT, "clusterName": name,
-            "configBase": spec.get("configBase"),
-            # kops' NodesRoles: the instance role every worker group shares (the IAM model's nodes.<c>).
-            "nodeRoles": [truncate.truncate("nodes.%s" % name, 64)],
-            "caCert": manifests.KCM + "/ca.crt", "caKey": manifests.KCM + "/ca.key",
-            "serverCert": BOOTSTRAP_DIR + "/server.crt", "serverKey": BOOTSTRAP_DIR + "/server.key"}
 
 
 def bootstrap_server_request(config):

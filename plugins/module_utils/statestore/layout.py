@@ -36,7 +36,7 @@ ETCD_CLUSTER_SPEC = "backups/etcd/%s/control/etcd-cluster-spec"
 LEASE = ".kubeops-lease"
 JOURNAL = ".kubeops-journal"
 # Ours too: the public parts of the keysets the nodeup configs need, keyed by each keyset object's version and
-# md5 as the listing gives them (nodeup/store.py), so an update whose keysets are unchanged reads one object
+# md5 as the listing gives them (nodeconfig/store.py), so an update whose keysets are unchanged reads one object
 # instead of one per keyset.  Never a private key.
 KEYSET_BUNDLE = ".kubeops-public-keysets"
 # A lease lasts this long unless renewed; the holder renews it every third of it while it works.

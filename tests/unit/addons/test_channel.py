@@ -18,7 +18,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import store as nodeup_store
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
 
 from tests.conformance import kops_fixtures
@@ -255,7 +255,7 @@ def test_store_files_list_the_kubelet_bootstrap_addon_last():
                     "manifest": "kubelet-bootstrap.kubeops.io/k8s-1.20.yaml",
                     "manifestHash": hashlib.sha256(bootstrap).hexdigest(),
                     "selector": {"addon.kops.k8s.io/name": "kubelet-bootstrap.kubeops.io"}}
-    assert nodeup_store.BOOTSTRAP_ADDON_PATH not in files  # written by nodeup.store, never a Terraform object
+    assert nodeup_store.BOOTSTRAP_ADDON_PATH not in files  # written by nodeconfig.store, never a Terraform object
 
 
 # ---------------------------------------------------------------- the image table

@@ -33,7 +33,7 @@ def _resources(policy, action):
 
 
 def test_workers_read_only_the_boot_artefacts_never_config_secrets_or_pki():
-    """Their nodeup config comes from the bootstrap service (nodeup/bootstrap.py's config_server), as kops' from
+    """Their nodeup config comes from the bootstrap service (nodeconfig/bootstrap.py's config_server), as kops' from
     kops-controller: no igconfig/ read either."""
     policies = _policies("s3://state-bucket/minimal-aws.example.com")
     nodes = policies["nodes.minimal-aws.example.com"]

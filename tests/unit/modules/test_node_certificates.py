@@ -85,7 +85,7 @@ def _control_plane_config(store_url):
     """The control-plane group's nodeup config as the controller writes it to the store."""
     import yaml
     from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
-    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import store as nodeup_store
     service = ClusterService(store_url)
     service.execute(service.plan_create(OPTIONS))
     cluster, groups = service.read("k8s.example.com")

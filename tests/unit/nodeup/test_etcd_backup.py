@@ -1,4 +1,4 @@
-"""etcd backups in etcd-manager's layout, retention and membership decisions (module_utils/etcd_node.py).
+"""etcd backups in etcd-manager's layout, retention and membership decisions (module_utils/nodeup/etcd_node.py).
 
 The last tests run a real TLS etcd (Debian's etcd-server, when installed) on 127.0.0.1.
 """
@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from ansible_collections.kubeops.kops.plugins.module_utils import etcd_node
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd_node
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import vfs
 

@@ -1,4 +1,4 @@
-"""The keyset bundle (<cluster>/.kubeops-public-keysets, nodeup/store.py): an update whose keysets are unchanged
+"""The keyset bundle (<cluster>/.kubeops-public-keysets, nodeconfig/store.py): an update whose keysets are unchanged
 reads their public parts in one object, on every backend; a keyset changed by anyone makes the run read the
 keysets and write the bundle again; the bundle never holds a private key."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import store as nodeup_store
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
 

@@ -132,7 +132,7 @@ def s3_statements(ctx):
 
 
 def node_store_statements(ctx):
-    """What a worker reads from an S3 state store: the pinned boot artefacts (nodeup/boot_artifacts.py), nothing
+    """What a worker reads from an S3 state store: the pinned boot artefacts (nodeconfig/boot_artifacts.py), nothing
     else: its nodeup config and its kubelet's and kube-proxy's certificates come from the bootstrap service on the
     control plane (never igconfig/, secrets/ or pki/).
     kOps' workers read nothing (they download nodeup from its release URL); ours download the collection and its

@@ -7,7 +7,7 @@ kops serves kops-controller (port 3988) and the API (443) through the API networ
 (model/aws/api_loadbalancer.py builds its 3988 listener, target group and rules) and bakes the balancer's
 private addresses into each worker's boot config (NetworkLoadBalancer.FindAddresses, selectControlPlaneIPs:
 BootConfig.APIServerIPs); the worker's nodeup pins api.internal.<c> and kops-controller.internal.<c> to them
-in /etc/hosts.  Here: the same addresses, found the same way, for the boot script (nodeup/bootstrap.py).
+in /etc/hosts.  Here: the same addresses, found the same way, for the boot script (nodeconfig/bootstrap.py).
 """
 
 from __future__ import annotations

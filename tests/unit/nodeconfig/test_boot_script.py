@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import boot_artifacts, bootstrap
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import boot_artifacts, bootstrap
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import vfs
 
-from tests.unit.nodeup.test_config import _completed
+from tests.unit.nodeconfig.test_config import _completed
 
 BASE = "s3://bucket/minimal-aws.example.com"
 MANIFEST = (BASE + "/boot/sha256/%s/manifest.json" % ("cd" * 32), "cd" * 32)
@@ -180,7 +180,7 @@ def test_workers_ask_the_bootstrap_service_for_their_config_and_never_name_it_in
     """kops' ConfigServer: an AWS worker's user data carries the service, its region and the cluster CA, and pins
     the config's hash; it names no igconfig/ path. The control plane (and a worker the service cannot verify,
     on GCE) still reads its config from the store."""
-    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import config as nodeup_config
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
     from tests.unit.nodeup.test_config import _keysets
     completed, groups = _completed("minimal-aws")
     keysets = _keysets(completed)

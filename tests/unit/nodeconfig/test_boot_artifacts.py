@@ -18,10 +18,11 @@ import tarfile
 
 import pytest
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import boot_artifacts, boot_fetch
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import boot_artifacts
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import boot_fetch
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import vfs
 
-from tests.unit.nodeup.test_config import _completed
+from tests.unit.nodeconfig.test_config import _completed
 
 WHEELS = ("ansible_core-2.19.14-py3-none-any.whl",
           "pyyaml-6.0.3-cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64.manylinux_2_28_x86_64.whl",

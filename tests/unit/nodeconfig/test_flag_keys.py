@@ -14,7 +14,8 @@ import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import config, manifests
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import manifests
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
 
 from tests.conformance import kops_fixtures

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import etcd
 
-from tests.unit.nodeup.test_config import _completed
+from tests.unit.nodeconfig.test_config import _completed
 
 
 def test_ha_members_ports_store_and_volume_tags():

@@ -14,10 +14,11 @@ import jinja2
 import pytest
 import yaml
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import asset_data, config as nodeup_config
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd, etcd_assets
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import asset_data, config as nodeup_config
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import etcd, etcd_assets
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd_members
 
-from tests.unit.nodeup.test_config import _completed
+from tests.unit.nodeconfig.test_config import _completed
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 RELEASES = "https://github.com/etcd-io/etcd/releases/download"
@@ -90,13 +91,13 @@ def test_the_role_runs_each_member_from_its_versions_directory():
     kubeops = nodeup_config.kubeops_section(completed, group, "s3://state/c")
     defaults = yaml.safe_load((REPO / "roles/protokube/defaults/main.yml").read_text())
     peers = {"a": "10.0.0.1"}
-    members = etcd.node_clusters(kubeops, peers, defaults["protokube_etcd_install_override"])
+    members = etcd_members.node_clusters(kubeops, peers, defaults["protokube_etcd_install_override"])
     assert [m["etcd_dir"] for m in members] == ["/opt/etcd-v3.6.12", "/opt/etcd-v3.6.12"]
     unit = _render("etcd.service.j2", item=members[0], ansible_managed="managed", protokube_conf_dir="/etc/kubeops",
                    protokube_etcd_start_timeout=180)
     assert "\nExecStart=/opt/etcd-v3.6.12/etcd\n" in unit
     override = {"version": "3.4.30", "dir": "/opt/etcd-test", "assets": {"amd64": "%s@http://10.0.0.9/etcd.tgz" % ("a" * 64)}}
-    members = etcd.node_clusters(kubeops, peers, override)
+    members = etcd_members.node_clusters(kubeops, peers, override)
     assert {m["etcd_dir"] for m in members} == {"/opt/etcd-test"}
 
 

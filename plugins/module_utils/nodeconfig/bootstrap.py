@@ -4,7 +4,7 @@
 """The boot script in a launch template's user data (kops' bootstrapscript.go, the Ansible way).
 
 kops' script downloads the nodeup binary, pinned by its sha256, and runs it.
-Ours downloads the boot manifest (nodeup/boot_artifacts.py) pinned by its
+Ours downloads the boot manifest (nodeconfig/boot_artifacts.py) pinned by its
 sha256 and, through it, this collection's tarball and the wheels of its
 Python dependencies, each checked against its sha256 (boot_fetch.py, the
 node's own python3, embedded here); installs them offline (pip --no-index,
@@ -34,7 +34,7 @@ import urllib.parse
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import boot_fetch
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import config as nodeup_config
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
 
 # Per cloud: the largest user data it takes (EC2's user data; a GCE metadata value) and what it is called.
 USER_DATA_LIMITS = {"aws": (16384, "EC2's user data limit"), "gce": (262144, "GCE's metadata value limit")}

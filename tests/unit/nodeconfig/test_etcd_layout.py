@@ -1,14 +1,15 @@
-"""What roles/protokube used to work out in Jinja, now in the nodeup config (nodeup/etcd.py): member names, URLs,
+"""What roles/protokube used to work out in Jinja, now in the nodeup config (nodeconfig/etcd.py): member names, URLs,
 paths, the certificates each member needs, and on the node the members with addresses and the restart set."""
 
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import config, etcd
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config, etcd
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd_members
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
 
-from tests.unit.nodeup.test_config import _completed
+from tests.unit.nodeconfig.test_config import _completed
 
 HA_PEERS = {"a": "10.0.1.10", "b": "10.0.2.10", "c": "10.0.3.10"}
 
@@ -59,11 +60,11 @@ def test_certificates_of_a_member_sans_and_paths():
     fqdn = "etcd-c.internal.ha.example.com"
     assert main["certificates"] == [
         {"signer": "etcd-peers-ca-main", "common_name": "etcd-c", "usages": ["client", "server"],
-         "dns_names": [fqdn], "ip_addresses": [etcd.MEMBER_ADDRESS],
+         "dns_names": [fqdn], "ip_addresses": [etcd_members.MEMBER_ADDRESS],
          "cert_path": "/etc/kubernetes/pki/etcd-main/peer.crt", "key_path": "/etc/kubernetes/pki/etcd-main/peer.key",
          "ca_path": "/etc/kubernetes/pki/etcd-main/peers-ca.crt"},
         {"signer": "etcd-clients-ca", "common_name": "etcd-c", "usages": ["client", "server"],
-         "dns_names": [fqdn, "localhost"], "ip_addresses": [etcd.MEMBER_ADDRESS, "127.0.0.1"],
+         "dns_names": [fqdn, "localhost"], "ip_addresses": [etcd_members.MEMBER_ADDRESS, "127.0.0.1"],
          "cert_path": "/etc/kubernetes/pki/etcd-main/server.crt",
          "key_path": "/etc/kubernetes/pki/etcd-main/server.key",
          "ca_path": "/etc/kubernetes/pki/etcd-main/clients-ca.crt"},
@@ -84,12 +85,12 @@ def test_a_group_without_a_member_gets_no_local_member_nor_certificates():
     group = dict(group, metadata=dict(group["metadata"], name="master-spare"))
     for cluster in etcd.etcd_clusters(completed, group, "s3://state/ha.example.com"):
         assert (cluster["localMember"], cluster["certificates"]) == (None, [])
-    assert etcd.node_clusters({"etcdClusters": etcd.etcd_clusters(completed, group, "s3://s/ha")}, HA_PEERS) == []
+    assert etcd_members.node_clusters({"etcdClusters": etcd.etcd_clusters(completed, group, "s3://s/ha")}, HA_PEERS) == []
 
 
 def test_node_clusters_three_members_with_addresses():
     kubeops = {"etcdClusters": _clusters("ha", "master-us-test-1b", "s3://state/ha.example.com")}
-    main, events = etcd.node_clusters(kubeops, HA_PEERS)
+    main, events = etcd_members.node_clusters(kubeops, HA_PEERS)
     assert (main["unit"], main["member"], main["member_key"]) == ("etcd-main", "etcd-b", "b")
     assert (events["unit"], events["member"], events["member_key"]) == ("etcd-events", "etcd-events-b", "b")
     assert (main["client_port"], main["peer_port"], events["client_port"], events["peer_port"]) == (4001, 2380, 4002, 2381)
@@ -113,7 +114,7 @@ def test_node_clusters_three_members_with_addresses():
 
 def test_node_clusters_one_member_and_a_missing_address():
     kubeops = {"etcdClusters": _clusters("minimal-aws", "master-us-test-1a", "file:///srv/kops/minimal-aws.example.com")}
-    main, events = etcd.node_clusters(kubeops, {"us-test-1a": "192.168.7.2"})
+    main, events = etcd_members.node_clusters(kubeops, {"us-test-1a": "192.168.7.2"})
     assert (main["member"], events["member"]) == ("etcd-us-test-1a", "etcd-events-us-test-1a")
     assert main["other_client_urls"] == events["other_client_urls"] == []
     assert main["peer_urls"] == {"etcd-us-test-1a": "https://etcd-us-test-1a.internal.minimal-aws.example.com:2380"}
@@ -121,7 +122,7 @@ def test_node_clusters_one_member_and_a_missing_address():
                                          "https://etcd-events-us-test-1a.internal.minimal-aws.example.com:2381")
     assert events["certificates"][1]["ip_addresses"] == ["192.168.7.2", "127.0.0.1"]
     # no address: left empty for the role's check, which names the member and protokube_etcd_peers
-    missing = etcd.node_clusters(kubeops, {})
+    missing = etcd_members.node_clusters(kubeops, {})
     assert [m["address"] for c in missing for m in c["members"]] == ["", ""]
 
 
@@ -130,7 +131,7 @@ def test_a_config_written_before_the_layout_is_refused_with_the_fix():
     for key in ("unit", "mountPath", "dataDir", "pkiDir", "certificates"):
         kubeops["etcdClusters"][0].pop(key)
     with pytest.raises(ValueError, match="cluster_update"):
-        etcd.node_clusters(kubeops, {"us-test-1a": "192.168.7.2"})
+        etcd_members.node_clusters(kubeops, {"us-test-1a": "192.168.7.2"})
 
 
 @pytest.mark.parametrize("changed_units, changed_certs, active, expected", [
@@ -149,9 +150,9 @@ def test_a_config_written_before_the_layout_is_refused_with_the_fix():
     ([], ["/etc/kubernetes/pki/etcd-main-old/server.crt"], ["active", "active"], []),
 ])
 def test_restart_units_two_clusters(changed_units, changed_certs, active, expected):
-    clusters = etcd.node_clusters({"etcdClusters": _clusters("ha", "master-us-test-1a", "s3://s/ha")}, HA_PEERS)
+    clusters = etcd_members.node_clusters({"etcdClusters": _clusters("ha", "master-us-test-1a", "s3://s/ha")}, HA_PEERS)
     assert [c["unit"] for c in clusters] == ["etcd-main", "etcd-events"]
-    assert etcd.restart_units(clusters, changed_units, changed_certs, active) == expected
+    assert etcd_members.restart_units(clusters, changed_units, changed_certs, active) == expected
 
 
 def test_the_stored_nodeup_config_carries_the_layout():

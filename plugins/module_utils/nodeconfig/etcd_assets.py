@@ -13,7 +13,7 @@ so a version change installs beside the running one and the unit switches.
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import asset_data
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import asset_data
 
 RELEASE = "https://github.com/etcd-io/etcd/releases/download/v{version}/etcd-v{version}-linux-{arch}.tar.gz"
 ARCHITECTURES = ("amd64", "arm64")

@@ -12,13 +12,14 @@ volume (the tags model/aws/volumes.py puts on it).  What the node does with
 them is decided here too, so roles/protokube only loops: each member's name,
 DNS name and URLs, the unit, mount, data and PKI paths, and the certificates
 each member needs (member_layout, member_certificates); on the node, with the
-members' addresses known, node_clusters and restart_units.
+members' addresses known, node_clusters and restart_units (nodeup/etcd_members.py).
 """
 
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd_assets
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import etcd_assets
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.etcd_members import MEMBER_ADDRESS
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.manifests import parse_go_duration
 
 # (client port, peer port) by etcd cluster name, as kops' wellknownports assigns them.
@@ -32,7 +33,6 @@ PKI_ROOT = "/etc/kubernetes/pki"
 # addresses, CA file).  "{signer_peers}" is the cluster's peer CA; MEMBER_FQDN and MEMBER_ADDRESS stand for the
 # member's DNS name and its address, which node_clusters fills in once the address is known.
 MEMBER_FQDN = "{member_fqdn}"
-MEMBER_ADDRESS = "{member_address}"
 MEMBER_NAME = "{member_name}"
 CERTIFICATES = (
     ("peer", "etcd-peers-ca-{cluster}", MEMBER_NAME, ["client", "server"], [MEMBER_FQDN], [MEMBER_ADDRESS],
@@ -144,52 +144,3 @@ def member_certificates(cluster):
             request["ca_path"] = "%s/%s" % (cluster["pkiDir"], ca_file)
         requests.append(request)
     return requests
-
-
-# -- on the node ---------------------------------------------------------------------------------------
-def node_clusters(kubeops_section, peers, install_override=None):
-    """The etcd clusters this node runs a member of, as roles/protokube uses them: the nodeup config's
-    kubeops.etcdClusters with each member's address (peers: member name -> address, '' when unknown) and the
-    local member's names, URLs and certificate requests picked out.  install_override (roles/protokube's
-    protokube_etcd_install_override: {version, dir, assets}) replaces the config's pinned etcd release."""
-    clusters = []
-    for cluster in kubeops_section.get("etcdClusters") or []:
-        if cluster.get("localMember") is None:
-            continue
-        if "unit" not in cluster:
-            raise ValueError("etcd cluster %s: the nodeup config predates kubeops.kops' member layout (no unit, "
-                             "members[].peerURL); run kubeops.kops.cluster_update to write it again" % cluster["name"])
-        members = [{"name": m["memberName"], "key": m["name"], "fqdn": m["fqdn"],
-                    "address": peers.get(m["name"]) or "", "local": m["name"] == cluster["localMember"],
-                    "peer_url": m["peerURL"], "client_url": m["clientURL"]} for m in cluster["members"]]
-        local = next(m for m in members if m["local"])
-        own = {MEMBER_ADDRESS: local["address"]}
-        certificates = [dict(request, ip_addresses=[own.get(ip, ip) for ip in request["ip_addresses"]])
-                        if "ip_addresses" in request else dict(request) for request in cluster["certificates"]]
-        clusters.append({
-            "name": cluster["name"], "unit": cluster["unit"], "version": str(cluster["version"]),
-            "etcd_dir": (install_override or cluster["install"])["dir"],
-            "member": local["name"], "member_key": local["key"],
-            "volume_tags": next(m["volumeTags"] for m in cluster["members"] if m["name"] == local["key"]),
-            "client_port": cluster["clientPort"], "peer_port": cluster["peerPort"],
-            "mount": cluster["mountPath"], "data_dir": cluster["dataDir"], "pki": cluster["pkiDir"],
-            "backup_store": cluster["backupStore"], "backup_interval_minutes": cluster["backupIntervalMinutes"],
-            "backup_retention_days": cluster["backupRetentionDays"],
-            "peer_url": local["peer_url"], "client_url": local["client_url"],
-            "peer_urls": {m["name"]: m["peer_url"] for m in members},
-            "other_client_urls": [m["client_url"] for m in members if not m["local"]],
-            "initial_cluster": ",".join("%s=%s" % (m["name"], m["peer_url"]) for m in members),
-            "certificates": certificates,
-            "members": members,
-        })
-    return clusters
-
-
-def restart_units(clusters, changed_file_units, changed_certificate_paths, active_states):
-    """The etcd units to restart, in cluster order: those whose files (node_files' restart) or certificates
-    (node_certificates' changed_paths) changed, among those that were active before this run (active_states:
-    `systemctl is-active` lines, one per cluster in order).  A member this run starts for the first time is left
-    alone: starting it reads the new configuration anyway."""
-    changed_dirs = {path.rsplit("/", 1)[0] for path in changed_certificate_paths}
-    changed = set(changed_file_units) | {c["unit"] for c in clusters if c["pki"] in changed_dirs}
-    return [c["unit"] for c, state in zip(clusters, active_states) if state == "active" and c["unit"] in changed]

@@ -7,10 +7,10 @@ import hashlib
 
 import yaml
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import store as nodeup_store
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import store as nodeup_store
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
 
-from tests.unit.nodeup.test_config import _case, _cloud
+from tests.unit.nodeconfig.test_config import _case, _cloud
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
 
 

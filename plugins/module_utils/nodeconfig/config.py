@@ -17,7 +17,7 @@ import posixpath
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils import semver
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import asset_data, credentials, etcd
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import asset_data, credentials, etcd
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
 
 ARCHITECTURES = ("amd64", "arm64")

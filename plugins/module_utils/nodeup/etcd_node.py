@@ -13,7 +13,7 @@
 
 Runs on the node: etcdctl (Debian's etcd-client) through subprocess, the store
 through statestore.vfs, so file://, s3:// and gs:// all work.  Also usable
-without Ansible: ``python -m ...module_utils.etcd_node save CONFIG.json``
+without Ansible: ``python -m ...module_utils.nodeup.etcd_node save CONFIG.json``
 (the backup timer does that).
 """
 
@@ -262,7 +262,7 @@ def run_action(params, check_mode=False, now=None):
 
 
 def main(argv=None):
-    """python -m ...module_utils.etcd_node save CONFIG.json (the backup timer's command)."""
+    """python -m ...module_utils.nodeup.etcd_node save CONFIG.json (the backup timer's command)."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 2 or argv[0] not in ("save", "prune", "list"):
         sys.stderr.write("usage: etcd_node {save|prune|list} CONFIG.json\n")

@@ -1,0 +1,42 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""The bootstrap service's settings in the nodeup config (kops-controller's job: docs/bootstrap-service.md).
+
+What a node then issues for itself from them is the node side's (nodeup/credentials.py).
+"""
+
+from __future__ import annotations
+
+from ansible_collections.kubeops.kops.plugins.module_utils import truncate, zones
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import manifests
+
+BOOTSTRAP_PORT = 3988  # kops-controller's port (bootstrap_service.PORT; the load balancer's 3988 listener)
+BOOTSTRAP_DIR = "/etc/kubernetes/kubeops-bootstrap"
+
+
+def bootstrap_server_name(cluster_name):
+    """kops' kops-controller.internal.<cluster>: the name workers reach the service by."""
+    return "kops-controller.internal.%s" % cluster_name
+
+
+def bootstrap_settings(completed_cluster, instance_group):
+    """The kubeops.bootstrapService section of a nodeup config: a worker's client side, the control plane's
+    service side; None for other roles and clouds (only AWS identities are verified)."""
+    spec = completed_cluster["spec"]
+    if spec.get("cloudProvider") != "aws":
+        return None
+    name = completed_cluster["metadata"]["name"]
+    role = (instance_group.get("spec") or {}).get("role")
+    region = zones.region_of(spec)
+    server = "https://%s:%d" % (bootstrap_server_name(name), BOOTSTRAP_PORT)
+    if role == "Node":
+        return {"server": server, "region": region}
+    if role not in ("Master", "ControlPlane"):
+        return None
+    return {"server": server, "region": region, "listen": ":%d" % BOOTSTRAP_PORT, "clusterName": name,
+            "configBase": spec.get("configBase"),
+            # kops' NodesRoles: the instance role every worker group shares (the IAM model's nodes.<c>).
+            "nodeRoles": [truncate.truncate("nodes.%s" % name, 64)],
+            "caCert": manifests.KCM + "/ca.crt", "caKey": manifests.KCM + "/ca.key",
+            "serverCert": BOOTSTRAP_DIR + "/server.crt", "serverKey": BOOTSTRAP_DIR + "/server.key"}
