@@ -164,6 +164,9 @@ def _warn_not_rendered(completed, groups, warn):
     if missing:
         warn("the spec asks for addons kubeops.kops does not render yet, so the bootstrap channel goes without them: "
              "%s (docs/addons.md; apply your own manifests for them)" % ", ".join(missing))
+    for name, what in addon_channel.workers_without_for(completed, groups):
+        warn("%s is applied, but workers on %s do not get %s: the bootstrap service that issues it verifies AWS "
+             "identities only (docs/bootstrap-service.md)" % (name, completed["spec"].get("cloudProvider"), what))
 
 
 # A rendered target (Terraform, CloudFormation) without AWS credentials: the account the termination handler's

@@ -46,10 +46,10 @@ options:
       - {name: kube-proxy, cert_path: /var/lib/kube-proxy/client.crt, key_path: /var/lib/kube-proxy/client.key}
     suboptions:
       name:
-        description: V(kubelet), V(kubelet-server) or V(kube-proxy).
+        description: V(kubelet), V(kubelet-server), V(kube-proxy) or V(kube-router) (when it is the CNI).
         type: str
         required: true
-        choices: [kubelet, kubelet-server, kube-proxy]
+        choices: [kube-proxy, kube-router, kubelet, kubelet-server]
       cert_path:
         description: Where the certificate goes.
         type: path

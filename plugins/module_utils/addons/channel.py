@@ -326,6 +326,20 @@ def not_rendered_for(completed, groups):
     return not_rendered(Facts(completed, groups))
 
 
+# Rendered, but what the addon's pods read on a worker needs a credential only the bootstrap service issues, and it
+# verifies AWS identities only: (addon, what is missing, applies).
+WORKERS_WITHOUT = (
+    ("networking.kuberouter", "/var/lib/kube-router/kubeconfig (its certificate, CN system:kube-router)",
+     lambda facts: "kuberouter" in facts.networking and not _aws(facts)),
+)
+
+
+def workers_without_for(completed, groups):
+    """[(addon, what its pods miss on workers)] for a completed cluster: what a run must warn about."""
+    facts = Facts(completed, groups)
+    return [(name, missing) for name, missing, applies in WORKERS_WITHOUT if applies(facts)]
+
+
 def channel_entry(addon, data, documents, facts):
     entry = {"name": addon.name, "manifest": addon.manifest, "manifestHash": manifest_hash(data),
              "selector": addon.selector or None}  # kops writes an addon without one as null

@@ -13,6 +13,13 @@ from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import manifes
 
 BOOTSTRAP_PORT = 3988  # kops-controller's port (bootstrap_service.PORT; the load balancer's 3988 listener)
 BOOTSTRAP_DIR = "/etc/kubernetes/kubeops-bootstrap"
+# What a worker gets from the service, where it goes (kops' nodeup asks kops-controller for these): the kubelet's
+# and kube-proxy's client certificates always, kube-router's when it is the CNI (its pods read its kubeconfig).
+WORKER_CERTIFICATES = (
+    ("kubelet", "/var/lib/kubelet/pki/kubelet-client.crt", "/var/lib/kubelet/pki/kubelet-client.key"),
+    ("kube-proxy", "/var/lib/kube-proxy/client.crt", "/var/lib/kube-proxy/client.key"),
+)
+KUBE_ROUTER_CERTIFICATE = ("kube-router", "/var/lib/kube-router/client.crt", "/var/lib/kube-router/client.key")
 
 
 def bootstrap_server_name(cluster_name):
@@ -30,13 +37,24 @@ def bootstrap_settings(completed_cluster, instance_group):
     role = (instance_group.get("spec") or {}).get("role")
     region = zones.region_of(spec)
     server = "https://%s:%d" % (bootstrap_server_name(name), BOOTSTRAP_PORT)
+    extra = _extra_certificates(spec)
     if role == "Node":
-        return {"server": server, "region": region}
+        settings = {"server": server, "region": region}
+        if extra:  # otherwise the node_bootstrap module's default list, kept out of every config
+            settings["certificates"] = [{"name": n, "cert_path": c, "key_path": k}
+                                        for n, c, k in WORKER_CERTIFICATES + extra]
+        return settings
     if role not in ("Master", "ControlPlane"):
         return None
-    return {"server": server, "region": region, "listen": ":%d" % BOOTSTRAP_PORT, "clusterName": name,
+    service = {"certNames": [n for n, _c, _k in WORKER_CERTIFICATES + extra]} if extra else {}
+    return dict(service, **{"server": server, "region": region, "listen": ":%d" % BOOTSTRAP_PORT, "clusterName": name,
             "configBase": spec.get("configBase"),
             # kops' NodesRoles: the instance role every worker group shares (the IAM model's nodes.<c>).
             "nodeRoles": [truncate.truncate("nodes.%s" % name, 64)],
             "caCert": manifests.KCM + "/ca.crt", "caKey": manifests.KCM + "/ca.key",
-            "serverCert": BOOTSTRAP_DIR + "/server.crt", "serverKey": BOOTSTRAP_DIR + "/server.key"}
+            "serverCert": BOOTSTRAP_DIR + "/server.crt", "serverKey": BOOTSTRAP_DIR + "/server.key"})
+
+
+def _extra_certificates(spec):
+    """Certificates beyond the kubelet's and kube-proxy's that the cluster's workers need from the service."""
+    return (KUBE_ROUTER_CERTIFICATE,) if "kuberouter" in (spec.get("networking") or {}) else ()

@@ -79,6 +79,9 @@ CERTIFICATES = {
     "kubelet": _kubelet,
     "kubelet-server": _kubelet_server,
     "kube-proxy": lambda identity: {"common_name": "system:kube-proxy", "organizations": [], "usages": ["client"]},
+    # kube-router's pods read a kubeconfig on the node (kops: nodeup's KuberouterBuilder, CN system:kube-router,
+    # which its ClusterRoleBinding names); issued only where the service's settings list it (certNames).
+    "kube-router": lambda identity: {"common_name": "system:kube-router", "organizations": [], "usages": ["client"]},
 }
 DEFAULT_CERT_NAMES = ("kubelet", "kube-proxy")
 

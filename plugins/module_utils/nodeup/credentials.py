@@ -18,6 +18,7 @@ import ipaddress
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import manifests
 
 KAPI = manifests.KAPI
+KUBE_ROUTER = "/var/lib/kube-router"
 
 
 def _request(signer, common_name, cert_path, key_path, usages=("client",), organizations=(), dns_names=(),
@@ -88,6 +89,9 @@ def control_plane_requests(config, node_name):
         if config.get("KubeProxy"):
             requests.append(_request("kubernetes-ca", "system:kube-proxy", "/var/lib/kube-proxy/client.crt",
                                      "/var/lib/kube-proxy/client.key"))
+        if "kuberouter" in (config.get("Networking") or {}):  # its pods read /var/lib/kube-router/kubeconfig
+            requests.append(_request("kubernetes-ca", "system:kube-router", KUBE_ROUTER + "/client.crt",
+                                     KUBE_ROUTER + "/client.key"))
         requests += bootstrap_server_request(config)
     return requests
 

@@ -38,6 +38,7 @@ KERNEL_MODULES = ("overlay", "br_netfilter")
 KUBELET_CONFIG = "/var/lib/kubelet/kubelet-config.yaml"
 KUBELET_KUBECONFIG = "/var/lib/kubelet/kubeconfig"
 KUBELET_BOOTSTRAP_KUBECONFIG = "/var/lib/kubelet/bootstrap-kubeconfig"
+KUBE_ROUTER_KUBECONFIG = "/var/lib/kube-router/kubeconfig"  # networking.kuberouter's DaemonSet mounts it
 # KubeletConfig (kops field) -> KubeletConfiguration (kubelet.config.k8s.io/v1beta1) field.
 KUBELET_FIELDS = {
     "cgroupDriver": "cgroupDriver", "cgroupRoot": "cgroupRoot", "clusterDomain": "clusterDomain",
@@ -208,6 +209,13 @@ def static_pod_files(config, ca_pem, worker_server):
             user = {"client-certificate": manifests.KUBELET_CLIENT_CERT, "client-key": manifests.KUBELET_CLIENT_CERT}
         files.append(NodeFile(manifests.PROXY_KUBECONFIG, kubeconfig(server, ca_pem, user, user_name="kube-proxy",
                                                                      embed_ca=True), mode=0o400))
+    if "kuberouter" in (config.get("Networking") or {}) and (control_plane or (config.get("kubeops") or {}).get(
+            "bootstrapService")):
+        # kube-router's pods (hostPath) read it, as kops' nodeup writes it; on a worker its certificate comes from the
+        # bootstrap service (clouds without one: not written, cluster_update warns).
+        files.append(NodeFile(KUBE_ROUTER_KUBECONFIG, kubeconfig(
+            "https://127.0.0.1" if control_plane else worker_server, ca_pem, _client_files("/var/lib/kube-router"),
+            user_name="kube-router", embed_ca=True), mode=0o400))
     return files
 
 

@@ -181,7 +181,7 @@ def test_workers_ask_the_bootstrap_service_for_their_config_and_never_name_it_in
     the config's hash; it names no igconfig/ path. The control plane (and a worker the service cannot verify,
     on GCE) still reads its config from the store."""
     from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
-    from tests.unit.nodeup.test_config import _keysets
+    from tests.unit.nodeconfig.test_config import _keysets
     completed, groups = _completed("minimal-aws")
     keysets = _keysets(completed)
     documents = {g["metadata"]["name"]: nodeup_config.build_config(completed, g, keysets, BASE) for g in groups}

@@ -10,7 +10,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import sto
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
 
-from tests.unit.nodeup.test_store import _case, _cloud
+from tests.unit.nodeconfig.test_store import _case, _cloud
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
 
 
