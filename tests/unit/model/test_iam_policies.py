@@ -23,13 +23,24 @@ INSTANCE_ROLE_PREFIXES = ("masters", "nodes", "bastions", "apiservers", "additio
 KOPS_TEST_PARTITION = ("arn:aws-test:", "arn:aws:")
 
 
+# kops fixtures whose policies are known to differ, each with why (docs/aws-model.md); strict: fixed, it fails.
+KNOWN_DIFFERENT = {
+    "privatedns1": "its private hosted zone is named, not resolved to an ID, by the offline cloud facts",
+    "privatedns2": "its private hosted zone is named, not resolved to an ID, by the offline cloud facts",
+    "shared_subnet": "does not build: the offline cloud facts lack its shared subnets",
+    "private-shared-subnet": "does not build: the offline cloud facts lack its shared subnets",
+}
+
+
 def _aws_cases():
     cases = []
     for directory in sorted(kops_fixtures.UPDATE_CLUSTER.iterdir()):
         tf = directory / "kubernetes.tf"
         source = directory / "in-v1alpha2.yaml"
         if tf.exists() and source.exists() and re.search(r"^\s*cloudProvider:\s*aws\s*$", source.read_text(), re.M):
-            cases.append(directory.name)
+            marks = [pytest.mark.xfail(reason=KNOWN_DIFFERENT[directory.name], strict=True)] \
+                if directory.name in KNOWN_DIFFERENT else []
+            cases.append(pytest.param(directory.name, marks=marks, id=directory.name))
     return cases
 
 
@@ -61,8 +72,8 @@ def accepted_differences(completed, name, ours):
     """Statements we grant and kops does not, each with its reason; asserted present, then set aside."""
     if name.startswith("nodes."):
         ctx = iam_model.RoleContext(completed, [], objects.ROLE_NODE)
-        # Our workers read their nodeup config and the kubelet bootstrap token from an S3 store
-        # (docs/architecture.md, "Node credentials without kops-controller"); kops' workers read nothing.
+        # Our workers read the pinned boot artefacts (boot/sha256/*) from an S3 store (docs/aws-model.md);
+        # kops' workers read nothing (they download nodeup from its release URL).
         return [_canonical(s) for s in iam_model.node_store_statements(ctx)]
     return []
 
