@@ -97,6 +97,7 @@ def _fold_string_data(resource, obj):
         obj.setdefault("data", {}).update({k: base64.b64encode(v.encode("utf-8")).decode("ascii")
                                            for k, v in (obj.pop("stringData") or {}).items()})
 
+
 class ApiError(Exception):
     """An API answer other than success, rendered as a metav1.Status."""
 

@@ -46,13 +46,15 @@ def bootstrap_settings(completed_cluster, instance_group):
         return settings
     if role not in ("Master", "ControlPlane"):
         return None
-    service = {"certNames": [n for n, _c, _k in WORKER_CERTIFICATES + extra]} if extra else {}
-    return dict(service, **{"server": server, "region": region, "listen": ":%d" % BOOTSTRAP_PORT, "clusterName": name,
-            "configBase": spec.get("configBase"),
-            # kops' NodesRoles: the instance role every worker group shares (the IAM model's nodes.<c>).
-            "nodeRoles": [truncate.truncate("nodes.%s" % name, 64)],
-            "caCert": manifests.KCM + "/ca.crt", "caKey": manifests.KCM + "/ca.key",
-            "serverCert": BOOTSTRAP_DIR + "/server.crt", "serverKey": BOOTSTRAP_DIR + "/server.key"})
+    settings = {"server": server, "region": region, "listen": ":%d" % BOOTSTRAP_PORT, "clusterName": name,
+                "configBase": spec.get("configBase"),
+                # kops' NodesRoles: the instance role every worker group shares (the IAM model's nodes.<c>).
+                "nodeRoles": [truncate.truncate("nodes.%s" % name, 64)],
+                "caCert": manifests.KCM + "/ca.crt", "caKey": manifests.KCM + "/ca.key",
+                "serverCert": BOOTSTRAP_DIR + "/server.crt", "serverKey": BOOTSTRAP_DIR + "/server.key"}
+    if extra:  # what the service issues beyond its default (bootstrap_service.DEFAULT_CERT_NAMES)
+        settings["certNames"] = [n for n, _c, _k in WORKER_CERTIFICATES + extra]
+    return settings
 
 
 def _extra_certificates(spec):

@@ -44,8 +44,8 @@ def test_a_kube_router_cluster_hands_its_workers_and_service_the_kube_router_cer
     assert [c["name"] for c in worker["certificates"]] == ["kubelet", "kube-proxy", "kube-router"]
     assert {"name": "kube-router", "cert_path": "/var/lib/kube-router/client.crt",
             "key_path": "/var/lib/kube-router/client.key"} in worker["certificates"]
-    assert configs["control-plane"]["kubeops"]["bootstrapService"]["certNames"] == ["kubelet", "kube-proxy",
-                                                                                   "kube-router"]
+    service = configs["control-plane"]["kubeops"]["bootstrapService"]
+    assert service["certNames"] == ["kubelet", "kube-proxy", "kube-router"]
 
     requests = credentials.control_plane_requests(configs["control-plane"], "cp-1")
     assert [r for r in requests if r["common_name"] == "system:kube-router"] == [{
