@@ -59,7 +59,7 @@ host-tools:
 	  apt-get install -y -q $$missing >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q $$missing >/dev/null; }; fi
 
 test: venv $(BIN)/.installed-test host-tools
-	$(BIN)/python -m pytest -q -n 2 tests
+	$(BIN)/python -m pytest -q -n 2 --durations=25 tests
 	$(MAKE) --no-print-directory lint sanity
 
 lint: $(BIN)/.installed-test $(COLL_LINK)
