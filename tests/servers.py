@@ -54,11 +54,12 @@ class MotoServer(object):
         self.recording = os.path.join(tempfile.mkdtemp(prefix="kubeops-moto-"), "moto_recording")
 
     def start(self):
+        # KOPS_MOTO_LOG=/path keeps moto's own log (a 500 no test asked for is a moto traceback there).
+        log = open(os.environ["KOPS_MOTO_LOG"], "ab") if os.environ.get("KOPS_MOTO_LOG") else subprocess.DEVNULL
         self.process = subprocess.Popen(
             [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "moto_server.py"),
              "-H", "127.0.0.1", "-p", str(self.port)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env=dict(os.environ, MOTO_RECORDER_FILEPATH=self.recording))
+            stdout=log, stderr=log, env=dict(os.environ, MOTO_RECORDER_FILEPATH=self.recording))
         wait_for(self.url + "/moto-api/", self.process)
         return self
 
