@@ -28,6 +28,13 @@ options:
   record_name:
     description: The record to keep. Defaults to C(api.internal.<cluster_name>).
     type: str
+  address_type:
+    description:
+      - Which addresses of the instances the record names. V(public) is for C(api.<cluster>) of a cluster without an
+        API load balancer, which kops' dns-controller points at the control plane's public addresses.
+    type: str
+    choices: [private, public]
+    default: private
   ttl:
     description: Record TTL in seconds (kops' dns-controller uses 60).
     type: int
@@ -82,6 +89,7 @@ def main():
         cluster_name=dict(type="str", required=True),
         dns_zone=dict(type="str", required=True),
         record_name=dict(type="str"),
+        address_type=dict(type="str", choices=["private", "public"], default="private"),
         ttl=dict(type="int", default=60),
     )), supports_check_mode=True)
     aws.configure_module(module)
@@ -93,10 +101,10 @@ def main():
         ec2 = aws.client("ec2", region=params["region"])
         route53 = aws.client("route53", region=params["region"])
         zone_id = api_dns.zone_id(route53, params["dns_zone"])
-        addresses = api_dns.control_plane_addresses(ec2, params["cluster_name"])
+        addresses = api_dns.control_plane_addresses(ec2, params["cluster_name"], params["address_type"])
         if not addresses:
-            module.fail_json(msg="no running control-plane instance of %s has a private address; nothing to point "
-                                 "%s at" % (params["cluster_name"], name))
+            module.fail_json(msg="no running control-plane instance of %s has a %s address; nothing to point "
+                                 "%s at" % (params["cluster_name"], params["address_type"], name))
         before = api_dns.current_addresses(route53, zone_id, name)
         changed = before != addresses
         if changed and not module.check_mode:

@@ -22,13 +22,19 @@ def zone_id(route53, dns_zone):
     return chosen[0]["Id"].split("/")[-1]
 
 
-def control_plane_addresses(ec2, cluster_name):
-    """Sorted private IPv4 addresses of the cluster's running control-plane instances."""
+# Which address of an instance a record names: kops' dns-controller writes api.internal from the private ones and,
+# without an API load balancer, api.<cluster> from the public ones.
+ADDRESS_FIELDS = {"private": "PrivateIpAddress", "public": "PublicIpAddress"}
+
+
+def control_plane_addresses(ec2, cluster_name, address_type="private"):
+    """Sorted private (or public) IPv4 addresses of the cluster's running control-plane instances."""
+    field = ADDRESS_FIELDS[address_type]
     reservations = paginate(ec2, "describe_instances", "Reservations", Filters=[
         {"Name": "tag:KubernetesCluster", "Values": [cluster_name]},
         {"Name": "tag:k8s.io/role/control-plane", "Values": ["1"]},
         {"Name": "instance-state-name", "Values": ["running"]}])
-    return sorted({i["PrivateIpAddress"] for r in reservations for i in r["Instances"] if i.get("PrivateIpAddress")})
+    return sorted({i[field] for r in reservations for i in r["Instances"] if i.get(field)})
 
 
 def current_addresses(route53, zone, name):

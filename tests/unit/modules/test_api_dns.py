@@ -64,3 +64,22 @@ def test_the_bootstrap_services_name_beside_api_internal(run_module, aws):
     assert run_module(api_dns, **args)["changed"]
     assert _record(route53, zone, name + ".") == [control[0]["PrivateIpAddress"]] and _record(route53, zone) == []
     assert run_module(api_dns, **args)["changed"] is False
+
+
+def test_api_public_name_follows_the_public_addresses_without_a_load_balancer(run_module, aws):
+    """kops' dns-controller keeps api.<cluster> at the control plane's public addresses when the cluster has no API
+    load balancer; roles/protokube asks for that with address_type public."""
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    route53 = boto3.client("route53", region_name="us-east-1")
+    zone = route53.create_hosted_zone(Name="example.com", CallerReference="t4")["HostedZone"]["Id"].split("/")[-1]
+    control = _instances(ec2, 2)
+    public = sorted(i["PublicIpAddress"] for i in ec2.describe_instances(
+        InstanceIds=[c["InstanceId"] for c in control])["Reservations"][0]["Instances"] if i.get("PublicIpAddress"))
+    assert len(public) == 2 and not set(public) & {c["PrivateIpAddress"] for c in control}
+    name = "api.%s" % CLUSTER
+    args = dict(cluster_name=CLUSTER, dns_zone="example.com", region="us-east-1", record_name=name,
+                address_type="public")
+    first = run_module(api_dns, **args)
+    assert first["changed"] and first["addresses"] == public and _record(route53, zone, name + ".") == public
+    assert run_module(api_dns, **args)["changed"] is False
+    assert _record(route53, zone) == []  # api.internal is its own task's
