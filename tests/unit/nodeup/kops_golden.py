@@ -1,0 +1,174 @@
+"""kops' nodeup golden cases (../shared/conformance/kops/nodeup), and ours beside them.
+
+Each case is one of kops' own nodeup tests (nodeup/pkg/model/*_test.go, kops commit 268927e): a cluster.yaml
+(a Cluster and at most one InstanceGroup), completed as kops' BuildNodeupModelContext completes it, the nodeup
+config built for the group, and the tasks one kops builder writes for it (tasks*.yaml).  Ours: the same
+cluster completed by our populate, our nodeup config for the group, and every file our node side writes from
+it (nodeup/files.py), with the certificates a control-plane node issues itself (nodeup/credentials.py).
+
+Entries are compared per path:
+- a file: content byte for byte, mode (kops' default 0644), create-only (ifNotExists);
+- a certificate or key nodeup issues: signer, subject, SANs and mode (the key material is random);
+- a kubeconfig nodeup builds from issued credentials: server and the credential it names;
+- a binary installed from an asset: its asset (the file's name in the release) and mode;
+- a systemd unit: its text, by unit name.
+PEM blocks inside a file are compared by their kind (kops' fixtures use kops' test keys, ours are made here).
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+
+import yaml
+
+from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import credentials, files
+from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
+
+from tests.conformance import kops_fixtures
+from tests.unit.completion.test_populate import _cloud
+
+GOLDEN = kops_fixtures.ROOT / "nodeup"
+PEM = re.compile(r"-----BEGIN ([A-Z ]+)-----\n.*?-----END \1-----\n?", re.S)
+# What a test sets on kops' NodeupModelContext besides the model (the *_test.go files).
+Case = collections.namedtuple("Case", "directory tasks arch distribution mode")
+Case.__new__.__defaults__ = ("amd64", "ubuntu2604", None)
+
+
+def _case_id(case):
+    return "%s:%s" % (case.directory, case.tasks[:-len(".yaml")])
+
+
+CASES = (
+    [Case("kubelet/featuregates", "tasks.yaml"), Case("kubelet/warmpool", "tasks.yaml", mode="Warming")]
+    + [Case("containerdbuilder/%s" % name, "tasks.yaml", distribution=distribution) for name, distribution in
+       (("simple", "ubuntu2604"), ("flatcar", "flatcar"), ("skipinstall", "ubuntu2604"),
+        ("complex", "ubuntu2604"), ("v3", "ubuntu2604"))]
+    + [Case("golden/minimal", "tasks-%s.yaml" % key) for key in
+       ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "secret", "kops-controller")]
+    + [Case("golden/minimal", "tasks-kubectl.yaml", distribution="flatcar")]
+    + [Case("golden/%s" % name, "tasks-kube-apiserver.yaml") for name in
+       ("audit", "oidc", "dedicated-apiserver", "without-etcd-events", "awsiam", "envvars")]
+    + [Case("golden/side-loading", "tasks-%s-%s.yaml" % (key, arch), arch=arch) for arch in ("amd64", "arm64")
+       for key in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy")]
+    + [Case("golden/hooks-containerd-exec", "tasks-hooks.yaml")]
+    + [Case("updateservicebuilder/%s" % name, "tasks-updateservice.yaml") for name in ("automatic", "external")]
+    + [Case("channels", "tasks-channels.yaml")]
+)
+CASE_IDS = [_case_id(case) for case in CASES]
+
+
+def normalize(text):
+    """A file's text with each PEM block replaced by its kind."""
+    return PEM.sub(lambda match: "<%s>\n" % match.group(1), text)
+
+
+def _mode(value, default):
+    return "%04o" % int(str(value), 8) if value not in (None, "") else default
+
+
+def _issued(task):
+    """signer, subject and SANs of one of kops' issueCert tasks."""
+    return {"signer": task.get("signer"), "subject": task.get("subject") or {},
+            "alternateNames": sorted(task.get("alternateNames") or [])}
+
+
+def kops_entries(case):
+    """{path or 'unit <name>': entry} of what kops' builder writes for the case."""
+    entries = {}
+    for task in yaml.safe_load_all((GOLDEN / case.directory / case.tasks).read_text()):
+        if not task:
+            continue
+        if "definition" in task:
+            entries["unit %s" % task["Name"]] = {"kind": "unit", "content": task["definition"],
+                                                 "enabled": task.get("enabled")}
+        elif task.get("type") == "directory":
+            continue  # not compared: the directories of our files are made as needed (0755, as kops' are)
+        elif task.get("type") == "file":
+            contents = task.get("contents")
+            entry = {"mode": _mode(task.get("mode"), "0644"), "if_missing": bool(task.get("ifNotExists"))}
+            inner = contents.get("task") if isinstance(contents, dict) else None
+            asset = contents.get("Asset") if isinstance(contents, dict) else None
+            if asset is not None:
+                # A binary from a downloaded asset (kops' asset key: the file's name in its release).
+                entry.update(kind="asset", asset=asset["Key"])
+            elif inner is not None and "ServerURL" in inner:
+                entry.update(kind="kubeconfig", server=inner["ServerURL"], credential=_issued(inner["Cert"]["task"]))
+            elif inner is not None:
+                entry.update(kind="key" if task["path"].endswith(".key") else "certificate", **_issued(inner))
+            else:
+                entry.update(kind="file", content=normalize(contents or ""))
+            entries[task["path"]] = entry
+    return entries
+
+
+def load_case(case):
+    """(completed cluster, completed instance group) as kops' BuildNodeupModelContext has them."""
+    cluster, groups = objects.split_objects(
+        [d for d in yaml.safe_load_all((GOLDEN / case.directory / "cluster.yaml").read_text()) if d])
+    completed = populate.populate_cluster_spec(cluster, groups, _cloud(cluster))
+    if groups:
+        return completed, populate.populate_instance_group_spec(completed, groups[0])
+    # kops: no instance group -> an empty one with the cluster's kubelet config.
+    return completed, {"apiVersion": "kops.k8s.io/v1alpha2", "kind": "InstanceGroup",
+                       "metadata": {"name": "nodes"}, "spec": {"role": objects.ROLE_NODE,
+                                                               "kubelet": completed["spec"].get("kubelet") or {}}}
+
+
+def our_config(case):
+    completed, group = load_case(case)
+    keysets = {name: keystore.new_keyset(name) for name in keystore.keyset_names(completed)}
+    return nodeup_config.build_config(completed, group, keysets, completed["spec"]["configBase"])
+
+
+NODE = {"name": "i-0123456789abcdef0", "address": None}
+
+
+def our_entries(case):
+    """{path or 'unit <name>': entry} of what our node side writes for the case."""
+    document = our_config(case)
+    entries = {}
+    for node_file in files.node_files(document, NODE, bootstrap_token="abcdef.0123456789abcdef"):
+        content = node_file.content.decode("utf-8")
+        if node_file.path.startswith(("/etc/systemd/system/", "/lib/systemd/system/")) and \
+                node_file.path.count("/") == 4:
+            entries["unit %s" % node_file.path.rsplit("/", 1)[1]] = {"kind": "unit", "content": content}
+            continue
+        entries[node_file.path] = {"kind": "file", "content": normalize(content), "mode": "%04o" % node_file.mode,
+                                   "if_missing": node_file.if_missing}
+    for request in credentials.control_plane_requests(document, NODE["name"]):
+        subject = {"CommonName": request["common_name"]}
+        if request["organizations"]:
+            subject["Organization"] = request["organizations"]
+        issued = {"signer": request["signer"], "subject": subject,
+                  "alternateNames": sorted(request["dns_names"] + request["ip_addresses"])}
+        entries[request["cert_path"]] = dict(issued, kind="certificate", mode="0644", if_missing=False)
+        entries[request["key_path"]] = dict(issued, kind="key", mode="0600", if_missing=False)
+    return entries
+
+
+Comparison = collections.namedtuple("Comparison", "equal different kops_only ours_only")
+
+
+def compare(case):
+    """Per path: equal, different {path: (kops, ours)}, kops-only, ours-only (the last over kops' paths only)."""
+    kops, ours = kops_entries(case), our_entries(case)
+    equal, different, kops_only = [], {}, []
+    for path, entry in sorted(kops.items()):
+        if path not in ours:
+            kops_only.append(path)
+        elif _same(entry, ours[path]):
+            equal.append(path)
+        else:
+            different[path] = (entry, ours[path])
+    return Comparison(equal, different, kops_only, sorted(set(ours) - set(kops)))
+
+
+def _same(kops, ours):
+    if kops["kind"] == "unit":
+        return ours["kind"] == "unit" and kops["content"] == ours["content"]
+    keys = [k for k in kops if k != "kind"]
+    return kops["kind"] == ours["kind"] and all(kops[k] == ours.get(k) for k in keys)
