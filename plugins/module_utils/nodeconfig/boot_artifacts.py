@@ -182,10 +182,56 @@ def _tarball_of(directory):
 
 
 def _galaxy_build(directory):
-    """ansible-galaxy's own build of a source tree, made deterministic: (name, bytes)."""
+    """ansible-galaxy's own build of a source tree, made deterministic: (name, bytes).
+
+    A build costs a second (a subprocess, and gzip); its result is kept in the user's cache under the tree's
+    state (every file's path, size, mode and mtime), so an unchanged tree is built once, not once per run."""
+    cached = _cache_root() / ("collection-%s" % _tree_state(directory))
+    found = sorted(cached.glob("*.tar.gz")) if cached.is_dir() else []
+    if found:
+        return found[0].name, found[0].read_bytes()
     with tempfile.TemporaryDirectory(prefix="kubeops-boot-") as out:
         built = pathlib.Path(_ansible("build", str(directory), out))
-        return built.name, _deterministic_tar_gz(list(_members_of(built.read_bytes())))
+        name, data = built.name, _deterministic_tar_gz(list(_members_of(built.read_bytes())))
+    _keep(cached, name, data)
+    return name, data
+
+
+def _keep(cached, name, data):
+    """Store a built tarball in the cache; a cache that cannot be written only costs the next run a build."""
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = pathlib.Path(tempfile.mkdtemp(prefix=".collection-", dir=str(cached.parent)))
+    except OSError:
+        return
+    try:
+        (partial / name).write_bytes(data)
+        partial.rename(cached)  # never a half-written entry; a concurrent run's identical entry wins
+    except OSError:
+        pass
+    finally:
+        shutil.rmtree(str(partial), ignore_errors=True)
+
+
+# Directories a source tree's build never takes (this collection's galaxy.yml ignores them; galaxy.yml itself is in
+# the state, so a different build_ignore is a different state).
+_NOT_BUILT = frozenset((".git", ".venv", "build", "out", "__pycache__", ".pytest_cache", ".ruff_cache", ".ansible"))
+
+
+def _tree_state(directory):
+    """A digest of what a build of the tree depends on: each file's path, size, mode and mtime (stat only)."""
+    digest = hashlib.sha256()
+    for root, dirs, names in os.walk(str(directory)):
+        dirs[:] = sorted(d for d in dirs if d not in _NOT_BUILT)
+        for name in sorted(names):
+            path = os.path.join(root, name)
+            try:
+                stat = os.stat(path)
+            except OSError:
+                continue  # a dangling link: galaxy skips it too
+            digest.update(("%s\0%d\0%o\0%d\n" % (os.path.relpath(path, str(directory)), stat.st_size,
+                                                  stat.st_mode, stat.st_mtime_ns)).encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()[:32]
 
 
 # -- the wheels -------------------------------------------------------------------------------------

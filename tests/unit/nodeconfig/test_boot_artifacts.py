@@ -217,3 +217,34 @@ def test_real_wheels_install_offline_as_the_boot_script_does(tmp_path):
                             "import ansible, boto3, cryptography, yaml, google.auth, requests; print(ansible.__version__)"],
                            capture_output=True, text=True, check=False)
     assert check.stdout.strip() == "2.19.14", check.stderr
+
+
+def test_a_source_tree_is_built_once_until_it_changes(tmp_path, monkeypatch):
+    """The galaxy build (a subprocess, a second or more) runs once per state of the tree, not once per run."""
+    tree = tmp_path / "collection"
+    (tree / "plugins").mkdir(parents=True)
+    (tree / "galaxy.yml").write_text("namespace: kubeops\nname: kops\nversion: 0.1.0\n")
+    (tree / "plugins" / "a.py").write_text("A = 1\n")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    builds = []
+
+    def galaxy(_verb, directory, out):
+        builds.append(directory)
+        tarball = pathlib.Path(out) / "kubeops-kops-0.1.0.tar.gz"
+        raw = io.BytesIO()
+        with tarfile.open(fileobj=raw, mode="w:gz") as tar:
+            for path in sorted(pathlib.Path(directory).rglob("*.py")):
+                data = path.read_bytes()
+                info = tarfile.TarInfo(str(path.relative_to(directory)))
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        tarball.write_bytes(raw.getvalue())
+        return str(tarball)
+
+    monkeypatch.setattr(boot_artifacts, "_ansible", galaxy)
+    first = boot_artifacts._galaxy_build(tree)
+    assert boot_artifacts._galaxy_build(tree) == first and len(builds) == 1
+    (tree / "plugins" / "a.py").write_text("A = 22\n")
+    changed = boot_artifacts._galaxy_build(tree)
+    assert len(builds) == 2 and changed[1] != first[1]
+    assert boot_artifacts._galaxy_build(tree) == changed and len(builds) == 2
