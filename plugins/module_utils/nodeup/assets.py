@@ -105,7 +105,7 @@ def installs(config, planned, members, distribution=""):
     known yet installs nothing.
     """
     result = []
-    api_server = bool(config.get("APIServerConfig"))
+    api_server = config.get("APIServerConfig") is not None
     for download in planned:
         name, file_name = download.name, download.file
         inside = sorted(m.lstrip("./") for m in members.get(file_name, ()) if m.lstrip("./"))

@@ -124,7 +124,9 @@ def _addition_value(value):
 
 def _gvisor(config):
     gvisor = _containerd(config).get("gvisor") or {}
-    return bool(gvisor.get("enabled")) and not config.get("ControlPlaneConfig") and not config.get("APIServerConfig")
+    # kops: only where the group runs workloads (role Node; not the control plane nor apiserver-only groups).
+    return bool(gvisor.get("enabled")) and config.get("ControlPlaneConfig") is None and \
+        config.get("APIServerConfig") is None
 
 
 def _nvidia(config, node):
