@@ -165,6 +165,16 @@ def gpu_vendor(root):
     return ""
 
 
+def primary_interface(root):
+    """The interface of the IPv4 default route (AWS: the primary ENI, as kops finds it from the metadata's MAC)."""
+    data, _mode = current(os.path.join(root, "proc/net/route"))
+    for line in (data or b"").decode("ascii", "replace").splitlines()[1:]:
+        fields = line.split()
+        if len(fields) > 2 and fields[1] == "00000000":
+            return fields[0]
+    return ""
+
+
 def main():
     module = AnsibleModule(argument_spec=dict(
         nodeup_config=dict(type="dict"),
@@ -189,7 +199,8 @@ def main():
     try:
         node = {"name": params["node_name"], "address": params["node_address"],
                 "distribution": params["distribution"] or distribution.read(params["root"]),
-                "containerd_version": params["containerd_version"], "gpu_vendor": gpu_vendor(params["root"])}
+                "containerd_version": params["containerd_version"], "gpu_vendor": gpu_vendor(params["root"]),
+                "primary_interface": primary_interface(params["root"])}
         wanted = node_files.node_files(params["nodeup_config"], node, bootstrap_token=params["bootstrap_token"]) \
             if params["nodeup_config"] else []
     except (ValueError, KeyError, TypeError) as exc:

@@ -196,6 +196,8 @@ def build_config(completed_cluster, instance_group, keysets, config_base):
     # kops' NetworkingSpec.UsesKubenet: kubenet and the modes derived from it (containerd's CNI template, IP-MASQ).
     if any(mode in networking for mode in ("kubenet", "gce", "external", "kopeio")):
         config["UsesKubenet"] = True
+    if "amazonvpc" in networking:
+        config["Networking"]["amazonvpc"] = {}
     if "cilium" in networking:
         config["Networking"]["cilium"] = {k: v for k, v in (networking["cilium"] or {}).items() if k == "ipam"}
     if "calico" in networking:

@@ -14,6 +14,7 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import assets, containerd, distribution, files, toml
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.networking import networking_files
 from ansible_collections.kubeops.kops.plugins.modules import node_assets
 
 from tests.unit.nodeup import kops_golden
@@ -376,3 +377,57 @@ def test_node_assets_module_reads_a_real_archive_layout(run_module, tmp_path):
                         root=str(root))
     assert result["changed_files"] == ["/opt/cni/bin/bridge", "/opt/cni/bin/host-local"]
     assert result["downloads"][0]["checksum"].endswith("cni-plugins-linux-amd64-v1.6.2.tgz.sha256")
+
+
+# --- the networking builders -----------------------------------------------------------------------------------
+
+def _networking_paths(networking, **node):
+    return {f.path: f for f in networking_files({"Networking": networking}, node)}
+
+
+def test_cilium_mounts_and_networkd_settings_by_distribution():
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import networking
+    files_ = _networking_paths({"cilium": {}}, distribution="ubuntu2404")
+    assert sorted(files_) == ["/etc/cloud/cloud.cfg.d/99-disable-network-hotplug.cfg",
+                              "/etc/systemd/system/run-cilium-cgroupv2.mount", "/etc/systemd/system/sys-fs-bpf.mount",
+                              "/usr/lib/systemd/networkd.conf.d/40-disable-manage-foreign-routes.conf"]
+    assert files_["/etc/systemd/system/sys-fs-bpf.mount"].content.decode() == networking.BPF_MOUNT
+    assert files_["/etc/systemd/system/sys-fs-bpf.mount"].restarts == ("sys-fs-bpf.mount",)
+    assert files_["/usr/lib/systemd/networkd.conf.d/40-disable-manage-foreign-routes.conf"].restarts == \
+        ("systemd-networkd",)
+    # Ubuntu 22.04: networkd keeps its hands off CNI routes, cloud-init's hotplug stays (kops: 24.04 and later).
+    assert "/etc/cloud/cloud.cfg.d/99-disable-network-hotplug.cfg" not in \
+        _networking_paths({"cilium": {}}, distribution="ubuntu2204")
+    assert sorted(_networking_paths({"cilium": {}}, distribution="debian11")) == \
+        ["/etc/systemd/system/run-cilium-cgroupv2.mount", "/etc/systemd/system/sys-fs-bpf.mount"]
+    eni = _networking_paths({"cilium": {"ipam": "eni"}}, distribution="debian12", primary_interface="ens5")
+    assert eni["/etc/systemd/network/75-eni-secondary.network"].content == \
+        b"\n[Match]\nDriver=ena\nProperty=!INTERFACE=ens5\n\n[Link]\nUnmanaged=yes\n"
+    assert "/etc/systemd/network/99-default.link" in eni
+    with pytest.raises(ValueError, match="primary network interface is unknown"):
+        _networking_paths({"cilium": {"ipam": "eni"}}, distribution="debian12")
+
+
+def test_amazon_vpc_eni_rules_by_distribution():
+    assert sorted(_networking_paths({"amazonvpc": {}}, distribution="debian11")) == \
+        ["/etc/udev/rules.d/75-cloud-ifupdown.rules"]
+    al2023 = _networking_paths({"amazonvpc": {}}, distribution="amazonlinux2023", primary_interface="ens5")
+    assert al2023["/etc/udev/rules.d/99-vpc-policy-routes.rules"].content == b""
+    assert al2023["/etc/udev/rules.d/99-vpc-policy-routes.rules"].restarts == ("udev-rules",)
+    assert "/etc/systemd/network/75-eni-secondary.network" in al2023
+    ubuntu = _networking_paths({"amazonvpc": {}}, distribution="ubuntu2404")
+    assert "/etc/systemd/network/75-eni-secondary.network" not in ubuntu  # kops: Debian 12+ and AL2023 only
+    assert "/etc/systemd/network/99-default.link" in ubuntu
+    assert _networking_paths({"kuberouter": {}, "calico": {}, "flannel": {}, "kindnet": {}},
+                             distribution="ubuntu2404") == {}
+
+
+def test_cluster_networking_reaches_the_node_config():
+    case = kops_golden.Case("containerdbuilder/simple", "tasks.yaml")
+    completed, group = kops_golden.load_case(case)
+    completed["spec"]["networking"] = {"cilium": {"ipam": "eni", "version": "v1.18.0"}}
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
+    from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
+    keysets = {name: keystore.new_keyset(name) for name in keystore.keyset_names(completed)}
+    document = nodeup_config.build_config(completed, group, keysets, completed["spec"]["configBase"])
+    assert document["Networking"]["cilium"] == {"ipam": "eni"} and "UsesKubenet" not in document
