@@ -431,3 +431,23 @@ def test_cluster_networking_reaches_the_node_config():
     keysets = {name: keystore.new_keyset(name) for name in keystore.keyset_names(completed)}
     document = nodeup_config.build_config(completed, group, keysets, completed["spec"]["configBase"])
     assert document["Networking"]["cilium"] == {"ipam": "eni"} and "UsesKubenet" not in document
+
+
+def test_license_table_is_what_its_generator_writes_from_kops(tmp_path):
+    """containerd_license.py is hack/gen_containerd_license.py's output for kops' license text (the goldens carry
+    it; with KOPS_SOURCE, a kops checkout's own file)."""
+    import pathlib
+    import subprocess
+    import sys
+    import yaml
+    repo = pathlib.Path(__file__).resolve().parents[3]
+    source = pathlib.Path(os.environ["KOPS_SOURCE"]) if os.environ.get("KOPS_SOURCE") else tmp_path
+    if not os.environ.get("KOPS_SOURCE"):
+        tasks = yaml.safe_load_all((kops_golden.GOLDEN / "containerdbuilder/simple/tasks.yaml").read_text())
+        text = [t for t in tasks if t and t.get("path") == "/usr/share/doc/containerd/apache.txt"][0]["contents"]
+        license_path = tmp_path / "nodeup/pkg/model/resources/containerd-license.txt"
+        license_path.parent.mkdir(parents=True)
+        license_path.write_text(text)
+    generated = subprocess.run([sys.executable, str(repo / "hack/gen_containerd_license.py"), "--kops", str(source)],
+                               capture_output=True, text=True, check=True).stdout
+    assert generated == (repo / "plugins/module_utils/nodeup/containerd_license.py").read_text()
