@@ -4,7 +4,7 @@
 kops' ContainerdBuilder writes containerd's license (Apache 2.0, nodeup/pkg/model/resources/containerd-license.txt)
 to /usr/share/doc/containerd/apache.txt beside the binaries it installs; the node writes the same text.
 
-    hack/gen_containerd_license.py --kops ../kops > plugins/module_utils/nodeup/containerd_license.py
+    hack/gen_containerd_license.py --kops ../kops --write plugins/module_utils/nodeup/containerd_license.py
 """
 
 from __future__ import annotations
@@ -34,8 +34,13 @@ def render(text):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kops", required=True, help="a kops checkout")
+    parser.add_argument("--write", help="write the table to this file (default: stdout)")
     args = parser.parse_args()
-    sys.stdout.write(render((pathlib.Path(args.kops) / SOURCE).read_text()))
+    table = render((pathlib.Path(args.kops) / SOURCE).read_text())
+    if args.write:
+        pathlib.Path(args.write).write_text(table)
+    else:
+        sys.stdout.write(table)
 
 
 if __name__ == "__main__":
