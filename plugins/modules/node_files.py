@@ -11,7 +11,9 @@ short_description: Write all of a node's configuration files from its nodeup con
 version_added: 0.1.0
 description:
   - Renders what kops' nodeup writes on a node from the instance group's nodeup config. These are the sysctls,
-    the kernel modules to load, containerd's C(config.toml) and unit drop-in, C(crictl.yaml), the cluster CA,
+    the kernel modules to load, containerd's files as kops' ContainerdBuilder writes them (C(config.toml), registry
+    mirrors' C(hosts.toml), its unit and C(/etc/sysconfig/containerd), C(crictl.yaml), the kubenet CNI template and
+    masquerade setup), the cluster CA,
     the kubelet's C(KubeletConfiguration), flags, systemd unit and kubeconfig (a bootstrap kubeconfig for
     workers), the config's file assets, the spec's hooks as systemd units, and the apt configuration of the
     update policy.
@@ -61,6 +63,19 @@ options:
   bootstrap_token:
     description: The kubelet bootstrap token, for worker groups (read from the state store secret).
     type: str
+  distribution:
+    description:
+      - The node's distribution as kops names it (C(debian12), C(ubuntu2404), C(flatcar), C(containeros), ...).
+      - Empty, read from O(root)C(/etc/os-release).
+    type: str
+    default: ""
+  containerd_version:
+    description:
+      - The version of a containerd the node did not install from the config's release tarball (a distribution
+        package), or C(containerd --version)'s output. It decides C(config.toml)'s schema (2 for containerd 1.x).
+      - Empty, the config's C(containerdConfig.version).
+    type: str
+    default: ""
   root:
     description: Write under this directory instead of C(/) (for inspection and tests).
     type: path
@@ -136,6 +151,30 @@ def write(path, data, mode):
         raise
 
 
+def gpu_vendor(root):
+    """"nvidia" where the machine has an NVIDIA PCI device (kops' nodeup: the containerd nvidia runtime), else ""."""
+    devices = os.path.join(root, "sys/bus/pci/devices")
+    try:
+        names = os.listdir(devices)
+    except OSError:
+        return ""
+    for name in names:
+        vendor, _mode = current(os.path.join(devices, name, "vendor"))
+        if vendor and vendor.strip().lower() == b"0x10de":
+            return "nvidia"
+    return ""
+
+
+def primary_interface(root):
+    """The interface of the IPv4 default route (AWS: the primary ENI, as kops finds it from the metadata's MAC)."""
+    data, _mode = current(os.path.join(root, "proc/net/route"))
+    for line in (data or b"").decode("ascii", "replace").splitlines()[1:]:
+        fields = line.split()
+        if len(fields) > 2 and fields[1] == "00000000":
+            return fields[0]
+    return ""
+
+
 def main():
     module = AnsibleModule(argument_spec=dict(
         nodeup_config=dict(type="dict"),
@@ -145,8 +184,11 @@ def main():
         node_name=dict(type="str"),
         node_address=dict(type="str", default=""),
         bootstrap_token=dict(type="str", no_log=True),
+        distribution=dict(type="str", default=""),
+        containerd_version=dict(type="str", default=""),
         root=dict(type="path", default="/"),
     ), supports_check_mode=True)
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import distribution
     from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import files as node_files
 
     params = module.params
@@ -155,9 +197,12 @@ def main():
     if params["nodeup_config"] and not params["node_name"]:
         module.fail_json(msg="node_name is required with nodeup_config")
     try:
-        wanted = node_files.node_files(params["nodeup_config"], {"name": params["node_name"],
-                                                                 "address": params["node_address"]},
-                                       bootstrap_token=params["bootstrap_token"]) if params["nodeup_config"] else []
+        node = {"name": params["node_name"], "address": params["node_address"],
+                "distribution": params["distribution"] or distribution.read(params["root"]),
+                "containerd_version": params["containerd_version"], "gpu_vendor": gpu_vendor(params["root"]),
+                "primary_interface": primary_interface(params["root"])}
+        wanted = node_files.node_files(params["nodeup_config"], node, bootstrap_token=params["bootstrap_token"]) \
+            if params["nodeup_config"] else []
     except (ValueError, KeyError, TypeError) as exc:
         module.fail_json(msg="nodeup_config: %s" % exc)
     try:

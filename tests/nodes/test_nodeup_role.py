@@ -87,7 +87,11 @@ def _control_plane_and_worker(pool, moto, store, groups, tmp_path):
         version = host.run("ctr version")
         assert version.returncode == 0 and "Server:" in version.stdout, version.stderr
         toml = host.run("cat /etc/containerd/config.toml").stdout
-        assert "SystemdCgroup = true" in toml and 'sandbox_image = "registry.k8s.io/pause:' in toml
+        # Debian's containerd 1.6 (a distribution package): kops' config in schema 2, which 1.x reads.
+        assert toml.startswith("version = 2\n") and "SystemdCgroup = true" in toml
+        assert 'sandbox_image = "registry.k8s.io/pause:' in toml
+        assert host.run("systemctl show -p ExecStart --value containerd").stdout.count("/etc/containerd/config.toml")
+        assert host.run("cat /etc/sysconfig/containerd").stdout == "CONTAINERD_OPTS=--log-level=info"
         config = json.loads(host.run("cat /var/lib/kubelet/kubelet-config.yaml").stdout)
         # kubernetes-validate has no schema for KubeletConfiguration (not an API object): check its shape.
         assert (config["apiVersion"], config["kind"]) == ("kubelet.config.k8s.io/v1beta1", "KubeletConfiguration")
@@ -180,10 +184,20 @@ def _assert_control_plane(control, store):
     assert modes.returncode == 0 and set(line.split()[0] for line in modes.stdout.splitlines()) == {"600"}
 
 
+def _set_assets(store, group, assets):
+    """The worker's nodeup config in the (file://) store, with these assets for amd64."""
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
+    path = store / CLUSTER / nodeup_config.config_path_of(group, "Node")
+    document = yaml.safe_load(path.read_text())
+    document["Assets"] = {"amd64": assets, "arm64": []}
+    path.write_text(yaml.safe_dump(document))
+
+
 def test_assets_from_the_test_network_by_sha256(host_pool, tmp_path, request):
-    """Assets come over HTTP from the test network, are checked by sha256 and installed where kops puts
-    them; a second run downloads and installs nothing; a wrong hash is refused. (kubelet is not among
-    them: no kubelet binary can be had here, and a fake one would be started.)"""
+    """Assets come over HTTP from the test network, are checked by sha256 and installed where kops' nodeup puts
+    them (kubeops.kops.node_assets); a second run downloads and installs nothing; a wrong hash is refused.
+    (kubelet is not among them: no kubelet binary can be had here, and a fake one would be started; kubectl is
+    installed on API server nodes only, as kops does.)"""
     import hashlib
     import io
     import tarfile
@@ -192,7 +206,8 @@ def test_assets_from_the_test_network_by_sha256(host_pool, tmp_path, request):
     worker = pool.hosts[0]
     served = tmp_path / "mirror"
     served.mkdir()
-    (served / "kubectl").write_text("#!/bin/sh\necho kubectl-from-the-mirror\n")
+    provider = "ecr-credential-provider-linux-amd64"
+    (served / provider).write_text("#!/bin/sh\necho provider-from-the-mirror\n")
     archive = io.BytesIO()
     with tarfile.open(fileobj=archive, mode="w:gz") as tar:
         data = b"#!/bin/sh\necho bridge\n"
@@ -202,7 +217,8 @@ def test_assets_from_the_test_network_by_sha256(host_pool, tmp_path, request):
     (served / "cni-plugins-linux-amd64-v9.9.9.tgz").write_bytes(archive.getvalue())
     url = pool.serve_directory(served)
     assets = ["%s@%s/%s" % (hashlib.sha256((served / name).read_bytes()).hexdigest(), url, name)
-              for name in ("kubectl", "cni-plugins-linux-amd64-v9.9.9.tgz")]
+              for name in (provider, "cni-plugins-linux-amd64-v9.9.9.tgz")]
+    _set_assets(store, groups["Node"], assets)
     # The worker's certificates come from a bootstrap service (this test is about assets).
     from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
     from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
@@ -214,18 +230,20 @@ def test_assets_from_the_test_network_by_sha256(host_pool, tmp_path, request):
     hostvars = {worker.name: dict(service.hostvars, kops_role="Node", kops_instance_group=groups["Node"],
                                   kops_state_store="file://%s" % store, kops_cluster_name=CLUSTER)}
     inventory = pool.inventory_file(tmp_path / "hosts.yml", hostvars=hostvars)
-    overrides = ["-e", json.dumps({"nodeup_download_assets": True, "nodeup_assets": assets})]
+    overrides = ["-e", json.dumps({"nodeup_download_assets": True})]
     run_nodeup(inventory, *overrides)
-    assert worker.run("/usr/local/bin/kubectl").stdout.strip() == "kubectl-from-the-mirror"
+    assert worker.run("/usr/local/bin/ecr-credential-provider").stdout.strip() == "provider-from-the-mirror"
     assert worker.run("/opt/cni/bin/bridge").stdout.strip() == "bridge"
+    assert worker.run("stat -c %a /opt/cni/bin/bridge").stdout.strip() == "755"
+    assert worker.run("test -e /usr/local/bin/kubectl").returncode != 0
     again, _elapsed = run_nodeup(inventory, *overrides)
     assert again == [0]
-    wrong = ["%s@%s/kubectl" % ("0" * 64, url)]
+    _set_assets(store, groups["Node"], ["%s@%s/%s" % ("0" * 64, url, provider)])
     env = dict(ansible_env(REPO / "build" / "collections"), ANSIBLE_PIPELINING="true")
-    (served / "kubectl").write_text("#!/bin/sh\necho tampered\n")
+    (served / provider).write_text("#!/bin/sh\necho tampered\n")
     proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(inventory), str(REPO / "playbooks" / "nodeup.yml")]
-                          + EXTRA + ["-e", json.dumps({"nodeup_download_assets": True, "nodeup_assets": wrong,
+                          + EXTRA + ["-e", json.dumps({"nodeup_download_assets": True,
                                                        "nodeup_asset_cache": "/opt/kubeops/other-cache"})],
                           env=env, capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode != 0 and "checksum" in proc.stdout.lower()
-    assert worker.run("/usr/local/bin/kubectl").stdout.strip() == "kubectl-from-the-mirror"
+    assert worker.run("/usr/local/bin/ecr-credential-provider").stdout.strip() == "provider-from-the-mirror"

@@ -193,6 +193,13 @@ def build_config(completed_cluster, instance_group, keysets, config_base):
     kube_proxy = cluster_spec.get("kubeProxy") or {}
     if kube_proxy.get("enabled") is not False and not (control_plane and cluster_spec.get("isolateMasters")):
         config["KubeProxy"] = kube_proxy
+    # kops' NetworkingSpec.UsesKubenet: kubenet and the modes derived from it (containerd's CNI template, IP-MASQ).
+    if any(mode in networking for mode in ("kubenet", "gce", "external", "kopeio")):
+        config["UsesKubenet"] = True
+    if "amazonvpc" in networking:
+        config["Networking"]["amazonvpc"] = {}
+    if "cilium" in networking:
+        config["Networking"]["cilium"] = {k: v for k, v in (networking["cilium"] or {}).items() if k == "ipam"}
     if "calico" in networking:
         config["Networking"]["calico"] = {k: v for k, v in (networking["calico"] or {}).items()
                                           if k == "wireguardEnabled"}

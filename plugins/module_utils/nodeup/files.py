@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import containerd, hooks, kubelet, manifests
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import containerd, hooks, kubelet, manifests, networking
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.node_file import NodeFile, kubeconfig
 
 # kops' nodeup/pkg/model/sysctls.go: the general settings every node gets.
@@ -90,7 +90,9 @@ AUTO_UPGRADES = {"external": 'APT::Periodic::Enable "0";\n',
 
 
 def node_files(config, node, bootstrap_token=None):
-    """[NodeFile] for a node: config is its nodeup config, node = {"name", "address"}."""
+    """[NodeFile] for a node: config is its nodeup config, node = {"name", "address"} and what the node knows of
+    itself: "distribution" (kops' name: debian12, flatcar, ...), "containerd_version" (of a containerd the image or a
+    distribution package brings), "gpu_vendor" ("nvidia" where an NVIDIA GPU is present), "primary_interface" (the default route's)."""
     kubeops = config.get("kubeops") or {}
     api = kubeops.get("apiServer") or {}
     server = "https://%s:%s" % (api.get("host", "127.0.0.1"), api.get("port", 443))
@@ -103,9 +105,10 @@ def node_files(config, node, bootstrap_token=None):
                  AUTO_UPGRADES["external" if config.get("UpdatePolicy") == "external" else "automatic"]),
         NodeFile("/srv/kubernetes/ca.crt", ca_pem, restarts=("kubelet",)),
     ]
-    files[2:2] = containerd.containerd_files(config)
+    files[2:2] = containerd.containerd_files(config, node)
     files += kubelet.kubelet_files(config, node, server, ca_pem, bootstrap_token)
     files.extend(static_pod_files(config, ca_pem, server))
+    files.extend(networking.networking_files(config, node))
     # Hook units restart (run again, they are oneshot) when they change; the role enables them.
     files.extend(NodeFile("/etc/systemd/system/%s" % unit, text, restarts=(unit,))
                  for unit, text in hooks.hook_units(config))

@@ -25,7 +25,7 @@ import yaml
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import credentials, files
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import assets, credentials, files
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
 
 from tests.conformance import kops_fixtures
@@ -127,11 +127,33 @@ def our_config(case):
 NODE = {"name": "i-0123456789abcdef0", "address": None}
 
 
+# The assets kops' ContainerdBuilder test puts in its asset store (containerd_test.go): the release tarball's files,
+# and runc (which the cases' configs, giving containerd.version without containerd.runc, leave out).
+TEST_ARCHIVE_MEMBERS = {"containerd": ["bin/containerd", "bin/containerd-shim", "bin/containerd-shim-runc-v1",
+                                       "bin/containerd-shim-runc-v2", "bin/containerd-stress", "bin/ctr"]}
+TEST_RUNC = "https://github.com/opencontainers/runc/releases/download/v1.1.0/runc.%s"
+
+
+def asset_installs(case, document):
+    """Our asset plan for the case's node, with the archives' members as kops' test has them."""
+    config = dict(document, Assets={arch: list(urls) for arch, urls in (document.get("Assets") or {}).items()})
+    if case.directory.startswith("containerdbuilder/") and not any("/runc." in url for url in config["Assets"].get(
+            case.arch, [])):
+        config["Assets"].setdefault(case.arch, []).append(TEST_RUNC % case.arch)
+    planned = assets.downloads(config, case.arch)
+    members = {d.file: TEST_ARCHIVE_MEMBERS.get(d.name, []) for d in planned if d.archive}
+    return assets.installs(config, planned, members, case.distribution)
+
+
 def our_entries(case):
     """{path or 'unit <name>': entry} of what our node side writes for the case."""
     document = our_config(case)
     entries = {}
-    for node_file in files.node_files(document, NODE, bootstrap_token="abcdef.0123456789abcdef"):
+    for install in asset_installs(case, document):
+        entries[install.path] = {"kind": "asset", "asset": install.key, "mode": "%04o" % install.mode,
+                                 "if_missing": False}
+    node = dict(NODE, distribution=case.distribution)
+    for node_file in files.node_files(document, node, bootstrap_token="abcdef.0123456789abcdef"):
         content = node_file.content.decode("utf-8")
         if node_file.path.startswith(("/etc/systemd/system/", "/lib/systemd/system/")) and \
                 node_file.path.count("/") == 4:

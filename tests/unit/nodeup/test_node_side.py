@@ -85,7 +85,7 @@ def test_node_side_imports_no_controller_side(path):
 
 def test_node_modules_are_known():
     # The roles call these; if the pattern stopped finding them, the test below would pass on nothing.
-    assert {"node_files", "node_certificates", "node_bootstrap", "etcd_member", "etcd_backup", "etcd_volume",
+    assert {"node_files", "node_assets", "node_certificates", "node_bootstrap", "etcd_member", "etcd_backup", "etcd_volume",
             "api_dns"} <= set(node_modules())
 
 

@@ -1,0 +1,181 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: node_assets
+short_description: Plan and install a node's binaries from its nodeup config's assets, as kops' nodeup does
+version_added: 0.1.0
+description:
+  - With O(state=download), returns the assets of the node's architecture to download (URL, sha256, cache file
+    name), less those that distribution packages replace. Changes nothing.
+  - With O(state=install), reads the archives unpacked under O(cache)C(/extracted/<file>) and installs each binary
+    where kops' nodeup does. These are kubelet and the credential provider in C(/usr/local/bin), kubectl on API
+    server nodes, containerd's C(bin/containerd*) and C(bin/ctr) in C(/usr/bin), runc as C(/usr/sbin/runc), and
+    every CNI plugin in C(/opt/cni/bin). Flatcar and Container-Optimized OS keep their own containerd and use
+    kops' binary directories. Only files whose content or mode differ are written (atomically).
+options:
+  nodeup_config:
+    description: The instance group's nodeup config document (docs/nodeup-config.md).
+    type: dict
+    required: true
+  state:
+    description: C(download) to plan the downloads, C(install) to install the downloaded binaries.
+    type: str
+    choices: [download, install]
+    default: download
+  arch:
+    description: The node's architecture (amd64 or arm64).
+    type: str
+    required: true
+  distribution:
+    description:
+      - The node's distribution as kops names it (C(flatcar), C(containeros), C(debian12), ...).
+      - Empty, read from O(root)C(/etc/os-release).
+    type: str
+    default: ""
+  distro_packages:
+    description: Asset names (containerd, runc, kubelet, ...) installed from distribution packages instead.
+    type: list
+    elements: str
+    default: []
+  file_repository:
+    description: A mirror base URL that replaces the release hosts (same paths, same sha256).
+    type: str
+    default: ""
+  cache:
+    description: The asset cache directory (downloads there, archives unpacked under its C(extracted/)).
+    type: path
+    default: /opt/kubeops/assets
+  root:
+    description: Install under this directory instead of C(/) (for tests).
+    type: path
+    default: /
+attributes:
+  check_mode:
+    description: Reports the binaries that would be installed; writes nothing.
+    support: full
+author:
+  - kubeops maintainers (@kubeops)
+"""
+
+EXAMPLES = r"""
+- name: Plan the downloads
+  kubeops.kops.node_assets:
+    nodeup_config: "{{ nodeup_document }}"
+    arch: amd64
+  register: plan
+"""
+
+RETURN = r"""
+downloads:
+  description: What to download (state=download); checksum is C(sha256:<hex>) or the release's C(<url>.sha256).
+  returned: always
+  type: list
+  elements: dict
+installs:
+  description: Every binary installed (path, mode, file, member), whether changed or not (state=install).
+  returned: always
+  type: list
+  elements: dict
+changed_files:
+  description: Paths written (state=install).
+  returned: always
+  type: list
+  elements: str
+"""
+
+import os
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def _members(directory):
+    found = []
+    for base, _dirs, names in os.walk(directory):
+        for name in names:
+            found.append(os.path.relpath(os.path.join(base, name), directory).replace(os.sep, "/"))
+    return found
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(), os.stat(path).st_mode & 0o7777
+    except (IOError, OSError):
+        return None, None
+
+
+def _install(source, path, mode):
+    directory = os.path.dirname(path)
+    os.makedirs(directory, mode=0o755, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=directory, prefix=".kubeops-")
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as handle, open(source, "rb") as original:
+            while True:
+                chunk = original.read(1 << 20)
+                if not chunk:
+                    break
+                handle.write(chunk)
+        os.rename(temp, path)  # a running binary keeps its old inode
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
+
+
+def main():
+    module = AnsibleModule(argument_spec=dict(
+        nodeup_config=dict(type="dict", required=True),
+        state=dict(type="str", choices=["download", "install"], default="download"),
+        arch=dict(type="str", required=True),
+        distribution=dict(type="str", default=""),
+        distro_packages=dict(type="list", elements="str", default=[]),
+        file_repository=dict(type="str", default=""),
+        cache=dict(type="path", default="/opt/kubeops/assets"),
+        root=dict(type="path", default="/"),
+    ), supports_check_mode=True)
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import assets, distribution
+
+    params = module.params
+    try:
+        planned = assets.downloads(params["nodeup_config"], params["arch"], params["distro_packages"],
+                                   params["file_repository"])
+    except ValueError as exc:
+        module.fail_json(msg="nodeup_config: %s" % exc)
+    listing = [dict(name=d.name, url=d.url, file=d.file, archive=d.archive,
+                    checksum=("sha256:%s" % d.sha256) if d.sha256 else "sha256:%s.sha256" % d.url) for d in planned]
+    if params["state"] == "download":
+        module.exit_json(changed=False, downloads=listing, installs=[], changed_files=[])
+    extracted = os.path.join(params["cache"], "extracted")
+    members = {d.file: _members(os.path.join(extracted, d.file)) for d in planned if d.archive}
+    missing = [d.file for d in planned if (d.archive and not members[d.file]) or
+               (not d.archive and not os.path.isfile(os.path.join(params["cache"], d.file)))]
+    if missing:
+        module.fail_json(msg="assets not downloaded (or unpacked) into %s: %s" % (params["cache"], ", ".join(missing)))
+    wanted = assets.installs(params["nodeup_config"], planned, members,
+                            params["distribution"] or distribution.read(params["root"]))
+    changed = []
+    for item in wanted:
+        source = os.path.join(extracted, item.file, item.member) if item.member else \
+            os.path.join(params["cache"], item.file)
+        path = os.path.join(params["root"], item.path.lstrip("/"))
+        data, mode = _read(path)
+        if mode == item.mode and data is not None:
+            with open(source, "rb") as handle:
+                if handle.read() == data:
+                    continue
+        changed.append(item.path)
+        if not module.check_mode:
+            _install(source, path, item.mode)
+    module.exit_json(changed=bool(changed), downloads=listing, changed_files=changed,
+                     installs=[dict(path=i.path, mode="%04o" % i.mode, file=i.file, member=i.member) for i in wanted])
+
+
+if __name__ == "__main__":
+    main()
