@@ -197,8 +197,12 @@ def test_check_mode_previews_a_new_cluster_and_its_cloud(aws, user):
     assert "would be written (check mode)" in report
     preview = _result(run, "Apply the cluster (direct)")
     assert preview["summary"]["create"] > 20 and preview["summary"]["delete"] == 0
-    assert "+ aws_vpc front.example.com" in preview["lines"]
+    assert "+ aws_vpc (1): front.example.com" in preview["lines"]
     assert preview["lines"][-1].startswith("Plan: %d to create" % preview["summary"]["create"])
+    # Printed once: with --diff the plan is the diff, and the report of it is skipped.
+    assert preview["diff"]["after"] == "\n".join(preview["lines"]) + "\n"
+    assert _result(run, "Report the update").get("skipped") is True
+    assert len(preview["lines"]) < 40  # a new cluster's preview fits a screen: creates counted by kind
     assert not (cwd / "state").exists()
     ec2 = boto3.client("ec2", region_name="us-east-1")
     assert ec2.describe_vpcs(Filters=[{"Name": "tag:KubernetesCluster", "Values": ["front.example.com"]}])["Vpcs"] == []

@@ -3,8 +3,9 @@
 # Apache License 2.0 (see LICENSE)
 """A plan as the user reads it, like `kops update cluster` without --yes.
 
-One line per object that changes (action, kind, name, changed fields), a
-closing count, and kops' hint when launch templates change.  Big values
+Deletions first, one line each; creates grouped by kind; each update with its
+changed fields, old -> new; a closing count, and kops' hint when launch
+templates change.  Big values
 (user data, policies, certificates) are shown as their hash and size unless
 the user asks for more (-vv), so a new cluster's preview stays a page long.
 """
@@ -50,26 +51,42 @@ def counts(entries):
 
 
 def lines(entries, verbosity=0):
-    """The plan as text lines: deletions first (what goes away is what the user must see), then creates and
-    updates in run order, then the count and the restart hint."""
-    ordered = [e for e in entries if e.action == DELETE] + [e for e in entries if e.action in (CREATE, UPDATE)]
+    """The plan as text lines, as kops prints it: deletions first (what goes away is what the user must see), one
+    line each; creates by kind, a count and the names (a new cluster's preview stays a screen; -v lists one per
+    line); each update with every changed field, old -> new (long values as their hash and size); then the count
+    and the restart hint."""
     out = []
-    for entry in ordered:
-        line = "%s %s %s" % (SYMBOLS[entry.action], entry.kind, entry.name)
+    for entry in entries:
+        if entry.action == DELETE:
+            out.append("- %s %s%s" % (entry.kind, entry.name, " (%s)" % entry.id if entry.id else ""))
+    created = {}
+    for entry in entries:
+        if entry.action == CREATE:
+            created.setdefault(entry.kind, []).append(entry.name)
+    for kind, names in created.items():
+        if verbosity >= 1:
+            out.extend("+ %s %s" % (kind, name) for name in names)
+        else:
+            out.append("+ %s (%d): %s" % (kind, len(names), ", ".join(names)))
+    for entry in entries:
         if entry.action == UPDATE:
-            line += ": " + ", ".join(sorted(entry.changes))
-        elif entry.action == DELETE and entry.id:
-            line += " (%s)" % entry.id
-        out.append(line)
-        if entry.action == UPDATE and verbosity >= 1:
-            for field, (before, after) in sorted(entry.changes.items()):
-                out.append("    %s: %s -> %s" % (field, summarise(before, verbosity), summarise(after, verbosity)))
+            out.append("~ %s %s" % (entry.kind, entry.name))
+            out.extend("    %s: %s -> %s" % (field, _shown(before, verbosity), _shown(after, verbosity))
+                       for field, (before, after) in sorted(entry.changes.items()))
     total = counts(entries)
     out.append("Plan: %d to create, %d to update, %d to delete, %d unchanged."
                % (total[CREATE], total[UPDATE], total[DELETE], total[UNCHANGED]))
     if restart_needed(entries):
         out.append(RESTART_HINT)
     return out
+
+
+def _shown(value, verbosity):
+    """A value on one plan line: strings as they are (summarised when long), the rest as compact JSON."""
+    value = summarise(value, verbosity)
+    if value is None:
+        return "(none)"
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
 
 
 def restart_needed(entries):
