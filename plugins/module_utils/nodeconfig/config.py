@@ -225,6 +225,9 @@ def build_config(completed_cluster, instance_group, keysets, config_base):
             "KubeAPIServer": cluster_spec.get("kubeAPIServer") or {},
             "ServiceAccountPublicKeys": _service_account_public_keys(keysets["service-account"]),
         }
+        if cluster_spec.get("authentication"):
+            # kops' APIServerConfig.Authentication: the node writes the webhook config (aws, kopeio).
+            config["APIServerConfig"]["Authentication"] = cluster_spec["authentication"]
         config["configStore"] = {"keypairs": cluster_spec.get("keyStore"), "secrets": cluster_spec.get("secretStore")}
     if control_plane:
         config["DNSZone"] = cluster_spec.get("dnsZone")
