@@ -66,7 +66,7 @@ def runs_api_server(role):
 def asset_urls(cluster_spec, ig_spec, arch):
     """The release URLs a node of this group downloads, in kops' order."""
     version = cluster_spec["kubernetesVersion"].lstrip("v")
-    base = version if "://" in version else "https://dl.k8s.io/release/v" + version
+    base = version.rstrip("/") if semver.is_base_url(version) else "https://dl.k8s.io/release/v" + version
     urls = ["%s/bin/linux/%s/kubelet" % (base, arch), "%s/bin/linux/%s/kubectl" % (base, arch)]
     cloud = cluster_spec.get("cloudProvider")
     if cloud == "aws":
@@ -90,8 +90,8 @@ def asset_urls(cluster_spec, ig_spec, arch):
 
 
 def cni_plugins_version(kubernetes_version):
-    parsed = semver.parse(kubernetes_version) if "://" not in kubernetes_version else None
-    minor = (parsed.major, parsed.minor) if parsed else CNI_PLUGINS_VERSIONS[0][0]
+    parsed = semver.kubernetes_version(kubernetes_version)
+    minor = (parsed.major, parsed.minor)
     return next(cni for since, cni in CNI_PLUGINS_VERSIONS if minor >= since)
 
 

@@ -11,6 +11,8 @@ restart when it changes, so only those restart.
 
 from __future__ import annotations
 
+import platform
+
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import containerd, goyaml, hooks, kops_kubeconfig, kubelet, \
     manifests
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.node_file import NodeFile, kubeconfig
@@ -41,7 +43,13 @@ def _client_files(directory):
     return {"client-certificate": "%s/client.crt" % directory, "client-key": "%s/client.key" % directory}
 
 
-def static_pod_files(config, ca_pem, worker_server):
+def node_arch():
+    """This machine's architecture as Kubernetes names it (amd64, arm64)."""
+    machine = platform.machine().lower()
+    return {"x86_64": "amd64", "aarch64": "arm64"}.get(machine, machine)
+
+
+def static_pod_files(config, ca_pem, worker_server, arch="amd64"):
     """The static pods and the files they read (kops' control-plane builders).
 
     The control plane's kubeconfigs carry a certificate the node issues itself: node_certificates writes them.
@@ -49,7 +57,7 @@ def static_pod_files(config, ca_pem, worker_server):
     control_plane = bool(config.get("ControlPlaneConfig"))
     cas = config.get("CAs") or {}
     files = []
-    for name, pod in sorted(manifests.static_pods(config).items()):
+    for name, pod in sorted(manifests.static_pods(config, arch).items()):
         files.append(NodeFile("/etc/kubernetes/manifests/%s.manifest" % name, goyaml.dumps(pod)))
         # kops creates the log files the pods mount; never truncated afterwards.
         files.append(NodeFile("/var/log/%s.log" % name, "", mode=0o400, if_missing=True))
@@ -92,7 +100,8 @@ AUTO_UPGRADES = {"external": 'APT::Periodic::Enable "0";\n',
 
 
 def node_files(config, node, bootstrap_token=None):
-    """[NodeFile] for a node: config is its nodeup config, node = {"name", "address"}."""
+    """[NodeFile] for a node: config is its nodeup config, node = {"name", "address", "arch" (default: this
+    machine's)}."""
     kubeops = config.get("kubeops") or {}
     api = kubeops.get("apiServer") or {}
     server = "https://%s:%s" % (api.get("host", "127.0.0.1"), api.get("port", 443))
@@ -107,7 +116,7 @@ def node_files(config, node, bootstrap_token=None):
     ]
     files[2:2] = containerd.containerd_files(config)
     files += kubelet.kubelet_files(config, node, server, ca_pem, bootstrap_token)
-    files.extend(static_pod_files(config, ca_pem, server))
+    files.extend(static_pod_files(config, ca_pem, server, node.get("arch") or node_arch()))
     # Hook units restart (run again, they are oneshot) when they change; the role enables them.
     files.extend(NodeFile("/etc/systemd/system/%s" % unit, text, restarts=(unit,))
                  for unit, text in hooks.hook_units(config))

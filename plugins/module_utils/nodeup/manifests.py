@@ -382,8 +382,16 @@ def kube_proxy_pod(config, control_plane):
     return pod.document
 
 
-def static_pods(config):
-    """{manifest file name: pod} for a node's nodeup config."""
+def remap_image(image, arch):
+    """kops' nodeup RemapImage: a side-loaded build's image is named for amd64 (registry.k8s.io/<component>-amd64);
+    a node of another architecture runs its own (-arm64)."""
+    if image and arch and arch != "amd64":
+        return image.replace("-amd64", "-" + arch, 1)
+    return image
+
+
+def static_pods(config, arch="amd64"):
+    """{manifest file name: pod} for a node's nodeup config, on a node of this architecture (amd64, arm64)."""
     control_plane = bool(config.get("ControlPlaneConfig"))
     pods = {}
     if config.get("APIServerConfig"):
@@ -393,4 +401,7 @@ def static_pods(config):
         pods["kube-scheduler"] = kube_scheduler_pod(config)
     if config.get("KubeProxy"):
         pods["kube-proxy"] = kube_proxy_pod(config, control_plane)
+    for pod in pods.values():
+        for container in pod["spec"]["containers"]:
+            container["image"] = remap_image(container["image"], arch)
     return pods

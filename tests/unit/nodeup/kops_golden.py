@@ -159,7 +159,7 @@ def our_entries(case):
     completed, _group = load_case(case)
     document, keysets = our_config(case, our_keysets(completed))
     entries = {}
-    for node_file in files.node_files(document, NODE, bootstrap_token="abcdef.0123456789abcdef"):
+    for node_file in files.node_files(document, dict(NODE, arch=case.arch), bootstrap_token="abcdef.0123456789abcdef"):
         content = node_file.content.decode("utf-8")
         if node_file.path.startswith(("/etc/systemd/system/", "/lib/systemd/system/")) and \
                 node_file.path.count("/") == 4:
