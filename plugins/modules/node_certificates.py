@@ -260,13 +260,17 @@ def run(module):
                                           certs.certificate_pem(signer_certificate))
             files = [(kubeconfig["path"], text.encode("utf-8"), 0o400)]
         else:
+            if spec.get("include_root"):  # kops: the certificate, an empty line, the signer's certificate
+                leaf = cert_pem.split(b"-----END CERTIFICATE-----", 1)[0] + b"-----END CERTIFICATE-----\n"
+                cert_pem = leaf + b"\n" + certs.certificate_pem(signer_certificate)
             files = [(spec["cert_path"], cert_pem, int(spec.get("cert_mode") or "0644", 8)),
                      (spec["key_path"], key_pem, 0o600)]
         if spec.get("ca_path"):
             files.append((spec["ca_path"], bundle, 0o644))
         for path, data, mode in files:
             # A kubeconfig is rewritten whenever it differs (a new signer certificate changes it too).
-            if (reason or kubeconfig or path == spec.get("ca_path") or path == spec["key_path"]) \
+            if (reason or kubeconfig or spec.get("include_root") or path == spec.get("ca_path")
+                    or path == spec["key_path"]) \
                     and write_file(module, path, data, mode):
                 changed_paths.append(path)
         if spec.get("owner") and not module.check_mode:

@@ -67,8 +67,10 @@ def control_plane_requests(config, node_name):
     if config.get("APIServerConfig"):
         dns_names, ip_addresses = apiserver_names(config)
         requests += [
-            _request("kubernetes-ca", "kubernetes-master", KAPI + "/server.crt", KAPI + "/server.key",
-                     usages=("server",), dns_names=dns_names, ip_addresses=ip_addresses),
+            # kops' IncludeRootCertificate: the file carries the signer's certificate after the server's (clients
+            # such as AWS' web identity federation need the chain).
+            dict(_request("kubernetes-ca", "kubernetes-master", KAPI + "/server.crt", KAPI + "/server.key",
+                          usages=("server",), dns_names=dns_names, ip_addresses=ip_addresses), include_root=True),
             _request("kubernetes-ca", "kubelet-api", KAPI + "/kubelet-api.crt", KAPI + "/kubelet-api.key"),
             # Their CA files (etcd-ca.crt, apiserver-aggregator-ca.crt) come from the config's CAs: node_files.
             _request("apiserver-aggregator-ca", "aggregator", KAPI + "/apiserver-aggregator.crt",

@@ -127,6 +127,9 @@ def test_control_plane_node_from_its_nodeup_config(run_module, store_url, tmp_pa
     from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
     assert (srv / "kube-controller-manager" / "ca.key").read_bytes() == certs.key_pem(ca_key)
     server.verify_directly_issued_by(ca_certificate)
+    # kops' IncludeRootCertificate: server.crt is the certificate, an empty line, then the signer's.
+    leaf, chain = (srv / "kube-apiserver" / "server.crt").read_bytes().split(b"-----END CERTIFICATE-----\n", 1)
+    assert chain == b"\n" + certs.certificate_pem(ca_certificate)
     for key in ("kube-controller-manager/ca.key", "kube-controller-manager/service-account.key",
                 "kube-apiserver/service-account.key", "kube-apiserver/server.key"):
         assert stat.S_IMODE(os.stat(srv / key).st_mode) == 0o600, key

@@ -79,7 +79,8 @@ def _mode(value, default):
 def _issued(task):
     """signer, subject and SANs of one of kops' issueCert tasks."""
     return {"signer": task.get("signer"), "subject": task.get("subject") or {},
-            "alternateNames": sorted(task.get("alternateNames") or [])}
+            "alternateNames": sorted(task.get("alternateNames") or []),
+            "includeRootCertificate": bool(task.get("includeRootCertificate"))}
 
 
 def kops_entries(case):
@@ -172,7 +173,8 @@ def our_entries(case):
         if request["organizations"]:
             subject["Organization"] = request["organizations"]
         issued = {"signer": request["signer"], "subject": subject,
-                  "alternateNames": sorted(request["dns_names"] + request["ip_addresses"])}
+                  "alternateNames": sorted(request["dns_names"] + request["ip_addresses"]),
+                  "includeRootCertificate": bool(request.get("include_root"))}
         if request.get("kubeconfig"):  # node_certificates writes it, the certificate inline (mode 0400)
             kubeconfig = request["kubeconfig"]
             entries[kubeconfig["path"]] = {"kind": "kubeconfig", "server": kubeconfig["server"], "credential": issued,
