@@ -108,6 +108,30 @@ def mirrored(url, file_repository):
     return "%s/%s" % (file_repository.rstrip("/"), path)
 
 
+# kops' nodeupconfigbuilder: with kubernetesVersion a build URL, nodes load these components' images from the
+# build's tarballs (<url>/bin/linux/<arch>/<component>.tar) instead of pulling them.
+SIDELOADED_COMPONENTS = {objects.ROLE_CONTROL_PLANE: ("kube-proxy", "kube-apiserver", "kube-controller-manager",
+                                                      "kube-scheduler"),
+                         objects.ROLE_APISERVER: ("kube-proxy", "kube-apiserver")}
+
+
+def sideloaded_images(cluster_spec, role, file_repository):
+    """{arch: [{"sources": [url], "hash"?}]} (kops' NodeupConfig.Images), or None for a released version."""
+    base = cluster_spec["kubernetesVersion"]
+    if not semver.is_base_url(base):
+        return None
+    images = {}
+    for arch in ARCHITECTURES:
+        images[arch] = []
+        for component in SIDELOADED_COMPONENTS.get(role, ("kube-proxy",)):
+            url = "%s/bin/linux/%s/%s.tar" % (base.rstrip("/"), arch, component)
+            image = {"sources": [mirrored(url, file_repository)]}
+            if asset_data.SHA256.get(url):
+                image["hash"] = asset_data.SHA256[url]
+            images[arch].append(image)
+    return images
+
+
 def compact_asset(url, file_repository):
     digest = asset_data.SHA256.get(url)
     location = mirrored(url, file_repository)
@@ -185,6 +209,9 @@ def build_config(completed_cluster, instance_group, keysets, config_base):
         "usesNoneDNS": ((cluster_spec.get("topology") or {}).get("dns") or {}).get("type") == "None",
     }
     file_assets = filter_by_role(ig_spec.get("fileAssets"), role) + filter_by_role(cluster_spec.get("fileAssets"), role)
+    images = sideloaded_images(cluster_spec, role, file_repository)
+    if images:
+        config["Images"] = images
     if installs_cni_assets(cluster_spec):
         config["InstallCNIAssets"] = True
     containerd = containerd_config(cluster_spec, ig_spec)

@@ -82,3 +82,18 @@ def test_a_build_url_without_a_version_fails_naming_it():
     accepted = []
     validation._check_version({"kubernetesVersion": "https://dl.k8s.io/release/v1.35.0"}, accepted)
     assert accepted == []
+
+
+def test_a_side_loaded_build_hands_its_image_tarballs_to_the_nodes():
+    """kops' NodeupConfig.Images: the control plane loads its four components' images from the build (each
+    architecture its own), which roles/nodeup imports into containerd (tasks/images.yml)."""
+    case = next(c for c in CONTROL_PLANE if c.directory == "golden/side-loading")
+    document, _keysets = kops_golden.our_config(case)
+    base = "https://dl.k8s.io/release/v1.35.0/bin/linux"
+    assert document["KubernetesVersion"] == "https://dl.k8s.io/release/v1.35.0"
+    assert {arch: [image["sources"] for image in images] for arch, images in document["Images"].items()} == {
+        arch: [["%s/%s/%s.tar" % (base, arch, component)] for component in
+               ("kube-proxy", "kube-apiserver", "kube-controller-manager", "kube-scheduler")]
+        for arch in ("amd64", "arm64")}
+    released = next(c for c in CONTROL_PLANE if c.directory == "golden/minimal")
+    assert "Images" not in kops_golden.our_config(released)[0]
