@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import platform
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import containerd, goyaml, hooks, kops_kubeconfig, kubelet, \
-    manifests
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import (containerd, goyaml, hooks, kops_kubeconfig,
+                                                                          kubelet, manifests)
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.node_file import NodeFile, kubeconfig
 
 # kops' nodeup/pkg/model/sysctls.go: the general settings every node gets.
