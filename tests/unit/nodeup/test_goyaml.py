@@ -51,3 +51,22 @@ def test_long_plain_strings_fold_at_80_columns_as_go_yaml():
 def test_not_json_fails_with_the_value():
     with pytest.raises(TypeError, match="cannot write"):
         goyaml.dumps({"k": object()})
+
+
+def test_an_issued_kubeconfig_is_laid_out_as_kops_writes_it():
+    """nodetasks.KubeConfig through kops.ToRawYaml: keys in go-yaml's order, []byte fields base64, no omitempty on
+    kind, apiVersion and current-context (the webhook config for authentication.aws writes them empty)."""
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import kops_kubeconfig
+    text = kops_kubeconfig.issued("kube-scheduler", "https://127.0.0.1", b"C", b"K", b"A")
+    assert text == ("apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: QQ==\n"
+                    "    server: https://127.0.0.1\n  name: local\ncontexts:\n- context:\n    cluster: local\n"
+                    "    user: kube-scheduler\n  name: service-account-context\ncurrent-context: service-account-context\n"
+                    "kind: Config\nusers:\n- name: kube-scheduler\n  user:\n    client-certificate-data: Qw==\n"
+                    "    client-key-data: Sw==\n")
+    assert kops_kubeconfig.credentials(text) == (b"C", b"K")
+    assert kops_kubeconfig.credentials("users: []\n") == (None, None)
+    webhook, mode = kops_kubeconfig.authn_config({"Authentication": {"aws": {}}}, "")
+    assert mode == 0o600 and webhook.startswith('apiVersion: ""\nclusters:\n- cluster:\n    server: '
+                                                'https://127.0.0.1:21362/authenticate\n  name: aws-iam-authenticator\n')
+    assert 'kind: ""\nusers:\n- name: kube-apiserver\n  user: {}\n' in webhook
+    assert kops_kubeconfig.authn_config({}, "") is None
