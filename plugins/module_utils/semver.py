@@ -55,6 +55,28 @@ def parse(text):
     return Version(text)
 
 
+# kops' ParseKubernetesVersion: a release URL (a CI or side-loaded build) names its minor as /v1.<minor>.
+_VERSION_IN_URL = re.compile(r"/v1\.(\d+)\.")
+BASE_URL_PREFIXES = ("http:", "https:", "memfs:")
+
+
+def is_base_url(text):
+    """kops' IsBaseURL: kubernetesVersion names the base URL of a Kubernetes build instead of a version."""
+    return str(text).startswith(BASE_URL_PREFIXES)
+
+
+def kubernetes_version(text):
+    """spec.kubernetesVersion as kops reads it: a version, or a base URL whose path names v1.<minor>.<...>
+    (that minor, patch 0); anything else fails naming the value."""
+    if is_base_url(text):
+        match = _VERSION_IN_URL.search(str(text))
+        if not match:
+            raise ValueError("%r: a Kubernetes build URL must name its version in its path (for example "
+                             "https://dl.k8s.io/release/v1.35.0)" % (text,))
+        return Version("1.%s.0" % match.group(1))
+    return Version(text)
+
+
 def is_valid(text):
     try:
         Version(text)

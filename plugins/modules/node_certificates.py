@@ -79,9 +79,13 @@ options:
     description:
       - The node's nodeup config. On a node that runs an API server or the control plane it adds what kops'
         nodeup issues there (kube-apiserver's serving, kubelet-api, aggregator and etcd client certificates,
-        the kubelet's client certificate, the controller manager's and scheduler's serving and client
-        certificates, kube-proxy's client certificate) and copies the keypairs they sign or verify with
-        (the kubernetes-ca keypair for the controller manager, the service-account key).
+        the kubelet's client certificate, the controller manager's and scheduler's serving certificates,
+        aws-iam-authenticator's serving certificate under O(nodeup_config) authentication.aws) and copies the
+        keypairs they sign or verify with (the kubernetes-ca keypair for the controller manager, the
+        service-account key).
+      - The client certificates of the controller manager, the scheduler, kube-proxy and kubectl live inline in
+        their kubeconfigs, as kops' nodeup writes them (C(/var/lib/<component>/kubeconfig),
+        C(/var/lib/kubectl/kubeconfig), mode 0400); a kubeconfig is rewritten when its certificate is issued again.
       - On workers it adds nothing.
     type: dict
   node_name:
@@ -153,6 +157,7 @@ certificates:
 
 import datetime
 import os
+import shutil
 import socket
 import tempfile
 
@@ -222,12 +227,15 @@ def run(module):
         requests += credentials.control_plane_requests(module.params["nodeup_config"], node_name)
         copies = credentials.control_plane_keypairs(module.params["nodeup_config"])
     requests = [rooted(module.params["root"], r, ("cert_path", "key_path", "ca_path")) for r in requests]
+    for request in requests:
+        if request.get("kubeconfig"):
+            request["kubeconfig"] = rooted(module.params["root"], request["kubeconfig"], ("path",))
     copies = [rooted(module.params["root"], c, ("cert_path", "key_path")) for c in copies]
     for copy in copies:
         certificate, key, _bundle = node_certs.signer_material(cluster_store, copy["keyset"], signers)
         files = [(copy["key_path"], certs.key_pem(key), 0o600)]
         if copy.get("cert_path"):
-            files.append((copy["cert_path"], certs.certificate_pem(certificate), 0o644))
+            files.append((copy["cert_path"], certs.certificate_pem(certificate), int(copy.get("cert_mode") or "0644", 8)))
         for path, data, mode in files:
             if write_file(module, path, data, mode):
                 changed_paths.append(path)
@@ -235,19 +243,40 @@ def run(module):
     for raw in requests:
         spec = node_certs.normalize(raw)
         signer_certificate, signer_key, bundle = node_certs.signer_material(cluster_store, spec["signer"], signers)
-        cert_pem, key_pem = read_bytes(spec["cert_path"]), read_bytes(spec["key_path"])
+        kubeconfig = spec.get("kubeconfig")
+        if kubeconfig:
+            # kops' nodetasks.KubeConfig: the certificate lives only inline in the kubeconfig.
+            from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import kops_kubeconfig
+            cert_pem, key_pem = kops_kubeconfig.credentials(read_bytes(kubeconfig["path"]))
+        else:
+            cert_pem, key_pem = read_bytes(spec["cert_path"]), read_bytes(spec["key_path"])
         reason = node_certs.reissue_reason(spec, cert_pem, key_pem, signer_certificate, now)
+        target = kubeconfig["path"] if kubeconfig else spec["cert_path"]
         if reason:
             cert_pem, key_pem = node_certs.issue_files(spec, signer_certificate, signer_key, now)
-            diffs.append("%s: %s" % (spec["cert_path"], reason))
-        files = [(spec["cert_path"], cert_pem, 0o644), (spec["key_path"], key_pem, 0o600)]
+            diffs.append("%s: %s" % (target, reason))
+        if kubeconfig:
+            text = kops_kubeconfig.issued(kubeconfig["name"], kubeconfig["server"], cert_pem, key_pem,
+                                          certs.certificate_pem(signer_certificate))
+            files = [(kubeconfig["path"], text.encode("utf-8"), 0o400)]
+        else:
+            if spec.get("include_root"):  # kops: the certificate, an empty line, the signer's certificate
+                leaf = cert_pem.split(b"-----END CERTIFICATE-----", 1)[0] + b"-----END CERTIFICATE-----\n"
+                cert_pem = leaf + b"\n" + certs.certificate_pem(signer_certificate)
+            files = [(spec["cert_path"], cert_pem, int(spec.get("cert_mode") or "0644", 8)),
+                     (spec["key_path"], key_pem, 0o600)]
         if spec.get("ca_path"):
             files.append((spec["ca_path"], bundle, 0o644))
         for path, data, mode in files:
-            if (reason or path == spec.get("ca_path") or path == spec["key_path"]) \
+            # A kubeconfig is rewritten whenever it differs (a new signer certificate changes it too).
+            if (reason or kubeconfig or spec.get("include_root") or path == spec.get("ca_path")
+                    or path == spec["key_path"]) \
                     and write_file(module, path, data, mode):
                 changed_paths.append(path)
-        report = dict(cert_path=spec["cert_path"], issued=bool(reason), reason=reason)
+        if spec.get("owner") and not module.check_mode:
+            for path, _data, _mode in files:
+                shutil.chown(path, spec["owner"], spec.get("group"))
+        report = dict(cert_path=target, issued=bool(reason), reason=reason)
         report.update(node_certs.describe(cert_pem))
         reports.append(report)
     result = dict(changed=bool(changed_paths), changed_paths=changed_paths, certificates=reports)

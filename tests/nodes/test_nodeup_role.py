@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import subprocess
@@ -169,8 +170,11 @@ def _assert_control_plane(control, store):
     for path, signer in (("/srv/kubernetes/kube-apiserver/server.crt", "kubernetes-ca"),
                          ("/srv/kubernetes/kube-apiserver/etcd-client.crt", "etcd-clients-ca"),
                          ("/srv/kubernetes/kube-apiserver/apiserver-aggregator.crt", "apiserver-aggregator-ca"),
-                         ("/var/lib/kube-controller-manager/client.crt", "kubernetes-ca")):
-        certificate = x509.load_pem_x509_certificate(control.run("cat %s" % path).stdout.encode())
+                         ("/var/lib/kube-controller-manager/kubeconfig", "kubernetes-ca")):
+        text = control.run("cat %s" % path).stdout
+        if path.endswith("kubeconfig"):  # kops' format: the client certificate inline
+            text = base64.b64decode(yaml.safe_load(text)["users"][0]["user"]["client-certificate-data"]).decode()
+        certificate = x509.load_pem_x509_certificate(text.encode())
         ca_certificate, _key = keystore.primary(keystore.load(cluster_store, signer))
         certificate.verify_directly_issued_by(ca_certificate)
     # playbooks/nodeup.yml ran protokube on the control plane: its single-member main and events are up over TLS,

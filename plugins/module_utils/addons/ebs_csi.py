@@ -50,7 +50,7 @@ def objects(facts):
     if facts.section("snapshotController").get("enabled"):
         containers = controller["spec"]["template"]["spec"]["containers"]
         containers.insert(3, _snapshotter(qps, burst))
-    kubernetes = semver.parse(facts.spec["kubernetesVersion"].lstrip("v"))
+    kubernetes = semver.kubernetes_version(facts.spec["kubernetesVersion"].lstrip("v"))
     if (kubernetes.major, kubernetes.minor, kubernetes.patch) >= (1, 35, 0):  # kops IsKubernetesGTE ignores pre-releases
         next(d for d in found if d["kind"] == "CSIDriver")["spec"]["nodeAllocatableUpdatePeriodSeconds"] = 10
     return found

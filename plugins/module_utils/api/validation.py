@@ -141,13 +141,19 @@ def _check_version(spec, problems):
     if not version:
         problems.append(errors.required("spec.kubernetesVersion", "e.g. v1.34.2"))
         return
-    if not semver.is_valid(version):
+    try:
+        # A version, or the base URL of a build whose path names it (kops' side-loading, CI builds).
+        parsed = semver.kubernetes_version(version)
+    except ValueError:
+        parsed = None
+    if parsed is None:
         problems.append(errors.invalid("spec.kubernetesVersion", version,
-                                       "unable to determine kubernetes version; expected e.g. v1.34.2"))
-    elif semver.parse(version) < semver.parse(OLDEST_SUPPORTED_KUBERNETES):
+                                       "unable to determine kubernetes version; expected e.g. v1.34.2, or a build's "
+                                       "base URL such as https://dl.k8s.io/release/v1.35.0"))
+    elif parsed < semver.parse(OLDEST_SUPPORTED_KUBERNETES):
         problems.append(errors.invalid("spec.kubernetesVersion", version, "kOps 1.37 supports Kubernetes %s and "
                                        "newer; upgrade the cluster with an older kOps first" % OLDEST_SUPPORTED_KUBERNETES))
-    elif semver.parse(version)[:2] > semver.parse(KOPS_VERSION)[:2]:
+    elif parsed[:2] > semver.parse(KOPS_VERSION)[:2]:
         # kops refuses a Kubernetes minor above its own ("not yet supported; upgrading kops is required").
         kops = semver.parse(KOPS_VERSION)
         problems.append(errors.invalid("spec.kubernetesVersion", version, "kOps %d.%d supports Kubernetes up to "

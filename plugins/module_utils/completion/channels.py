@@ -26,7 +26,7 @@ class Channel(object):
 
     def find_image(self, provider, kubernetes_version, architecture=ARCH_AMD64):
         """First image in the channel matching provider, architecture and k8s version (kops' rule)."""
-        version = semver.parse(kubernetes_version)
+        version = semver.kubernetes_version(kubernetes_version)
         for image in self.spec.get("images") or []:
             if image.get("providerID") != provider:
                 continue

@@ -57,7 +57,22 @@ def gce_region_of_zone(zone):
 REGION_OF_ZONE = {"aws": aws_region_of_zone, "gce": gce_region_of_zone}
 
 
-FACT_KEYS = ("machine_types", "vpcs", "subnets", "hosted_zones", "gce_used_cidrs")
+FACT_KEYS = ("machine_types", "vpcs", "subnets", "hosted_zones", "gce_used_cidrs", "docker_tags")
+RELEASE_FETCH_TIMEOUT = 30
+
+
+def fetch_release_text(url):
+    """The text at a Kubernetes build's URL (kops reads <kubernetesVersion>/bin/linux/amd64/<component>.docker_tag
+    when kubernetesVersion is a URL); one line naming the URL when it cannot be read."""
+    from ansible.module_utils.urls import open_url
+    if not url.startswith(("http://", "https://")):
+        raise CloudFactsError("%s: only http(s) build URLs can be read; give the tag in cloud_facts.docker_tags"
+                              % url)
+    try:
+        return open_url(url, timeout=RELEASE_FETCH_TIMEOUT).read().decode("utf-8")
+    except Exception as error:  # pylint: disable=broad-except  # any failure: one line naming the URL
+        raise CloudFactsError("cannot read %s (%s); give the tag in cloud_facts.docker_tags {url: tag}"
+                              % (url, error))
 
 
 class StaticCloudFacts(object):
@@ -69,6 +84,8 @@ class StaticCloudFacts(object):
       subnets: {subnet_id: {"cidr": ..., "zone": ..., "vpc": ...}}
       hosted_zones: {dns_name: zone_id}
       gce_used_cidrs: [cidr, ...] already used in the GCE network
+      docker_tags: {url: tag} the docker_tag files of a Kubernetes build (kubernetesVersion a URL); read from the
+        URL itself when not given
     """
 
     looks_up = False
@@ -83,6 +100,7 @@ class StaticCloudFacts(object):
         self.subnets = dict(data.get("subnets") or {})
         self.hosted_zones = dict(data.get("hosted_zones") or {})
         self.gce_used_cidrs = list(data.get("gce_used_cidrs") or [])
+        self.docker_tags = dict(data.get("docker_tags") or {})
 
     def default_machine_type(self, cloud, role, zones, architecture="amd64"):
         chosen = (self.machine_types.get(cloud) or {}).get(role)
@@ -121,6 +139,12 @@ class StaticCloudFacts(object):
 
     def used_gce_cidrs(self, network_name):
         return list(self.gce_used_cidrs)
+
+    def docker_tag(self, url):
+        """The tag in a build's <component>.docker_tag file (given, or read from the URL as kops reads it)."""
+        if url not in self.docker_tags:
+            self.docker_tags[url] = fetch_release_text(url).strip()
+        return self.docker_tags[url]
 
 
 def kops_test_cloud(cloud="aws"):

@@ -267,8 +267,11 @@ def check_cluster_name(name):
 
 
 def _check_version(version):
-    if not version or not semver.is_valid(version):
-        raise CreateClusterError("kubernetes_version: cannot parse %r (expected e.g. v1.34.2)" % (version,))
+    try:
+        semver.kubernetes_version(version or "")
+    except ValueError:
+        raise CreateClusterError("kubernetes_version: cannot parse %r (expected e.g. v1.34.2, or a build's base URL "
+                                 "such as https://dl.k8s.io/release/v1.35.0)" % (version,))
 
 
 def _config_base(state_store, name):

@@ -63,7 +63,8 @@ def populate_cluster_spec(cluster, instance_groups, cloud_facts):
     spec["masterKubelet"] = context.json_merge(copy.deepcopy(spec.get("kubelet") or {}),
                                                spec.get("masterKubelet") or {})
     run_builders(spec, context.OptionsContext(objects.name_of(completed), spec,
-                                              bucket_region=getattr(cloud_facts, "bucket_region", None)))
+                                              bucket_region=getattr(cloud_facts, "bucket_region", None),
+                                              docker_tag=getattr(cloud_facts, "docker_tag", None)))
     spec["topology"] = user_topology
     return completed
 

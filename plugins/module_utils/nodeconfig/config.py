@@ -66,7 +66,7 @@ def runs_api_server(role):
 def asset_urls(cluster_spec, ig_spec, arch):
     """The release URLs a node of this group downloads, in kops' order."""
     version = cluster_spec["kubernetesVersion"].lstrip("v")
-    base = version if "://" in version else "https://dl.k8s.io/release/v" + version
+    base = version.rstrip("/") if semver.is_base_url(version) else "https://dl.k8s.io/release/v" + version
     urls = ["%s/bin/linux/%s/kubelet" % (base, arch), "%s/bin/linux/%s/kubectl" % (base, arch)]
     cloud = cluster_spec.get("cloudProvider")
     if cloud == "aws":
@@ -90,8 +90,8 @@ def asset_urls(cluster_spec, ig_spec, arch):
 
 
 def cni_plugins_version(kubernetes_version):
-    parsed = semver.parse(kubernetes_version) if "://" not in kubernetes_version else None
-    minor = (parsed.major, parsed.minor) if parsed else CNI_PLUGINS_VERSIONS[0][0]
+    parsed = semver.kubernetes_version(kubernetes_version)
+    minor = (parsed.major, parsed.minor)
     return next(cni for since, cni in CNI_PLUGINS_VERSIONS if minor >= since)
 
 
@@ -106,6 +106,30 @@ def mirrored(url, file_repository):
         return url
     path = url.split("://", 1)[1].split("/", 1)[1]
     return "%s/%s" % (file_repository.rstrip("/"), path)
+
+
+# kops' nodeupconfigbuilder: with kubernetesVersion a build URL, nodes load these components' images from the
+# build's tarballs (<url>/bin/linux/<arch>/<component>.tar) instead of pulling them.
+SIDELOADED_COMPONENTS = {objects.ROLE_CONTROL_PLANE: ("kube-proxy", "kube-apiserver", "kube-controller-manager",
+                                                      "kube-scheduler"),
+                         objects.ROLE_APISERVER: ("kube-proxy", "kube-apiserver")}
+
+
+def sideloaded_images(cluster_spec, role, file_repository):
+    """{arch: [{"sources": [url], "hash"?}]} (kops' NodeupConfig.Images), or None for a released version."""
+    base = cluster_spec["kubernetesVersion"]
+    if not semver.is_base_url(base):
+        return None
+    images = {}
+    for arch in ARCHITECTURES:
+        images[arch] = []
+        for component in SIDELOADED_COMPONENTS.get(role, ("kube-proxy",)):
+            url = "%s/bin/linux/%s/%s.tar" % (base.rstrip("/"), arch, component)
+            image = {"sources": [mirrored(url, file_repository)]}
+            if asset_data.SHA256.get(url):
+                image["hash"] = asset_data.SHA256[url]
+            images[arch].append(image)
+    return images
 
 
 def compact_asset(url, file_repository):
@@ -185,6 +209,9 @@ def build_config(completed_cluster, instance_group, keysets, config_base):
         "usesNoneDNS": ((cluster_spec.get("topology") or {}).get("dns") or {}).get("type") == "None",
     }
     file_assets = filter_by_role(ig_spec.get("fileAssets"), role) + filter_by_role(cluster_spec.get("fileAssets"), role)
+    images = sideloaded_images(cluster_spec, role, file_repository)
+    if images:
+        config["Images"] = images
     if installs_cni_assets(cluster_spec):
         config["InstallCNIAssets"] = True
     containerd = containerd_config(cluster_spec, ig_spec)
@@ -232,6 +259,9 @@ def build_config(completed_cluster, instance_group, keysets, config_base):
             "KubeAPIServer": cluster_spec.get("kubeAPIServer") or {},
             "ServiceAccountPublicKeys": _service_account_public_keys(keysets["service-account"]),
         }
+        if cluster_spec.get("authentication"):
+            # kops' APIServerConfig.Authentication: the node writes the webhook config (aws, kopeio).
+            config["APIServerConfig"]["Authentication"] = cluster_spec["authentication"]
         config["configStore"] = {"keypairs": cluster_spec.get("keyStore"), "secrets": cluster_spec.get("secretStore")}
     if control_plane:
         config["DNSZone"] = cluster_spec.get("dnsZone")

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import ipaddress
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import manifests
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import kops_kubeconfig, manifests
 
 KAPI = manifests.KAPI
 KUBE_ROUTER = "/var/lib/kube-router"
+KUBECTL_KUBECONFIG = "/var/lib/kubectl/kubeconfig"
 
 
 def _request(signer, common_name, cert_path, key_path, usages=("client",), organizations=(), dns_names=(),
@@ -66,16 +67,21 @@ def control_plane_requests(config, node_name):
     if config.get("APIServerConfig"):
         dns_names, ip_addresses = apiserver_names(config)
         requests += [
-            _request("kubernetes-ca", "kubernetes-master", KAPI + "/server.crt", KAPI + "/server.key",
-                     usages=("server",), dns_names=dns_names, ip_addresses=ip_addresses),
+            # kops' IncludeRootCertificate: the file carries the signer's certificate after the server's (clients
+            # such as AWS' web identity federation need the chain).
+            dict(_request("kubernetes-ca", "kubernetes-master", KAPI + "/server.crt", KAPI + "/server.key",
+                          usages=("server",), dns_names=dns_names, ip_addresses=ip_addresses), include_root=True),
             _request("kubernetes-ca", "kubelet-api", KAPI + "/kubelet-api.crt", KAPI + "/kubelet-api.key"),
+            # Their CA files (etcd-ca.crt, apiserver-aggregator-ca.crt) come from the config's CAs: node_files.
             _request("apiserver-aggregator-ca", "aggregator", KAPI + "/apiserver-aggregator.crt",
-                     KAPI + "/apiserver-aggregator.key", ca_path=KAPI + "/apiserver-aggregator-ca.crt"),
-            _request("etcd-clients-ca", "kube-apiserver", KAPI + "/etcd-client.crt", KAPI + "/etcd-client.key",
-                     ca_path=KAPI + "/etcd-ca.crt"),
+                     KAPI + "/apiserver-aggregator.key"),
+            _request("etcd-clients-ca", "kube-apiserver", KAPI + "/etcd-client.crt", KAPI + "/etcd-client.key"),
             _request("kubernetes-ca", "system:node:%s" % node_name, "/var/lib/kubelet/pki/kubelet-client.crt",
                      "/var/lib/kubelet/pki/kubelet-client.key", organizations=("system:nodes",)),
+            # kops' KubectlBuilder: an admin kubeconfig for kubectl on the node.
+            kubeconfig_request("kubecfg", "kubecfg", KUBECTL_KUBECONFIG, organizations=("system:masters",)),
         ]
+        requests += aws_iam_authenticator_requests(config)
     if config.get("ControlPlaneConfig"):
         for component, directory, user in (
                 ("kube-controller-manager", manifests.KCM, "system:kube-controller-manager"),
@@ -83,17 +89,35 @@ def control_plane_requests(config, node_name):
             requests += [
                 _request("kubernetes-ca", component, directory + "/server.crt", directory + "/server.key",
                          usages=("server",), dns_names=("%s.kube-system.svc.cluster.local" % component,)),
-                _request("kubernetes-ca", user, "/var/lib/%s/client.crt" % component,
-                         "/var/lib/%s/client.key" % component),
+                kubeconfig_request(component, user, "/var/lib/%s/kubeconfig" % component),
             ]
         if config.get("KubeProxy"):
-            requests.append(_request("kubernetes-ca", "system:kube-proxy", "/var/lib/kube-proxy/client.crt",
-                                     "/var/lib/kube-proxy/client.key"))
+            requests.append(kubeconfig_request("kube-proxy", "system:kube-proxy", manifests.PROXY_KUBECONFIG))
         if "kuberouter" in (config.get("Networking") or {}):  # its pods read /var/lib/kube-router/kubeconfig
             requests.append(_request("kubernetes-ca", "system:kube-router", KUBE_ROUTER + "/client.crt",
                                      KUBE_ROUTER + "/client.key"))
         requests += bootstrap_server_request(config)
     return requests
+
+
+def kubeconfig_request(name, common_name, path, organizations=()):
+    """A client certificate that lives inline in a kubeconfig (kops' BuildIssuedKubeconfig on a node with an API
+    server: https://127.0.0.1, the certificate, its key and the signer's certificate inline, mode 0400)."""
+    request = _request("kubernetes-ca", common_name, None, None, organizations=organizations)
+    request["kubeconfig"] = {"path": path, "name": name, "server": "https://127.0.0.1"}
+    return request
+
+
+def aws_iam_authenticator_requests(config):
+    """authentication.aws: the authenticator's serving certificate, readable by its user (kops' KubeAPIServerBuilder)."""
+    authentication = (config.get("APIServerConfig") or {}).get("Authentication") or {}
+    if authentication.get("aws") is None:
+        return []
+    home = kops_kubeconfig.AWS_IAM_AUTHENTICATOR_HOME
+    request = _request("kubernetes-ca", "aws-iam-authenticator", home + "/cert.pem", home + "/key.pem",
+                       usages=("server",), dns_names=("localhost",), ip_addresses=("127.0.0.1",))
+    request.update(cert_mode="0600", owner="aws-iam-authenticator", group="aws-iam-authenticator")
+    return [request]
 
 
 def bootstrap_server_request(config):
@@ -112,7 +136,8 @@ def control_plane_keypairs(config):
     if config.get("APIServerConfig"):
         copies.append({"keyset": "service-account", "key_path": KAPI + "/service-account.key"})
     if config.get("ControlPlaneConfig"):
+        # kops writes the controller manager's signing certificate 0600, like its key.
         copies += [{"keyset": "kubernetes-ca", "key_path": manifests.KCM + "/ca.key",
-                    "cert_path": manifests.KCM + "/ca.crt"},
+                    "cert_path": manifests.KCM + "/ca.crt", "cert_mode": "0600"},
                    {"keyset": "service-account", "key_path": manifests.KCM + "/service-account.key"}]
     return copies

@@ -11,9 +11,10 @@ restart when it changes, so only those restart.
 
 from __future__ import annotations
 
-import json
+import platform
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import containerd, hooks, kubelet, manifests, networking
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import (containerd, goyaml, hooks, kops_kubeconfig,
+                                                                          kubelet, manifests, networking)
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.node_file import NodeFile, kubeconfig
 
 # kops' nodeup/pkg/model/sysctls.go: the general settings every node gets.
@@ -42,32 +43,43 @@ def _client_files(directory):
     return {"client-certificate": "%s/client.crt" % directory, "client-key": "%s/client.key" % directory}
 
 
-def static_pod_files(config, ca_pem, worker_server):
-    """The static pods, their kubeconfigs and the files they read (kops' control-plane builders)."""
+def node_arch():
+    """This machine's architecture as Kubernetes names it (amd64, arm64)."""
+    machine = platform.machine().lower()
+    return {"x86_64": "amd64", "aarch64": "arm64"}.get(machine, machine)
+
+
+def static_pod_files(config, ca_pem, worker_server, arch="amd64"):
+    """The static pods and the files they read (kops' control-plane builders).
+
+    The control plane's kubeconfigs carry a certificate the node issues itself: node_certificates writes them.
+    """
     control_plane = bool(config.get("ControlPlaneConfig"))
+    cas = config.get("CAs") or {}
     files = []
-    for name, pod in sorted(manifests.static_pods(config).items()):
-        files.append(NodeFile("/etc/kubernetes/manifests/%s.manifest" % name,
-                              json.dumps(pod, indent=2, sort_keys=True) + "\n"))
+    for name, pod in sorted(manifests.static_pods(config, arch).items()):
+        files.append(NodeFile("/etc/kubernetes/manifests/%s.manifest" % name, goyaml.dumps(pod)))
         # kops creates the log files the pods mount; never truncated afterwards.
         files.append(NodeFile("/var/log/%s.log" % name, "", mode=0o400, if_missing=True))
-    if config.get("APIServerConfig"):
-        files.append(NodeFile(manifests.KAPI + "/service-account.pub",
-                              config["APIServerConfig"].get("ServiceAccountPublicKeys") or "", mode=0o600))
-    if config.get("ControlPlaneConfig"):
-        for component in ("kube-controller-manager", "kube-scheduler"):
-            directory = "/var/lib/%s" % component
-            files.append(NodeFile(directory + "/kubeconfig", kubeconfig(
-                "https://127.0.0.1", ca_pem, _client_files(directory), user_name=component, embed_ca=True),
-                mode=0o400))
-    if config.get("KubeProxy"):
-        if control_plane:
-            server, user = "https://127.0.0.1", _client_files("/var/lib/kube-proxy")
-        elif (config.get("kubeops") or {}).get("bootstrapService"):
+    api_server_config = config.get("APIServerConfig")
+    if api_server_config:
+        files += [NodeFile(manifests.KAPI + "/service-account.pub", api_server_config.get("ServiceAccountPublicKeys") or "",
+                           mode=0o600),
+                  NodeFile(manifests.KAPI + "/etcd-ca.crt", cas.get("etcd-clients-ca") or ""),
+                  NodeFile(manifests.KAPI + "/apiserver-aggregator-ca.crt", cas.get("apiserver-aggregator-ca") or "")]
+        authn = kops_kubeconfig.authn_config(api_server_config, ca_pem)
+        if authn:
+            files.append(NodeFile(manifests.AUTHN_CONFIG, authn[0], mode=authn[1]))
+    if control_plane and not any(asset.get("path") == manifests.SCHEDULER_CONFIG
+                                 for asset in config.get("FileAssets") or []):
+        # kops' nodeup writes the scheduler's config itself when the cluster's static file is not in the config.
+        files.append(NodeFile(manifests.SCHEDULER_CONFIG, manifests.kube_scheduler_config(config), mode=0o400))
+    if config.get("KubeProxy") and not control_plane:
+        server = worker_server
+        if (config.get("kubeops") or {}).get("bootstrapService"):
             # The bootstrap service issued kube-proxy its own certificate, as kops-controller does.
-            server, user = worker_server, _client_files("/var/lib/kube-proxy")
+            user = _client_files("/var/lib/kube-proxy")
         else:
-            server = worker_server
             user = {"client-certificate": manifests.KUBELET_CLIENT_CERT, "client-key": manifests.KUBELET_CLIENT_CERT}
         files.append(NodeFile(manifests.PROXY_KUBECONFIG, kubeconfig(server, ca_pem, user, user_name="kube-proxy",
                                                                      embed_ca=True), mode=0o400))
@@ -81,8 +93,6 @@ def static_pod_files(config, ca_pem, worker_server):
     return files
 
 
-
-
 # kops' UpdateServiceBuilder (Debian family): unattended upgrades unless updatePolicy is external.
 AUTO_UPGRADES = {"external": 'APT::Periodic::Enable "0";\n',
                  "automatic": 'APT::Periodic::Update-Package-Lists "1";\nAPT::Periodic::Unattended-Upgrade "1";\n\n'
@@ -91,8 +101,9 @@ AUTO_UPGRADES = {"external": 'APT::Periodic::Enable "0";\n',
 
 def node_files(config, node, bootstrap_token=None):
     """[NodeFile] for a node: config is its nodeup config, node = {"name", "address"} and what the node knows of
-    itself: "distribution" (kops' name: debian12, flatcar, ...), "containerd_version" (of a containerd the image or a
-    distribution package brings), "gpu_vendor" ("nvidia" where an NVIDIA GPU is present), "primary_interface" (the default route's)."""
+    itself: "arch" (default: this machine's), "distribution" (kops' name: debian12, flatcar, ...),
+    "containerd_version" (of a containerd the image or a distribution package brings), "gpu_vendor" ("nvidia" where
+    an NVIDIA GPU is present), "primary_interface" (the default route's)."""
     kubeops = config.get("kubeops") or {}
     api = kubeops.get("apiServer") or {}
     server = "https://%s:%s" % (api.get("host", "127.0.0.1"), api.get("port", 443))
@@ -103,16 +114,17 @@ def node_files(config, node, bootstrap_token=None):
         NodeFile("/etc/modules-load.d/kubeops-kops.conf", "\n".join(KERNEL_MODULES) + "\n"),
         NodeFile("/etc/apt/apt.conf.d/20auto-upgrades",
                  AUTO_UPGRADES["external" if config.get("UpdatePolicy") == "external" else "automatic"]),
-        NodeFile("/srv/kubernetes/ca.crt", ca_pem, restarts=("kubelet",)),
+        NodeFile("/srv/kubernetes/ca.crt", ca_pem, mode=0o600, restarts=("kubelet",)),  # kops' SecretBuilder: 0600
     ]
     files[2:2] = containerd.containerd_files(config, node)
     files += kubelet.kubelet_files(config, node, server, ca_pem, bootstrap_token)
-    files.extend(static_pod_files(config, ca_pem, server))
+    files.extend(static_pod_files(config, ca_pem, server, node.get("arch") or node_arch()))
     files.extend(networking.networking_files(config, node))
     # Hook units restart (run again, they are oneshot) when they change; the role enables them.
     files.extend(NodeFile("/etc/systemd/system/%s" % unit, text, restarts=(unit,))
                  for unit, text in hooks.hook_units(config))
     for asset in config.get("FileAssets") or []:
+        # kops' FileAssetsBuilder: 0440 unless the asset names a mode.
         files.append(NodeFile(asset["path"], asset.get("content", ""),
-                              mode=int(str(asset.get("mode") or "0644"), 8)))
+                              mode=int(str(asset.get("mode") or "0440"), 8)))
     return files

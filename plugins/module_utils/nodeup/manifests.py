@@ -7,8 +7,8 @@ kube-apiserver, kube-controller-manager and kube-scheduler on nodes whose config
 carries APIServerConfig / ControlPlaneConfig, kube-proxy where the config has
 KubeProxy.  Flags come from the spec's component config through kops' flag
 table (flag_data.py) plus the file paths nodeup owns; pods have kops' probes,
-host paths, priority and tolerations.  Manifests are written as JSON, which
-the kubelet reads as YAML.
+host paths, priority and tolerations.  Manifests are written as kops writes
+them (sigs.k8s.io/yaml: goyaml.py), byte for byte.
 
 Where kops and this collection differ: a worker's kube-proxy authenticates
 with the kubelet's own rotated client certificate (kops hands workers a
@@ -22,7 +22,7 @@ import decimal
 import ipaddress
 import re
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import flag_data
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import flag_data, goyaml
 
 SRV = "/srv/kubernetes"
 KAPI = SRV + "/kube-apiserver"
@@ -32,6 +32,7 @@ KCM_KUBECONFIG = "/var/lib/kube-controller-manager/kubeconfig"
 SCHEDULER_KUBECONFIG = "/var/lib/kube-scheduler/kubeconfig"
 PROXY_KUBECONFIG = "/var/lib/kube-proxy/kubeconfig"
 SCHEDULER_CONFIG = "/var/lib/kube-scheduler/config.yaml"
+AUTHN_CONFIG = "/etc/kubernetes/authn.config"  # kube-apiserver's webhook authentication (authentication.aws/kopeio)
 VOLUME_PLUGIN_DIR = "/usr/libexec/kubernetes/kubelet-plugins/volume/exec/"
 KUBELET_CLIENT_CERT = "/var/lib/kubelet/pki/kubelet-client-current.pem"
 # Where CA bundles live on the usual distributions (kops' SSLHostPaths).
@@ -226,6 +227,11 @@ def kube_apiserver_pod(config):
         "kubeletClientCertificate": KAPI + "/kubelet-api.crt", "kubeletClientKey": KAPI + "/kubelet-api.key",
     })
     kapi.setdefault("serviceAccountSigningKeyFile", KAPI + "/service-account.key")
+    authentication = api_config.get("Authentication") or {}
+    if authentication.get("aws") is not None:
+        kapi["authenticationTokenWebhookConfigFile"] = AUTHN_CONFIG
+    if not config.get("ControlPlaneConfig"):
+        _etcd_by_name(kapi, config["ClusterName"])
     # Extra issuers follow the sorted flags: the first --service-account-issuer is the one that signs.
     issuers = ["--service-account-issuer=%s" % issuer for issuer in kapi.get("additionalServiceAccountIssuers") or []]
     args = _go_runner_args("/var/log/kube-apiserver.log", "/usr/local/bin/kube-apiserver",
@@ -260,7 +266,37 @@ def kube_apiserver_pod(config):
         directory = kapi["auditPolicyFile"].rsplit("/", 1)[0] or "/"
         if directory != KAPI:
             pod.host_path("auditconfigdir", directory)
+    if authentication.get("aws") is not None or authentication.get("kopeio") is not None:
+        pod.host_path("authn-config", AUTHN_CONFIG)
     return pod.document
+
+
+def _etcd_by_name(kapi, cluster_name):
+    """An API server without etcd beside it (role APIServer) reaches etcd by name, as kops' buildPod rewrites it:
+    main.etcd.internal.<cluster>, events.etcd.internal.<cluster> (leases.etcd.internal.<cluster> for a leases
+    override), which nodeup maps in /etc/hosts to the address that forwards etcd (kops' BootConfig.EtcdIPs)."""
+    kapi["etcdServers"] = [server.replace("127.0.0.1", "main.etcd.internal." + cluster_name)
+                           for server in kapi.get("etcdServers") or []]
+    overrides = []
+    for override in kapi.get("etcdServersOverrides") or []:
+        for prefix, member in (("/events", "events"), ("coordination.k8s.io/leases", "leases")):
+            if override.startswith(prefix):
+                override = override.replace("127.0.0.1", "%s.etcd.internal.%s" % (member, cluster_name))
+        overrides.append(override)
+    kapi["etcdServersOverrides"] = overrides
+
+
+def kube_scheduler_config(config):
+    """kops' embedded KubeSchedulerConfiguration (nodeup's fallback when the config has no static file for it):
+    the kubeconfig, and the client connection's qps and burst from kubeScheduler."""
+    scheduler = config["ControlPlaneConfig"].get("KubeScheduler") or {}
+    connection = {"kubeconfig": SCHEDULER_KUBECONFIG}
+    if scheduler.get("burst"):
+        connection["burst"] = int(scheduler["burst"])
+    if scheduler.get("qps") is not None:
+        connection["qps"] = float(format_quantity(scheduler["qps"]))
+    return goyaml.dumps({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                         "clientConnection": connection})
 
 
 def _apiserver_annotations(config):
@@ -346,8 +382,16 @@ def kube_proxy_pod(config, control_plane):
     return pod.document
 
 
-def static_pods(config):
-    """{manifest file name: pod} for a node's nodeup config."""
+def remap_image(image, arch):
+    """kops' nodeup RemapImage: a side-loaded build's image is named for amd64 (registry.k8s.io/<component>-amd64);
+    a node of another architecture runs its own (-arm64)."""
+    if image and arch and arch != "amd64":
+        return image.replace("-amd64", "-" + arch, 1)
+    return image
+
+
+def static_pods(config, arch="amd64"):
+    """{manifest file name: pod} for a node's nodeup config, on a node of this architecture (amd64, arm64)."""
     control_plane = bool(config.get("ControlPlaneConfig"))
     pods = {}
     if config.get("APIServerConfig"):
@@ -357,4 +401,7 @@ def static_pods(config):
         pods["kube-scheduler"] = kube_scheduler_pod(config)
     if config.get("KubeProxy"):
         pods["kube-proxy"] = kube_proxy_pod(config, control_plane)
+    for pod in pods.values():
+        for container in pod["spec"]["containers"]:
+            container["image"] = remap_image(container["image"], arch)
     return pods

@@ -29,7 +29,8 @@ def normalize(spec):
     """A certificate request with every list present and sorted, names validated."""
     if not spec.get("common_name"):
         raise NodeCertificateError("certificates[%s]: common_name is required" % spec.get("cert_path"))
-    for field in ("signer", "cert_path", "key_path"):
+    # A certificate kept inline in a kubeconfig (nodeup's kubeconfig requests) has no files of its own.
+    for field in ("signer",) if spec.get("kubeconfig") else ("signer", "cert_path", "key_path"):
         if not spec.get(field):
             raise NodeCertificateError("certificate %s: %s is required" % (spec["common_name"], field))
     usages = sorted(set(spec.get("usages") or ["client"]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 import yaml
@@ -28,6 +29,10 @@ class FakeCloud(object):
 
     def used_gce_cidrs(self, network_name):
         return []
+
+    def docker_tag(self, url):
+        """A dl.k8s.io release's <component>.docker_tag file holds the release's version."""
+        return re.search(r"/release/(v[^/]+)/bin/linux/", url).group(1) + "\n"
 
 
 # kops' mock clouds: AWS names its zone Z1AFAKE1ZON3YO, GCE's managed zone is "1".

@@ -18,7 +18,7 @@ def test_check_then_apply_then_nothing(run_module, store_url, aws, tmp_path):
     preview = run_module(cluster_update, check_mode=True, diff=True, state_store=store_url,
                          cluster_name="k8s.example.com")
     assert preview["changed"] is True and preview["summary"]["create"] > 20
-    assert "+ aws_vpc k8s.example.com" in preview["lines"]
+    assert "+ aws_vpc (1): k8s.example.com" in preview["lines"]
     assert preview["diff"]["after"].splitlines() == preview["lines"]
     assert preview["diff"]["after_header"] == "k8s.example.com (plan)"
     log = tmp_path / "apply.log"
@@ -46,12 +46,13 @@ def test_missing_shared_vpc_fails_cleanly(run_module, store_url, aws):
     assert "vpc-0000000000000000f not found" in result["msg"]
 
 
-def test_plan_is_one_line_per_object_with_long_values_summarised(run_module, store_url, aws):
+def test_plan_groups_creates_by_kind_with_long_values_summarised(run_module, store_url, aws):
     run_module(cluster_module, state_store=store_url, options=OPTIONS)
     preview = run_module(cluster_update, check_mode=True, diff=True, state_store=store_url,
                          cluster_name="k8s.example.com")
-    entries = [e for e in preview["plan"] if e["action"] != "unchanged"]
-    assert len(preview["lines"]) == len(entries) + 1  # one line each, then the count
+    kinds = {e["kind"] for e in preview["plan"] if e["action"] == "create"}
+    assert preview["summary"]["update"] == preview["summary"]["delete"] == 0
+    assert len(preview["lines"]) == len(kinds) + 1  # a new cluster: one line per kind, then the count
     assert preview["lines"][-1] == "Plan: %(create)d to create, %(update)d to update, %(delete)d to delete, " \
         "%(unchanged)d unchanged." % preview["summary"]
     template = next(e for e in preview["plan"] if e["kind"] == "aws_launch_template")

@@ -111,7 +111,7 @@ def test_control_plane_node_from_its_nodeup_config(run_module, store_url, tmp_pa
     by_cn = {c["common_name"]: c for c in first["certificates"]}
     assert set(by_cn) == {"kubernetes-master", "kubelet-api", "aggregator", "kube-apiserver", "system:node:cp-1",
                           "kube-controller-manager", "system:kube-controller-manager", "kube-scheduler",
-                          "system:kube-scheduler", "system:kube-proxy", "kops-controller"}
+                          "system:kube-scheduler", "system:kube-proxy", "kops-controller", "kubecfg"}
     assert by_cn["system:node:cp-1"]["organizations"] == ["system:nodes"]
     # the bootstrap service's serving certificate, under kops-controller's name
     service = x509.load_pem_x509_certificate((root / "etc/kubernetes/kubeops-bootstrap/server.crt").read_bytes())
@@ -127,12 +127,38 @@ def test_control_plane_node_from_its_nodeup_config(run_module, store_url, tmp_pa
     from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
     assert (srv / "kube-controller-manager" / "ca.key").read_bytes() == certs.key_pem(ca_key)
     server.verify_directly_issued_by(ca_certificate)
+    # kops' IncludeRootCertificate: server.crt is the certificate, an empty line, then the signer's.
+    leaf, chain = (srv / "kube-apiserver" / "server.crt").read_bytes().split(b"-----END CERTIFICATE-----\n", 1)
+    assert chain == b"\n" + certs.certificate_pem(ca_certificate)
     for key in ("kube-controller-manager/ca.key", "kube-controller-manager/service-account.key",
                 "kube-apiserver/service-account.key", "kube-apiserver/server.key"):
         assert stat.S_IMODE(os.stat(srv / key).st_mode) == 0o600, key
+    assert stat.S_IMODE(os.stat(srv / "kube-controller-manager" / "ca.crt").st_mode) == 0o600
+    # kops' nodetasks.KubeConfig: the client certificate, its key and the signer's certificate inline, 0400.
+    import base64
+    import yaml
+    for name, common_name, path in (("kube-scheduler", "system:kube-scheduler", "var/lib/kube-scheduler/kubeconfig"),
+                                    ("kubecfg", "kubecfg", "var/lib/kubectl/kubeconfig"),
+                                    ("kube-proxy", "system:kube-proxy", "var/lib/kube-proxy/kubeconfig")):
+        kubeconfig = yaml.safe_load((root / path).read_text())
+        assert stat.S_IMODE(os.stat(root / path).st_mode) == 0o400, path
+        assert kubeconfig["current-context"] == "service-account-context"
+        assert kubeconfig["users"][0]["name"] == name
+        assert kubeconfig["clusters"][0]["cluster"]["server"] == "https://127.0.0.1"
+        assert base64.b64decode(kubeconfig["clusters"][0]["cluster"]["certificate-authority-data"]) == \
+            certs.certificate_pem(ca_certificate)
+        client = x509.load_pem_x509_certificate(base64.b64decode(kubeconfig["users"][0]["user"]["client-certificate-data"]))
+        client.verify_directly_issued_by(ca_certificate)
+        assert "CN=" + common_name in client.subject.rfc4514_string().split(","), path
+        assert by_cn[common_name]["cert_path"] == str(root / path)
+    assert not (root / "var/lib/kube-scheduler/client.crt").exists()
     assert "PRIVATE KEY" not in repr(first)
     again = run_module(node_certificates, **args)
     assert again["changed"] is False and again["changed_paths"] == []
+    # A kubeconfig whose certificate is gone or unreadable is issued again.
+    (root / "var/lib/kube-scheduler/kubeconfig").write_text("users: []\n")
+    third = run_module(node_certificates, **args)
+    assert third["changed_paths"] == [str(root / "var/lib/kube-scheduler/kubeconfig")]
 
 
 def test_worker_nodeup_config_issues_nothing(run_module, store_url, tmp_path):

@@ -1,10 +1,11 @@
-"""node_files on a control-plane config: static pods, their kubeconfigs, log files created once."""
+"""node_files on a control-plane config: static pods (YAML, as kops writes them), log files created once."""
 
 from __future__ import annotations
 
-import json
 import os
 import stat
+
+import yaml
 
 from ansible_collections.kubeops.kops.plugins.modules import node_files
 
@@ -21,15 +22,15 @@ def test_control_plane_files_once_and_log_files_kept(run_module, store_url, tmp_
     for name in MANIFESTS:
         path = "/etc/kubernetes/manifests/%s.manifest" % name
         assert path in first["changed_files"]
-        pod = json.loads((root / path.lstrip("/")).read_text())
+        pod = yaml.safe_load((root / path.lstrip("/")).read_text())
         assert pod["metadata"]["name"] == name and pod["spec"]["hostNetwork"] is True
-    apiserver = json.loads((root / "etc/kubernetes/manifests/kube-apiserver.manifest").read_text())
+    apiserver = yaml.safe_load((root / "etc/kubernetes/manifests/kube-apiserver.manifest").read_text())
     # As kops': AWS workers get their certificates from the bootstrap service, no bootstrap token.
     assert not [a for a in apiserver["spec"]["containers"][0]["args"] if a.startswith("--enable-bootstrap-token-auth")]
-    kubeconfig = json.loads((root / "var/lib/kube-scheduler/kubeconfig").read_text())
-    assert kubeconfig["users"][0]["user"] == {"client-certificate": "/var/lib/kube-scheduler/client.crt",
-                                              "client-key": "/var/lib/kube-scheduler/client.key"}
-    assert stat.S_IMODE(os.stat(root / "var/lib/kube-scheduler/kubeconfig").st_mode) == 0o400
+    # The control plane's kubeconfigs carry the certificates node_certificates issues: it writes them.
+    assert not (root / "var/lib/kube-scheduler/kubeconfig").exists()
+    assert stat.S_IMODE(os.stat(root / "var/lib/kube-scheduler/config.yaml").st_mode) == 0o440  # a file asset
+    assert stat.S_IMODE(os.stat(root / "srv/kubernetes/ca.crt").st_mode) == 0o600
     assert "kubelet" not in first["restart"] or "/var/lib/kubelet/kubelet-config.yaml" in first["changed_files"]
     # A log file the pod has written to is never truncated by a later run.
     log = root / "var/log/kube-apiserver.log"

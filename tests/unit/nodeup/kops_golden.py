@@ -17,6 +17,7 @@ PEM blocks inside a file are compared by their kind (kops' fixtures use kops' te
 
 from __future__ import annotations
 
+import base64
 import collections
 import re
 
@@ -25,8 +26,8 @@ import yaml
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import assets, credentials, files
-from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import assets, credentials, files, manifests
+from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs, keystore
 
 from tests.conformance import kops_fixtures
 from tests.unit.completion.test_populate import _cloud
@@ -61,8 +62,13 @@ CASES = (
 CASE_IDS = [_case_id(case) for case in CASES]
 
 
+INLINE_PEM = re.compile(r"^(\s*(?:certificate-authority|client-certificate|client-key)-data: )(\S+)$", re.M)
+
+
 def normalize(text):
-    """A file's text with each PEM block replaced by its kind."""
+    """A file's text with each PEM block (also base64 inside a kubeconfig) replaced by its kind."""
+    text = INLINE_PEM.sub(lambda match: match.group(1) + normalize(base64.b64decode(match.group(2)).decode(
+        "ascii")).replace("\n", " ").strip(), text)
     return PEM.sub(lambda match: "<%s>\n" % match.group(1), text)
 
 
@@ -73,7 +79,8 @@ def _mode(value, default):
 def _issued(task):
     """signer, subject and SANs of one of kops' issueCert tasks."""
     return {"signer": task.get("signer"), "subject": task.get("subject") or {},
-            "alternateNames": sorted(task.get("alternateNames") or [])}
+            "alternateNames": sorted(task.get("alternateNames") or []),
+            "includeRootCertificate": bool(task.get("includeRootCertificate"))}
 
 
 def kops_entries(case):
@@ -90,6 +97,9 @@ def kops_entries(case):
         elif task.get("type") == "file":
             contents = task.get("contents")
             entry = {"mode": _mode(task.get("mode"), "0644"), "if_missing": bool(task.get("ifNotExists"))}
+            for owner in ("owner", "group"):
+                if task.get(owner):
+                    entry[owner] = task[owner]
             inner = contents.get("task") if isinstance(contents, dict) else None
             asset = contents.get("Asset") if isinstance(contents, dict) else None
             if asset is not None:
@@ -98,7 +108,8 @@ def kops_entries(case):
             elif inner is not None and "ServerURL" in inner:
                 entry.update(kind="kubeconfig", server=inner["ServerURL"], credential=_issued(inner["Cert"]["task"]))
             elif inner is not None:
-                entry.update(kind="key" if task["path"].endswith(".key") else "certificate", **_issued(inner))
+                entry.update(kind="key" if task["path"].endswith((".key", "key.pem")) else "certificate",
+                             **_issued(inner))
             else:
                 entry.update(kind="file", content=normalize(contents or ""))
             entries[task["path"]] = entry
@@ -118,10 +129,27 @@ def load_case(case):
                                                                "kubelet": completed["spec"].get("kubelet") or {}}}
 
 
-def our_config(case):
-    completed, group = load_case(case)
+def our_keysets(completed):
+    """Keysets as kops' golden tests have them (kubelet_test.go): kubernetes-ca with a second certificate in its
+    bundle, service-account with two keys (rotatingPrivateKeyset); the rest as they are made."""
     keysets = {name: keystore.new_keyset(name) for name in keystore.keyset_names(completed)}
-    return nodeup_config.build_config(completed, group, keysets, completed["spec"]["configBase"])
+    for name in ("kubernetes-ca", "service-account"):
+        keysets[name] = keystore.add_keypair(keysets[name])
+    return keysets
+
+
+def our_config(case, keysets=None):
+    completed, group = load_case(case)
+    keysets = keysets or our_keysets(completed)
+    document = nodeup_config.build_config(completed, group, keysets, completed["spec"]["configBase"])
+    # kops' BuildNodeupModelContext sets CAs to kubernetes-ca alone and runs no cloudup asset builder, so its
+    # config has no static files (the scheduler's config: nodeup then writes its own).
+    document["CAs"] = {"kubernetes-ca": document["CAs"]["kubernetes-ca"]}
+    document["FileAssets"] = [asset for asset in document.get("FileAssets") or []
+                              if asset["path"] != manifests.SCHEDULER_CONFIG] or None
+    if not document["FileAssets"]:
+        del document["FileAssets"]
+    return document, keysets
 
 
 NODE = {"name": "i-0123456789abcdef0", "address": None}
@@ -147,12 +175,13 @@ def asset_installs(case, document):
 
 def our_entries(case):
     """{path or 'unit <name>': entry} of what our node side writes for the case."""
-    document = our_config(case)
+    completed, _group = load_case(case)
+    document, keysets = our_config(case, our_keysets(completed))
     entries = {}
     for install in asset_installs(case, document):
         entries[install.path] = {"kind": "asset", "asset": install.key, "mode": "%04o" % install.mode,
                                  "if_missing": False}
-    node = dict(NODE, distribution=case.distribution)
+    node = dict(NODE, distribution=case.distribution, arch=case.arch)
     for node_file in files.node_files(document, node, bootstrap_token="abcdef.0123456789abcdef"):
         content = node_file.content.decode("utf-8")
         if node_file.path.startswith(("/etc/systemd/system/", "/lib/systemd/system/")) and \
@@ -166,9 +195,25 @@ def our_entries(case):
         if request["organizations"]:
             subject["Organization"] = request["organizations"]
         issued = {"signer": request["signer"], "subject": subject,
-                  "alternateNames": sorted(request["dns_names"] + request["ip_addresses"])}
-        entries[request["cert_path"]] = dict(issued, kind="certificate", mode="0644", if_missing=False)
-        entries[request["key_path"]] = dict(issued, kind="key", mode="0600", if_missing=False)
+                  "alternateNames": sorted(request["dns_names"] + request["ip_addresses"]),
+                  "includeRootCertificate": bool(request.get("include_root"))}
+        if request.get("kubeconfig"):  # node_certificates writes it, the certificate inline (mode 0400)
+            kubeconfig = request["kubeconfig"]
+            entries[kubeconfig["path"]] = {"kind": "kubeconfig", "server": kubeconfig["server"], "credential": issued,
+                                           "mode": "0400", "if_missing": False}
+            continue
+        owner = {k: request[k] for k in ("owner", "group") if request.get(k)}
+        entries[request["cert_path"]] = dict(issued, kind="certificate", mode=request.get("cert_mode") or "0644",
+                                             if_missing=False, **owner)
+        entries[request["key_path"]] = dict(issued, kind="key", mode="0600", if_missing=False, **owner)
+    for copy in credentials.control_plane_keypairs(document):  # node_certificates copies them from the store
+        certificate, key = keystore.primary(keysets[copy["keyset"]])
+        entries[copy["key_path"]] = {"kind": "file", "content": normalize(certs.key_pem(key).decode("ascii")),
+                                     "mode": "0600", "if_missing": False}
+        if copy.get("cert_path"):
+            entries[copy["cert_path"]] = {"kind": "file", "content": normalize(
+                certs.certificate_pem(certificate).decode("ascii")), "mode": copy.get("cert_mode") or "0644",
+                "if_missing": False}
     return entries
 
 

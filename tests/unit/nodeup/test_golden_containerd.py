@@ -202,7 +202,7 @@ def test_kubenet_template_and_masquerade_only_for_kubenet_modes():
 
 
 def test_uses_kubenet_from_the_cluster_networking():
-    document = kops_golden.our_config(CASES[0])
+    document, _keysets = kops_golden.our_config(CASES[0])
     assert document["UsesKubenet"] is True
 
 

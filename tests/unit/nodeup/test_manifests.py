@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 
 import kubernetes_validate
 import pytest
 import yaml
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import credentials, files, manifests
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import credentials, files, goyaml, manifests
 
 from tests.conformance import kops_fixtures
 
@@ -113,8 +112,10 @@ def test_static_pods_validate_against_kubernetes_schemas(name, group):
     assert set(pods) == expected
     version = config["KubernetesVersion"].rsplit(".", 1)[0] + ".0"
     for pod in pods.values():
-        # Round-trip through the file as the kubelet reads it; strict: no unknown fields anywhere.
-        document = yaml.safe_load(json.dumps(pod))
+        # The file as node_files writes it (kops' YAML), read back as the kubelet reads it: the same pod, and
+        # valid; strict: no unknown fields anywhere.
+        document = yaml.safe_load(goyaml.dumps(pod))
+        assert document == pod
         kubernetes_validate.validate(document, version, strict=True)
 
 
@@ -170,7 +171,7 @@ def test_worker_kube_proxy_uses_the_kubelet_certificate():
     config["kubeops"] = {"apiServer": {"host": "api.internal.minimal-aws.example.com", "port": 443},
                          "kubeletBootstrap": {"tokenSecret": "kubelet-bootstrap-token"}}
     written = {f.path: f for f in files.node_files(config, {"name": "n1"}, bootstrap_token="abc.def")}
-    kubeconfig = json.loads(written["/var/lib/kube-proxy/kubeconfig"].content)
+    kubeconfig = yaml.safe_load(written["/var/lib/kube-proxy/kubeconfig"].content)
     assert kubeconfig["users"][0]["user"] == {"client-certificate": manifests.KUBELET_CLIENT_CERT,
                                               "client-key": manifests.KUBELET_CLIENT_CERT}
     assert kubeconfig["clusters"][0]["cluster"]["server"] == "https://api.internal.minimal-aws.example.com:443"

@@ -22,12 +22,14 @@ CLOUD_METAL = "metal"
 class OptionsContext(object):
     """Cluster name, cloud and Kubernetes versions, read once from the spec being completed."""
 
-    def __init__(self, cluster_name, spec, max_kubelet_version=None, bucket_region=None):
+    def __init__(self, cluster_name, spec, max_kubelet_version=None, bucket_region=None, docker_tag=None):
         self.cluster_name = cluster_name
         # bucket name -> region (or None), for discovery-store URLs; a cloud fact, so optional.
         self.bucket_region = bucket_region
+        # url -> the text of a build's <component>.docker_tag file (a kubernetesVersion that is a URL).
+        self.docker_tag = docker_tag
         self.cloud = spec.get("cloudProvider")
-        self.control_plane_version = semver.parse(spec["kubernetesVersion"])
+        self.control_plane_version = semver.kubernetes_version(spec["kubernetesVersion"])
         # Nodes may lag the control plane when kops pins the kubelet below it (upgrade in progress).
         self.node_version = semver.parse(max_kubelet_version) if max_kubelet_version else self.control_plane_version
         self.container_registry = ((spec.get("assets") or {}).get("containerRegistry") or "").rstrip("/")
@@ -43,8 +45,17 @@ class OptionsContext(object):
         return "%s/%s" % (self.container_registry, name)
 
     def kubernetes_image(self, spec, component):
-        """registry.k8s.io/<component>:v<kubernetesVersion>, remapped to the mirror registry if any."""
-        version = semver.parse(spec["kubernetesVersion"])
+        """registry.k8s.io/<component>:v<kubernetesVersion>, remapped to the mirror registry if any.
+
+        A build URL (kops' side-loading): the image its amd64 tarball holds, registry.k8s.io/<component>-amd64:<the
+        build's docker_tag>, not remapped (nodes of other architectures swap the suffix, as kops' nodeup does)."""
+        if semver.is_base_url(spec["kubernetesVersion"]):
+            url = "%s/bin/linux/amd64/%s.docker_tag" % (spec["kubernetesVersion"].rstrip("/"), component)
+            if self.docker_tag is None:
+                raise ValueError("spec.kubernetesVersion %s: the image tag of %s is read from %s; give the cloud "
+                                 "facts a docker_tag lookup" % (spec["kubernetesVersion"], component, url))
+            return "%s/%s-amd64:%s" % (versions.KUBERNETES_REGISTRY, component, self.docker_tag(url).strip())
+        version = semver.kubernetes_version(spec["kubernetesVersion"])
         return self.remap_image("%s/%s:v%s" % (versions.KUBERNETES_REGISTRY, component, version))
 
 

@@ -50,7 +50,7 @@ CLUSTER_AUTOSCALER_IMAGES = (
 
 def by_version(table, version):
     """The value of the first row of table whose upper bound is above version."""
-    version = version if isinstance(version, semver.Version) else semver.parse(version)
+    version = version if isinstance(version, semver.Version) else semver.kubernetes_version(version)
     for bound, value in table:
         if bound is None or version < semver.parse(bound):
             return value
