@@ -100,7 +100,8 @@ KUBELET_CONFIGURATION: Kubernetes minor -> {struct: ((json name, type), ...)}, e
   "struct:Name".
 NODE_LABELS: Kubernetes minor -> the --node-labels rule: the label namespaces whose keys count as Kubernetes'
   own, the namespaces and keys a kubelet may set on itself, and the label key / value syntax.
-CONTAINERD: containerd minor -> {"release", "plugins": {plugin id: "struct:Name"}, "top": ((key, type), ...),
+CONTAINERD: containerd minor -> {"release", "max_schema" (the highest config.toml `version` it starts with),
+  "plugins": {plugin id: "struct:Name"}, "top": ((key, type), ...),
   "structs": {...}}: config.toml's top-level keys (the `plugins` table's type is "plugins") and the toml keys of
   each plugin's config struct, in the same type notation.
 SOURCES: the files each table was read from, by Kubernetes minor or containerd release:
@@ -113,31 +114,31 @@ from __future__ import annotations
 
 
 def strip_comments(text):
-    """Go text without /* */ and // comments (string literals with // are left whole)."""
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    """Go text without its // and /* */ comments, read in one pass so a `/*` inside a // comment or a string
+    literal (a path glob in a doc comment) does not start a block comment."""
     out = []
-    for line in text.splitlines():
-        code, quoted = [], None
-        i = 0
-        while i < len(line):
-            char = line[i]
-            if quoted:
-                code.append(char)
-                if char == "\\" and quoted == '"':
-                    code.append(line[i + 1:i + 2])
-                    i += 1
-                elif char == quoted:
-                    quoted = None
-            elif char in "\"`":
-                quoted = char
-                code.append(char)
-            elif line.startswith("//", i):
-                break
-            else:
-                code.append(char)
-            i += 1
-        out.append("".join(code).rstrip())
-    return "\n".join(out)
+    index, length = 0, len(text)
+    while index < length:
+        char = text[index]
+        if text.startswith("//", index):
+            end = text.find("\n", index)
+            index = length if end < 0 else end
+        elif text.startswith("/*", index):
+            end = text.find("*/", index + 2)
+            if end < 0:
+                raise ValueError("an unterminated /* comment")
+            out.append("\n" * text.count("\n", index, end))  # keep the line numbers
+            index = end + 2
+        elif char in "\"'`":
+            end = index + 1
+            while end < length and text[end] != char:
+                end += 2 if text[end] == "\\" and char != "`" else 1
+            out.append(text[index:end + 1])
+            index = end + 1
+        else:
+            out.append(char)
+            index += 1
+    return "\n".join(line.rstrip() for line in "".join(out).split("\n"))
 
 
 class GoFile:
@@ -438,8 +439,22 @@ def containerd(tree):
         except (KeyError, ValueError):
             top.append((key, "any"))  # a top-level section we do not write: its key is known, its body unchecked
     table["top"] = tuple(top)
+    table["max_schema"] = max_schema(tree, major)
     table["structs"] = dict(sorted(resolver.structs.items()))
     return table
+
+
+def max_schema(tree, major):
+    """The highest config.toml `version` a containerd release starts with (a higher one is refused)."""
+    if major == 1:
+        path = tree / CONTAINERD_SERVER[1]
+        match = re.search(r"if version > (\d+) \{\s*[^}]*is not supported", path.read_text(encoding="utf-8"))
+    else:
+        path = tree / "version/version.go"
+        match = re.search(r"^const ConfigVersion = (\d+)$", path.read_text(encoding="utf-8"), re.M)
+    if not match:
+        raise ValueError("%s: cannot find the highest config version containerd accepts" % path)
+    return int(match.group(1))
 
 
 def read_sources(root):
