@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import pathlib
-import pprint
 import re
 import sys
 
@@ -457,6 +456,22 @@ def max_schema(tree, major):
     return int(match.group(1))
 
 
+def python_literal(value, indent):
+    """`value` (dicts, tuples, strings, numbers) as Python source, one item a line, in pep8's hanging indents."""
+    pad, inner = " " * indent, " " * (indent + 4)
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = ("%s%r: %s,\n" % (inner, key, python_literal(item, indent + 4)) for key, item in value.items())
+        return "{\n%s%s}" % ("".join(items), pad)
+    if isinstance(value, (tuple, list)):
+        flat = repr(tuple(value))
+        if all(not isinstance(item, (dict, tuple, list)) for item in value) and indent + len(flat) <= 110:
+            return flat
+        return "(\n%s%s)" % ("".join("%s%s,\n" % (inner, python_literal(item, indent + 4)) for item in value), pad)
+    return repr(value)
+
+
 def read_sources(root):
     rows = []
     for line in (root / "SOURCES").read_text(encoding="utf-8").splitlines():
@@ -486,16 +501,16 @@ def generate(root):
         key = path.split("/", 1)[0] if not path.startswith("containerd/") else "containerd " + path.split("/")[1]
         used.setdefault(key, []).append((path, repository, ref, commit, repo_path))
     out = [HEADER]
-    out.append("KUBERNETES_VERSIONS = %s\n" % pprint.pformat(tuple(versions)))
-    out.append("CONTAINERD_VERSIONS = %s\n\n" % pprint.pformat(tuple(runtimes)))
+    out.append("KUBERNETES_VERSIONS = %s\n" % repr(tuple(versions)))
+    out.append("CONTAINERD_VERSIONS = %s\n\n" % repr(tuple(runtimes)))
     out.append("SOURCES = {\n")
     for key, rows in used.items():
         out.append("    %r: (\n" % key)
-        out.extend("        %r,\n" % (row,) for row in rows)
+        out.extend("        (%r, %r, %r, %r,\n         %r),\n" % row for row in rows)
         out.append("    ),\n")
     out.append("}\n\n")
     for name, value in (("KUBELET_CONFIGURATION", kubelet), ("NODE_LABELS", labels), ("CONTAINERD", runtimes)):
-        out.append("%s = %s\n\n" % (name, pprint.pformat(value, width=120, sort_dicts=False)))
+        out.append("%s = %s\n\n" % (name, python_literal(value, 0)))
     return "".join(out).rstrip("\n") + "\n"
 
 

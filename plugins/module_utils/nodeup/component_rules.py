@@ -80,8 +80,8 @@ def label_problems(key, value, version):
         problems.append("%r is not a label key (at most one '/') [%s %s]" % (key, LABEL_SYNTAX_SOURCE, minor))
     elif len(parts) == 2 and (not parts[0] or len(parts[0]) > rules["prefix_max"] or
                               not re.match(rules["prefix"], parts[0])):
-        problems.append("%r: its prefix %r is not a DNS subdomain [%s %s]" % (key, parts[0], LABEL_SYNTAX_SOURCE,
-                                                                                minor))
+        problems.append("%r: its prefix %r is not a DNS subdomain [%s %s]" %
+                        (key, parts[0], LABEL_SYNTAX_SOURCE, minor))
     if len(parts) <= 2 and (not name or len(name) > rules["qualified_name_max"] or
                             not re.match(rules["qualified_name"], name)):
         problems.append("%r: its name %r is not a qualified name [%s %s]" % (key, name, LABEL_SYNTAX_SOURCE, minor))
@@ -301,8 +301,8 @@ def check_node_files(files, kubernetes_version, containerd_version=None):
     if sysconfig is not None:
         args = kubelet_args(sysconfig)
         if "node-labels" in args:
-            out.extend("%s: %s" % (KUBELET_ENV, line) for line in check_node_labels(args["node-labels"],
-                                                                                  kubernetes_version))
+            out.extend("%s: %s" % (KUBELET_ENV, line) for line in
+                       check_node_labels(args["node-labels"], kubernetes_version))
         config_path = args.get("config")
         if config_path:
             if config_path not in files:
