@@ -71,7 +71,8 @@ def label_problems(key, value, version):
     namespace = _namespace(key)
     if any(_in_namespace(namespace, ns) for ns in rules["kubernetes_namespaces"]) and not (
             key in rules["kubelet_labels"] or any(_in_namespace(namespace, ns) for ns in rules["kubelet_namespaces"])):
-        problems.append("%r: the kubelet sets no %s label outside the namespaces %s and its %d well-known labels [%s %s]"
+        problems.append("%r: a %s label outside the kubelet's own namespaces (%s) and its %d well-known labels: "
+                        "the kubelet refuses to start [%s %s]"
                         % (key, "/".join(rules["kubernetes_namespaces"]), ", ".join(rules["kubelet_namespaces"]),
                            len(rules["kubelet_labels"]), LABELS_SOURCE, minor))
     parts = key.split("/")

@@ -67,7 +67,7 @@ def test_the_kubelet_and_containerd_would_start_with_our_files(name, group):
 
 
 def test_every_fixture_group_is_checked():
-    # 9 fixtures; every group but complex's bastion makes a node (the groups above are not silently few).
+    # 9 fixtures, 24 groups that make a node (the bastions make none): the groups above are not silently few.
     assert len(FIXTURES) >= 9 and len(GROUPS) >= 24
 
 
