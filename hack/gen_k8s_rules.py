@@ -13,6 +13,10 @@ rules those programs apply at start-up, read from their own source by this scrip
 - the keys of containerd's config.toml per config schema: the toml tags of the CRI plugins' config structs and
   of the NRI plugin, per containerd release.
 
+- the command-line flags of the kubelet, kube-apiserver, kube-controller-manager, kube-scheduler and kube-proxy:
+  the pflag registrations reached from each component's command (FLAG_COMMANDS), per Kubernetes minor, from
+  `flags/<minor>/k8s.io/<module>/<package>/` (whole Go packages; OpenShift's own flags left out).
+
 The source directory (--source) holds one tree per Kubernetes minor version (`1.32/k8s.io/<module>/<path>`),
 one per containerd release (`containerd/<tag>/<path>`), `kubelet-options/options.go` (the part of kubernetes'
 cmd/kubelet/app/options/options.go with ValidateKubeletFlags), and SOURCES: one line per file,
@@ -103,8 +107,13 @@ CONTAINERD: containerd minor -> {"release", "max_schema" (the highest config.tom
   "plugins": {plugin id: "struct:Name"}, "top": ((key, type), ...),
   "structs": {...}}: config.toml's top-level keys (the `plugins` table's type is "plugins") and the toml keys of
   each plugin's config struct, in the same type notation.
-SOURCES: the files each table was read from, by Kubernetes minor or containerd release:
-  (file in the source directory, repository, tag or ref, commit, path in the repository).
+FLAGS: component -> {flag: the Kubernetes minors whose component registers it}, for kubelet, kube-apiserver,
+  kube-controller-manager, kube-scheduler and kube-proxy (FLAG_VERSIONS); a flag a minor does not list is
+  unknown to it (the component refuses to start).
+DEPRECATED_FLAGS: component -> {flag: {minor: the MarkDeprecated message}}: accepted, with a warning.
+SOURCES: the files (or, for flags, the Go packages) each table was read from, by Kubernetes minor, flags
+  minor or containerd release: (file in the source directory, repository, tag or ref, commit, path in the
+  repository).
 """
 
 from __future__ import annotations
@@ -456,6 +465,471 @@ def max_schema(tree, major):
     return int(match.group(1))
 
 
+# --- command-line flags ------------------------------------------------------------------------------------------
+# Each component's flags are the pflag registrations reached from its command: the entry calls listed below
+# (checked against the command function's text), then every call inside a scanned function that is handed a
+# flag set, followed to its declaration by the Go types of the receiver's fields.  A call the generator cannot
+# follow stops it, unless CALLS says what it registers (and why).
+K8S = "k8s.io/kubernetes"
+FLAG_COMMANDS = {
+    "kubelet": (K8S + "/cmd/kubelet/app", None, "NewKubeletCommand", (
+        ("kubeletFlags.AddFlags(cleanFlagSet)", K8S + "/cmd/kubelet/app/options", "KubeletFlags", "AddFlags"),
+        ("options.AddKubeletConfigFlags(cleanFlagSet, kubeletConfig)", K8S + "/cmd/kubelet/app/options", None,
+         "AddKubeletConfigFlags"),
+        ("options.AddGlobalFlags(cleanFlagSet)", K8S + "/cmd/kubelet/app/options", None, "AddGlobalFlags"),
+    )),
+    "kube-apiserver": (K8S + "/cmd/kube-apiserver/app", None, "NewAPIServerCommand", (
+        ("s.Flags()", K8S + "/cmd/kube-apiserver/app/options", "ServerRunOptions", "Flags"),
+    )),
+    "kube-controller-manager": (K8S + "/cmd/kube-controller-manager/app", None, "NewControllerManagerCommand", (
+        ("s.Flags(KnownControllers(), ControllersDisabledByDefault(), ControllerAliases())",
+         K8S + "/cmd/kube-controller-manager/app/options", "KubeControllerManagerOptions", "Flags"),
+    )),
+    "kube-scheduler": (K8S + "/cmd/kube-scheduler/app", None, "NewSchedulerCommand", (
+        ("opts.Flags", K8S + "/cmd/kube-scheduler/app/options", "Options", "initFlags"),
+    )),
+    "kube-proxy": (K8S + "/cmd/kube-proxy/app", None, "NewProxyCommand", (
+        ("opts.AddFlags(fs)", K8S + "/cmd/kube-proxy/app", "Options", "AddFlags"),
+    )),
+}
+# Calls the type walk cannot follow (an interface's method, a package variable's method, a flag copied from Go's
+# flag package): call text -> the registrations it makes, each ((package, file), evidence the file must hold,
+# flags).  evidence is code of that file, so a changed registration stops the generator.
+FLAG_CALLS = {
+    # verflag.AddFlags: `fs.AddFlag(flag.Lookup(versionFlagName))`, versionFlagName = "version"
+    "verflag.AddFlags(": ("k8s.io/component-base/version/verflag", "const versionFlagName = \"version\"", ("version",), None),
+    # logs.AddFlags adds klog's v / vmodule (klogflags.Init) and --log-flush-frequency, all three skipped with
+    # logs.SkipLoggingConfigurationFlags() (logsapi.AddFlags registers them instead): every caller passes it.
+    "logs.AddFlags(fs, logs.SkipLoggingConfigurationFlags())": (
+        "k8s.io/component-base/logs", 'case "v", logsapi.LogFlushFreqFlagName: if o.skipLoggingConfigurationFlags '
+        '{ return } case "vmodule": if o.skipLoggingConfigurationFlags { return }', (), None),
+    # globalflag.AddGlobalFlags: logs.AddFlags(fs, opts...) (nothing, with the skip option) and --help.
+    "globalflag.AddGlobalFlags(": ("k8s.io/component-base/cli/globalflag",
+                                   'logs.AddFlags(fs, opts...) fs.BoolP("help", "h", false,', ("help",),
+                                   "logs.SkipLoggingConfigurationFlags()"),
+}
+# Calls handed a flag set that register nothing: they parse, read, print or merge flags already registered.
+FLAG_READERS = {"SetUsageFunc", "SetHelpFunc", "PrintFlags", "SetUsageAndHelpFunc", "Parse", "ParseFlags", "Args",
+                "GetBool", "GetString", "Lookup", "VisitAll", "Visit", "Set", "Changed", "FlagUsagesWrapped",
+                "AddFlagSet", "SetNormalizeFunc", "Complete", "MarkFlagFilename", "WordSepNormalizeFunc",
+                "NArg", "SetGlobalNormalizationFunc"}
+# Flags a component accepts that no scanned function registers: (flag, package, evidence the package must hold).
+# kube-proxy parses with cobra, which adds --help itself and merges pflag.CommandLine, where verflag registers
+# --version; NewProxyCommand also adds Go's flag.CommandLine, for cadvisor's --boot-id-file / --machine-id-file.
+FLAG_EXTRAS = {
+    "kube-proxy": (
+        ("help", K8S + "/cmd/kube-proxy/app", "cmd := &cobra.Command{"),
+        ("version", "k8s.io/component-base/version/verflag", "versionFlag = Version(versionFlagName, VersionFalse,"),
+        ("boot-id-file", K8S + "/cmd/kube-proxy/app", "fs.AddGoFlagSet(goflag.CommandLine)"),
+        ("machine-id-file", K8S + "/cmd/kube-proxy/app", "fs.AddGoFlagSet(goflag.CommandLine)"),
+    ),
+}
+# OpenShift's own flags in the openshift/microshift copy of the Kubernetes tree (not upstream Kubernetes): found by
+# comparing the flags read from it with those of an upstream tree of the same release line (docs/data-tables.md),
+# and left out; each must still be registered, so a changed carry stops the generator.
+OPENSHIFT_CARRIES = {
+    "kubelet": ("max-housekeeping-interval",),
+    "kube-apiserver": ("openshift-config",),
+    "kube-controller-manager": ("openshift-config", "unsupported-kube-api-over-localhost"),
+    "kube-scheduler": ("unsupported-kube-api-over-localhost",),
+}
+# Methods of interface-typed fields: interface type name -> (package dirs to search, concrete type).
+FLAG_INTERFACES = {
+    "ComponentGlobalsRegistry": (("k8s.io/component-base/featuregate", "k8s.io/component-base/compatibility",
+                                  "k8s.io/apiserver/pkg/util/version"), "componentGlobalsRegistry"),
+    "MutableFeatureGate": (("k8s.io/component-base/featuregate",), "featureGate"),
+}
+PFLAG_TYPES = ("Bool", "BoolSlice", "BytesBase64", "BytesHex", "Count", "Duration", "DurationSlice", "Float32",
+               "Float32Slice", "Float64", "Float64Slice", "IP", "IPMask", "IPNet", "IPNetSlice", "IPSlice", "Int",
+               "Int16", "Int32", "Int32Slice", "Int64", "Int64Slice", "Int8", "IntSlice", "String", "StringArray",
+               "StringSlice", "StringToInt", "StringToInt64", "StringToString", "Uint", "Uint16", "Uint32",
+               "Uint64", "Uint8", "UintSlice")
+# pflag method -> index of the flag name argument
+PFLAG_METHODS = {"Var": 1, "VarP": 1, "VarPF": 1}
+for _t in PFLAG_TYPES:
+    PFLAG_METHODS.update({_t: 0, _t + "P": 0, _t + "Var": 1, _t + "VarP": 1})
+# Registrars of Go flags copied onto a pflag set: function name -> (name argument, deprecated); the name is
+# normalized "_" -> "-" (cmd/kubelet/app/options/globalflags.go register / registerDeprecated, normalize).
+GO_FLAG_REGISTRARS = {"register": (2, False), "registerDeprecated": (2, True), "globalflag.Register": (1, False)}
+GOOS_TRUE = {"linux", "unix", "cgo", "amd64"}
+
+
+def _build_ok(path, text):
+    """Whether a Go file is built for linux/amd64 with the default tags (no `providerless`)."""
+    name = path.name[:-3]
+    for suffix in ("_test", "_windows", "_darwin", "_freebsd", "_openbsd", "_netbsd", "_solaris", "_plan9",
+                   "_js", "_wasip1", "_aix", "_dragonfly", "_illumos", "_ios", "_android", "_arm64", "_arm",
+                   "_386", "_ppc64le", "_s390x", "_riscv64", "_mips64", "_others", "_other", "_unsupported"):
+        if name.endswith(suffix) and not (suffix in ("_others", "_other", "_unsupported")):
+            return False
+    match = re.search(r"^//go:build (.+)$", text, re.M)
+    if not match:
+        return True
+    expression = re.sub(r"[\w.]+", lambda m: str(m.group(0) in GOOS_TRUE), match.group(1))
+    expression = expression.replace("&&", " and ").replace("||", " or ").replace("!", " not ")
+    return bool(eval(expression, {"__builtins__": {}}, {"True": True, "False": False}))  # pylint: disable=eval-used
+
+
+class GoPackage:
+    """The linux/amd64 files of one Go package: function bodies, struct field types, string constants, imports."""
+
+    _FUNC = re.compile(r"^func (?:\((\w+) \*?(\w+)(?:\[[^\]]*\])?\) )?(\w+)\(", re.M)
+
+    def __init__(self, directory, name):
+        self.name = name
+        self.files = []
+        for path in sorted(pathlib.Path(directory).glob("*.go")):
+            raw = path.read_text(encoding="utf-8")
+            if _build_ok(path, raw):
+                self.files.append((path, strip_comments(raw), GoFile(path)))
+        if not self.files:
+            raise ValueError("%s: no Go files for linux" % directory)
+        self.constants = {}
+        for _path, text, _go in self.files:
+            for match in re.finditer(r'^\s*(?:const\s+)?(\w+)\s*(?:string\s*)?=\s*("[^"\n]*"(?:\s*\+\s*"[^"\n]*")*)\s*$',
+                                     text, re.M):
+                self.constants.setdefault(match.group(1), "".join(re.findall(r'"([^"]*)"', match.group(2))))
+
+    def function(self, receiver, name):
+        """(file, receiver variable, parameters text, body) of func `name` (method of `receiver` when given)."""
+        for path, text, _go in self.files:
+            for match in self._FUNC.finditer(text):
+                if match.group(3) == name and (match.group(2) or None) == receiver:
+                    _params, end = _balanced(text, match.end() - 1, "(", ")")
+                    open_brace = text.index("{", end)
+                    body, _end = _balanced(text, open_brace, "{", "}")
+                    return path, match.group(1), text[match.end():open_brace], body
+        return None
+
+    def imports(self, path):
+        return next(go.imports for file_path, _text, go in self.files if file_path == path)
+
+    def struct_fields(self, struct):
+        """[(field name or None if embedded, type, file)] of a struct of this package (unexported fields too)."""
+        for path, _text, go in self.files:
+            if struct in go.structs:
+                out = []
+                for _number, line in go.structs[struct]:
+                    match = re.match(r"^\s*(\w+)\s+([^\s`]+)", line)
+                    embedded = re.match(r"^\s*(\*?[\w.]+)\s*(?:`[^`]*`)?\s*$", line)
+                    if embedded:
+                        out.append((None, embedded.group(1).lstrip("*"), path))
+                    elif match:
+                        out.append((match.group(1), match.group(2).lstrip("*"), path))
+                return out
+        return []
+
+    def field_type(self, struct, field):
+        """The Go type of `struct`'s field (embedded fields by their type name), with the file declaring it."""
+        for go_name, go_type, path in self.struct_fields(struct):
+            if go_name == field or (go_name is None and go_type.split(".")[-1] == field):
+                return go_type, path
+        return None
+
+    def embedded(self, struct):
+        return [(go_type, path) for go_name, go_type, path in self.struct_fields(struct) if go_name is None]
+
+
+def _balanced(text, start, opening, closing):
+    """(the text inside the bracket at `start`, the index after its closing bracket), strings skipped."""
+    depth, index = 0, start
+    while index < len(text):
+        char = text[index]
+        if char in "\"'`":
+            end = index + 1
+            while text[end] != char:
+                end += 2 if text[end] == "\\" and char != "`" else 1
+            index = end + 1
+            continue
+        if char == opening:
+            depth += 1
+        elif char == closing:
+            depth -= 1
+            if depth == 0:
+                return text[start + 1:index], index + 1
+        index += 1
+    raise ValueError("unbalanced %s at %d" % (opening, start))
+
+
+def _split_args(text):
+    args, depth, current, index = [], 0, [], 0
+    while index < len(text):
+        char = text[index]
+        if char in "\"'`":
+            end = index + 1
+            while text[end] != char:
+                end += 2 if text[end] == "\\" and char != "`" else 1
+            current.append(text[index:end + 1])
+            index = end + 1
+            continue
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        if char == "," and depth == 0:
+            args.append("".join(current).strip())
+            current = []
+        else:
+            current.append(char)
+        index += 1
+    if "".join(current).strip():
+        args.append("".join(current).strip())
+    return args
+
+
+class FlagReader:
+    """The flags one component registers in one Kubernetes tree (`tree/<import path>/`)."""
+
+    _CALL = re.compile(r"([A-Za-z_][\w.]*(?:\([^()]*\))?)\.(\w+)\(|(?<![\w.])([a-z]\w*)\(")
+
+    def __init__(self, tree):
+        self.tree = pathlib.Path(tree)
+        self.packages = {}
+        self.flags = {}       # name -> {"deprecated": message or None, "hidden": bool, "source": "module path"}
+        self.visited = set()
+        self.files = set()
+
+    def package(self, import_path):
+        if import_path not in self.packages:
+            directory = self.tree / import_path
+            if not directory.is_dir():
+                raise ValueError("package %s is not in the source directory %s" % (import_path, self.tree))
+            self.packages[import_path] = GoPackage(directory, import_path)
+        return self.packages[import_path]
+
+    def source_of(self, path):
+        relative = str(pathlib.Path(path).relative_to(self.tree))
+        self.files.add(relative)
+        return relative
+
+    def add(self, name, where, deprecated=None):
+        entry = self.flags.setdefault(name, {"deprecated": None, "hidden": False, "source": where})
+        if deprecated is not None:
+            entry["deprecated"] = deprecated
+
+    def command(self, component):
+        import_path, receiver, name, entries = FLAG_COMMANDS[component]
+        package = self.package(import_path)
+        found = package.function(receiver, name)
+        if found is None:
+            raise ValueError("%s: no func %s" % (import_path, name))
+        path, _recv, params, body = found
+        self.source_of(path)
+        flat = " ".join(body.split())
+        for call, target_package, target_receiver, target in entries:
+            if call not in flat:
+                raise ValueError("%s %s no longer calls %s: re-read how %s builds its flags" %
+                                 (path, name, call, component))
+            self.walk(target_package, target_receiver, target, {})
+        self.command_flagsets = set(re.findall(r"(\w+)\s*:?=\s*(?:%s)" % "|".join(
+            re.escape(call) for call, _p, _r, _t in entries), flat))
+        self.entry_calls = tuple(call for call, _p, _r, _t in entries)
+        self.scan(package, path, body, params, {})
+        return self.flags
+
+    def walk(self, import_path, receiver, name, bindings):
+        key = (import_path, receiver, name, tuple(sorted((getattr(self, "call_args", None) or []), key=str)))
+        if key in self.visited and not bindings:
+            return
+        self.visited.add(key)
+        package = self.package(import_path)
+        found = package.function(receiver, name)
+        if found is None and receiver:
+            for embedded, _path in package.embedded(receiver):
+                target = self.resolve_type(package, _path, embedded)
+                if target and package.function(None, "__none__") is None:
+                    self.visited.discard(key)
+                    return self.walk(target[0], target[1], name, bindings)
+        if found is None:
+            raise ValueError("%s: no func %s%s" % (import_path, receiver + "." if receiver else "", name))
+        path, recv, params, body = found
+        if not bindings and getattr(self, "call_args", None):
+            names = [arg.split()[0] for arg in _split_args(_balanced("(" + params.split(")")[0] + ")", 0, "(", ")")[0])
+                     if arg.split()]
+            bindings = {n: v for n, v in zip(names, self.call_args) if v is not None}
+        self.call_args = []
+        self.scan(package, path, body, params, {"recv": recv, "receiver": receiver, "bindings": bindings})
+
+    def resolve_type(self, package, path, go_type):
+        """(import path, type name) of a Go type written in `path` of `package`."""
+        go_type = go_type.lstrip("*")
+        if "." in go_type:
+            alias, name = go_type.split(".", 1)
+            imported = package.imports(path).get(alias)
+            return (imported, name) if imported else None
+        return package.name, go_type
+
+    def flag_name(self, package, expression, where, bindings=None):
+        bindings = bindings or {}
+        expression = expression.strip()
+        sprintf = re.match(r'^fmt\.Sprintf\((.*)\)$', expression, re.S)
+        if sprintf:
+            args = _split_args(sprintf.group(1))
+            values = tuple(self.flag_name(package, arg, where, bindings) for arg in args[1:])
+            return self.flag_name(package, args[0], where, bindings).replace("%%s", "%s") % values
+        parts = [part.strip() for part in expression.split("+")]
+        out = []
+        if "(" in expression:
+            raise ValueError("%s: cannot read the flag name %s" % (where, expression))
+        for part in parts:
+            if part in bindings:
+                out.append(bindings[part])
+            elif part.startswith('"'):
+                out.append(part[1:-1])
+            elif part.split(".")[-1] in package.constants and "." not in part:
+                out.append(package.constants[part])
+            elif "." in part:
+                alias, const = part.split(".", 1)
+                imported = None
+                for _path, _text, go in package.files:
+                    imported = imported or go.imports.get(alias)
+                if imported is None:
+                    raise ValueError("%s: cannot read the flag name %s" % (where, expression))
+                other = self.package(imported)
+                if const not in other.constants:
+                    raise ValueError("%s: %s has no string constant %s" % (where, imported, const))
+                out.append(other.constants[const])
+            elif part in package.constants:
+                out.append(package.constants[part])
+            else:
+                raise ValueError("%s: cannot read the flag name %s" % (where, expression))
+        return "".join(out)
+
+    def scan(self, package, path, body, params, context, skip_calls=False):
+        where = self.source_of(path)
+        flagsets = set(re.findall(r"(\w+)\s+\*?(?:pflag\.FlagSet|cliflag\.NamedFlagSets|flagSet|\*?flag\.FlagSet)\b",
+                                  params))
+        flagsets.update(re.findall(r"(\w+)\s*:?=\s*(?:\w+\.FlagSet\(|pflag\.NewFlagSet\(|cmd\.Flags\(\)|"
+                                   r"cliflag\.NamedFlagSets\{)", body))
+        flagsets.update(re.findall(r"\((\w+) cliflag\.NamedFlagSets\)", params))
+        flagsets.update(getattr(self, "command_flagsets", ()))
+        flagsets.discard("")
+        for match in self._CALL.finditer(body):
+            args_text, _end = _balanced(body, match.end() - 1, "(", ")")
+            args = _split_args(args_text)
+            line = "%s:%d" % (where, body.count("\n", 0, match.start()) + 1)
+            if match.group(3):  # a call of a function of this package
+                function = match.group(3)
+                if function in GO_FLAG_REGISTRARS:
+                    index, deprecated = GO_FLAG_REGISTRARS[function]
+                    if len(args) > index and args[index].startswith('"'):
+                        self.add(args[index].strip('"').replace("_", "-"), where,
+                                 "deprecated" if deprecated else None)
+                    continue
+                if any(re.search(r"\b%s\b" % fs, arg) for arg in args for fs in flagsets) and not skip_calls:
+                    if package.function(None, function):
+                        self.walk(package.name, None, function, {})
+                continue
+            target, method = match.group(1), match.group(2)
+            base = target.split("(")[0].split(".")[0]
+            if base in flagsets or target.startswith(tuple(fs + "." for fs in flagsets)):
+                if method in PFLAG_METHODS:
+                    index = PFLAG_METHODS[method]
+                    self.add(self.flag_name(package, args[index], line, context.get("bindings")), where)
+                elif method in ("MarkDeprecated", "MarkShorthandDeprecated"):
+                    name = self.flag_name(package, args[0], line)
+                    self.add(name, where)
+                    if method == "MarkDeprecated":
+                        self.flags[name]["deprecated"] = " ".join(re.findall(r'"([^"]*)"', args[1])) or args[1]
+                elif method == "MarkHidden":
+                    name = self.flag_name(package, args[0], line)
+                    self.add(name, where)
+                    self.flags[name]["hidden"] = True
+                continue
+            if "%s.%s" % (target, method) in GO_FLAG_REGISTRARS:
+                index, deprecated = GO_FLAG_REGISTRARS["%s.%s" % (target, method)]
+                self.add(self.flag_name(package, args[index], line).replace("_", "-"), where,
+                         "deprecated" if deprecated else None)
+                continue
+            if skip_calls or not any(re.search(r"\b%s\b" % fs, arg) for arg in args for fs in flagsets):
+                continue
+            call = "%s.%s(%s)" % (target, method, ", ".join(args))
+            if method in FLAG_READERS:
+                continue
+            if call.startswith(getattr(self, "entry_calls", ()) or ("\0",)):
+                continue
+            self.call_args = []
+            for arg in args:
+                try:
+                    self.call_args.append(self.flag_name(package, arg, line, context.get("bindings")))
+                except (ValueError, KeyError, TypeError):
+                    self.call_args.append(None)
+            self.follow(package, path, target, method, call, line, context)
+
+    def follow(self, package, path, target, method, call, line, context):
+        for text, rule in FLAG_CALLS.items():
+            if call.startswith(text):
+                module_package, evidence, names, required = rule
+                if required and required not in call:
+                    raise ValueError("%s: %s without %s: re-read what it registers" % (line, call, required))
+                other = self.package(module_package)
+                if not any(" ".join(evidence.split()) in " ".join(t.split()) for _p, t, _g in other.files):
+                    raise ValueError("%s no longer holds %r: re-read %s" % (module_package, evidence, text))
+                for _p, _t, _g in other.files:
+                    self.source_of(_p)
+                for name in names:
+                    self.add(name, module_package)
+                return
+        parts = target.split(".")
+        imports = package.imports(path)
+        if parts[0] in imports and len(parts) == 1:  # pkg.Func(fs)
+            if "." not in imports[parts[0]].split("/")[0] and imports[parts[0]] != "flag":
+                return None  # the standard library (fmt, strings, ...) registers no flags
+            return self.walk(imports[parts[0]], None, method, {})
+        if parts[0] == context.get("recv") and context.get("receiver"):
+            owner = (package.name, context["receiver"])
+            for field in parts[1:]:
+                owner_package = self.package(owner[0])
+                found = owner_package.field_type(owner[1], field)
+                if found is None:
+                    raise ValueError("%s: %s has no field %s (%s)" % (line, owner[1], field, call))
+                owner = self.resolve_type(owner_package, found[1], found[0])
+                if owner is None or owner[0] is None:
+                    raise ValueError("%s: cannot resolve the type of %s (%s)" % (line, field, call))
+            return self.method(owner, method, line, call)
+        raise ValueError("%s: cannot follow %s: say what it registers in FLAG_CALLS" % (line, call))
+
+    def method(self, owner, method, line, call):
+        import_path, type_name = owner
+        package = self.package(import_path)
+        if package.function(type_name, method):
+            return self.walk(import_path, type_name, method, {})
+        if type_name in FLAG_INTERFACES:
+            directories, concrete = FLAG_INTERFACES[type_name]
+            for directory in directories:
+                if (self.tree / directory).is_dir() and self.package(directory).function(concrete, method):
+                    return self.walk(directory, concrete, method, {})
+        for embedded, path in package.embedded(type_name):
+            resolved = self.resolve_type(package, path, embedded)
+            if resolved and resolved[0]:
+                try:
+                    return self.method(resolved, method, line, call)
+                except ValueError:
+                    continue
+        raise ValueError("%s: no method %s of %s.%s (%s)" % (line, method, import_path, type_name, call))
+
+
+def component_flags(tree):
+    """{component: {flag: deprecation message or ""}} of one Kubernetes tree (flags/<minor>/)."""
+    out = {}
+    for component in FLAG_COMMANDS:
+        reader = FlagReader(tree)
+        flags = reader.command(component)
+        for name, import_path, evidence in FLAG_EXTRAS.get(component, ()):
+            if not any(" ".join(evidence.split()) in " ".join(text.split())
+                       for _path, text, _go in reader.package(import_path).files):
+                raise ValueError("%s no longer holds %r (the reason %s accepts --%s)" %
+                                 (import_path, evidence, component, name))
+            reader.add(name, import_path)
+        for name in OPENSHIFT_CARRIES.get(component, ()):
+            if name not in flags:
+                raise ValueError("%s: OpenShift's --%s is no longer registered: re-check OPENSHIFT_CARRIES" %
+                                 (component, name))
+            del flags[name]
+        out[component] = {name: entry["deprecated"] or "" for name, entry in sorted(flags.items())}
+    return out
+
+
 def python_literal(value, indent):
     """`value` (dicts, tuples, strings, numbers) as Python source, one item a line, in pep8's hanging indents."""
     pad, inner = " " * indent, " " * (indent + 4)
@@ -496,20 +970,34 @@ def generate(root):
     for tag in releases:
         minor = ".".join(tag.lstrip("v").split(".")[:2])
         runtimes[minor] = dict(release=tag.lstrip("v"), **containerd(root / "containerd" / tag))
+    flag_versions = sorted((p.name for p in (root / "flags").iterdir()), key=lambda v: int(v[2:]))
+    per_version = {version: component_flags(root / "flags" / version) for version in flag_versions}
+    flags, deprecated = {}, {}
+    for component in FLAG_COMMANDS:
+        names = sorted({name for version in flag_versions for name in per_version[version][component]})
+        flags[component] = {name: tuple(v for v in flag_versions if name in per_version[v][component]) for name in names}
+        deprecated[component] = {}
+        for name in names:
+            messages = {v: per_version[v][component][name] for v in flag_versions
+                        if per_version[v][component].get(name)}
+            if messages:
+                deprecated[component][name] = messages
     used = {}
     for path, repository, ref, commit, repo_path in sources:
-        key = path.split("/", 1)[0] if not path.startswith("containerd/") else "containerd " + path.split("/")[1]
+        key = path.split("/", 1)[0] if not path.startswith(("containerd/", "flags/")) else " ".join(path.split("/")[:2])
         used.setdefault(key, []).append((path, repository, ref, commit, repo_path))
     out = [HEADER]
     out.append("KUBERNETES_VERSIONS = %s\n" % repr(tuple(versions)))
-    out.append("CONTAINERD_VERSIONS = %s\n\n" % repr(tuple(runtimes)))
+    out.append("CONTAINERD_VERSIONS = %s\n" % repr(tuple(runtimes)))
+    out.append("FLAG_VERSIONS = %s\n\n" % repr(tuple(flag_versions)))
     out.append("SOURCES = {\n")
     for key, rows in used.items():
         out.append("    %r: (\n" % key)
         out.extend("        (%r, %r, %r, %r,\n         %r),\n" % row for row in rows)
         out.append("    ),\n")
     out.append("}\n\n")
-    for name, value in (("KUBELET_CONFIGURATION", kubelet), ("NODE_LABELS", labels), ("CONTAINERD", runtimes)):
+    for name, value in (("KUBELET_CONFIGURATION", kubelet), ("NODE_LABELS", labels), ("CONTAINERD", runtimes),
+                        ("FLAGS", flags), ("DEPRECATED_FLAGS", deprecated)):
         out.append("%s = %s\n\n" % (name, python_literal(value, 0)))
     return "".join(out).rstrip("\n") + "\n"
 

@@ -10,6 +10,14 @@
 # --node-labels check, kubernetes/kubernetes (cmd/kubelet/app/options/options.go at KUBELET_OPTIONS_COMMIT);
 # without a kubernetes/kubernetes clone, put that file in OUT/kubelet-options/options.go yourself.
 # OUT/SOURCES records each file: <file> <repository> <tag or ref> <commit> <path in the repository>.
+#
+# The components' command-line flags (OUT/flags/<minor>/k8s.io/<module>/<package>/, whole packages) need
+# kubernetes/kubernetes' cmd/ and pkg/ trees, which no fetchable clone carries per release: they are taken from
+# openshift/microshift's release-4.NN branches, whose deps/github.com/openshift/kubernetes is the Kubernetes tree
+# OpenShift builds (its go.mod names the upstream release it is rebased on, `k8s.io/kubernetes v1.NN.P`, which
+# this script reads and records), and the staging packages (apiserver, component-base, controller-manager,
+# cloud-provider) from their own repositories at the tag v0.NN.P of that release.  OpenShift's own flags
+# ("carries") are left out by hack/gen_k8s_rules.py (OPENSHIFT_CARRIES).  docs/data-tables.md.
 set -eu
 OUT=$1
 MIRROR=$2
@@ -70,6 +78,51 @@ for release in $CONTAINERD_RELEASES; do
          plugins/cri/cri.go plugins/cri/runtime/plugin.go plugins/cri/images/plugin.go plugins/nri/plugin.go \
          version/version.go ;;
   esac
+done
+
+# --- the components' flags ---------------------------------------------------------------------------------
+MICROSHIFT_BRANCHES=${MICROSHIFT_BRANCHES:-"32:release-4.19 33:release-4.20 34:release-4.21 35:release-4.22 36:release-4.23"}
+K8S_FLAG_PACKAGES="cmd/kubelet/app cmd/kubelet/app/options pkg/kubelet/config cmd/kube-apiserver/app
+  cmd/kube-apiserver/app/options pkg/controlplane/apiserver/options pkg/kubeapiserver/options
+  plugin/pkg/admission/defaulttolerationseconds cmd/kube-controller-manager/app cmd/kube-controller-manager/app/options
+  cmd/kube-scheduler/app cmd/kube-scheduler/app/options cmd/kube-proxy/app"
+STAGING_FLAG_PACKAGES="apiserver:pkg/server/options apiserver:plugin/pkg/audit/log apiserver:plugin/pkg/audit/webhook
+  component-base:cli/globalflag component-base:compatibility component-base:config/options component-base:featuregate
+  component-base:logs component-base:logs/api/v1 component-base:metrics component-base:version/verflag
+  controller-manager:options controller-manager:pkg/leadermigration/options cloud-provider:options"
+take_package() {  # dest repo ref package-path-in-repo: the package's non-test Go files, one SOURCES line
+  dest=$1 repo=$2 ref=$3 package=$4
+  dir=$(gitdir "$repo")
+  commit=$(git -C "$dir" rev-parse "$ref^{commit}")
+  files=$(git -C "$dir" ls-tree --name-only "$commit" "$package/" 2>/dev/null | grep '\.go$' | grep -v '_test\.go$') || true
+  [ -n "$files" ] || return 0   # a package this release does not have (component-base/compatibility before 1.33)
+  mkdir -p "$OUT/$dest"
+  for file in $files; do
+    git -C "$dir" show "$commit:$file" > "$OUT/$dest/$(basename "$file")"
+  done
+  echo "$dest/ $(echo "$repo" | tr + /) $ref $commit $package/" >> "$OUT/SOURCES"
+}
+for pair in $MICROSHIFT_BRANCHES; do
+  minor=${pair%%:*} branch=${pair#*:}
+  ms=$(gitdir openshift+microshift)
+  release=$(git -C "$ms" show "$branch:go.mod" | sed -n 's/^[[:space:]]*k8s.io\/kubernetes \(v1\.[0-9]*\.[0-9]*\)$/\1/p')
+  case $release in
+    v1.$minor.*) ;;
+    *) echo "openshift/microshift $branch: go.mod names k8s.io/kubernetes '$release', not 1.$minor" >&2; exit 1 ;;
+  esac
+  for package in $K8S_FLAG_PACKAGES; do
+    take_package "flags/1.$minor/k8s.io/kubernetes/$package" openshift+microshift "$branch" \
+      "deps/github.com/openshift/kubernetes/$package"
+  done
+  sed -i "s#^\(flags/1.$minor/k8s.io/kubernetes/[^ ]* openshift/microshift\) $branch #\1 $branch:$release #" "$OUT/SOURCES"
+  for item in $STAGING_FLAG_PACKAGES; do
+    module=${item%%:*} package=${item#*:}
+    # the staging tag of that release (v0.NN.P); a snapshot without it: its newest patch before it
+    tag=$(git -C "$(gitdir "kubernetes+$module")" for-each-ref refs/tags --format='%(refname:short)' |
+          grep -E "^v0\.$minor\.[0-9]+$" | sort -V | awk -v want="v0.${release#v1.}" '
+            { split($0, a, "."); split(want, b, "."); if (a[3] + 0 <= b[3] + 0) last = $0 } END { print last }')
+    take_package "flags/1.$minor/k8s.io/$module/$package" "kubernetes+$module" "$tag" "$package"
+  done
 done
 
 if [ -d "$MIRROR/kubernetes+kubernetes" ]; then

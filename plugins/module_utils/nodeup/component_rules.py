@@ -9,7 +9,10 @@ they would make at start-up, with rules read from their own source (hack/gen_k8s
   value that is not a valid label (the kubelet exits: cmd/kubelet/app/options/options.go ValidateKubeletFlags);
 - the KubeletConfiguration file: a field the kubelet.config.k8s.io/v1beta1 types do not have, or a value of the
   wrong JSON type (the kubelet decodes its config file strictly);
-- containerd's config.toml: a key its config structs do not have, for the file's config schema.
+- containerd's config.toml: a key its config structs do not have, for the file's config schema;
+- the command lines of the kubelet (/etc/sysconfig/kubelet) and of the static pods (kube-apiserver,
+  kube-controller-manager, kube-scheduler, kube-proxy): a flag the component of that version does not register
+  (pflag refuses an unknown flag: the component exits).
 Each check returns one line per violation naming the flag / field / key and where the rule comes from.  A version
 no table covers raises RulesUnknown, naming it: it is never checked as another version.
 """
@@ -274,10 +277,111 @@ def _check_toml(go_type, value, path, structs, source, out):
         out.append("%s: %r is not a %s [%s]" % (path, value, go_type, source))
 
 
+# --- command-line flags -------------------------------------------------------------------------------------
+
+FLAG_COMPONENTS = ("kubelet", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy")
+
+
+def flag_source(version):
+    """Where the flag table of a Kubernetes minor was read from (the release and the Kubernetes tree's origin)."""
+    minor = minor_of(version)
+    rows = data.SOURCES.get("flags " + minor, ())
+    tree = next((row for row in rows if "/k8s.io/kubernetes/" in row[0]), None)
+    if tree is None:
+        return "flags %s" % minor
+    release = tree[2].split(":")[-1]
+    return "Kubernetes %s flag registrations (%s %s)" % (release, tree[1], tree[2].split(":")[0])
+
+
+def _flag_table(component, version):
+    if component not in data.FLAGS:
+        raise RulesUnknown("no flag table for %r (tables: %s)" % (component, ", ".join(data.FLAGS)))
+    minor = minor_of(version)
+    if minor not in data.FLAG_VERSIONS:
+        raise RulesUnknown("no %s flag table for Kubernetes %s (%s): the tables cover %s; regenerate them with "
+                           "hack/gen_k8s_rules.py from that version's source" %
+                           (component, minor, version, ", ".join(data.FLAG_VERSIONS)))
+    return data.FLAGS[component], minor
+
+
+def flag_name(argument):
+    """The registered name of a command-line argument '--name=value' / '-name' ("_" reads as "-", as
+    component-base's WordSepNormalizeFunc makes it), or None for a value."""
+    if not argument.startswith("-") or argument in ("-", "--"):
+        return None
+    return argument.lstrip("-").split("=", 1)[0].replace("_", "-")
+
+
+def check_flags(component, arguments, version):
+    """Lines for each flag in `arguments` (command-line words) that `component` of `version` does not register,
+    naming the flag, the component, the version, when it was registered if ever, and the source."""
+    table, minor = _flag_table(component, version)
+    out = []
+    for argument in arguments:
+        name = flag_name(argument)
+        if name is None or minor in table.get(name, ()):
+            continue
+        if name in table:
+            known = table[name]
+            later = [v for v in data.FLAG_VERSIONS if _minor_key(v) > _minor_key(known[-1])]
+            if _minor_key(known[-1]) < _minor_key(minor):
+                when = "removed in %s (registered in %s)" % (later[0], ", ".join(known))
+            elif _minor_key(known[0]) > _minor_key(minor):
+                when = "added in %s" % known[0]
+            else:
+                when = "registered in %s only" % ", ".join(known)
+        else:
+            when = "not a flag of %s in any of %s" % (component, ", ".join(data.FLAG_VERSIONS))
+        out.append("%s --%s: unknown to %s %s, which refuses to start: %s [%s]"
+                   % (component, name, component, minor, when, flag_source(minor)))
+    return out
+
+
+def deprecated_flags(component, arguments, version):
+    """Lines for the flags in `arguments` that `component` of `version` accepts but marks deprecated."""
+    _table, minor = _flag_table(component, version)
+    out = []
+    for argument in arguments:
+        name = flag_name(argument)
+        message = data.DEPRECATED_FLAGS[component].get(name, {}).get(minor) if name else None
+        if message:
+            out.append("%s --%s: deprecated in %s: %s [%s]" % (component, name, minor, message, flag_source(minor)))
+    return out
+
+
+def _minor_key(minor):
+    return tuple(int(part) for part in minor.split("."))
+
+
+def static_pod_command(manifest):
+    """(component, its command-line words) of a static pod manifest (a dict), or None: the first container
+    whose command or args run one of FLAG_COMPONENTS' binaries (directly or under /go-runner)."""
+    for container in (manifest.get("spec") or {}).get("containers") or ():
+        words = [str(word) for word in (container.get("command") or []) + (container.get("args") or [])]
+        for index, word in enumerate(words):
+            binary = word.rsplit("/", 1)[-1]
+            if binary in FLAG_COMPONENTS:
+                return binary, words[index + 1:]
+    return None
+
+
 # --- a node's files ------------------------------------------------------------------------------------------
 
 KUBELET_ENV = "/etc/sysconfig/kubelet"
 CONTAINERD_CONFIG = "/etc/containerd/config.toml"
+
+
+MANIFESTS = "/etc/kubernetes/manifests/"
+
+
+def kubelet_words(sysconfig):
+    """The kubelet's command-line words in /etc/sysconfig/kubelet (NAME="--flag=value ..." lines)."""
+    words = []
+    for line in sysconfig.splitlines():
+        match = re.match(r'^\s*\w+="(.*)"\s*$', line)
+        if match:
+            words.extend(match.group(1).split())
+    return words
 
 
 def kubelet_args(sysconfig):
@@ -295,11 +399,13 @@ def kubelet_args(sysconfig):
 
 
 def check_node_files(files, kubernetes_version, containerd_version=None):
-    """Violations in a node's files ({path: text}): the kubelet's --node-labels and its --config file, and
-    containerd's config.toml.  One line each, prefixed with the file's path."""
+    """Violations in a node's files ({path: text}): the kubelet's flags, --node-labels and --config file, the
+    static pods' flags, and containerd's config.toml.  One line each, prefixed with the file's path."""
     out = []
     sysconfig = files.get(KUBELET_ENV)
     if sysconfig is not None:
+        out.extend("%s: %s" % (KUBELET_ENV, line) for line in
+                   check_flags("kubelet", kubelet_words(sysconfig), kubernetes_version))
         args = kubelet_args(sysconfig)
         if "node-labels" in args:
             out.extend("%s: %s" % (KUBELET_ENV, line) for line in
@@ -311,6 +417,13 @@ def check_node_files(files, kubernetes_version, containerd_version=None):
             else:
                 out.extend("%s: %s" % (config_path, line) for line in
                            check_kubelet_config(_yaml_or_json(files[config_path]), kubernetes_version))
+    for path in sorted(files):
+        if path.startswith(MANIFESTS) and path.endswith((".manifest", ".yaml")):
+            # only the static pods need a YAML reader
+            import yaml  # pylint: disable=import-outside-toplevel
+            found = static_pod_command(yaml.safe_load(files[path]) or {})
+            if found:
+                out.extend("%s: %s" % (path, line) for line in check_flags(found[0], found[1], kubernetes_version))
     if CONTAINERD_CONFIG in files:
         out.extend("%s: %s" % (CONTAINERD_CONFIG, line) for line in
                    check_containerd_config(files[CONTAINERD_CONFIG], containerd_version))
@@ -322,5 +435,6 @@ def _yaml_or_json(text):
     try:
         return json.loads(text)
     except ValueError:
-        import yaml  # pylint: disable=import-outside-toplevel  (only a YAML file needs it)
+        # only a YAML file needs a YAML reader
+        import yaml  # pylint: disable=import-outside-toplevel
         return yaml.safe_load(text)

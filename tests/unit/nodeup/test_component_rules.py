@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -71,14 +72,39 @@ def test_every_fixture_group_is_checked():
     assert len(FIXTURES) >= 9 and len(GROUPS) >= 24
 
 
-@pytest.mark.parametrize("component", ["kubelet", "kube-apiserver", "kube-controller-manager", "kube-scheduler",
-                                       "kube-proxy"])
-def test_command_line_flags(component):
-    """Not checked: no flag tables (docs/data-tables.md, "What could not be obtained")."""
-    assert not hasattr(component_rules_data, "FLAGS")
-    pytest.skip("%s's command-line flags per Kubernetes minor version are defined in kubernetes/kubernetes "
-                "(cmd/*/app/options), which cannot be fetched here (1.9 GB snapshot, 500 MB limit) and whose index "
-                "copies carry no release; docs/data-tables.md" % component)
+def test_the_fixture_test_reads_every_command_line():
+    # The flag check sees the kubelet's sysconfig and the four static pods of a control-plane node.
+    name, group = next(pair for pair in GROUPS if pair[1].startswith("master"))
+    _document, written = _node_files(name, group)
+    commands = [component_rules.static_pod_command(yaml.safe_load(text)) for path, text in written.items()
+                if path.startswith(component_rules.MANIFESTS)]
+    assert sorted(found[0] for found in commands if found) == [
+        "kube-apiserver", "kube-controller-manager", "kube-proxy", "kube-scheduler"]
+    assert all(len(found[1]) > 5 for found in commands if found)
+    assert len(component_rules.kubelet_words(written[component_rules.KUBELET_ENV])) > 5
+
+
+KOPS_GOLDEN_PODS = sorted(path.name for path in (GOLDEN / "golden").iterdir() if (path / "cluster.yaml").exists() and
+                          any("/etc/kubernetes/manifests/" in tasks.read_text() for tasks in path.glob("tasks-*.yaml")))
+
+
+@pytest.mark.parametrize("case", KOPS_GOLDEN_PODS)
+def test_kops_own_static_pods_pass(case):
+    # kops' nodeup goldens (Kubernetes 1.33 and 1.35): every flag kops itself passes is registered.
+    version = re.search(r"kubernetesVersion: \S*?v?(1\.\d+\.\d+)", (GOLDEN / "golden" / case / "cluster.yaml").read_text()).group(1)
+    checked = 0
+    for tasks in sorted((GOLDEN / "golden" / case).glob("tasks-*.yaml")):
+        for task in yaml.safe_load_all(tasks.read_text()):
+            if task and str(task.get("path", "")).startswith(component_rules.MANIFESTS):
+                found = component_rules.static_pod_command(yaml.safe_load(task["contents"]))
+                if found:
+                    checked += 1
+                    assert component_rules.check_flags(found[0], found[1], version) == [], (tasks.name, found[0])
+    assert checked >= 1
+
+
+def test_every_kops_golden_with_static_pods_is_checked():
+    assert len(KOPS_GOLDEN_PODS) >= 8 and "minimal" in KOPS_GOLDEN_PODS
 
 
 # --- each rule refuses what the component refuses -----------------------------------------------------------
@@ -260,6 +286,92 @@ def test_node_files_name_the_file_and_rule():
     assert "a file the node does not write" in component_rules.check_node_files(files_, "1.34", "2.3.4")[1]
 
 
+# --- command-line flags --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("component, flag, accepted, refused", [
+    # kube-apiserver dropped its cloud provider flags in 1.33 (they remain in 1.32, deprecated)
+    ("kube-apiserver", "--cloud-provider=external", ("1.32",), ("1.33", "1.34", "1.35", "1.36")),
+    ("kube-apiserver", "--cloud-config=/etc/kubernetes/cloud.config", ("1.32",), ("1.33", "1.34", "1.35", "1.36")),
+    # the kubelet's deprecated --pod-infra-container-image was removed in 1.35, --register-schedulable in 1.34
+    ("kubelet", "--pod-infra-container-image=registry.k8s.io/pause:3.10", ("1.32", "1.33", "1.34"), ("1.35", "1.36")),
+    ("kubelet", "--register-schedulable=true", ("1.32", "1.33"), ("1.34", "1.35", "1.36")),
+    # added later: refused before
+    ("kube-scheduler", "--tls-curve-preferences=X25519", ("1.36",), ("1.32", "1.33", "1.34", "1.35")),
+    ("kube-controller-manager", "--concurrent-device-taint-eviction-syncs=5", ("1.35", "1.36"),
+     ("1.32", "1.33", "1.34")),
+])
+def test_a_flag_is_checked_per_version(component, flag, accepted, refused):
+    for version in accepted:
+        assert component_rules.check_flags(component, [flag], version + ".2") == [], version
+    name = flag.split("=")[0]
+    for version in refused:
+        problems = component_rules.check_flags(component, ["--v=2", flag, "value"], "v%s.0" % version)
+        assert len(problems) == 1, problems
+        assert problems[0].startswith("%s %s: unknown to %s %s, which refuses to start: " % (component, name, component, version))
+        assert ("removed in" in problems[0]) == (version > accepted[-1]), problems[0]
+        assert "Kubernetes v%s." % version in problems[0] and "openshift/microshift" in problems[0]
+
+
+@pytest.mark.parametrize("component", component_rules.FLAG_COMPONENTS)
+def test_an_unknown_flag_is_refused(component):
+    for version in component_rules_data.FLAG_VERSIONS:
+        assert component_rules.check_flags(component, ["--made-up-flag=1", "-x"], version) == [
+            "%s --made-up-flag: unknown to %s %s, which refuses to start: not a flag of %s in any of %s [%s]" % (
+                component, component, version, component, ", ".join(component_rules_data.FLAG_VERSIONS),
+                component_rules.flag_source(version)),
+            "%s --x: unknown to %s %s, which refuses to start: not a flag of %s in any of %s [%s]" % (
+                component, component, version, component, ", ".join(component_rules_data.FLAG_VERSIONS),
+                component_rules.flag_source(version))]
+        # every component takes the logging and version flags (component-base)
+        assert component_rules.check_flags(component, ["--v=2", "--version=false", "--help"], version) == []
+
+
+def test_flag_names_are_normalized_as_the_components_do():
+    # component-base's WordSepNormalizeFunc reads "_" as "-"
+    assert component_rules.check_flags("kube-apiserver", ["--etcd_servers=https://127.0.0.1:4001"], "1.34") == []
+    assert component_rules.check_flags("kubelet", ["--max_pods=110"], "1.36") == []
+
+
+def test_openshift_flags_are_not_in_the_tables():
+    # the Kubernetes tree comes from openshift/microshift; OpenShift's own flags are left out (OPENSHIFT_CARRIES)
+    assert "openshift-config" not in component_rules_data.FLAGS["kube-apiserver"]
+    assert "openshift-config" not in component_rules_data.FLAGS["kube-controller-manager"]
+    assert "unsupported-kube-api-over-localhost" not in component_rules_data.FLAGS["kube-scheduler"]
+    assert "max-housekeeping-interval" not in component_rules_data.FLAGS["kubelet"]
+    assert "send-retry-after-while-not-ready-once" not in component_rules_data.FLAGS["kube-apiserver"]
+    problems = component_rules.check_flags("kube-apiserver", ["--openshift-config=/etc/x"], "1.36")
+    assert len(problems) == 1 and "not a flag of kube-apiserver" in problems[0]
+
+
+def test_deprecated_flags_are_accepted_and_named():
+    assert component_rules.check_flags("kube-apiserver", ["--apiserver-count=3"], "1.35") == []
+    assert component_rules.deprecated_flags("kube-apiserver", ["--apiserver-count=3", "--v=2"], "1.35") == [
+        "kube-apiserver --apiserver-count: deprecated in 1.35: apiserver-count is deprecated and will be removed in a "
+        "future version. [%s]" % component_rules.flag_source("1.35")]
+
+
+@pytest.mark.parametrize("version", ["1.31.4", "v1.37.0", None])
+def test_a_version_without_a_flag_table_is_refused_by_name(version):
+    with pytest.raises(component_rules.RulesUnknown):
+        component_rules.check_flags("kubelet", ["--v=2"], version)
+    with pytest.raises(component_rules.RulesUnknown):
+        component_rules.check_flags("kube-made-up", ["--v=2"], "1.33")
+
+
+def test_static_pod_flags_name_the_manifest():
+    manifest = {"spec": {"containers": [{"command": ["/go-runner"], "args": [
+        "--log-file=/var/log/kube-scheduler.log", "--also-stdout", "/usr/local/bin/kube-scheduler",
+        "--kubeconfig=/var/lib/kube-scheduler/kubeconfig", "--leader-elect=true", "--made-up=1"]}]}}
+    files_ = {component_rules.MANIFESTS + "kube-scheduler.manifest": yaml.safe_dump(manifest),
+              component_rules.KUBELET_ENV: 'DAEMON_ARGS="--v=2 --pod-infra-container-image=x --kubeconfig=/k"\n'}
+    lines = component_rules.check_node_files(files_, "1.35.1")
+    assert [line.split(" --")[0] for line in lines] == [
+        "/etc/sysconfig/kubelet: kubelet", "/etc/kubernetes/manifests/kube-scheduler.manifest: kube-scheduler"]
+    assert "--pod-infra-container-image: unknown to kubelet 1.35" in lines[0] and "--made-up:" in lines[1]
+    # go-runner's own flags (before the binary) are not the component's
+    assert component_rules.static_pod_command(manifest)[1][0] == "--kubeconfig=/var/lib/kube-scheduler/kubeconfig"
+
+
 # --- the table against its generator --------------------------------------------------------------------------
 
 def test_tables_cover_kops_supported_versions():
@@ -267,8 +379,11 @@ def test_tables_cover_kops_supported_versions():
     # and installs containerd 2.3.4 by default (pkg/model/components/containerd.go).
     assert component_rules_data.KUBERNETES_VERSIONS == ("1.32", "1.33", "1.34", "1.35", "1.36")
     assert {"1.7", "2.3"} <= set(component_rules_data.CONTAINERD_VERSIONS)
+    assert component_rules_data.FLAG_VERSIONS == component_rules_data.KUBERNETES_VERSIONS
+    assert set(component_rules_data.FLAGS) == set(component_rules.FLAG_COMPONENTS)
     for version in component_rules_data.KUBERNETES_VERSIONS:
         assert component_rules_data.SOURCES[version], version
+        assert component_rules_data.SOURCES["flags " + version], version
         assert "KubeletConfiguration" in component_rules_data.KUBELET_CONFIGURATION[version]
 
 
