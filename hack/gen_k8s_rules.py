@@ -688,6 +688,9 @@ class FlagReader:
         self.flags = {}       # name -> {"deprecated": message or None, "hidden": bool, "source": "module path"}
         self.visited = set()
         self.files = set()
+        self.call_args = []          # the values of the arguments of the call being followed (None: not a string)
+        self.command_flagsets = set()  # the command function's variables holding its flag sets
+        self.entry_calls = ()        # the command function's calls FLAG_COMMANDS follows
 
     def package(self, import_path):
         if import_path not in self.packages:
@@ -728,22 +731,20 @@ class FlagReader:
         return self.flags
 
     def walk(self, import_path, receiver, name, bindings):
-        key = (import_path, receiver, name, tuple(sorted((getattr(self, "call_args", None) or []), key=str)))
+        key = (import_path, receiver, name, tuple(self.call_args))
         if key in self.visited and not bindings:
             return
         self.visited.add(key)
         package = self.package(import_path)
         found = package.function(receiver, name)
-        if found is None and receiver:
-            for embedded, _path in package.embedded(receiver):
-                target = self.resolve_type(package, _path, embedded)
-                if target and package.function(None, "__none__") is None:
-                    self.visited.discard(key)
-                    return self.walk(target[0], target[1], name, bindings)
+        if found is None and receiver and package.embedded(receiver):
+            # a method promoted from an embedded struct (SecureServingOptionsWithLoopback, ...)
+            self.visited.discard(key)
+            return self.method((import_path, receiver), name, import_path, name, embedded_only=True)
         if found is None:
             raise ValueError("%s: no func %s%s" % (import_path, receiver + "." if receiver else "", name))
         path, recv, params, body = found
-        if not bindings and getattr(self, "call_args", None):
+        if not bindings and self.call_args:
             names = [arg.split()[0] for arg in _split_args(_balanced("(" + params.split(")")[0] + ")", 0, "(", ")")[0])
                      if arg.split()]
             bindings = {n: v for n, v in zip(names, self.call_args) if v is not None}
@@ -802,7 +803,7 @@ class FlagReader:
         flagsets.update(re.findall(r"(\w+)\s*:?=\s*(?:\w+\.FlagSet\(|pflag\.NewFlagSet\(|cmd\.Flags\(\)|"
                                    r"cliflag\.NamedFlagSets\{)", body))
         flagsets.update(re.findall(r"\((\w+) cliflag\.NamedFlagSets\)", params))
-        flagsets.update(getattr(self, "command_flagsets", ()))
+        flagsets.update(self.command_flagsets)
         flagsets.discard("")
         for match in self._CALL.finditer(body):
             args_text, _end = _balanced(body, match.end() - 1, "(", ")")
@@ -830,7 +831,7 @@ class FlagReader:
                     name = self.flag_name(package, args[0], line)
                     self.add(name, where)
                     if method == "MarkDeprecated":
-                        self.flags[name]["deprecated"] = " ".join(re.findall(r'"([^"]*)"', args[1])) or args[1]
+                        self.flags[name]["deprecated"] = "".join(re.findall(r"\"([^\"]*)\"", args[1])) or args[1]
                 elif method == "MarkHidden":
                     name = self.flag_name(package, args[0], line)
                     self.add(name, where)
@@ -846,7 +847,7 @@ class FlagReader:
             call = "%s.%s(%s)" % (target, method, ", ".join(args))
             if method in FLAG_READERS:
                 continue
-            if call.startswith(getattr(self, "entry_calls", ()) or ("\0",)):
+            if self.entry_calls and call.startswith(self.entry_calls):
                 continue
             self.call_args = []
             for arg in args:
@@ -889,10 +890,10 @@ class FlagReader:
             return self.method(owner, method, line, call)
         raise ValueError("%s: cannot follow %s: say what it registers in FLAG_CALLS" % (line, call))
 
-    def method(self, owner, method, line, call):
+    def method(self, owner, method, line, call, embedded_only=False):
         import_path, type_name = owner
         package = self.package(import_path)
-        if package.function(type_name, method):
+        if not embedded_only and package.function(type_name, method):
             return self.walk(import_path, type_name, method, {})
         if type_name in FLAG_INTERFACES:
             directories, concrete = FLAG_INTERFACES[type_name]

@@ -419,3 +419,28 @@ def test_component_rules_match_their_sources():
                                               "hack/gen_k8s_rules.py --source %s" % os.environ["K8S_SOURCE"],
                                               lineterm=""))
         pytest.fail("the component rules differ from their sources:\n%s" % diff[:20000], pytrace=False)
+
+
+def test_generator_reads_flag_registrations(tmp_path):
+    sys.path.insert(0, str(REPO / "hack"))
+    try:
+        import gen_k8s_rules  # pylint: disable=import-outside-toplevel
+    finally:
+        sys.path.pop(0)
+    package = tmp_path / "k8s.io" / "x" / "opts"
+    package.mkdir(parents=True)
+    (package / "opts.go").write_text(
+        'package opts\n\nimport (\n\t"fmt"\n\n\t"github.com/spf13/pflag"\n)\n\nconst nameFlag = "name"\n\n'
+        'type Options struct {\n\tSub *SubOptions\n}\n\ntype SubOptions struct {\n\tA string\n}\n\n'
+        'func (o *Options) AddFlags(fs *pflag.FlagSet) {\n\tfs.StringVar(&o.X, nameFlag, "", "a { brace")\n'
+        '\tfs.BoolP("quiet", "q", false, "")\n\tfs.MarkDeprecated("quiet", "use --" + "name")\n'
+        '\to.Sub.AddFlags("audit", fs)\n}\n\n'
+        'func (o *SubOptions) AddFlags(plugin string, fs *pflag.FlagSet) {\n'
+        '\tfs.IntVar(&o.A, fmt.Sprintf("%s-size", plugin), 0, "")\n}\n'
+        '\nfunc Other(fs *pflag.FlagSet) {\n\tunknown.Register(fs)\n}\n', encoding="utf-8")
+    reader = gen_k8s_rules.FlagReader(tmp_path)
+    reader.walk("k8s.io/x/opts", "Options", "AddFlags", {})
+    assert {name: entry["deprecated"] for name, entry in reader.flags.items()} == {
+        "name": None, "quiet": "use --name", "audit-size": None}
+    with pytest.raises(ValueError, match="cannot follow unknown.Register"):
+        gen_k8s_rules.FlagReader(tmp_path).walk("k8s.io/x/opts", None, "Other", {})
