@@ -796,6 +796,14 @@ class FlagReader:
                 raise ValueError("%s: cannot read the flag name %s" % (where, expression))
         return "".join(out)
 
+    @staticmethod
+    def message(package, expression):
+        """A deprecation message: its string literals joined, or the string constant it names."""
+        literals = re.findall(r'"((?:[^"\\]|\\.)*)"', expression)
+        if literals:
+            return "".join(literals)
+        return package.constants.get(expression.strip(), expression.strip())
+
     def scan(self, package, path, body, params, context, skip_calls=False):
         where = self.source_of(path)
         flagsets = set(re.findall(r"(\w+)\s+\*?(?:pflag\.FlagSet|cliflag\.NamedFlagSets|flagSet|\*?flag\.FlagSet)\b",
@@ -813,9 +821,8 @@ class FlagReader:
                 function = match.group(3)
                 if function in GO_FLAG_REGISTRARS:
                     index, deprecated = GO_FLAG_REGISTRARS[function]
-                    if len(args) > index and args[index].startswith('"'):
-                        self.add(args[index].strip('"').replace("_", "-"), where,
-                                 "deprecated" if deprecated else None)
+                    self.add(self.flag_name(package, args[index], line).replace("_", "-"), where,
+                             self.message(package, args[index + 1]) if deprecated else None)
                     continue
                 if any(re.search(r"\b%s\b" % fs, arg) for arg in args for fs in flagsets) and not skip_calls:
                     if package.function(None, function):
@@ -831,7 +838,7 @@ class FlagReader:
                     name = self.flag_name(package, args[0], line)
                     self.add(name, where)
                     if method == "MarkDeprecated":
-                        self.flags[name]["deprecated"] = "".join(re.findall(r"\"([^\"]*)\"", args[1])) or args[1]
+                        self.flags[name]["deprecated"] = self.message(package, args[1])
                 elif method == "MarkHidden":
                     name = self.flag_name(package, args[0], line)
                     self.add(name, where)
@@ -840,7 +847,7 @@ class FlagReader:
             if "%s.%s" % (target, method) in GO_FLAG_REGISTRARS:
                 index, deprecated = GO_FLAG_REGISTRARS["%s.%s" % (target, method)]
                 self.add(self.flag_name(package, args[index], line).replace("_", "-"), where,
-                         "deprecated" if deprecated else None)
+                         self.message(package, args[index + 1]) if deprecated else None)
                 continue
             if skip_calls or not any(re.search(r"\b%s\b" % fs, arg) for arg in args for fs in flagsets):
                 continue
