@@ -951,6 +951,10 @@ def python_literal(value, indent):
         if all(not isinstance(item, (dict, tuple, list)) for item in value) and indent + len(flat) <= 110:
             return flat
         return "(\n%s%s)" % ("".join("%s%s,\n" % (inner, python_literal(item, indent + 4)) for item in value), pad)
+    if isinstance(value, str) and indent + len(repr(value)) > 120:
+        # a long message: adjacent string literals, one a line (Python joins them)
+        chunks = [value[start:start + 90] for start in range(0, len(value), 90)]
+        return "(\n%s%s)" % ("".join("%s%r\n" % (inner, chunk) for chunk in chunks), pad)
     return repr(value)
 
 

@@ -3243,64 +3243,184 @@ FLAGS = {
 DEPRECATED_FLAGS = {
     'kubelet': {
         'application-metrics-count-limit': {
-            '1.32': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.33': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.34': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.35': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.36': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
+            '1.32': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.33': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.34': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.35': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.36': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
         },
         'boot-id-file': {
-            '1.32': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.33': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.34': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.35': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.36': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
+            '1.32': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.33': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.34': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.35': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.36': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
         },
         'cloud-config': {
             '1.32': 'will be removed in 1.25 or later, in favor of removing cloud provider code from Kubelet.',
             '1.33': 'will be removed in 1.25 or later, in favor of removing cloud provider code from Kubelet.',
         },
         'container-hints': {
-            '1.32': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.33': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.34': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.35': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.36': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
+            '1.32': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.33': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.34': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.35': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.36': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
         },
         'containerd': {
-            '1.32': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.33': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.34': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.35': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.36': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
+            '1.32': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.33': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.34': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.35': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.36': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
         },
         'containerd-namespace': {
-            '1.32': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.33': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.34': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.35': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.36': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
+            '1.32': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.33': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.34': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.35': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.36': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
         },
         'enable-load-reader': {
-            '1.32': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.33': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.34': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.35': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.36': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
+            '1.32': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.33': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.34': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.35': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.36': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
         },
         'event-storage-age-limit': {
-            '1.32': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.33': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.34': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.35': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.36': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
+            '1.32': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.33': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.34': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.35': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.36': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
         },
         'event-storage-event-limit': {
-            '1.32': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.33': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.34': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.35': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.36': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
+            '1.32': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.33': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.34': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.35': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.36': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
         },
         'experimental-allocatable-ignore-eviction': {
             '1.32': 'will be removed in 1.25 or later.',
@@ -3317,25 +3437,70 @@ DEPRECATED_FLAGS = {
             '1.36': 'will be removed in 1.25 or later. in favor of using CSI.',
         },
         'global-housekeeping-interval': {
-            '1.32': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.33': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.34': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.35': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.36': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
+            '1.32': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.33': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.34': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.35': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.36': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
         },
         'log-cadvisor-usage': {
-            '1.32': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.33': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.34': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.35': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.36': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
+            '1.32': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.33': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.34': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.35': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.36': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
         },
         'machine-id-file': {
-            '1.32': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.33': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.34': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.35': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.36': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
+            '1.32': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.33': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.34': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.35': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.36': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
         },
         'maximum-dead-containers': {
             '1.32': 'Use --eviction-hard or --eviction-soft instead. Will be removed in a future version.',
@@ -3368,62 +3533,182 @@ DEPRECATED_FLAGS = {
             '1.33': 'will be removed in a future version',
         },
         'storage-driver-buffer-duration': {
-            '1.32': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.33': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.34': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.35': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.36': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
+            '1.32': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.33': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.34': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.35': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.36': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
         },
         'storage-driver-db': {
-            '1.32': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.33': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.34': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.35': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.36': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
+            '1.32': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.33': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.34': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.35': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.36': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
         },
         'storage-driver-host': {
-            '1.32': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.33': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.34': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.35': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.36': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
+            '1.32': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.33': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.34': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.35': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.36': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
         },
         'storage-driver-password': {
-            '1.32': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.33': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.34': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.35': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.36': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
+            '1.32': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.33': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.34': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.35': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.36': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
         },
         'storage-driver-secure': {
-            '1.32': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.33': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.34': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.35': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.36': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
+            '1.32': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.33': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.34': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.35': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.36': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
         },
         'storage-driver-table': {
-            '1.32': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.33': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.34': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.35': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.36': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
+            '1.32': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.33': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.34': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.35': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.36': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
         },
         'storage-driver-user': {
-            '1.32': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.33': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.34': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.35': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
-            '1.36': 'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy concerns, it will follow the standard CLI deprecation timeline before being removed.',
+            '1.32': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.33': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.34': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.35': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
+            '1.36': (
+                'This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy con'
+                'cerns, it will follow the standard CLI deprecation timeline before being removed.'
+            ),
         },
     },
     'kube-apiserver': {
         'admission-control': {
-            '1.32': 'Use --enable-admission-plugins or --disable-admission-plugins instead. Will be removed in a future version.',
-            '1.33': 'Use --enable-admission-plugins or --disable-admission-plugins instead. Will be removed in a future version.',
-            '1.34': 'Use --enable-admission-plugins or --disable-admission-plugins instead. Will be removed in a future version.',
-            '1.35': 'Use --enable-admission-plugins or --disable-admission-plugins instead. Will be removed in a future version.',
-            '1.36': 'Use --enable-admission-plugins or --disable-admission-plugins instead. Will be removed in a future version.',
+            '1.32': (
+                'Use --enable-admission-plugins or --disable-admission-plugins instead. Will be removed in '
+                'a future version.'
+            ),
+            '1.33': (
+                'Use --enable-admission-plugins or --disable-admission-plugins instead. Will be removed in '
+                'a future version.'
+            ),
+            '1.34': (
+                'Use --enable-admission-plugins or --disable-admission-plugins instead. Will be removed in '
+                'a future version.'
+            ),
+            '1.35': (
+                'Use --enable-admission-plugins or --disable-admission-plugins instead. Will be removed in '
+                'a future version.'
+            ),
+            '1.36': (
+                'Use --enable-admission-plugins or --disable-admission-plugins instead. Will be removed in '
+                'a future version.'
+            ),
         },
         'apiserver-count': {
             '1.32': 'apiserver-count is deprecated and will be removed in a future version.',
@@ -3476,11 +3761,26 @@ DEPRECATED_FLAGS = {
     },
     'kube-controller-manager': {
         'allow-untagged-cloud': {
-            '1.32': 'This flag is deprecated and will be removed in a future release. A cluster-id will be required on cloud instances.',
-            '1.33': 'This flag is deprecated and will be removed in a future release. A cluster-id will be required on cloud instances.',
-            '1.34': 'This flag is deprecated and will be removed in a future release. A cluster-id will be required on cloud instances.',
-            '1.35': 'This flag is deprecated and will be removed in a future release. A cluster-id will be required on cloud instances.',
-            '1.36': 'This flag is deprecated and will be removed in a future release. A cluster-id will be required on cloud instances.',
+            '1.32': (
+                'This flag is deprecated and will be removed in a future release. A cluster-id will be requ'
+                'ired on cloud instances.'
+            ),
+            '1.33': (
+                'This flag is deprecated and will be removed in a future release. A cluster-id will be requ'
+                'ired on cloud instances.'
+            ),
+            '1.34': (
+                'This flag is deprecated and will be removed in a future release. A cluster-id will be requ'
+                'ired on cloud instances.'
+            ),
+            '1.35': (
+                'This flag is deprecated and will be removed in a future release. A cluster-id will be requ'
+                'ired on cloud instances.'
+            ),
+            '1.36': (
+                'This flag is deprecated and will be removed in a future release. A cluster-id will be requ'
+                'ired on cloud instances.'
+            ),
         },
         'node-sync-period': {
             '1.32': 'This flag is currently no-op and will be deleted.',
@@ -3493,18 +3793,48 @@ DEPRECATED_FLAGS = {
     'kube-scheduler': {},
     'kube-proxy': {
         'healthz-port': {
-            '1.32': 'This flag is deprecated and will be removed in a future release. Please use --healthz-bind-address instead.',
-            '1.33': 'This flag is deprecated and will be removed in a future release. Please use --healthz-bind-address instead.',
-            '1.34': 'This flag is deprecated and will be removed in a future release. Please use --healthz-bind-address instead.',
-            '1.35': 'This flag is deprecated and will be removed in a future release. Please use --healthz-bind-address instead.',
-            '1.36': 'This flag is deprecated and will be removed in a future release. Please use --healthz-bind-address instead.',
+            '1.32': (
+                'This flag is deprecated and will be removed in a future release. Please use --healthz-bind'
+                '-address instead.'
+            ),
+            '1.33': (
+                'This flag is deprecated and will be removed in a future release. Please use --healthz-bind'
+                '-address instead.'
+            ),
+            '1.34': (
+                'This flag is deprecated and will be removed in a future release. Please use --healthz-bind'
+                '-address instead.'
+            ),
+            '1.35': (
+                'This flag is deprecated and will be removed in a future release. Please use --healthz-bind'
+                '-address instead.'
+            ),
+            '1.36': (
+                'This flag is deprecated and will be removed in a future release. Please use --healthz-bind'
+                '-address instead.'
+            ),
         },
         'metrics-port': {
-            '1.32': 'This flag is deprecated and will be removed in a future release. Please use --metrics-bind-address instead.',
-            '1.33': 'This flag is deprecated and will be removed in a future release. Please use --metrics-bind-address instead.',
-            '1.34': 'This flag is deprecated and will be removed in a future release. Please use --metrics-bind-address instead.',
-            '1.35': 'This flag is deprecated and will be removed in a future release. Please use --metrics-bind-address instead.',
-            '1.36': 'This flag is deprecated and will be removed in a future release. Please use --metrics-bind-address instead.',
+            '1.32': (
+                'This flag is deprecated and will be removed in a future release. Please use --metrics-bind'
+                '-address instead.'
+            ),
+            '1.33': (
+                'This flag is deprecated and will be removed in a future release. Please use --metrics-bind'
+                '-address instead.'
+            ),
+            '1.34': (
+                'This flag is deprecated and will be removed in a future release. Please use --metrics-bind'
+                '-address instead.'
+            ),
+            '1.35': (
+                'This flag is deprecated and will be removed in a future release. Please use --metrics-bind'
+                '-address instead.'
+            ),
+            '1.36': (
+                'This flag is deprecated and will be removed in a future release. Please use --metrics-bind'
+                '-address instead.'
+            ),
         },
     },
 }
