@@ -18,6 +18,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.clusters import Clust
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import bootstrap, config as nodeup_config
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import store as nodeup_store
 
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import component_rules
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs, keystore
 
 from tests.nodes import boot_artifacts
@@ -27,6 +28,20 @@ pytestmark = pytest.mark.hosts
 CLUSTER = "boot.example.com"
 OPTIONS = {"cluster_name": CLUSTER, "cloud_provider": "aws", "zones": ["us-east-1a"], "networking": "cni",
            "kubernetes_version": "v1.34.2"}
+
+
+def _kubelet_files(host):
+    """{path: text} of what the kubelet would be started with on the host: its sysconfig, the --config file it
+    names, and the static pods' manifests."""
+    sysconfig = host.run("cat %s" % component_rules.KUBELET_ENV).stdout
+    written = {component_rules.KUBELET_ENV: sysconfig}
+    config_path = component_rules.kubelet_args(sysconfig).get("config")
+    if config_path:
+        written[config_path] = host.run("cat %s" % config_path).stdout
+    for path in host.run("ls %s" % component_rules.MANIFESTS).stdout.split():
+        written["%s/%s" % (component_rules.MANIFESTS.rstrip("/"), path)] = host.run(
+            "cat %s/%s" % (component_rules.MANIFESTS.rstrip("/"), path)).stdout
+    return written
 
 
 def test_user_data_boots_a_worker(host_pool, tmp_path):
@@ -74,6 +89,11 @@ def test_user_data_boots_a_worker(host_pool, tmp_path):
     instance, lines = service.instance, service.lines
     assert boot.returncode == 0, boot.stdout[-4000:] + boot.stderr[-4000:]
     assert host.run("ctr version").returncode == 0
+    assert host.run("systemctl is-active containerd").stdout.strip() == "active"  # real containerd, our config
+    # No kubelet binary exists here (no registry we reach ships one): what it would be started with is held to the
+    # kubelet's own start-up rules (flags, --node-labels, its config file) and the static pods' to theirs.
+    violations = component_rules.check_node_files(_kubelet_files(host), OPTIONS["kubernetes_version"])
+    assert violations == [], "\n".join(violations)
     assert "--bootstrap-kubeconfig" not in host.run("cat /etc/sysconfig/kubelet").stdout
     kubelet = certs.load_certificate(host.run("cat /var/lib/kubelet/pki/kubelet-client.crt").stdout.encode())
     assert kubelet.subject.rfc4514_string() == "CN=system:node:%s,O=system:nodes" % instance["InstanceId"]
