@@ -398,12 +398,16 @@ def run(module):
         # Named here so that AnsiballZ packs it: the cloud check loads a provider by name.
         from ansible_collections.kubeops.kops.plugins.module_utils.deletion import aws as _aws  # noqa: F401 pylint: disable=unused-import
         name = params["name"] or options.get("cluster_name") or _definition_name(module)
+        service.cluster_store(name).refuse_while_deleting("cluster state=absent")
         plan = service.plan_delete(name, force=params["force"], region=params["region"], profile=params["profile"])
     elif options:
         plan = service.plan_create(options, overwrite=params["overwrite"])
+        service.cluster_store(plan.cluster_name).refuse_while_deleting("cluster create")
     else:
         documents = _load_definition(module)
         plan = service.plan_replace(documents, force=params["force"], prune=params["prune"])
+        # Planning only reads; a replace during a delete would write back a cluster being taken apart.
+        service.cluster_store(plan.cluster_name).refuse_while_deleting("cluster replace")
 
     if not module.check_mode:
         service.execute(plan)

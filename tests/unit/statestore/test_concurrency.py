@@ -12,6 +12,7 @@ import itertools
 import json
 import os
 import pathlib
+import socket
 import subprocess
 import sys
 import time
@@ -206,3 +207,52 @@ def test_a_no_op_read_asks_for_each_object_once(aws):
     # One listing of the cluster's files answers every "is it there", then one GET per object: 8 in all.
     assert sum(requests.values()) == 8 and max(requests.values()) == 1, requests
     assert [k for k in requests if not k.startswith("GET %s/" % NAME)] == ["GET kops-count"]
+
+
+def test_a_delete_holds_the_cluster_and_every_other_run_is_refused_naming_it(store):
+    deleting = layout.ClusterStore(store, "c")
+    with deleting.lease("cluster_delete", ttl=0.6, deleting=True):
+        first = json.loads(vfs.open_store(store.base_url).read("c/" + layout.LEASE))
+        time.sleep(0.8)  # renewed meanwhile: the start time stays
+        renewed = json.loads(vfs.open_store(store.base_url).read("c/" + layout.LEASE))
+        assert first["deleting"] is True and renewed["acquired"] == first["acquired"]
+        assert renewed["expiresEpoch"] > first["expiresEpoch"]
+        other = layout.ClusterStore(vfs.open_store(store.base_url), "c")
+        with pytest.raises(layout.ClusterBeingDeleted) as refused:
+            with other.lease("cluster_update"):
+                pass
+        with pytest.raises(layout.ClusterBeingDeleted) as checked:
+            layout.ClusterStore(vfs.open_store(store.base_url), "c").refuse_while_deleting("rolling_update")
+    for error, action in ((refused, "cluster_update"), (checked, "rolling_update")):
+        message = str(error.value)
+        assert message.startswith("cluster c is being deleted by cluster_delete (pid %d on host %s, started %s); "
+                                  "%s refused." % (os.getpid(), socket.gethostname(), first["acquired"], action))
+        assert "\n" not in message
+    # Released: the cluster is free again, and a free cluster is never refused.
+    layout.ClusterStore(vfs.open_store(store.base_url), "c").refuse_while_deleting("rolling_update")
+
+
+def test_a_live_update_refuses_a_delete_and_a_dead_delete_is_taken_over(store):
+    with layout.ClusterStore(store, "c").lease("cluster_update"):
+        with pytest.raises(layout.LeaseHeld) as refused:
+            with layout.ClusterStore(vfs.open_store(store.base_url), "c").lease(deleting=True, action="cluster_delete"):
+                pass
+        # An update's lease is no delete: a rolling update beside it goes on.
+        layout.ClusterStore(vfs.open_store(store.base_url), "c").refuse_while_deleting("rolling_update")
+    assert not isinstance(refused.value, layout.ClusterBeingDeleted)
+    assert str(refused.value).startswith("cluster c is being changed by cluster_update (pid %d on host %s, started "
+                                         % (os.getpid(), socket.gethostname()))
+    assert "; cluster_delete refused: its lease expires at 20" in str(refused.value)
+
+    # A delete whose process is gone from this host: nothing is refused, the next run takes the lease over.
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    record = json.loads(lease_record(socket.gethostname(), dead.pid, time.time() + 600))
+    record["deleting"] = True
+    vfs.open_store(store.base_url).write("c/" + layout.LEASE, json.dumps(record).encode("utf-8"), expect=None)
+    layout.ClusterStore(vfs.open_store(store.base_url), "c").refuse_while_deleting("rolling_update")
+    successor = layout.ClusterStore(vfs.open_store(store.base_url), "c")
+    with successor.lease("cluster_update"):
+        pass
+    assert "its process is gone from this host; that delete did not finish" in successor.store.notes[0]
+
