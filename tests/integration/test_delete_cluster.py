@@ -371,3 +371,49 @@ def test_an_update_during_a_delete_is_refused_and_recreates_nothing(aws, run_mod
         assert "\n" not in message
     assert proc.returncode == 0 and "store_deleted=True" in rest, rest
     assert inventory(B) == set() and clusters.ClusterService(store).store.list(B + "/") == []
+
+
+def test_a_delete_finishes_in_one_pass_and_empties_the_store_in_batches(aws, tmp_path, monkeypatch, capsys):
+    """Issue 22 item 5: AWS drops a deleted subnet's route-table association (moto keeps it, so the test does what
+    AWS does); the route table's DisassociateRouteTable then finds it gone, which counts as done: one run deletes
+    everything.  The s3:// store is emptied with DeleteObjects (1,000 keys a request), the config last."""
+    boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="kops-delete")
+    store = "s3://kops-delete/state"
+    create(store, B, **PRIVATE_HA)
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    subnet_delete = aws_deletion.Subnets.delete_one
+
+    def as_aws_does(self, cloud, resource):
+        result = subnet_delete(self, cloud, resource)
+        for table in ec2.describe_route_tables()["RouteTables"]:
+            for association in table.get("Associations") or []:
+                if association.get("SubnetId") == resource.id:
+                    ec2.disassociate_route_table(AssociationId=association["RouteTableAssociationId"])
+        return result
+
+    monkeypatch.setattr(aws_deletion.Subnets, "delete_one", as_aws_does)
+    service = clusters.ClusterService(store)
+    stored = len(service.store.list(B + "/"))
+    store_requests = collections.Counter()
+    service.store.client.meta.events.register("before-call.s3.*", lambda model, **kwargs: store_requests.update(
+        [model.name]))
+    calls = collections.Counter()
+    runs, error = 0, None
+    while runs < 3:
+        runs += 1
+        try:
+            deletion.delete_cluster(service, B, yes=True, interval=0, cloud_factory=counting(calls))
+            break
+        except deletion.DeletionError as exc:
+            error = error or str(exc)
+            service = clusters.ClusterService(store)
+            service.store.client.meta.events.register("before-call.s3.*", lambda model, **kwargs: store_requests.update(
+                [model.name]))
+    with capsys.disabled():
+        print("\ndelete of %s (%d store objects): %d run(s); cloud %d requests (%d mutating); store %d requests %s%s"
+              % (B, stored, runs, sum(calls.values()), sum(mutating(calls).values()), sum(store_requests.values()),
+                 dict(store_requests), "; first run: %s" % error[:300] if error else ""))
+    assert runs == 1 and error is None
+    assert inventory(B) == set() and clusters.ClusterService(store).store.list(B + "/") == []
+    # Listing, lease PUT/DELETE, config GET, one DeleteObjects, the config's DeleteObject.
+    assert store_requests["DeleteObjects"] == 1 and store_requests["DeleteObject"] == 2, store_requests
