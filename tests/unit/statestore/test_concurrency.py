@@ -301,3 +301,76 @@ def _moto_checks_delete_etags(store):
     checked = bool(result.get("Errors"))
     store.client.delete_object(Bucket=store.bucket, Key="etag-probe")
     return checked and answer is not None
+
+
+def _replace_probe(tmp_path, url, tries, with_revision):
+    """Issue 22's probe: two `cluster` module replaces at once, each of a definition read at the same revision with
+    its own edit.  Returns {outcome: count}: both kept, refused (one failed saying why, the other's edit stored) or
+    lost silently (both reported success, one edit is not stored)."""
+    outcomes = collections.Counter()
+    for attempt in range(tries):
+        service = clusters.ClusterService(url)
+        cluster, groups = service.read(NAME)
+        line = clusters.REVISION_LINE % clusters.revision_of(cluster, groups) + "\n" if with_revision else ""
+        edits = {"ssh": ("sshAccess", "10.1.%d.0/24" % attempt), "api": ("kubernetesApiAccess", "10.2.%d.0/24" % attempt)}
+        racers = {}
+        for name, (field, cidr) in edits.items():
+            edited = json.loads(json.dumps(cluster))
+            edited["spec"][field] = [cidr]
+            racers[name] = start_module(tmp_path, "%s-%d-%s" % (name, attempt, with_revision),
+                                        {"state_store": url, "definition": line + yaml.safe_dump(edited)},
+                                        "kill-after", "99")
+        results = {name: result_of(process) for name, process in racers.items()}
+        config = clusters.ClusterService(url).read(NAME)[0]["spec"]
+        kept = {name for name, (field, cidr) in edits.items() if config.get(field) == [cidr]}
+        failed = {name for name, result in results.items() if result.get("failed")}
+        assert not (kept & failed), (results, config)  # a failed run wrote nothing
+        if kept == set(edits):
+            outcomes["both kept"] += 1
+        elif failed and kept | failed == set(edits):
+            outcomes["refused"] += 1
+            for name in failed:
+                message = results[name]["msg"]
+                assert (("changed in the state store since this definition was read at revision" in message
+                         and "it is at revision" in message) or message == layout.CONFLICT % NAME
+                        or "is being changed by" in message), message
+        else:
+            outcomes["lost silently"] += 1
+    return outcomes
+
+
+def test_two_concurrent_replaces_of_one_revision_never_lose_an_edit_silently(tmp_path, capsys):
+    url = "file://%s" % (tmp_path / "state")
+    service = clusters.ClusterService(url)
+    service.execute(service.plan_create(OPTIONS))
+    with_revision = _replace_probe(tmp_path, url, 15, True)
+    without = _replace_probe(tmp_path, url, 15, False)  # a file that never came from get_cluster.yml: kops' rule
+    with capsys.disabled():
+        print("\nconcurrent replaces, 15 tries: with the revision line %s; without it (kops replace) %s"
+              % (dict(with_revision), dict(without)))
+    assert with_revision["lost silently"] == 0 and sum(with_revision.values()) == 15
+
+
+def test_a_replace_of_an_older_revision_is_refused_naming_both_unless_forced(store):
+    service = clusters.ClusterService(store.base_url)
+    service.execute(service.plan_create(OPTIONS))
+    cluster, groups = service.read(NAME)
+    read_at = clusters.revision_of(cluster, groups)
+    first = json.loads(json.dumps(cluster))
+    first["spec"]["sshAccess"] = ["10.1.0.0/16"]
+    runs = clusters.ClusterService(store.base_url)
+    runs.execute(runs.plan_replace([first], revision=read_at))
+    now = clusters.revision_of(*clusters.ClusterService(store.base_url).read(NAME))
+    assert now != read_at
+    late = json.loads(json.dumps(cluster))
+    late["spec"]["kubernetesApiAccess"] = ["10.2.0.0/16"]
+    with pytest.raises(clusters.ClusterError) as refused:
+        clusters.ClusterService(store.base_url).plan_replace([late], revision=read_at)
+    assert str(refused.value).startswith("cluster %r changed in the state store since this definition was read at "
+                                         "revision %s (it is at revision %s now)" % (NAME, read_at, now))
+    forced = clusters.ClusterService(store.base_url)
+    forced.execute(forced.plan_replace([late], revision=read_at, force=True))
+    spec = clusters.ClusterService(store.base_url).read(NAME)[0]["spec"]
+    assert spec["kubernetesApiAccess"] == ["10.2.0.0/16"] and spec.get("sshAccess") != ["10.1.0.0/16"]
+    assert clusters.revision_in("# kubeops.kops revision: %s\napiVersion: x\n" % now) == now
+    assert clusters.revision_in("apiVersion: x\n") is None
