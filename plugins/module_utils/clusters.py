@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import copy
 import datetime
+import hashlib
 import os
+import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, objects, validation
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels, instance_groups, new_cluster
@@ -61,6 +63,24 @@ def comparable(obj):
     for key in VOLATILE_METADATA:
         meta.pop(key, None)
     return obj
+
+
+# The line get_cluster.yml puts first in the YAML it writes: the revision the cluster was read at.
+REVISION_LINE = "# kubeops.kops revision: %s"
+_REVISION_RE = re.compile(r"^# kubeops\.kops revision: ([0-9a-f]+)\b", re.MULTILINE)
+
+
+def revision_of(cluster, groups):
+    """The revision a read of the cluster saw: the first 16 hex digits of the sha256 of its user objects as
+    cluster_info's yaml (get_cluster.yml) prints them (the Cluster, then the instance groups by name).  Any change
+    of any object, by any tool, gives another revision."""
+    return hashlib.sha256(objects.dump_objects([cluster] + list(groups)).encode("utf-8")).hexdigest()[:16]
+
+
+def revision_in(text):
+    """The revision a YAML text written by get_cluster.yml names, or None."""
+    found = _REVISION_RE.search(text) if isinstance(text, str) else None
+    return found.group(1) if found else None
 
 
 class Plan(object):
@@ -162,14 +182,25 @@ class ClusterService(object):
                     % (name, state_store))
         return self._plan_objects(name, cluster, igs, current, prune=overwrite)
 
-    def plan_replace(self, documents, force=False, prune=False):
+    def plan_replace(self, documents, force=False, prune=False, revision=None):
         """Plan `kops replace -f`: the Cluster and/or InstanceGroups given replace the stored ones.
 
         A new cluster needs force=True (kops replace --force).  With
         prune=True, stored instance groups missing from the documents are deleted.
+        revision: the revision the documents were read at (get_cluster.yml's first line); when the store
+        moved on since, the replace is refused naming both, unless force=True: it would write back over the
+        other edit.  The writes are conditional on this same read, so a change landing after it is a conflict.
         """
         cluster, igs = objects.split_objects(documents)
         name = objects.name_of(cluster) if cluster else _cluster_of_groups(igs)
+        if revision:
+            stored, stored_groups = self.read(name)
+            now = revision_of(stored, stored_groups) if stored is not None else "none (the cluster is not stored)"
+            if now != revision and not force:
+                raise ClusterError(
+                    "cluster %r changed in the state store since this definition was read at revision %s (it is at "
+                    "revision %s now): replacing would undo that change. Read it again (get_cluster.yml), redo your "
+                    "edit and replace, or set force: true to overwrite it" % (name, revision, now))
         current = self._current(name)
         if not current and not force:
             raise ClusterError("cluster %r does not exist in %s; set force: true to create it (kops replace --force)"

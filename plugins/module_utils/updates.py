@@ -87,7 +87,12 @@ def apply_direct(service, cluster_name, dry_run, cloud_factory=None, workers=8, 
 
 
 def _lease(service, cluster_name, dry_run):
-    return contextlib.nullcontext() if dry_run else service.lease(cluster_name, owner="cluster_update")
+    """The cluster's lease for a real run; a check-mode run takes none, but it too is refused while a delete runs
+    (its plan would show the cluster's objects being recreated)."""
+    if dry_run:
+        service.cluster_store(cluster_name).refuse_while_deleting("cluster_update")
+        return contextlib.nullcontext()
+    return service.lease(cluster_name, owner="cluster_update")
 
 
 def _ignore(_message):

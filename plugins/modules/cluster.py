@@ -295,11 +295,21 @@ options:
     type: raw
   force:
     description:
-      - With O(definition), create the cluster when it does not exist (C(kops replace --force)).
+      - With O(definition), create the cluster when it does not exist (C(kops replace --force)), and replace it even
+        though the store moved on since the definition's O(revision).
       - With O(state=absent), remove the cluster from the store even though its cloud objects still exist
         (C(kops delete cluster --unregister)); they keep running.
     type: bool
     default: false
+  revision:
+    description:
+      - "With O(definition), the revision of the cluster the definition was read at (C(get_cluster.yml) writes it as
+        the first line, C(# kubeops.kops revision: <revision>), which is read from a O(definition) string when this
+        is not given). When the state store holds another revision now, the replace is refused naming both, so
+        another run's edit is never written over unseen; O(force=true) overwrites it."
+      - Without it (a file that never came from C(get_cluster.yml)) the definition replaces what is stored, as
+        C(kops replace) does; the writes are still conditional on what this run read.
+    type: str
   overwrite:
     description:
       - With O(options), rewrite an existing cluster whose stored spec differs from what the options produce.
@@ -371,6 +381,10 @@ changed_paths:
   type: list
   elements: str
   sample: [config, instancegroup/control-plane-us-east-1a, instancegroup/nodes-us-east-1a]
+revision:
+  description: The cluster's revision after this run (what C(get_cluster.yml) would write as its first line).
+  returned: when state=present and not in check mode
+  type: str
 config_base:
   description: The cluster's location in the state store.
   returned: always
@@ -398,12 +412,18 @@ def run(module):
         # Named here so that AnsiballZ packs it: the cloud check loads a provider by name.
         from ansible_collections.kubeops.kops.plugins.module_utils.deletion import aws as _aws  # noqa: F401 pylint: disable=unused-import
         name = params["name"] or options.get("cluster_name") or _definition_name(module)
+        service.cluster_store(name).refuse_while_deleting("cluster state=absent")
         plan = service.plan_delete(name, force=params["force"], region=params["region"], profile=params["profile"])
     elif options:
         plan = service.plan_create(options, overwrite=params["overwrite"])
+        service.cluster_store(plan.cluster_name).refuse_while_deleting("cluster create")
     else:
         documents = _load_definition(module)
-        plan = service.plan_replace(documents, force=params["force"], prune=params["prune"])
+        from ansible_collections.kubeops.kops.plugins.module_utils.clusters import revision_in
+        revision = params["revision"] or revision_in(params["definition"])
+        plan = service.plan_replace(documents, force=params["force"], prune=params["prune"], revision=revision)
+        # Planning only reads; a replace during a delete would write back a cluster being taken apart.
+        service.cluster_store(plan.cluster_name).refuse_while_deleting("cluster replace")
 
     if not module.check_mode:
         service.execute(plan)
@@ -418,6 +438,9 @@ def run(module):
         result["instance_groups"] = sorted((o for o in after if o["kind"] == objects.INSTANCE_GROUP),
                                            key=objects.name_of)
         result["completed_spec"] = plan.completed
+        if not module.check_mode:
+            from ansible_collections.kubeops.kops.plugins.module_utils.clusters import revision_of
+            result["revision"] = revision_of(result["cluster"], result["instance_groups"])
     module.exit_json(**result)
 
 
@@ -466,6 +489,7 @@ def main():
             force=dict(type="bool", default=False),
             overwrite=dict(type="bool", default=False),
             prune=dict(type="bool", default=False),
+            revision=dict(type="str"),
         ),
         mutually_exclusive=[["options", "definition"]],
     )

@@ -210,7 +210,10 @@ def run(module):
         if params[option] < 0:
             module.fail_json(msg="%s: must be 0 or more, got %d" % (option, params[option]))
     name = params["cluster_name"]
-    completed, instance_groups = updates.load_completed(module.service(), name)
+    service = module.service()
+    # A roll takes no lease (it may run for hours beside updates), but it never runs beside a delete.
+    service.cluster_store(name).refuse_while_deleting("rolling_update")
+    completed, instance_groups = updates.load_completed(service, name)
     selected = planner.select(instance_groups, params["instance_groups"], params["roles"])
     _reader, cloud = clouds.cloud_for(completed, params["region"], params["profile"])
     rolling = clouds.day2_for(completed["spec"]["cloudProvider"]).rolling(cloud)

@@ -305,3 +305,115 @@ def test_dns_records_are_taken_as_kops_names_them():
     assert not take(A, {"Name": "api.a.example.com.", "Type": "CNAME"})
     # kops' prefix match would take etcd-x.b.<c>: a record of cluster b.<c>'s etcd, not ours.
     assert not take("example.com", {"Name": "etcd-x.b.example.com.", "Type": "A"})
+
+
+GATED = textwrap.dedent("""
+    import os, sys, time
+    from ansible_collections.kubeops.kops.plugins.module_utils import clusters, deletion
+    from ansible_collections.kubeops.kops.plugins.module_utils.deletion import aws
+    store, name, gate, after = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    done = []
+    real = aws.Ec2Kind.delete_one
+
+    def gated(self, cloud, resource):  # after `after` EC2 deletions, wait for the test to open the gate
+        result = real(self, cloud, resource)
+        done.append(resource.key)
+        print(resource.key, flush=True)
+        while len(done) >= after and not os.path.exists(gate):
+            time.sleep(0.05)
+        return result
+
+    aws.Ec2Kind.delete_one = gated
+    service = clusters.ClusterService(store)
+    service.store.owner = "cluster_delete"
+    outcome = deletion.delete_cluster(service, name, yes=True, interval=0)
+    print("store_deleted=%s" % outcome.store_deleted, flush=True)
+""")
+
+
+def test_an_update_during_a_delete_is_refused_and_recreates_nothing(aws, run_module, tmp_path, capsys):  # noqa: F811
+    """Issue 22's race probe: the delete holds the cluster from its first call to its last.  The delete (another
+    process) is held still after its first EC2 deletions; cluster_update, rolling_update and the cluster module's
+    replace run meanwhile through the modules and are refused naming the delete; nothing is recreated, and the
+    delete then finishes."""
+    from ansible_collections.kubeops.kops.plugins.modules import cluster_update as cluster_update_module
+    from ansible_collections.kubeops.kops.plugins.modules import rolling_update as rolling_update_module
+
+    store = "file://%s" % (tmp_path / "state")
+    service = create(store, B, **PRIVATE_HA)
+    before = inventory(B)
+    gate = tmp_path / "gate"
+    proc = subprocess.Popen([sys.executable, "-c", GATED, store, B, str(gate), "3"], env=dict(os.environ),
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        for count, _line in enumerate(proc.stdout, 1):
+            if count == 3:
+                break
+        during = inventory(B)
+        update = run_module(cluster_update_module, state_store=store, cluster_name=B)
+        recreated = inventory(B) - during
+        with capsys.disabled():
+            print("\nupdate during a delete: failed=%s, %d object(s) recreated (%d of %d left when it started): %s"
+                  % (update.get("failed", False), len(recreated), len(during), len(before), update.get("msg")))
+        rolling = run_module(rolling_update_module, state_store=store, cluster_name=B, cloud_only=True, force=True)
+        documents = [service.read(B)[0]]
+        replace = run_module(cluster_module, state_store=store, definition=documents)
+        after = inventory(B)
+    finally:
+        gate.touch()
+        rest = proc.stdout.read()
+        proc.wait(timeout=600)
+    assert recreated == set() and after <= during
+    for result in (update, rolling, replace):
+        message = result.get("msg", "")
+        assert result.get("failed") is True, result
+        assert "being deleted" in message and "pid %d" % proc.pid in message and os.uname().nodename in message, message
+        assert "\n" not in message
+    assert proc.returncode == 0 and "store_deleted=True" in rest, rest
+    assert inventory(B) == set() and clusters.ClusterService(store).store.list(B + "/") == []
+
+
+def test_a_delete_finishes_in_one_pass_and_empties_the_store_in_batches(aws, tmp_path, monkeypatch, capsys):
+    """Issue 22 item 5: AWS drops a deleted subnet's route-table association (moto keeps it, so the test does what
+    AWS does); the route table's DisassociateRouteTable then finds it gone, which counts as done: one run deletes
+    everything.  The s3:// store is emptied with DeleteObjects (1,000 keys a request), the config last."""
+    boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="kops-delete")
+    store = "s3://kops-delete/state"
+    create(store, B, **PRIVATE_HA)
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    subnet_delete = aws_deletion.Subnets.delete_one
+
+    def as_aws_does(self, cloud, resource):
+        result = subnet_delete(self, cloud, resource)
+        for table in ec2.describe_route_tables()["RouteTables"]:
+            for association in table.get("Associations") or []:
+                if association.get("SubnetId") == resource.id:
+                    ec2.disassociate_route_table(AssociationId=association["RouteTableAssociationId"])
+        return result
+
+    monkeypatch.setattr(aws_deletion.Subnets, "delete_one", as_aws_does)
+    service = clusters.ClusterService(store)
+    stored = len(service.store.list(B + "/"))
+    store_requests = collections.Counter()
+    service.store.client.meta.events.register("before-call.s3.*", lambda model, **kwargs: store_requests.update(
+        [model.name]))
+    calls = collections.Counter()
+    runs, error = 0, None
+    while runs < 3:
+        runs += 1
+        try:
+            deletion.delete_cluster(service, B, yes=True, interval=0, cloud_factory=counting(calls))
+            break
+        except deletion.DeletionError as exc:
+            error = error or str(exc)
+            service = clusters.ClusterService(store)
+            service.store.client.meta.events.register("before-call.s3.*", lambda model, **kwargs: store_requests.update(
+                [model.name]))
+    with capsys.disabled():
+        print("\ndelete of %s (%d store objects): %d run(s); cloud %d requests (%d mutating); store %d requests %s%s"
+              % (B, stored, runs, sum(calls.values()), sum(mutating(calls).values()), sum(store_requests.values()),
+                 dict(store_requests), "; first run: %s" % error[:300] if error else ""))
+    assert runs == 1 and error is None
+    assert inventory(B) == set() and clusters.ClusterService(store).store.list(B + "/") == []
+    # Listing, lease PUT/DELETE, config GET, one DeleteObjects, the config's DeleteObject.
+    assert store_requests["DeleteObjects"] == 1 and store_requests["DeleteObject"] == 2, store_requests

@@ -132,3 +132,38 @@ def test_wrong_types_fail_naming_the_option(playbook, tmp_path):
         assert code != 0 and message in text, text
         assert "Traceback" not in text
     assert not store_dir.exists()
+
+
+def test_replace_of_a_file_read_before_another_edit_is_refused_naming_both_revisions(playbook, tmp_path):
+    """Issue 22 item 3: get_cluster.yml's first line names the revision it read; replace_cluster.yml refuses that
+    file once the store moved on (another run's edit would be undone), unless force=true."""
+    from ansible_collections.kubeops.kops.plugins.module_utils import clusters
+    store_dir = tmp_path / "state"
+    store = "state_store=file://%s" % store_dir
+    assert playbook(PLAYBOOKS / "create_cluster.yml", "-e", store, *HA)[0] == 0
+    first, second = tmp_path / "first.yaml", tmp_path / "second.yaml"
+    for path in (first, second):
+        code, got = playbook(PLAYBOOKS / "get_cluster.yml", "-e", store, "-e", "cluster_name=ha.example.com",
+                             "-e", "output=%s" % path)
+        assert code == 0, got
+    read_at = clusters.revision_of(*clusters.ClusterService("file://%s" % store_dir).read("ha.example.com"))
+    assert first.read_text().splitlines()[0] == "# kubeops.kops revision: %s" % read_at
+    # Two edits of the last group (nodes-us-east-1c), each in its own copy.
+    first.write_text("maxSize: 4\n".join(first.read_text().rsplit("maxSize: 1\n", 1)))
+    second.write_text("minSize: 0\n".join(second.read_text().rsplit("minSize: 1\n", 1)))
+
+    code, replaced = playbook(PLAYBOOKS / "replace_cluster.yml", "-e", store, "-e", "spec_file=%s" % first)
+    assert code == 0, task_results(replaced, "Replace the cluster spec with %s" % first).get("msg")
+    now = task_results(replaced, "Replace the cluster spec with %s" % first)["revision"]
+    assert now != read_at
+    assert now == clusters.revision_of(*clusters.ClusterService("file://%s" % store_dir).read("ha.example.com"))
+    before = _files(store_dir)
+    code, refused = playbook(PLAYBOOKS / "replace_cluster.yml", "-e", store, "-e", "spec_file=%s" % second)
+    result = task_results(refused, "Replace the cluster spec with %s" % second)
+    assert code != 0 and result["failed"] is True
+    assert ("since this definition was read at revision %s (it is at revision %s now)" % (read_at, now)) in result["msg"]
+    assert _files(store_dir) == before
+    code, forced = playbook(PLAYBOOKS / "replace_cluster.yml", "-e", store, "-e", "spec_file=%s" % second,
+                            "-e", "force=true")
+    assert code == 0, forced
+    assert task_results(forced, "Replace the cluster spec with %s" % second)["changed"] is True

@@ -276,6 +276,35 @@ HINTS = {
     "DependencyViolation": "something outside the cluster still uses it; remove that first",
 }
 
+# What to do when an operation's code means something narrower than the code's general hint: these take
+# precedence (the LimitExceeded of AddRoleToInstanceProfile is the one-role-per-profile rule, not an account quota).
+OPERATION_HINTS = {
+    ("AddRoleToInstanceProfile", "LimitExceeded"): "the instance profile holds another role already (a profile takes "
+                                                    "one); remove that role from it, or delete the profile",
+    ("AttachInternetGateway", "Resource.AlreadyAssociated"): "the gateway is attached to another VPC; detach it there",
+    ("AssociateRouteTable", "Resource.AlreadyAssociated"): "the subnet is associated with another route table; "
+                                                           "disassociate it there",
+}
+
+
+def as_wanted(call, codes, is_wanted, **kwargs):
+    """call(**kwargs) for a mutating call that is not a create, where an error in codes means "already so" when
+    is_wanted() (a fresh read) agrees.
+
+    A response lost on the way back is retried (by botocore, or by the next run), and AWS answers the retry with
+    the state the first call made: the role already in the instance profile (LimitExceeded), the gateway already
+    attached (Resource.AlreadyAssociated).  The object is as wanted, so that is done, not an error; the same code
+    for any other reason (the profile holds another role, the gateway another VPC) is raised as it came.
+    Returns the call's response, or None when it found the object as wanted.
+    """
+    import botocore.exceptions
+    try:
+        return call(**kwargs)
+    except botocore.exceptions.ClientError as exc:
+        if error_code(exc) in codes and is_wanted():
+            return None
+        raise
+
 
 # Kinds whose ownership tags AwsCloud.tags_of reads in one Resource Groups Tagging API call per run.
 TAGGED_RESOURCE_TYPES = ("elasticloadbalancing:loadbalancer", "elasticloadbalancing:targetgroup", "events:rule")
@@ -376,7 +405,8 @@ class AwsCloud(Cloud):
             return Cloud.failure(self, exc)
         message = ((exc.response.get("Error") or {}).get("Message") or str(exc)).strip()
         operation = getattr(exc, "operation_name", "")
-        return Failure(code, "%s%s" % ("%s: " % operation if operation else "", message), HINTS.get(code, ""))
+        hint = OPERATION_HINTS.get((operation, code), HINTS.get(code, ""))
+        return Failure(code, "%s%s" % ("%s: " % operation if operation else "", message), hint)
 
 
 def tag_list(tags):

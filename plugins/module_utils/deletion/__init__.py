@@ -340,18 +340,34 @@ def delete_cluster(service, cluster_name, yes=False, dry_run=False, region=None,
     store (removed already) the cluster's name, its cloud provider, the region and (GCE) the project
     still find its owned objects.
     """
+    store = service.cluster_store(cluster_name)
+    if dry_run or not yes:
+        return _delete(service, store, cluster_name, False, region, profile, timeout, interval, cloud_factory, sleep,
+                       clock, provider, project)
+    # The delete holds the cluster from its first call to its last, its lease marked as a delete: an update, a
+    # rolling update or a replace started meanwhile is refused naming it, and so is this delete while another
+    # live run holds the cluster.  A holder that died is taken over, as any lease.
+    with store.lease(deleting=True, action="cluster_delete"):
+        return _delete(service, store, cluster_name, True, region, profile, timeout, interval, cloud_factory, sleep,
+                       clock, provider, project)
+
+
+def _delete(service, store, cluster_name, deleting, region, profile, timeout, interval, cloud_factory, sleep, clock,
+            provider, project):
+    from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout
     from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
-    cluster = service.cluster_store(cluster_name).read_cluster()
+    cluster = store.read_cluster()
     spec = (cluster or {}).get("spec")
     provider, cloud_spec = _cloud_of(spec, provider, project)
     module = driver_module(provider)
     region = region or (region_of(spec) if spec else None)
     cloud = cloud_factory(cluster_name, region) if cloud_factory else module.cloud(cluster_name, region, profile,
                                                                                    cloud_spec)
-    outcome = Outcome(cluster_name, module.discover(cloud, spec), cluster is not None or bool(
-        service.store.list(cluster_name + "/")))
-    if dry_run or not yes:
+    ours = (store.path(layout.LEASE), store.path(layout.JOURNAL))  # this run's own lease is not the cluster
+    stored = [p for p in service.store.list(cluster_name + "/") if p not in ours]
+    outcome = Outcome(cluster_name, module.discover(cloud, spec), cluster is not None or bool(stored))
+    if not deleting:
         return outcome
     start = clock()
     handled = {}
@@ -377,7 +393,7 @@ def delete_cluster(service, cluster_name, yes=False, dry_run=False, region=None,
                 "%s %s (%s): %s" % (o["kind"], o["id"], o["name"], o.get("reason") or o["result"]) for o in left)
                 or ", ".join(r.key for r in resources)), outcome.objects)
     if outcome.store_exists:
-        service.cluster_store(cluster_name).delete_cluster()
+        store.delete_cluster()
         outcome.store_deleted = True
     return outcome
 

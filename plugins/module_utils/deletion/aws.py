@@ -46,6 +46,10 @@ GONE_CODES = frozenset((
     "InvalidVolume.NotFound", "InvalidKeyPair.NotFound", "InvalidDhcpOptionID.NotFound", "InvalidDhcpOptionsID.NotFound",
     "InvalidEgressOnlyInternetGatewayId.NotFound", "InvalidInstanceID.NotFound", "NoSuchEntity", "LoadBalancerNotFound",
     "TargetGroupNotFound", "AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist", "ResourceNotFoundException",
+    # A dependency already gone is done too (kops deletes in one pass): AWS drops a deleted subnet's route-table
+    # association, a released address's association, a deleted group's rules, a detached gateway's attachment.
+    "InvalidAssociationID.NotFound", "InvalidRouteTableAssociationID.NotFound", "InvalidPermission.NotFound",
+    "InvalidSecurityGroupRuleId.NotFound", "Gateway.NotAttached", "InvalidAttachmentID.NotFound",
 ))
 # Error codes that mean "not yet" while deleting: something of the cluster still uses the object.
 BUSY_CODES = frozenset((

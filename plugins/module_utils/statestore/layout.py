@@ -52,6 +52,10 @@ class LeaseHeld(StoreError):
     """Another run holds the cluster's lease."""
 
 
+class ClusterBeingDeleted(LeaseHeld):
+    """A live cluster_delete holds the cluster's lease: nothing else may change the cluster."""
+
+
 def instance_group_path(name):
     return INSTANCE_GROUP_DIR + name
 
@@ -96,6 +100,28 @@ def _program():
     return name or "python"
 
 
+def stale(holder, now=None):
+    """Why a lease record may be taken over (expired, or its process is gone from this host), or None while its
+    holder is alive."""
+    now = time.time() if now is None else now
+    if float(holder.get("expiresEpoch") or 0) <= now:
+        return "it expired at %s" % holder.get("expires")
+    if holder.get("host") == socket.gethostname() and isinstance(holder.get("pid"), int) and not _pid_alive(holder["pid"]):
+        return "its process is gone from this host"
+    return None
+
+
+def held_message(cluster_name, holder, action=None):
+    """The one line a run that finds the cluster's lease held by a live run fails with."""
+    refused = "%s refused" % action if action else "refused"
+    if holder.get("deleting"):
+        return ("cluster %s is being deleted by %s; %s. Let the delete finish; if it died, re-run it after %s "
+                "(its lease is then taken over)" % (cluster_name, Lease.describe(holder), refused, holder.get("expires")))
+    return ("cluster %s is being changed by %s; %s: its lease expires at %s. Wait for that run to finish, or if it "
+            "died, re-run after that time (its lease is then taken over)"
+            % (cluster_name, Lease.describe(holder), refused, holder.get("expires")))
+
+
 def _pid_alive(pid):
     try:
         os.kill(pid, 0)
@@ -122,7 +148,7 @@ class Lease(object):
     both take it.
     """
 
-    def __init__(self, cluster_store, owner=None, ttl=None):
+    def __init__(self, cluster_store, owner=None, ttl=None, deleting=False):
         self.cluster_store = cluster_store
         self.store = cluster_store.store
         self.path = cluster_store.path(LEASE)
@@ -130,27 +156,30 @@ class Lease(object):
         self.ttl = float(ttl or DEFAULT_LEASE_TTL)
         self.host = socket.gethostname()
         self.pid = os.getpid()
+        # A delete marks the cluster in its lease: every other run refuses to touch the cluster while it lives.
+        self.deleting = bool(deleting)
+        self.started = None
         self.lost_to = None
         self._stop = threading.Event()
         self._renewer = None
 
     def record(self, now=None):
         now = time.time() if now is None else now
-        return {"owner": self.owner, "host": self.host, "pid": self.pid, "acquired": _utc(now),
-                "expires": _utc(now + self.ttl), "expiresEpoch": now + self.ttl, "ttlSeconds": self.ttl}
+        started = self.started if self.started is not None else now
+        record = {"owner": self.owner, "host": self.host, "pid": self.pid, "acquired": _utc(started),
+                  "renewed": _utc(now), "expires": _utc(now + self.ttl), "expiresEpoch": now + self.ttl,
+                  "ttlSeconds": self.ttl}
+        if self.deleting:
+            record["deleting"] = True
+        return record
 
     @staticmethod
     def describe(holder):
-        return "%s (pid %s on host %s, since %s)" % (holder.get("owner"), holder.get("pid"), holder.get("host"),
-                                                     holder.get("acquired"))
+        return "%s (pid %s on host %s, started %s)" % (holder.get("owner"), holder.get("pid"), holder.get("host"),
+                                                       holder.get("acquired"))
 
     def _stale(self, holder, now):
-        """Why the lease in the store may be taken over, or None while its holder is alive."""
-        if float(holder.get("expiresEpoch") or 0) <= now:
-            return "it expired at %s" % holder.get("expires")
-        if holder.get("host") == self.host and isinstance(holder.get("pid"), int) and not _pid_alive(holder["pid"]):
-            return "its process is gone from this host"
-        return None
+        return stale(holder, now)
 
     def _holder(self):
         try:
@@ -160,7 +189,9 @@ class Lease(object):
         except ValueError:
             return {"owner": "an unreadable lease", "expiresEpoch": 0, "expires": "(unreadable)"}
 
-    def acquire(self):
+    def acquire(self, action=None):
+        """Take the lease; LeaseHeld (ClusterBeingDeleted for a delete) names its live holder.
+        action: what this run is, for that message (e.g. "cluster_update")."""
         for _attempt in range(3):
             now = time.time()
             expect = self.store.observed_version(self.path)
@@ -172,17 +203,19 @@ class Lease(object):
             if holder is not None:
                 takeover = self._stale(holder, now)
                 if takeover is None:
-                    raise LeaseHeld("cluster %s is being changed by %s; its lease expires at %s. Wait for that run "
-                                    "to finish, or if it died, re-run after that time (its lease is then taken over)"
-                                    % (self.cluster_store.name, self.describe(holder), holder.get("expires")))
+                    error = ClusterBeingDeleted if holder.get("deleting") else LeaseHeld
+                    raise error(held_message(self.cluster_store.name, holder, action or self.owner))
+            self.started = now
             try:
                 self.store.write(self.path, json.dumps(self.record(now), indent=2).encode("utf-8"))
             except ConflictError:
                 self.store.forget(self.path)  # another run got there first: look again
                 continue
             if takeover:
-                self.store.notes.append("took over the lease on cluster %s from %s: %s"
-                                        % (self.cluster_store.name, self.describe(holder), takeover))
+                self.store.notes.append("took over the lease on cluster %s from %s: %s%s"
+                                        % (self.cluster_store.name, self.describe(holder), takeover,
+                                           "; that delete did not finish, so the cluster may be half deleted"
+                                           if holder.get("deleting") and not self.deleting else ""))
             self._renewer = threading.Thread(target=self._renew, name="kubeops-lease-%s" % self.cluster_store.name,
                                              daemon=True)
             self._renewer.start()
@@ -319,17 +352,44 @@ class ClusterStore(object):
 
     # -- writing -------------------------------------------------------------------
 
+    def lease_holder(self):
+        """The lease record of the live run that holds the cluster, or None when no live run does (the run's
+        listing of the cluster says whether there is a lease, so a free cluster costs no request)."""
+        if self._state.lease is not None:
+            return None  # this run holds it
+        self.open()
+        path = self.path(LEASE)
+        if not self.store.exists(path):
+            return None
+        try:
+            holder = json.loads(self.store.read(path).decode("utf-8"))
+        except NotFoundError:
+            return None
+        except ValueError:
+            return None  # unreadable: taken over by the next run that takes the lease
+        return None if not isinstance(holder, dict) or stale(holder) else holder
+
+    def refuse_while_deleting(self, action):
+        """Raise ClusterBeingDeleted (one line naming the delete: host, process, start time) while a live
+        cluster_delete holds the cluster; for runs that change the cluster without taking its lease
+        (rolling_update) or before they plan (a replace, a check-mode update)."""
+        holder = self.lease_holder()
+        if holder is not None and holder.get("deleting"):
+            raise ClusterBeingDeleted(held_message(self.name, holder, action))
+
     @contextlib.contextmanager
-    def lease(self, owner=None, ttl=None):
+    def lease(self, owner=None, ttl=None, deleting=False, action=None):
         """Hold the cluster's lease for the block (re-entrant within a run); finishes an interrupted write first.
 
-        Raises LeaseHeld naming the holder and its expiry when another live run holds it.
+        Raises LeaseHeld naming the holder and its expiry when another live run holds it (ClusterBeingDeleted
+        when that run is a delete).  deleting: this run deletes the cluster; its lease says so, and every other
+        run refuses while it lives.
         """
         self.open()
         if self._state.lease is not None:
             yield self._state.lease
             return
-        held = Lease(self, owner, ttl).acquire()
+        held = Lease(self, owner, ttl, deleting=deleting).acquire(action)
         self._state.lease = held
         try:
             self._finish_journal()
@@ -434,7 +494,7 @@ class ClusterStore(object):
                                 % (len(paths), self.name, journal.get("owner"), journal.get("started"), written))
 
     def delete_cluster(self, owner=None):
-        """Remove everything under <cluster>/ (kops delete cluster's last step), the config last.
+        """Remove everything under <cluster>/ (kops delete cluster's last step), in batches, the config last.
 
         A delete cut off half-way leaves the config, so the cluster is still
         listed and deleting it again finishes the job.
@@ -442,11 +502,13 @@ class ClusterStore(object):
         with self.lease(owner):
             paths = [p for p in self.store.list(self.name + "/") if p not in (self.path(LEASE), self.path(JOURNAL))]
             config = self.path(CLUSTER_CONFIG)
-            for relpath in sorted(paths, key=lambda p: p == config):
-                try:
-                    self.store.delete(relpath)
-                except ConflictError:
-                    raise ClusterConflict(CONFLICT % self.name)
+            try:
+                # Batched (S3 DeleteObjects, 1,000 a request, as kops empties the store), then the config.
+                self.store.delete_many(sorted(p for p in paths if p != config))
+                if config in paths:
+                    self.store.delete(config)
+            except ConflictError:
+                raise ClusterConflict(CONFLICT % self.name)
 
 
 def _dump_journal(changes, lease):

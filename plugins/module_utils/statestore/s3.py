@@ -21,6 +21,8 @@ DEFAULT_SSE = "AES256"
 MISSING_KEY_CODES = ("NoSuchKey", "404", "NotFound")
 # A conditional request that found another version (412), or raced another conditional write (409).
 PRECONDITION_CODES = ("PreconditionFailed", "412", "ConditionalRequestConflict", "409")
+# DeleteObjects takes at most this many keys.
+BATCH_DELETE = 1000
 # S3-compatible stores without conditional writes.
 UNSUPPORTED_CODES = ("NotImplemented", "501")
 HINTS = {
@@ -137,6 +139,40 @@ class S3Store(Store):
         if expect is not None and not self.conditional and _same_etag(self._head(relpath), expect) is False:
             raise ConflictError("%s was changed by another writer" % self.url(relpath))
         self._conditional_call(relpath, expect, "deleting %s" % relpath, "delete_object")
+
+    def _remove_many(self, items):
+        """DeleteObjects, 1,000 keys a request (S3's limit, kops' batch), each key conditional on its ETag (S3's
+        conditional DeleteObjects); a store without conditional requests, or one that refuses the batch, gets
+        one request per key as before."""
+        import botocore.exceptions
+        if not self.conditional:
+            return Store._remove_many(self, items)
+        conflicts = []
+        for start in range(0, len(items), BATCH_DELETE):
+            batch = items[start:start + BATCH_DELETE]
+            keys = {self._key(relpath): (relpath, expect) for relpath, expect in batch}
+            objects = [dict({"Key": key}, **({"ETag": expect} if expect is not None else {}))
+                       for key, (_relpath, expect) in keys.items()]
+            try:
+                answer = self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": objects, "Quiet": True})
+            except botocore.exceptions.ClientError as exc:
+                if _code(exc) in UNSUPPORTED_CODES + ("MalformedXML",):
+                    conflicts += Store._remove_many(self, batch)
+                    continue
+                raise self._error(exc, "deleting %d objects" % len(batch))
+            except botocore.exceptions.BotoCoreError as exc:
+                raise StoreError("state store %s: deleting %d objects: %s" % (self.base_url, len(batch), exc))
+            failed = []
+            for error in answer.get("Errors") or []:
+                relpath, expect = keys.get(error.get("Key"), (error.get("Key"), None))
+                code = error.get("Code")
+                if code in PRECONDITION_CODES or (expect is not None and code in MISSING_KEY_CODES):
+                    conflicts.append(relpath)
+                elif code not in MISSING_KEY_CODES:
+                    failed.append("%s: %s" % (relpath, code))
+            if failed:
+                raise StoreError("state store %s: deleting %d objects: %s" % (self.base_url, len(batch), "; ".join(failed)))
+        return conflicts
 
     def _list(self, prefix=""):
         import botocore.exceptions

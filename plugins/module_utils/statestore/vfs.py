@@ -283,6 +283,47 @@ class Store(object):
         self._remember(relpath, ABSENT)
 
 
+    def delete_many(self, relpaths, expect=OBSERVED):
+        """Remove every relpath (absent is fine), each conditional on the version this run observed, in as few
+        requests as the backend allows (s3://: DeleteObjects, 1,000 keys a request; the others one by one).
+        Deletes what it can; ConflictError names the first path another writer changed."""
+        todo = []
+        for relpath in relpaths:
+            version = self._expectation(relpath, expect)
+            if version is ABSENT:
+                with self._lock:
+                    self._pending.pop(relpath, None)
+            else:
+                todo.append((relpath, version))
+        if not todo:
+            return
+        try:
+            conflicts = self._remove_many(todo)
+        except BaseException:
+            for relpath, _version in todo:
+                self.forget(relpath)
+            raise
+        for relpath, _version in todo:
+            if relpath in conflicts:
+                self.forget(relpath)
+                continue
+            with self._lock:
+                self._pending.pop(relpath, None)
+            self._remember(relpath, ABSENT)
+        if conflicts:
+            raise ConflictError("%s was changed by another writer" % self.url(conflicts[0]))
+
+    def _remove_many(self, items):
+        """[(relpath, expect)] -> the relpaths whose condition failed (the others are gone)."""
+        conflicts = []
+        for relpath, expect in items:
+            try:
+                self._remove(relpath, expect)
+            except ConflictError:
+                conflicts.append(relpath)
+        return conflicts
+
+
 class FileStore(Store):
     """file:// -- atomic writes: temp file in the same directory, fsync, rename.
 

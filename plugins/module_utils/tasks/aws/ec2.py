@@ -19,7 +19,7 @@ and groups that the spec no longer asks for (docs/aws-model.md).
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import (
-    create_once, error_code, paginate, tag_dict, tag_list)
+    as_wanted, create_once, error_code, paginate, tag_dict, tag_list)
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block, Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Deletion, Field, Ref, Task, resolve, to_terraform
 
@@ -276,7 +276,13 @@ class InternetGateway(TaggedEc2Task):
 
     def update_fields(self, cloud, changes):
         if "vpc_id" in changes:
-            cloud.ec2.attach_internet_gateway(InternetGatewayId=self.outputs["id"], VpcId=changes["vpc_id"][1])
+            gateway, vpc = self.outputs["id"], changes["vpc_id"][1]
+
+            def attached():  # a retry of an attach whose answer was lost: already attached to this VPC is done
+                found = cloud.ec2.describe_internet_gateways(InternetGatewayIds=[gateway])["InternetGateways"]
+                return any(a.get("VpcId") == vpc for g in found for a in g.get("Attachments") or [])
+            as_wanted(cloud.ec2.attach_internet_gateway, ("Resource.AlreadyAssociated",), attached,
+                      InternetGatewayId=gateway, VpcId=vpc)
 
     def extra_cloudformation(self):
         return [("VPCGatewayAttachment", "AWS::EC2::VPCGatewayAttachment",
@@ -392,7 +398,9 @@ class Route(Task):
 
 
 def _delete_route(table_id, key, destination):
-    return lambda cloud: cloud.ec2.delete_route(RouteTableId=table_id, **{key: destination})
+    # A retry of a delete whose answer was lost finds the route gone: done.
+    return lambda cloud: as_wanted(cloud.ec2.delete_route, ("InvalidRoute.NotFound",), lambda: True,
+                                   RouteTableId=table_id, **{key: destination})
 
 
 class Subnet(TaggedEc2Task):
@@ -450,7 +458,19 @@ class RouteTableAssociation(Task):
         return None
 
     def create(self, cloud):
-        self.outputs["id"] = cloud.ec2.associate_route_table(**self.create_args())["AssociationId"]
+        args = self.create_args()
+        found = {}
+
+        def associated():  # a retry of an association whose answer was lost: the subnet is already in this table
+            tables = cloud.ec2.describe_route_tables(Filters=[{"Name": "association.subnet-id",
+                                                               "Values": [args["SubnetId"]]}])["RouteTables"]
+            for table in tables:
+                for association in table.get("Associations") or []:
+                    if association.get("SubnetId") == args["SubnetId"] and table["RouteTableId"] == args["RouteTableId"]:
+                        found["id"] = association["RouteTableAssociationId"]
+            return "id" in found
+        response = as_wanted(cloud.ec2.associate_route_table, ("Resource.AlreadyAssociated",), associated, **args)
+        self.outputs["id"] = response["AssociationId"] if response is not None else found["id"]
 
     @classmethod
     def orphans(cls, cloud, wanted):
@@ -478,7 +498,8 @@ class RouteTableAssociation(Task):
 
 
 def _disassociate(association_id):
-    return lambda cloud: cloud.ec2.disassociate_route_table(AssociationId=association_id)
+    return lambda cloud: as_wanted(cloud.ec2.disassociate_route_table, ("InvalidAssociationID.NotFound",),
+                                   lambda: True, AssociationId=association_id)
 
 
 class SecurityGroup(TaggedEc2Task):
@@ -682,7 +703,8 @@ class SecurityGroupRule(Task):
 def _revoke(group_id, rule_id, egress):
     def revoke(cloud):
         call = cloud.ec2.revoke_security_group_egress if egress else cloud.ec2.revoke_security_group_ingress
-        call(GroupId=group_id, SecurityGroupRuleIds=[rule_id])
+        as_wanted(call, ("InvalidPermission.NotFound", "InvalidSecurityGroupRuleId.NotFound"), lambda: True,
+                  GroupId=group_id, SecurityGroupRuleIds=[rule_id])
         _forget_rules(cloud, group_id)
     return revoke
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import urllib.parse
 
-from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import paginate, tag_list
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import as_wanted, paginate, tag_list
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import (
     ApiField, ComparedTask, not_owned, own_tags)
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Deletion, Field, Ref, Task
@@ -99,7 +99,8 @@ class IAMRole(ComparedTask):
             name = role.outputs["name"]
             deletions.extend(Deletion(
                 IAMRolePolicyAttachment.kind, "%s:%s" % (name, arn), arn, order=0, detail="detach from role %s" % name,
-                delete=lambda c, r=name, a=arn: c.client("iam").detach_role_policy(RoleName=r, PolicyArn=a))
+                delete=lambda c, r=name, a=arn: as_wanted(c.client("iam").detach_role_policy, ("NoSuchEntity",),
+                                                          lambda: True, RoleName=r, PolicyArn=a))
                 for arn in IAMRolePolicyAttachment.attached(cloud, name) if arn not in role.external_policies)
         return deletions
 
@@ -224,15 +225,27 @@ class IAMInstanceProfile(ComparedTask):
             return  # made by a try whose answer was lost: found, its role added by update()
         profile = response["InstanceProfile"]
         self.outputs.update(id=profile["InstanceProfileName"], arn=profile["Arn"])
-        iam.add_role_to_instance_profile(InstanceProfileName=self.fields["name"], RoleName=self.desired()["role"])
+        self._add_role(iam)
+
+    def _add_role(self, iam):
+        """AddRoleToInstanceProfile; a retry of one whose answer was lost finds the role there (IAM answers
+        LimitExceeded, a profile taking one role): done."""
+        name, role = self.fields["name"], self.desired()["role"]
+
+        def has_role():
+            profile = iam.get_instance_profile(InstanceProfileName=name)["InstanceProfile"]
+            return [r["RoleName"] for r in profile.get("Roles") or []] == [role]
+        as_wanted(iam.add_role_to_instance_profile, ("LimitExceeded", "EntityAlreadyExists"), has_role,
+                  InstanceProfileName=name, RoleName=role)
 
     def update(self, cloud, actual, changes):
         iam = cloud.client("iam")
         name = self.fields["name"]
         if "role" in changes:
             for role in actual.get("role") or []:
-                iam.remove_role_from_instance_profile(InstanceProfileName=name, RoleName=role)
-            iam.add_role_to_instance_profile(InstanceProfileName=name, RoleName=self.desired()["role"])
+                as_wanted(iam.remove_role_from_instance_profile, ("NoSuchEntity",), lambda: True,
+                          InstanceProfileName=name, RoleName=role)
+            self._add_role(iam)
         _update_tags(iam.tag_instance_profile, iam.untag_instance_profile, changes, self.fields["tags"],
                      InstanceProfileName=name)
 
