@@ -58,6 +58,13 @@ options:
     description: This node's IP address (the kubelet's C(--node-ip)); omitted when empty.
     type: str
     default: ""
+  node_distribution:
+    description:
+      - This node's distribution (C(ID) of C(/etc/os-release), e.g. V(ubuntu), V(debian), V(flatcar)).
+      - Read from the node's C(/etc/os-release) when empty. The kubelet's volume plugin directory and
+        C(resolvConf) depend on it, as in kops' nodeup.
+    type: str
+    default: ""
   bootstrap_token:
     description: The kubelet bootstrap token, for worker groups (read from the state store secret).
     type: str
@@ -136,6 +143,19 @@ def write(path, data, mode):
         raise
 
 
+def os_release_id(path="/etc/os-release"):
+    """The distribution's ID (ubuntu, debian, flatcar, ...); empty when unknown."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                key, _sep, value = line.strip().partition("=")
+                if key == "ID":
+                    return value.strip().strip('"').lower()
+    except OSError:
+        pass
+    return ""
+
+
 def main():
     module = AnsibleModule(argument_spec=dict(
         nodeup_config=dict(type="dict"),
@@ -144,6 +164,7 @@ def main():
             mode=dict(type="str", default="0644"), restarts=dict(type="list", elements="str", default=[]))),
         node_name=dict(type="str"),
         node_address=dict(type="str", default=""),
+        node_distribution=dict(type="str", default=""),
         bootstrap_token=dict(type="str", no_log=True),
         root=dict(type="path", default="/"),
     ), supports_check_mode=True)
@@ -155,8 +176,11 @@ def main():
     if params["nodeup_config"] and not params["node_name"]:
         module.fail_json(msg="node_name is required with nodeup_config")
     try:
-        wanted = node_files.node_files(params["nodeup_config"], {"name": params["node_name"],
-                                                                 "address": params["node_address"]},
+        node = {"name": params["node_name"], "address": params["node_address"],
+                "distribution": params["node_distribution"] or os_release_id(),
+                # systemd-resolved's real resolv.conf (kops' HasLoopbackEtcResolvConf on other distributions).
+                "resolved": os.path.exists("/run/systemd/resolve/resolv.conf")}
+        wanted = node_files.node_files(params["nodeup_config"], node,
                                        bootstrap_token=params["bootstrap_token"]) if params["nodeup_config"] else []
     except (ValueError, KeyError, TypeError) as exc:
         module.fail_json(msg="nodeup_config: %s" % exc)

@@ -88,14 +88,19 @@ def _control_plane_and_worker(pool, moto, store, groups, tmp_path):
         assert version.returncode == 0 and "Server:" in version.stdout, version.stderr
         toml = host.run("cat /etc/containerd/config.toml").stdout
         assert "SystemdCgroup = true" in toml and 'sandbox_image = "registry.k8s.io/pause:' in toml
-        config = json.loads(host.run("cat /var/lib/kubelet/kubelet-config.yaml").stdout)
+        config = yaml.safe_load(host.run("cat /var/lib/kubelet/kubelet.conf").stdout)
         # kubernetes-validate has no schema for KubeletConfiguration (not an API object): check its shape.
         assert (config["apiVersion"], config["kind"]) == ("kubelet.config.k8s.io/v1beta1", "KubeletConfiguration")
         assert config["cgroupDriver"] == "systemd" and config["clusterDNS"] == ["100.64.0.10"]
+        # What the kubelet config points at is on the node: its serving certificate and the CA.
+        assert host.run("test -s %s && test -s %s && test -s /srv/kubernetes/ca.crt" % (
+            config["tlsCertFile"], config["tlsPrivateKeyFile"])).returncode == 0
         # systemd-nspawn keeps /proc/sys read-only in the hosts, so the file is checked, not the live value.
         assert "net.ipv4.ip_forward=1" in host.run("cat /etc/sysctl.d/99-k8s-general.conf").stdout
     flags = control.run("cat /etc/sysconfig/kubelet").stdout
-    assert "node-role.kubernetes.io/control-plane=" in flags and "--bootstrap-kubeconfig" not in flags
+    # No labels on the kubelet's command line (kops: the kubelet refuses kubernetes.io labels it may not set).
+    assert "--node-labels" not in flags and "--bootstrap-kubeconfig" not in flags
+    assert flags.startswith('DAEMON_ARGS="') and "--config=/var/lib/kubelet/kubelet.conf" in flags
     # The worker's kubelet has the bootstrap service's certificate, for its instance, and registers under that name.
     worker_flags = worker.run("cat /etc/sysconfig/kubelet").stdout
     assert "--bootstrap-kubeconfig" not in worker_flags and "--hostname-override=%s" % instance["InstanceId"] in worker_flags

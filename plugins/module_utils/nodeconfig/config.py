@@ -16,7 +16,7 @@ from __future__ import annotations
 import posixpath
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
-from ansible_collections.kubeops.kops.plugins.module_utils import semver
+from ansible_collections.kubeops.kops.plugins.module_utils import semver, zones
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import asset_data, credentials, etcd
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
 
@@ -271,6 +271,10 @@ def kubeops_section(completed_cluster, instance_group, config_base):
         "apiServer": {"host": "127.0.0.1" if runs_api_server(role) else api_internal_name(cluster_spec, name),
                       "port": 443 if runs_api_server(role) else api_port(cluster_spec)},
     }
+    provider = cluster_spec.get("cloudProvider")
+    if provider in ("aws", "gce"):
+        # What kops' nodeup reads from its cloud: the kubelet's image credential provider (ECR's needs the region).
+        section["cloud"] = {"provider": provider, "region": zones.region_of(cluster_spec)}
     bootstrap = credentials.bootstrap_settings(completed_cluster, instance_group)
     if bootstrap:
         section["bootstrapService"] = bootstrap

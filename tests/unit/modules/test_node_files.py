@@ -30,7 +30,7 @@ def test_control_plane_files_once_and_log_files_kept(run_module, store_url, tmp_
     assert kubeconfig["users"][0]["user"] == {"client-certificate": "/var/lib/kube-scheduler/client.crt",
                                               "client-key": "/var/lib/kube-scheduler/client.key"}
     assert stat.S_IMODE(os.stat(root / "var/lib/kube-scheduler/kubeconfig").st_mode) == 0o400
-    assert "kubelet" not in first["restart"] or "/var/lib/kubelet/kubelet-config.yaml" in first["changed_files"]
+    assert "kubelet" not in first["restart"] or "/var/lib/kubelet/kubelet.conf" in first["changed_files"]
     # A log file the pod has written to is never truncated by a later run.
     log = root / "var/log/kube-apiserver.log"
     os.chmod(log, 0o600)

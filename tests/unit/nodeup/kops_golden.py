@@ -131,7 +131,9 @@ def our_entries(case):
     """{path or 'unit <name>': entry} of what our node side writes for the case."""
     document = our_config(case)
     entries = {}
-    for node_file in files.node_files(document, NODE, bootstrap_token="abcdef.0123456789abcdef"):
+    # The distribution's project (kops' distributions: ubuntu2604 -> ubuntu), as the node reports it.
+    node = dict(NODE, distribution=case.distribution.rstrip("0123456789"))
+    for node_file in files.node_files(document, node, bootstrap_token="abcdef.0123456789abcdef"):
         content = node_file.content.decode("utf-8")
         if node_file.path.startswith(("/etc/systemd/system/", "/lib/systemd/system/")) and \
                 node_file.path.count("/") == 4:
