@@ -261,6 +261,12 @@ def kubelet_configuration(config, spec):
                             "options": {"json": {"infoBufferSize": "0"}, "text": {"infoBufferSize": "0"}}}}
     for name in ZERO_DURATIONS:
         document[name] = "0s"
+    if (config.get("kubeops") or {}).get("kubeletBootstrap"):
+        # Ours: a token worker has no one to issue its serving certificate (kops' kops-controller verifies its
+        # cloud identity; our bootstrap service verifies AWS instances only), so the kubelet makes its own
+        # self-signed one, as it does when tlsCertFile is unset (kube-apiserver does not verify kubelets: kops
+        # sets no --kubelet-certificate-authority).
+        del document["tlsCertFile"], document["tlsPrivateKeyFile"]
     if spec.get("clusterDNS") not in (None, ""):
         # kops writes its one string as the only item (a comma-separated value is not split).
         document["clusterDNS"] = [str(spec["clusterDNS"])]
