@@ -248,7 +248,42 @@ def build_config(completed_cluster, instance_group, keysets, config_base):
     if ig_spec.get("volumeMounts"):
         config["VolumeMounts"] = ig_spec["volumeMounts"]
     config["kubeops"] = kubeops_section(completed_cluster, instance_group, config_base)
+    if cluster_spec.get("cloudProvider") == "aws":
+        config.update(warm_pool_settings(completed_cluster, instance_group, config))
     return config
+
+
+# kops' buildWarmPoolImages: the images of these prefixes that a node pulls while it warms (the others: docker.io's
+# rate limits, private ECR). Ours knows the kube-proxy image of the nodeup config; the addons' images (AWS CCM,
+# CSI node drivers, the CNI's) are not in it.
+WARM_POOL_IMAGE_PREFIXES = ("registry.k8s.io/kube-proxy:", "registry.k8s.io/provider-aws/",
+                            "registry.k8s.io/sig-storage/csi-node-driver-registrar:",
+                            "registry.k8s.io/sig-storage/livenessprobe:", "quay.io/calico/", "quay.io/cilium/",
+                            "quay.io/coreos/flannel:", "quay.io/weaveworks/")
+
+
+def warm_pool_settings(completed_cluster, instance_group, config):
+    """kops' EnableLifecycleHook and WarmPoolImages for an AWS group (nodeup.NewConfig, buildWarmPoolImages), and
+    the autoscaling group whose kops-warmpool hook the node completes (kubeops.warmPool)."""
+    from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import autoscaling
+    cluster_spec, ig_spec = completed_cluster["spec"], instance_group["spec"]
+    settings = {}
+    pool = autoscaling.resolve_warm_pool(cluster_spec.get("warmPool"), instance_group)
+    if autoscaling.warm_pool_enabled(pool) and pool.get("enableLifecycleHook"):
+        settings["EnableLifecycleHook"] = True
+        config["kubeops"] = dict(config.get("kubeops") or {}, warmPool={
+            "autoscalingGroup": autoscaling.group_object_name(completed_cluster["metadata"]["name"], instance_group),
+            "lifecycleHook": autoscaling.WARM_POOL_HOOK})
+    if (ig_spec.get("warmPool") is not None or cluster_spec.get("warmPool") is not None) and \
+            ig_spec.get("role") not in (objects.ROLE_CONTROL_PLANE, "ControlPlane"):
+        # Written even when empty (kops leaves it out then): its presence is what tells the node to ask whether
+        # it is warming, and ours may miss addon images kops would list.
+        images = set((ig_spec.get("warmPool") or {}).get("additionalImages") or [])
+        proxy_image = (config.get("KubeProxy") or {}).get("image") or ""
+        if proxy_image.startswith(WARM_POOL_IMAGE_PREFIXES):
+            images.add(proxy_image)
+        settings["WarmPoolImages"] = sorted(images)
+    return settings
 
 
 def kube_scheduler_config_asset():
