@@ -3,6 +3,7 @@ those goldens do not cover (AWS worker with the bootstrap service, GCE token wor
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -206,3 +207,33 @@ def test_completes_the_lifecycle_action_only_where_the_group_has_the_hook():
                                  "InstanceId": "i-1", "LifecycleActionResult": "CONTINUE"}]
     other = _Autoscaling([])
     assert not warm_pool.complete_lifecycle_action(other, "nodes.c", "kops-warmpool", "i-1") and other.completed == []
+
+
+KUBELET_TYPES = "vendor/k8s.io/kubelet/config/v1beta1/types.go"
+GO_FIELD = re.compile(r'^\s+[A-Z]\w*\s+(\S+)\s+`json:"(\w+)')
+
+
+def _kubelet_configuration_fields(text):
+    """{json name: Go type} of KubeletConfiguration in k8s.io/kubelet's types.go."""
+    body = text.split("type KubeletConfiguration struct {", 1)[1].split("\n}\n", 1)[0]
+    return {m.group(2): m.group(1) for m in (GO_FIELD.match(line) for line in body.splitlines()) if m}
+
+
+@pytest.mark.skipif(not (os.environ.get("KOPS_SOURCE") and
+                         os.path.exists(os.path.join(os.environ.get("KOPS_SOURCE", ""), KUBELET_TYPES))),
+                    reason="KOPS_SOURCE is not set or has no %s (a kops checkout with its vendor directory, "
+                           "docs/data-tables.md)" % KUBELET_TYPES)
+def test_kubelet_fields_agree_with_the_kubelet_types_kops_vendors():
+    """ZERO_DURATIONS and CONFIG_FIELDS' kinds are k8s.io/kubelet's KubeletConfiguration Go types."""
+    with open(os.path.join(os.environ["KOPS_SOURCE"], KUBELET_TYPES), encoding="utf-8") as handle:
+        types = _kubelet_configuration_fields(handle.read())
+    durations = {name for name, go_type in types.items() if go_type == "metav1.Duration"}
+    assert durations == set(kubelet.ZERO_DURATIONS) | {p for _f, p, kind in kubelet.CONFIG_FIELDS if kind == "duration"}
+    wanted = {"pointer": lambda t: t.startswith("*"), "pointer-duration": lambda t: t == "*metav1.Duration",
+              "list": lambda t: t.startswith("[]"), "map": lambda t: t.startswith("map["),
+              "string": lambda t: t == "string" or t[0].isupper() and "." not in t,
+              "int": lambda t: t in ("int32", "int64"), "bool": lambda t: t == "bool",
+              "duration": lambda t: t == "metav1.Duration"}
+    wrong = [(path, kind, types.get(path)) for _f, path, kind in kubelet.CONFIG_FIELDS
+             if "." not in path and not (path in types and wanted[kind](types[path]))]
+    assert wrong == []
