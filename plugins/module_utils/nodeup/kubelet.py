@@ -314,7 +314,7 @@ def kubelet_configuration(config, spec):
 
 def kubelet_flags(config, node, spec):
     """/etc/sysconfig/kubelet: DAEMON_ARGS (kops' buildSystemdEnvironmentFile) and HOME."""
-    flags = manifests.build_flags(FLAGS, spec)
+    flags = [_maybe_quote(flag) for flag in manifests.build_flags(FLAGS, spec)]
     address = node.get("address") or ""
     if _is_node_ip(address):
         # Ours: a host configured over SSH is reached at its inventory address, which need not be the address
@@ -326,10 +326,16 @@ def kubelet_flags(config, node, spec):
     if uses_credential_provider(config):
         flags += ["--image-credential-provider-config=%s" % CREDENTIAL_PROVIDER_CONFIG,
                   "--image-credential-provider-bin-dir=%s" % BIN_DIR]
-    # kops' BuildFlags quotes a value holding a double quote (Go's %q); HOME makes the kubelet read
-    # /root/.docker/config.json.
-    text = " ".join('"%s"' % f.replace("\\", "\\\\").replace('"', '\\"') if '"' in f else f for f in flags)
-    return 'DAEMON_ARGS="%s"\nHOME="/root"\n' % text
+    # HOME makes the kubelet read /root/.docker/config.json (kops).
+    return 'DAEMON_ARGS="%s"\nHOME="/root"\n' % " ".join(flags)
+
+
+def _maybe_quote(flag):
+    """kops' BuildFlags: a value holding a double quote is written as Go's %q of it."""
+    name, _sep, value = flag.partition("=")
+    if '"' not in value:
+        return flag
+    return '%s="%s"' % (name, value.replace("\\", "\\\\").replace('"', '\\"'))
 
 
 def _is_node_ip(address):

@@ -237,3 +237,8 @@ def test_kubelet_fields_agree_with_the_kubelet_types_kops_vendors():
     wrong = [(path, kind, types.get(path)) for _f, path, kind in kubelet.CONFIG_FIELDS
              if "." not in path and not (path in types and wanted[kind](types[path]))]
     assert wrong == []
+
+
+def test_a_flag_value_with_a_double_quote_is_go_quoted():
+    written = kubelet.kubelet_flags({}, {}, {"hostnameOverride": 'a"b', "logLevel": 2})
+    assert written == 'DAEMON_ARGS="--hostname-override="a\\"b" --v=2 --config=/var/lib/kubelet/kubelet.conf"\nHOME="/root"\n'
