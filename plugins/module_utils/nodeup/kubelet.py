@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import ipaddress
 
 import yaml
@@ -143,10 +144,51 @@ class _GoYAMLDumper(yaml.SafeDumper):
         return '"' if style == "'" else style
 
 
+def _go_key_less(a, b):
+    """go-yaml's map key order (sorter.go): letters by code point, other characters before letters, digit runs
+    by their number."""
+    digits = False
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x == y:
+            digits = x.isdigit()
+            continue
+        x_letter, y_letter = x.isalpha(), y.isalpha()
+        if x_letter and y_letter:
+            return x < y
+        if x_letter or y_letter:
+            return x_letter if digits else y_letter
+        x_end, y_end = i, i
+        while x_end < len(a) and a[x_end].isdigit():
+            x_end += 1
+        while y_end < len(b) and b[y_end].isdigit():
+            y_end += 1
+        x_number, y_number = int(a[i:x_end] or 0), int(b[i:y_end] or 0)
+        shared_digits = a[:i][len(a[:i].rstrip("0123456789")):]  # the digit run both keys share before i
+        if (x == "0" or y == "0") and shared_digits.strip("0"):
+            # go-yaml then reads both runs with a leading 1, so that the longer run is the larger number
+            x_number, y_number = x_number + 10 ** (x_end - i), y_number + 10 ** (y_end - i)
+        if x_number != y_number:
+            return x_number < y_number
+        if x_end != y_end:
+            return x_end < y_end
+        return x < y
+    return len(a) < len(b)
+
+
+def _go_ordered(value):
+    if isinstance(value, dict):
+        keys = sorted(value, key=functools.cmp_to_key(lambda a, b: -1 if _go_key_less(a, b) else
+                                                      (1 if _go_key_less(b, a) else 0)))
+        return {key: _go_ordered(value[key]) for key in keys}
+    if isinstance(value, list):
+        return [_go_ordered(item) for item in value]
+    return value
+
+
 def go_yaml(document):
-    """A document as kops' Go encoders write it."""
-    return yaml.dump(document, Dumper=_GoYAMLDumper, default_flow_style=False, sort_keys=True, width=1 << 30,
-                     allow_unicode=True)
+    """A document as kops' Go encoders write it (sigs.k8s.io/yaml: JSON, then go-yaml's sorted block style)."""
+    return yaml.dump(_go_ordered(document), Dumper=_GoYAMLDumper, default_flow_style=False, sort_keys=False,
+                     width=1 << 30, allow_unicode=True)
 
 
 def _duration(value):

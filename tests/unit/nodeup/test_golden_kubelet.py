@@ -242,3 +242,9 @@ def test_kubelet_fields_agree_with_the_kubelet_types_kops_vendors():
 def test_a_flag_value_with_a_double_quote_is_go_quoted():
     written = kubelet.kubelet_flags({}, {}, {"hostnameOverride": 'a"b', "logLevel": 2})
     assert written == 'DAEMON_ARGS="--hostname-override="a\\"b" --v=2 --config=/var/lib/kubelet/kubelet.conf"\nHOME="/root"\n'
+
+
+def test_map_keys_in_go_yaml_order():
+    document = {"b": 1, "a10": 1, "a9": 1, "A": 1, "a_b": 1, "ab": 1, "a.b": 1}
+    # go-yaml: digit runs by number (a9 < a10), other characters before letters (a.b, a_b < ab), A < a
+    assert list(yaml.safe_load(kubelet.go_yaml(document))) == ["A", "a.b", "a_b", "a9", "a10", "ab", "b"]
