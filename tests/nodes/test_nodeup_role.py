@@ -130,7 +130,9 @@ def _control_plane_and_worker(pool, moto, store, groups, tmp_path):
 def test_worker_from_an_s3_store_read_on_the_controller(host_pool, aws, tmp_path):
     """The node cannot reach the store (moto listens on the controller's loopback): the play reads its
     nodeup config on the controller and hands it over; its certificates come from the bootstrap service
-    (here in the test process, on the bridge: the control plane's own is tested above), no secret from the store."""
+    (here in the test process, on the bridge: the control plane's own is tested above), no secret from the store.
+    First as an instance entering a warm pool (kops' Warming mode: the kubelet stays stopped and disabled), then
+    as one leaving it (started and enabled)."""
     import boto3
     from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
     from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
@@ -140,11 +142,20 @@ def test_worker_from_an_s3_store_read_on_the_controller(host_pool, aws, tmp_path
     worker = pool.hosts[0]
     cluster_store = layout.ClusterStore(vfs.open_store("s3://kops-state"), CLUSTER)
     ca = keystore.primary(keystore.load(cluster_store, "kubernetes-ca"))
+    # A stand-in kubelet (the test hosts download no assets), so that the role has a kubelet to run or not.
+    assert worker.run("printf '#!/bin/sh\\nexec sleep infinity\\n' > /usr/local/bin/kubelet && "
+                      "chmod 0755 /usr/local/bin/kubelet").returncode == 0
     with cloud.WorkerService(pool, worker, CLUSTER, groups["Node"], "s3://kops-state/%s" % CLUSTER, ca, tmp_path,
                              s3=boto3.client("s3", region_name="us-east-1")) as service:
         worker_vars = dict(service.hostvars, kops_role="Node", kops_instance_group=groups["Node"],
                            kops_state_store="s3://kops-state", kops_cluster_name=CLUSTER)
-        counts, _elapsed = run_nodeup(pool.inventory_file(tmp_path / "hosts.yml", hostvars={worker.name: worker_vars}))
+        warming = dict(worker_vars, nodeup_configuration_mode="Warming")
+        counts, _elapsed = run_nodeup(pool.inventory_file(tmp_path / "hosts.yml", hostvars={worker.name: warming}))
+        kubelet_state = worker.run("systemctl is-enabled kubelet; systemctl is-active kubelet").stdout.split()
+        assert kubelet_state == ["disabled", "inactive"]
+        again, _elapsed = run_nodeup(pool.inventory_file(tmp_path / "hosts.yml", hostvars={worker.name: worker_vars}))
+        kubelet_state = worker.run("systemctl is-enabled kubelet; systemctl is-active kubelet").stdout.split()
+        assert again and kubelet_state == ["enabled", "active"]
     instance, lines = service.instance, service.lines
     assert counts and counts[0] > 0
     assert cluster_store.read("secrets/kubelet-bootstrap-token") is None
