@@ -248,3 +248,16 @@ def test_map_keys_in_go_yaml_order():
     document = {"b": 1, "a10": 1, "a9": 1, "A": 1, "a_b": 1, "ab": 1, "a.b": 1}
     # go-yaml: digit runs by number (a9 < a10), other characters before letters (a.b, a_b < ab), A < a
     assert list(yaml.safe_load(kubelet.go_yaml(document))) == ["A", "a.b", "a_b", "a9", "a10", "ab", "b"]
+
+
+def test_control_plane_from_1_35_restarts_crash_looping_pods_sooner_and_ipv6_nodes_take_any_address():
+    _completed_cluster, _group, document = _config("minimal-aws", objects.ROLE_CONTROL_PLANE)
+    document = dict(document, KubernetesVersion="1.35.0", Networking=dict(document["Networking"],
+                                                                          nonMasqueradeCIDR="::/0"))
+    written = _files(document, {"name": "i-0cp", "address": ""})
+    conf = yaml.safe_load(written["/var/lib/kubelet/kubelet.conf"])
+    assert conf["crashLoopBackOff"] == {"maxContainerRestartPeriod": "1m0s"}
+    assert "--node-ip=::" in _args(written)
+    _completed_cluster, _group, worker = _config("minimal-aws", objects.ROLE_NODE)
+    conf = yaml.safe_load(_files(dict(worker, KubernetesVersion="1.35.0"), {"name": "i-1"})["/var/lib/kubelet/kubelet.conf"])
+    assert conf["crashLoopBackOff"] == {}
