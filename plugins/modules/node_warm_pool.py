@@ -10,8 +10,8 @@ module: node_warm_pool
 short_description: Whether this AWS instance is warming, and completing its warm pool lifecycle action
 version_added: 0.1.0
 description:
-  - With O(action=mode), tells whether the instance is entering an AWS warm pool, as kops' nodeup does: the
-    instance metadata's C(autoscaling/target-lifecycle-state) starts with C(Warmed:). Only asked when the nodeup
+  - With O(action=mode), tells whether the instance is entering an AWS warm pool, as kops' nodeup does, from the
+    instance metadata; it is when C(autoscaling/target-lifecycle-state) starts with C(Warmed:). Only asked when the nodeup
     config has C(WarmPoolImages) (a group with a warm pool) and the node is a worker or an API server;
     otherwise, and when the key does not exist, the instance is not warming.
   - With O(action=complete), completes the group's C(kops-warmpool) lifecycle hook for this instance

@@ -175,10 +175,15 @@ def _go_key_less(a, b):
     return len(a) < len(b)
 
 
+def _go_compare(first, second):
+    if _go_key_less(first, second):
+        return -1
+    return 1 if _go_key_less(second, first) else 0  # pylint: disable=arguments-out-of-order  # the reverse test
+
+
 def _go_ordered(value):
     if isinstance(value, dict):
-        keys = sorted(value, key=functools.cmp_to_key(lambda a, b: -1 if _go_key_less(a, b) else
-                                                      (1 if _go_key_less(b, a) else 0)))
+        keys = sorted(value, key=functools.cmp_to_key(_go_compare))
         return {key: _go_ordered(value[key]) for key in keys}
     if isinstance(value, list):
         return [_go_ordered(item) for item in value]
