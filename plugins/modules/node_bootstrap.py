@@ -43,6 +43,7 @@ options:
     elements: dict
     default:
       - {name: kubelet, cert_path: /var/lib/kubelet/pki/kubelet-client.crt, key_path: /var/lib/kubelet/pki/kubelet-client.key}
+      - {name: kubelet-server, cert_path: /srv/kubernetes/kubelet-server.crt, key_path: /srv/kubernetes/kubelet-server.key}
       - {name: kube-proxy, cert_path: /var/lib/kube-proxy/client.crt, key_path: /var/lib/kube-proxy/client.key}
     suboptions:
       name:
@@ -181,6 +182,8 @@ def main():
                 key_path=dict(type="path", required=True, no_log=False)),
                 default=[{"name": "kubelet", "cert_path": "/var/lib/kubelet/pki/kubelet-client.crt",
                           "key_path": "/var/lib/kubelet/pki/kubelet-client.key"},
+                         {"name": "kubelet-server", "cert_path": "/srv/kubernetes/kubelet-server.crt",
+                          "key_path": "/srv/kubernetes/kubelet-server.key"},
                          {"name": "kube-proxy", "cert_path": "/var/lib/kube-proxy/client.crt",
                           "key_path": "/var/lib/kube-proxy/client.key"}]),
             include_node_config=dict(type="bool", default=False),

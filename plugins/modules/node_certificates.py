@@ -79,7 +79,7 @@ options:
     description:
       - The node's nodeup config. On a node that runs an API server or the control plane it adds what kops'
         nodeup issues there (kube-apiserver's serving, kubelet-api, aggregator and etcd client certificates,
-        the kubelet's client certificate, the controller manager's and scheduler's serving certificates,
+        the kubelet's client and serving certificates, the controller manager's and scheduler's serving certificates,
         aws-iam-authenticator's serving certificate under O(nodeup_config) authentication.aws) and copies the
         keypairs they sign or verify with (the kubernetes-ca keypair for the controller manager, the
         service-account key).
@@ -93,6 +93,11 @@ options:
       - The node's Kubernetes name, for the kubelet's client certificate (C(system:node:<name>)).
       - Defaults to the node's host name in lower case, which is what the kubelet registers as.
     type: str
+  node_addresses:
+    description: The node's addresses, added to the kubelet's serving certificate (its SANs) after O(node_name).
+    type: list
+    elements: str
+    default: []
   endpoint:
     description: Object-store API endpoint override (an S3-compatible endpoint, or the GCS JSON API root).
     type: str
@@ -224,7 +229,8 @@ def run(module):
     if module.params["nodeup_config"]:
         from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import credentials
         node_name = module.params["node_name"] or socket.gethostname().lower()
-        requests += credentials.control_plane_requests(module.params["nodeup_config"], node_name)
+        requests += credentials.control_plane_requests(module.params["nodeup_config"], node_name,
+                                                       module.params["node_addresses"])
         copies = credentials.control_plane_keypairs(module.params["nodeup_config"])
     requests = [rooted(module.params["root"], r, ("cert_path", "key_path", "ca_path")) for r in requests]
     for request in requests:
@@ -302,6 +308,7 @@ def main():
         certificates=dict(type="list", elements="dict", default=[], options=certificate),
         nodeup_config=dict(type="dict"),
         node_name=dict(type="str"),
+        node_addresses=dict(type="list", elements="str", default=[]),
         endpoint=dict(type="str"),
         root=dict(type="path", default="/"),
     )), supports_check_mode=True)

@@ -67,6 +67,8 @@ options:
     description:
       - The node's distribution as kops names it (C(debian12), C(ubuntu2404), C(flatcar), C(containeros), ...).
       - Empty, read from O(root)C(/etc/os-release).
+      - containerd's unit and config, the kubelet's volume plugin directory and C(resolvConf) depend on it, as in
+        kops' nodeup.
     type: str
     default: ""
   containerd_version:
@@ -200,7 +202,9 @@ def main():
         node = {"name": params["node_name"], "address": params["node_address"],
                 "distribution": params["distribution"] or distribution.read(params["root"]),
                 "containerd_version": params["containerd_version"], "gpu_vendor": gpu_vendor(params["root"]),
-                "primary_interface": primary_interface(params["root"])}
+                "primary_interface": primary_interface(params["root"]),
+                # systemd-resolved's real resolv.conf (kops' HasLoopbackEtcResolvConf on other distributions).
+                "resolved": os.path.exists(os.path.join(params["root"], "run/systemd/resolve/resolv.conf"))}
         wanted = node_files.node_files(params["nodeup_config"], node, bootstrap_token=params["bootstrap_token"]) \
             if params["nodeup_config"] else []
     except (ValueError, KeyError, TypeError) as exc:

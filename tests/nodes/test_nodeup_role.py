@@ -93,14 +93,19 @@ def _control_plane_and_worker(pool, moto, store, groups, tmp_path):
         assert 'sandbox_image = "registry.k8s.io/pause:' in toml
         assert host.run("systemctl show -p ExecStart --value containerd").stdout.count("/etc/containerd/config.toml")
         assert host.run("cat /etc/sysconfig/containerd").stdout == "CONTAINERD_OPTS=--log-level=info"
-        config = json.loads(host.run("cat /var/lib/kubelet/kubelet-config.yaml").stdout)
+        config = yaml.safe_load(host.run("cat /var/lib/kubelet/kubelet.conf").stdout)
         # kubernetes-validate has no schema for KubeletConfiguration (not an API object): check its shape.
         assert (config["apiVersion"], config["kind"]) == ("kubelet.config.k8s.io/v1beta1", "KubeletConfiguration")
         assert config["cgroupDriver"] == "systemd" and config["clusterDNS"] == ["100.64.0.10"]
+        # What the kubelet config points at is on the node: its serving certificate and the CA.
+        assert host.run("test -s %s && test -s %s && test -s /srv/kubernetes/ca.crt" % (
+            config["tlsCertFile"], config["tlsPrivateKeyFile"])).returncode == 0
         # systemd-nspawn keeps /proc/sys read-only in the hosts, so the file is checked, not the live value.
         assert "net.ipv4.ip_forward=1" in host.run("cat /etc/sysctl.d/99-k8s-general.conf").stdout
     flags = control.run("cat /etc/sysconfig/kubelet").stdout
-    assert "node-role.kubernetes.io/control-plane=" in flags and "--bootstrap-kubeconfig" not in flags
+    # No labels on the kubelet's command line (kops: the kubelet refuses kubernetes.io labels it may not set).
+    assert "--node-labels" not in flags and "--bootstrap-kubeconfig" not in flags
+    assert flags.startswith('DAEMON_ARGS="') and "--config=/var/lib/kubelet/kubelet.conf" in flags
     # The worker's kubelet has the bootstrap service's certificate, for its instance, and registers under that name.
     worker_flags = worker.run("cat /etc/sysconfig/kubelet").stdout
     assert "--bootstrap-kubeconfig" not in worker_flags and "--hostname-override=%s" % instance["InstanceId"] in worker_flags
@@ -130,7 +135,9 @@ def _control_plane_and_worker(pool, moto, store, groups, tmp_path):
 def test_worker_from_an_s3_store_read_on_the_controller(host_pool, aws, tmp_path):
     """The node cannot reach the store (moto listens on the controller's loopback): the play reads its
     nodeup config on the controller and hands it over; its certificates come from the bootstrap service
-    (here in the test process, on the bridge: the control plane's own is tested above), no secret from the store."""
+    (here in the test process, on the bridge: the control plane's own is tested above), no secret from the store.
+    First as an instance entering a warm pool (kops' Warming mode: the kubelet stays stopped and disabled), then
+    as one leaving it (started and enabled)."""
     import boto3
     from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
     from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
@@ -140,11 +147,20 @@ def test_worker_from_an_s3_store_read_on_the_controller(host_pool, aws, tmp_path
     worker = pool.hosts[0]
     cluster_store = layout.ClusterStore(vfs.open_store("s3://kops-state"), CLUSTER)
     ca = keystore.primary(keystore.load(cluster_store, "kubernetes-ca"))
+    # A stand-in kubelet (the test hosts download no assets), so that the role has a kubelet to run or not.
+    assert worker.run("printf '#!/bin/sh\\nexec sleep infinity\\n' > /usr/local/bin/kubelet && "
+                      "chmod 0755 /usr/local/bin/kubelet").returncode == 0
     with cloud.WorkerService(pool, worker, CLUSTER, groups["Node"], "s3://kops-state/%s" % CLUSTER, ca, tmp_path,
                              s3=boto3.client("s3", region_name="us-east-1")) as service:
         worker_vars = dict(service.hostvars, kops_role="Node", kops_instance_group=groups["Node"],
                            kops_state_store="s3://kops-state", kops_cluster_name=CLUSTER)
-        counts, _elapsed = run_nodeup(pool.inventory_file(tmp_path / "hosts.yml", hostvars={worker.name: worker_vars}))
+        warming = dict(worker_vars, nodeup_configuration_mode="Warming")
+        counts, _elapsed = run_nodeup(pool.inventory_file(tmp_path / "hosts.yml", hostvars={worker.name: warming}))
+        kubelet_state = worker.run("systemctl is-enabled kubelet; systemctl is-active kubelet").stdout.split()
+        assert kubelet_state == ["disabled", "inactive"]
+        again, _elapsed = run_nodeup(pool.inventory_file(tmp_path / "hosts.yml", hostvars={worker.name: worker_vars}))
+        kubelet_state = worker.run("systemctl is-enabled kubelet; systemctl is-active kubelet").stdout.split()
+        assert again and kubelet_state == ["enabled", "active"]
     instance, lines = service.instance, service.lines
     assert counts and counts[0] > 0
     assert cluster_store.read("secrets/kubelet-bootstrap-token") is None

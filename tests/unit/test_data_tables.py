@@ -45,6 +45,7 @@ FLAG_STRUCTS = {
     "KUBE_SCHEDULER": "KubeSchedulerConfig",
     "KUBE_PROXY": "KubeProxyConfig",
     "LEADER_ELECTION": "LeaderElectionConfiguration",
+    "KUBELET": "KubeletConfigSpec",
 }
 # flag kind -> the Go types (schema_data spelling) it can format.
 KIND_GO_TYPES = {
@@ -106,7 +107,9 @@ def test_every_flag_field_is_a_v1alpha2_field_of_its_component():
 
 def test_flag_tables_are_the_ones_manifests_reads():
     from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import manifests
-    assert set(manifests.TABLES) == set(FLAG_STRUCTS)
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import kubelet
+    assert set(manifests.TABLES) | {"KUBELET"} == set(FLAG_STRUCTS)
+    assert kubelet.FLAGS is flag_data.KUBELET
 
 
 def test_every_asset_has_a_sha256():
@@ -174,7 +177,7 @@ def test_schema_generator_reads_kops_mini():
                                         "leaderElection": "LeaderElectionConfiguration"},
         "KubeProxyConfig": {"ipvsExcludeCidrs": "[]string"},
         "KubeSchedulerConfig": {"leaderElection": "LeaderElectionConfiguration"},
-        "KubeletConfigSpec": {"maxPods": "int32"},
+        "KubeletConfigSpec": {"maxPods": "int32", "logLevel": "int32"},
         "LeaderElectionConfiguration": {"leaderElect": "bool"},
     }
     assert table["ALIASES"] == {"InstanceGroupRole": "string", "SubnetType": "string"}  # not KeysetType
@@ -203,6 +206,9 @@ def test_flag_generator_keys_rows_by_v1alpha2_names():
     assert table["KUBE_SCHEDULER"] == (("leaderElection", None, "LEADER_ELECTION", {}),)
     assert table["KUBE_PROXY"] == (("ipvsExcludeCidrs", "ipvs-exclude-cidrs", "list", {}),)
     assert table["LEADER_ELECTION"] == (("leaderElect", "leader-elect", "bool", {}),)
+    # maxPods is flag:"-" (the kubelet's config file), nodeLabels has no v1alpha2 field here.
+    assert table["KUBELET"] == (("logLevel", "v", "int", {"empty": "0"}),)
+    assert "KubeletConfigSpec.NodeLabels (--node-labels) has no v1alpha2 field" in result.stderr
     assert "kops 1.99.0-mini.1, commit abcdef1" in result.stdout
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import posixpath
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
-from ansible_collections.kubeops.kops.plugins.module_utils import semver
+from ansible_collections.kubeops.kops.plugins.module_utils import semver, zones
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import asset_data, credentials, etcd
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
 
@@ -285,7 +285,42 @@ def build_config(completed_cluster, instance_group, keysets, config_base):
     if ig_spec.get("volumeMounts"):
         config["VolumeMounts"] = ig_spec["volumeMounts"]
     config["kubeops"] = kubeops_section(completed_cluster, instance_group, config_base)
+    if cluster_spec.get("cloudProvider") == "aws":
+        config.update(warm_pool_settings(completed_cluster, instance_group, config))
     return config
+
+
+# kops' buildWarmPoolImages: the images of these prefixes that a node pulls while it warms (the others: docker.io's
+# rate limits, private ECR). Ours knows the kube-proxy image of the nodeup config; the addons' images (AWS CCM,
+# CSI node drivers, the CNI's) are not in it.
+WARM_POOL_IMAGE_PREFIXES = ("registry.k8s.io/kube-proxy:", "registry.k8s.io/provider-aws/",
+                            "registry.k8s.io/sig-storage/csi-node-driver-registrar:",
+                            "registry.k8s.io/sig-storage/livenessprobe:", "quay.io/calico/", "quay.io/cilium/",
+                            "quay.io/coreos/flannel:", "quay.io/weaveworks/")
+
+
+def warm_pool_settings(completed_cluster, instance_group, config):
+    """kops' EnableLifecycleHook and WarmPoolImages for an AWS group (nodeup.NewConfig, buildWarmPoolImages), and
+    the autoscaling group whose kops-warmpool hook the node completes (kubeops.warmPool)."""
+    from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import autoscaling
+    cluster_spec, ig_spec = completed_cluster["spec"], instance_group["spec"]
+    settings = {}
+    pool = autoscaling.resolve_warm_pool(cluster_spec.get("warmPool"), instance_group)
+    if autoscaling.warm_pool_enabled(pool) and pool.get("enableLifecycleHook"):
+        settings["EnableLifecycleHook"] = True
+        config["kubeops"] = dict(config.get("kubeops") or {}, warmPool={
+            "autoscalingGroup": autoscaling.group_object_name(completed_cluster["metadata"]["name"], instance_group),
+            "lifecycleHook": autoscaling.WARM_POOL_HOOK})
+    if (ig_spec.get("warmPool") is not None or cluster_spec.get("warmPool") is not None) and \
+            ig_spec.get("role") not in (objects.ROLE_CONTROL_PLANE, "ControlPlane"):
+        # Written even when empty (kops leaves it out then): its presence is what tells the node to ask whether
+        # it is warming, and ours may miss addon images kops would list.
+        images = set((ig_spec.get("warmPool") or {}).get("additionalImages") or [])
+        proxy_image = (config.get("KubeProxy") or {}).get("image") or ""
+        if proxy_image.startswith(WARM_POOL_IMAGE_PREFIXES):
+            images.add(proxy_image)
+        settings["WarmPoolImages"] = sorted(images)
+    return settings
 
 
 def kube_scheduler_config_asset():
@@ -308,6 +343,10 @@ def kubeops_section(completed_cluster, instance_group, config_base):
         "apiServer": {"host": "127.0.0.1" if runs_api_server(role) else api_internal_name(cluster_spec, name),
                       "port": 443 if runs_api_server(role) else api_port(cluster_spec)},
     }
+    provider = cluster_spec.get("cloudProvider")
+    if provider in ("aws", "gce"):
+        # What kops' nodeup reads from its cloud: the kubelet's image credential provider (ECR's needs the region).
+        section["cloud"] = {"provider": provider, "region": zones.region_of(cluster_spec)}
     bootstrap = credentials.bootstrap_settings(completed_cluster, instance_group)
     if bootstrap:
         section["bootstrapService"] = bootstrap

@@ -14,9 +14,12 @@ from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import manifes
 BOOTSTRAP_PORT = 3988  # kops-controller's port (bootstrap_service.PORT; the load balancer's 3988 listener)
 BOOTSTRAP_DIR = "/etc/kubernetes/kubeops-bootstrap"
 # What a worker gets from the service, where it goes (kops' nodeup asks kops-controller for these): the kubelet's
-# and kube-proxy's client certificates always, kube-router's when it is the CNI (its pods read its kubeconfig).
+# client and serving certificates and kube-proxy's client certificate always, kube-router's when it is the CNI (its pods read its kubeconfig).
 WORKER_CERTIFICATES = (
     ("kubelet", "/var/lib/kubelet/pki/kubelet-client.crt", "/var/lib/kubelet/pki/kubelet-client.key"),
+    # The kubelet's serving certificate, where its KubeletConfiguration (tlsCertFile) points, as kops' nodeup asks
+    # kops-controller for it (GetBootstrapCert("kubelet-server")).
+    ("kubelet-server", "/srv/kubernetes/kubelet-server.crt", "/srv/kubernetes/kubelet-server.key"),
     ("kube-proxy", "/var/lib/kube-proxy/client.crt", "/var/lib/kube-proxy/client.key"),
 )
 KUBE_ROUTER_CERTIFICATE = ("kube-router", "/var/lib/kube-router/client.crt", "/var/lib/kube-router/client.key")

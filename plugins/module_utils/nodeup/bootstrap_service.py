@@ -83,7 +83,8 @@ CERTIFICATES = {
     # which its ClusterRoleBinding names); issued only where the service's settings list it (certNames).
     "kube-router": lambda identity: {"common_name": "system:kube-router", "organizations": [], "usages": ["client"]},
 }
-DEFAULT_CERT_NAMES = ("kubelet", "kube-proxy")
+# kops-controller's certNames (kops' template_functions.go): the kubelet's client and serving certificates, kube-proxy's.
+DEFAULT_CERT_NAMES = ("kubelet", "kubelet-server", "kube-proxy")
 
 
 def _b64_sha256(data):

@@ -20,6 +20,8 @@ from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import kops_ku
 KAPI = manifests.KAPI
 KUBE_ROUTER = "/var/lib/kube-router"
 KUBECTL_KUBECONFIG = "/var/lib/kubectl/kubeconfig"
+SERVER_CERT = "/srv/kubernetes/kubelet-server.crt"  # kubelet.SERVER_CERT: where the kubelet's config points
+SERVER_KEY = "/srv/kubernetes/kubelet-server.key"
 
 
 def _request(signer, common_name, cert_path, key_path, usages=("client",), organizations=(), dns_names=(),
@@ -61,7 +63,19 @@ def _is_ip(text):
         return False
 
 
-def control_plane_requests(config, node_name):
+def kubelet_server_names(node_name, node_addresses=()):
+    """(DNS names, IP addresses) of the kubelet's serving certificate: the node's name first (its CommonName), then
+    its addresses (kops' kubeletNames: the node name, the instance's host name and addresses)."""
+    dns_names, ip_addresses = [], []
+    # Only addresses: an inventory's host name (localhost on boot) is no name of the node's.
+    for name in [node_name] + [a for a in node_addresses if _is_ip(a)]:
+        target = ip_addresses if _is_ip(name) else dns_names
+        if name not in target:
+            target.append(name)
+    return dns_names, ip_addresses
+
+
+def control_plane_requests(config, node_name, node_addresses=()):
     """[certificate request] for a node of this config; empty for workers and bastions."""
     requests = []
     if config.get("APIServerConfig"):
@@ -81,6 +95,11 @@ def control_plane_requests(config, node_name):
             # kops' KubectlBuilder: an admin kubeconfig for kubectl on the node.
             kubeconfig_request("kubecfg", "kubecfg", KUBECTL_KUBECONFIG, organizations=("system:masters",)),
         ]
+        # The kubelet's serving certificate (kops' buildKubeletServingCertificate issues it itself where the API
+        # server runs; workers get theirs from the bootstrap service).
+        dns_names, ip_addresses = kubelet_server_names(node_name, node_addresses)
+        requests.append(_request("kubernetes-ca", node_name, SERVER_CERT, SERVER_KEY, usages=("server",),
+                                 dns_names=dns_names, ip_addresses=ip_addresses))
         requests += aws_iam_authenticator_requests(config)
     if config.get("ControlPlaneConfig"):
         for component, directory, user in (

@@ -284,7 +284,7 @@ def test_node_local_dns_is_every_kubelets_cluster_dns(spec, cluster_dns):
         group = populate.populate_instance_group_spec(completed, group)
         config = nodeup_config.build_config(completed, group, keysets, completed["spec"]["configBase"])
         written = {f.path: f for f in nodeup_files.node_files(config, {"name": "i-0123", "address": "10.0.0.5"})}
-        kubelet = json.loads(written[nodeup_kubelet.KUBELET_CONFIG].content)
+        kubelet = yaml.safe_load(written[nodeup_kubelet.KUBELET_CONFIG].content)
         assert kubelet["clusterDNS"] == [cluster_dns], objects.name_of(group)
         roles.add(group["spec"]["role"])
     assert len(roles) == 2

@@ -103,7 +103,8 @@ def test_control_plane_node_from_its_nodeup_config(run_module, store_url, tmp_pa
     from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
     config = _control_plane_config(store_url)
     base, root = store_url + "/k8s.example.com", tmp_path / "node"
-    args = dict(config_base=base, nodeup_config=config, node_name="cp-1", root=str(root))
+    args = dict(config_base=base, nodeup_config=config, node_name="cp-1", node_addresses=["10.0.1.10", "localhost"],
+                root=str(root))
     check = run_module(node_certificates, check_mode=True, **args)
     assert check["changed"] and not root.exists()
     first = run_module(node_certificates, **args)
@@ -111,8 +112,14 @@ def test_control_plane_node_from_its_nodeup_config(run_module, store_url, tmp_pa
     by_cn = {c["common_name"]: c for c in first["certificates"]}
     assert set(by_cn) == {"kubernetes-master", "kubelet-api", "aggregator", "kube-apiserver", "system:node:cp-1",
                           "kube-controller-manager", "system:kube-controller-manager", "kube-scheduler",
-                          "system:kube-scheduler", "system:kube-proxy", "kops-controller", "kubecfg"}
+                          "system:kube-scheduler", "system:kube-proxy", "kops-controller", "kubecfg", "cp-1"}
     assert by_cn["system:node:cp-1"]["organizations"] == ["system:nodes"]
+    # the kubelet's serving certificate, where its config points: CN the node name, its name and address as SANs
+    kubelet_server = x509.load_pem_x509_certificate((srv / "kubelet-server.crt").read_bytes())
+    sans = kubelet_server.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert kubelet_server.subject.rfc4514_string() == "CN=cp-1" and sans.get_values_for_type(x509.DNSName) == ["cp-1"]
+    assert [str(ip) for ip in sans.get_values_for_type(x509.IPAddress)] == ["10.0.1.10"]
+    assert oct((srv / "kubelet-server.key").stat().st_mode & 0o777) == "0o600"
     # the bootstrap service's serving certificate, under kops-controller's name
     service = x509.load_pem_x509_certificate((root / "etc/kubernetes/kubeops-bootstrap/server.crt").read_bytes())
     assert service.extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(

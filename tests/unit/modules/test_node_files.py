@@ -31,7 +31,7 @@ def test_control_plane_files_once_and_log_files_kept(run_module, store_url, tmp_
     assert not (root / "var/lib/kube-scheduler/kubeconfig").exists()
     assert stat.S_IMODE(os.stat(root / "var/lib/kube-scheduler/config.yaml").st_mode) == 0o440  # a file asset
     assert stat.S_IMODE(os.stat(root / "srv/kubernetes/ca.crt").st_mode) == 0o600
-    assert "kubelet" not in first["restart"] or "/var/lib/kubelet/kubelet-config.yaml" in first["changed_files"]
+    assert "kubelet" not in first["restart"] or "/var/lib/kubelet/kubelet.conf" in first["changed_files"]
     # A log file the pod has written to is never truncated by a later run.
     log = root / "var/log/kube-apiserver.log"
     os.chmod(log, 0o600)

@@ -174,9 +174,16 @@ def test_the_service_over_https_with_the_worker_client(world, tmp_path):
         url = "https://localhost:%d" % server.server_address[1]
         issued, config = service.request_bootstrap(url, world["ca_pem"], _creds(world), world["moto"].url + "/",
                                                    cloud.REGION)
-        assert sorted(issued) == ["kube-proxy", "kubelet"] and config == NODEUP_CONFIG
+        assert sorted(issued) == ["kube-proxy", "kubelet", "kubelet-server"] and config == NODEUP_CONFIG
         kubelet = certs.load_certificate(issued["kubelet"][0])
         assert certs.issued_by(kubelet, ca)
+        # the kubelet's serving certificate: CN the node name, the instance's names as SANs, server usage
+        serving = certs.load_certificate(issued["kubelet-server"][0])
+        assert certs.issued_by(serving, ca) and serving.subject.rfc4514_string().startswith("CN=i-")
+        usages = serving.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+        assert list(usages) == [x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]
+        sans = serving.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        assert serving.subject.rfc4514_string()[3:] in sans.get_values_for_type(x509.DNSName)
         # the key that came back with it is the certificate's
         assert certs.load_key(issued["kubelet"][1]).public_key().public_numbers() == kubelet.public_key().public_numbers()
         with pytest.raises(service.Refused, match="answered 403: failed to verify token"):

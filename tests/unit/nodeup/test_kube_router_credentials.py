@@ -41,11 +41,11 @@ def _kubeconfig_files(config):
 def test_a_kube_router_cluster_hands_its_workers_and_service_the_kube_router_certificate(tmp_path):
     configs = _configs(tmp_path, "kube-router")
     worker = configs["node"]["kubeops"]["bootstrapService"]
-    assert [c["name"] for c in worker["certificates"]] == ["kubelet", "kube-proxy", "kube-router"]
+    assert [c["name"] for c in worker["certificates"]] == ["kubelet", "kubelet-server", "kube-proxy", "kube-router"]
     assert {"name": "kube-router", "cert_path": "/var/lib/kube-router/client.crt",
             "key_path": "/var/lib/kube-router/client.key"} in worker["certificates"]
     service = configs["control-plane"]["kubeops"]["bootstrapService"]
-    assert service["certNames"] == ["kubelet", "kube-proxy", "kube-router"]
+    assert service["certNames"] == ["kubelet", "kubelet-server", "kube-proxy", "kube-router"]
 
     requests = credentials.control_plane_requests(configs["control-plane"], "cp-1")
     assert [r for r in requests if r["common_name"] == "system:kube-router"] == [{

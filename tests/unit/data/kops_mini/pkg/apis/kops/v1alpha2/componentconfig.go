@@ -32,3 +32,8 @@ type KubeProxyConfig struct {
 type LeaderElectionConfiguration struct {
 	LeaderElect *bool `json:"leaderElect,omitempty" flag:"leader-elect"`
 }
+
+type KubeletConfigSpec struct {
+	MaxPods  *int32 `json:"maxPods,omitempty" flag:"-"`
+	LogLevel *int32 `json:"logLevel,omitempty" flag:"v" flag-empty:"0"`
+}

@@ -10,8 +10,3 @@ type InstanceGroupSpec struct {
 	RootVolume  *kops.InstanceRootVolumeSpec `json:"-"`
 	Kubelet     *KubeletConfigSpec `json:"kubelet,omitempty"`
 }
-
-type KubeletConfigSpec struct {
-	// Not a component of flag_data: only the schema reads it.
-	MaxPods *int32 `json:"maxPods,omitempty" flag:"max-pods"`
-}
