@@ -98,6 +98,11 @@ def _skips_containerd(config, distribution):
     return bool((config.get("containerdConfig") or {}).get("skipInstall")) or distribution in OS_CONTAINERD
 
 
+# The kubelet's binaries by asset name -> the file kops' KubeletBuilder installs (getGCPCredentialProviderPath: GCP's
+# provider is renamed; the kubelet's credential-provider.conf names these files).
+KUBELET_BINARIES = {"kubelet": "kubelet", "ecr-credential-provider": "ecr-credential-provider",
+                    "auth-provider-gcp": "gcp-credential-provider"}
+
 def installs(config, planned, members, distribution=""):
     """[Install] for the planned downloads; members = {archive file: [paths inside it]} once unpacked.
 
@@ -109,9 +114,8 @@ def installs(config, planned, members, distribution=""):
     for download in planned:
         name, file_name = download.name, download.file
         inside = sorted(m.lstrip("./") for m in members.get(file_name, ()) if m.lstrip("./"))
-        if name in ("kubelet", "ecr-credential-provider", "auth-provider-gcp"):
-            target = "kubelet" if name == "kubelet" else name
-            result.append(Install("%s/%s" % (KUBELET_BIN_DIR.get(distribution, "/usr/local/bin"), target),
+        if name in KUBELET_BINARIES:
+            result.append(Install("%s/%s" % (KUBELET_BIN_DIR.get(distribution, "/usr/local/bin"), KUBELET_BINARIES[name]),
                                   0o755, file_name, "", file_name))
         elif name == "kubectl":
             if api_server:

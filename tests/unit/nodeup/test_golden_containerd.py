@@ -13,7 +13,7 @@ import tarfile
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import assets, containerd, distribution, files, toml
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import assets, containerd, distribution, files, kubelet, toml
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.networking import networking_files
 from ansible_collections.kubeops.kops.plugins.modules import node_assets
 
@@ -451,3 +451,13 @@ def test_license_table_is_what_its_generator_writes_from_kops(tmp_path):
     generated = subprocess.run([sys.executable, str(repo / "hack/gen_containerd_license.py"), "--kops", str(source)],
                                capture_output=True, text=True, check=True).stdout
     assert generated == (repo / "plugins/module_utils/nodeup/containerd_license.py").read_text()
+
+
+def test_gcp_credential_provider_installs_under_the_name_the_kubelet_config_gives():
+    """kops' KubeletBuilder installs the auth-provider-gcp asset as gcp-credential-provider, the name its
+    credential-provider.conf (and ours, nodeup/kubelet.py) gives the kubelet."""
+    url = "https://artifacts.k8s.io/binaries/cloud-provider-gcp/v35.0.0/auth-provider-gcp/linux/amd64/auth-provider-gcp"
+    config = {"Assets": {"amd64": [url]}}
+    planned = assets.downloads(config, "amd64")
+    assert [i.path for i in assets.installs(config, planned, {})] == ["/usr/local/bin/gcp-credential-provider"]
+    assert "    name: gcp-credential-provider\n" in kubelet.GCP_CREDENTIAL_PROVIDER_CONFIG
