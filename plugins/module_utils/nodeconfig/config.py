@@ -282,6 +282,9 @@ def kubeops_section(completed_cluster, instance_group, config_base):
         section["kubeletBootstrap"] = {"tokenSecret": KUBELET_BOOTSTRAP_SECRET, "group": BOOTSTRAP_GROUP % name}
     if role == objects.ROLE_CONTROL_PLANE:
         section["etcdClusters"] = etcd.etcd_clusters(completed_cluster, instance_group, config_base)
+    labeller = node_labels.labeller_settings(completed_cluster, instance_group)
+    if labeller:
+        section["nodeLabeller"] = labeller
     return section
 
 

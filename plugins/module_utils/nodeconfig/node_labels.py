@@ -12,8 +12,15 @@ plane (nodeup/node_labeller.py) reads it from the store and patches the Nodes (d
 
 from __future__ import annotations
 
+from ansible_collections.kubeops.kops.plugins.module_utils import zones
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
+
+LABELLER_DIR = "/etc/kubernetes/kubeops-node-labeller"
+# The clouds whose node identity the labeller checks (nodeup/node_labeller.py): elsewhere nodes keep the labels
+# their kubelet may set, and the control plane runs no labeller.
+LABELLER_CLOUDS = ("aws", "gce")
+LABELLER_INTERVAL_SECONDS = 10
 
 
 def build_node_labels(cluster_spec, instance_group):
@@ -44,3 +51,24 @@ def node_labels(completed_cluster, instance_group):
     if (instance_group.get("spec") or {}).get("role") != objects.ROLE_BASTION:
         labels[objects.IG_LABEL] = objects.name_of(instance_group)
     return dict(sorted(labels.items()))
+
+
+def labels_nodes(completed_cluster):
+    """Whether the cluster's control plane runs the node labeller (and gets its RBAC addon)."""
+    return completed_cluster["spec"].get("cloudProvider") in LABELLER_CLOUDS
+
+
+def labeller_settings(completed_cluster, instance_group, api_port=443):
+    """The kubeops.nodeLabeller section of a control-plane group's nodeup config: what roles/protokube writes to
+    the labeller's settings file; None for other roles and clouds."""
+    spec = completed_cluster["spec"]
+    if (instance_group.get("spec") or {}).get("role") != objects.ROLE_CONTROL_PLANE or not labels_nodes(completed_cluster):
+        return None
+    settings = {"cloud": spec["cloudProvider"], "clusterName": completed_cluster["metadata"]["name"],
+                "configBase": spec.get("configBase"), "region": zones.region_of(spec),
+                "apiServer": "https://127.0.0.1:%d" % api_port, "caCert": LABELLER_DIR + "/ca.crt",
+                "clientCert": LABELLER_DIR + "/client.crt", "clientKey": LABELLER_DIR + "/client.key",
+                "intervalSeconds": LABELLER_INTERVAL_SECONDS}
+    if spec["cloudProvider"] == "gce":
+        settings["project"] = spec.get("project")
+    return settings
