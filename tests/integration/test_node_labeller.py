@@ -268,6 +268,29 @@ def test_a_node_whose_group_cannot_be_found_is_reported_not_guessed(aws_cluster,
     assert len(log) == 5  # each node's reason is logged once, not every pass
 
 
+def test_a_cloud_failure_on_one_node_leaves_the_others_labelled(aws_cluster, kube_api, tmp_path):
+    cluster, settings, ec2 = aws_cluster
+    worker, worker_id = _instance(ec2, cluster, "nodes")
+    other, other_id = _instance(ec2, cluster, "nodes")
+    _register(kube_api, tmp_path, worker, worker_id)
+    _register(kube_api, tmp_path, other, other_id)
+    log = _Lines()
+    labeller = _labeller(settings, log)
+    identify = labeller.identifier.identify
+
+    def flaky(node):  # EC2 unreachable for one instance, as botocore raises it
+        if node["metadata"]["name"] == other:
+            raise ConnectionError("Could not connect to the endpoint URL")
+        return identify(node)
+    labeller.identifier.identify = flaky
+    results = labeller.pass_once()
+    assert results[worker] == ("nodes", dict(NODE_LABELS))
+    assert "looking it up failed: ConnectionError" in str(results[other])
+    assert any(line.startswith("node %s not labelled: looking it up failed" % other) for line in log), log
+    labeller.identifier.identify = identify  # EC2 is back: the next pass labels it
+    assert labeller.pass_once()[other] == ("nodes", dict(NODE_LABELS))
+
+
 def test_wait_group_is_protokubes_early_step(aws_cluster, kube_api, tmp_path):
     cluster, settings, ec2 = aws_cluster
     control, control_id = _instance(ec2, cluster, "master-us-test-1a")

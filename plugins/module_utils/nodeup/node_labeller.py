@@ -338,7 +338,11 @@ class Labeller(object):
             name = node["metadata"]["name"]
             try:
                 group, changes = self.reconcile(node)
-            except (NotIdentified, KubeError) as exc:
+            except Exception as exc:  # pylint: disable=broad-except
+                # NotIdentified, a refused patch (KubeError), or the cloud or store failing (no credentials yet,
+                # throttled, unreachable): this node waits for the next pass, the others go on.
+                if not isinstance(exc, (NotIdentified, KubeError)):
+                    exc = NotIdentified("looking it up failed: %s: %s" % (type(exc).__name__, exc))
                 results[name] = exc
                 if self._reported.get(name) != str(exc):
                     self._reported[name] = str(exc)
