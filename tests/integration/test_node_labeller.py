@@ -291,6 +291,36 @@ def test_a_cloud_failure_on_one_node_leaves_the_others_labelled(aws_cluster, kub
     assert labeller.pass_once()[other] == ("nodes", dict(NODE_LABELS))
 
 
+def test_the_unit_started_before_its_rbac_labels_once_the_channel_applied_it(aws, kube_api, tmp_path):
+    """On a new control plane the unit starts before protokube's channel applies the node-labeller addon."""
+    completed, groups = _completed("minimal-aws")
+    settings = node_labels.labeller_settings(completed, groups["master-us-test-1a"])
+    paths = _write_credentials(kube_api, tmp_path, node_labeller.USER, ())
+    settings.update(configBase=_write_store(tmp_path, completed, groups), apiServer=kube_api.url, caCert=paths["ca"],
+                    clientCert=paths["cert"], clientKey=paths["key"], ec2Endpoint=aws.url, region=REGION)
+    ec2 = boto3.client("ec2", region_name=REGION, endpoint_url=aws.url)
+    control, control_id = _instance(ec2, completed["metadata"]["name"], "master-us-test-1a")
+    _register(kube_api, tmp_path, control, control_id)
+    log = _Lines()
+    labeller = _labeller(settings, log)
+    stop = threading.Event()
+    thread = threading.Thread(target=labeller.run, args=(0.1, stop), daemon=True)
+    thread.start()
+    try:
+        time.sleep(0.5)
+        assert "node-role.kubernetes.io/control-plane" not in _labels(kube_api, control)
+        _apply_rbac(kube_api)
+        deadline = time.monotonic() + 10
+        while "node-role.kubernetes.io/control-plane" not in _labels(kube_api, control) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        thread.join(5)
+    assert _labels(kube_api, control)["node-role.kubernetes.io/control-plane"] == ""
+    refused = [line for line in log if line.startswith("cannot list nodes")]
+    assert len(refused) == 1 and "HTTP 403" in refused[0], log  # said once, not every pass
+
+
 def test_wait_group_is_protokubes_early_step(aws_cluster, kube_api, tmp_path):
     cluster, settings, ec2 = aws_cluster
     control, control_id = _instance(ec2, cluster, "master-us-test-1a")

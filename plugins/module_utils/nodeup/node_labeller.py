@@ -362,7 +362,9 @@ class Labeller(object):
         while not stop.is_set():
             try:
                 self.pass_once()
-            except KubeError as exc:  # the API is not up yet, or RBAC not applied yet: the next pass tries again
+            except Exception as exc:  # pylint: disable=broad-except
+                # The API is not up yet, RBAC not applied yet, an answer that does not parse: the next pass tries
+                # again (the unit would restart anyway; this keeps the caches and says why once).
                 if self._reported.get("") != str(exc):
                     self._reported[""] = str(exc)
                     self.log("cannot list nodes: %s" % exc)
