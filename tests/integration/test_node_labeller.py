@@ -351,7 +351,7 @@ def test_gce_nodes_are_identified_by_their_managed_instance_group(gce, kube_api,
     assert settings["cloud"] == "gce" and settings["project"] == project
     paths = _write_credentials(kube_api, tmp_path, node_labeller.USER, ())
     settings.update(configBase=_write_store(tmp_path, completed, groups), apiServer=kube_api.url, caCert=paths["ca"],
-                    clientCert=paths["cert"], clientKey=paths["key"])
+                    clientCert=paths["cert"], clientKey=paths["key"], gceEndpoint=gce.url)
     _apply_rbac(kube_api)
     for instance in instances:
         _register(kube_api, tmp_path, instance["name"], "gce://%s/%s/%s" % (project, zone, instance["name"]))

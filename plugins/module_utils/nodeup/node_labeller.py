@@ -405,7 +405,8 @@ def from_config(config):
         identifier = AwsIdentifier(ec2, config["clusterName"])
     elif cloud == "gce":
         from ansible_collections.kubeops.kops.plugins.module_utils.cloud import gce
-        endpoints = {"compute": config["gceEndpoint"]} if config.get("gceEndpoint") else None
+        # gceEndpoint: one root for every Google API, as KOPS_GCE_ENDPOINT (an emulated GCE)
+        endpoints = gce.endpoints_for(config["gceEndpoint"]) if config.get("gceEndpoint") else None
         identifier = GceIdentifier(gce.GceCloud(config["clusterName"], config["project"], config.get("region"),
                                                 endpoints=endpoints), config["clusterName"])
     else:
