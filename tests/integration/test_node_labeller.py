@@ -321,12 +321,18 @@ def test_the_unit_started_before_its_rbac_labels_once_the_channel_applied_it(aws
     assert len(refused) == 1 and "HTTP 403" in refused[0], log  # said once, not every pass
 
 
-def test_wait_group_is_protokubes_early_step(aws_cluster, kube_api, tmp_path):
+def test_wait_group_is_protokubes_early_step(aws_cluster, kube_api, tmp_path, capsys):
     cluster, settings, ec2 = aws_cluster
     control, control_id = _instance(ec2, cluster, "master-us-test-1a")
     path = tmp_path / "labeller.json"
     path.write_text(json.dumps(settings))
     assert node_labeller.main([str(path), "wait-group", "master-us-test-1a", "0.1"]) == 1  # not registered yet
+    missing = tmp_path / "missing.json"
+    missing.write_text(json.dumps(dict(settings, clientCert=str(tmp_path / "none.crt"))))
+    assert node_labeller.main([str(missing)]) == 1  # one line naming the file, no traceback (the unit restarts)
+    said = capsys.readouterr().err
+    assert "cannot start from %s: FileNotFoundError" % missing in said and "Traceback" not in said
+    assert node_labeller.main([str(path), "wait-group"]) == 2
     _register(kube_api, tmp_path, control, control_id)
     assert node_labeller.main([str(path), "wait-group", "master-us-test-1a", "5"]) == 0
     assert _labels(kube_api, control)["node-role.kubernetes.io/control-plane"] == ""

@@ -426,9 +426,16 @@ def main(argv=None):
     if len(argv) not in (1, 4) or (len(argv) == 4 and argv[1] != "wait-group"):
         _stderr(USAGE)
         return 2
-    with open(argv[0]) as handle:
-        config = json.load(handle)
-    labeller = from_config(config)
+    try:
+        with open(argv[0]) as handle:
+            config = json.load(handle)
+        labeller = from_config(config)
+    except (OSError, ValueError, KeyError) as exc:  # ssl.SSLError is an OSError; a missing setting a KeyError
+        # e.g. the client certificate not issued yet (roles/nodeup's node_certificates): systemd starts it again.
+        _stderr("node labeller: cannot start from %s: %s: %s (its settings are the nodeup config's "
+                "kubeops.nodeLabeller; its certificate comes from kubeops.kops.node_certificates)"
+                % (argv[0], type(exc).__name__, exc))
+        return 1
     if len(argv) == 4:
         if labeller.wait_for_group(argv[2], float(argv[3])):
             return 0
