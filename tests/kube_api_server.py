@@ -976,8 +976,10 @@ class _QuietServer(http.server.ThreadingHTTPServer):
 class KubeAPIServer(object):
     """The test server: KubeState behind HTTPS on 127.0.0.1 (see the module docstring)."""
 
-    def __init__(self, ca=None, max_grace_seconds=2.0):
-        """ca: (certificate, key) to serve and trust (default: a fresh test CA)."""
+    def __init__(self, ca=None, max_grace_seconds=2.0, host="127.0.0.1"):
+        """ca: (certificate, key) to serve and trust (default: a fresh test CA); host: the address to listen on
+        (a test-host bridge's, for a unit on a test host; its certificate names it too)."""
+        self.host = host
         self.ca_certificate, self.ca_key = ca or certs.new_ca("kubeops-test-ca")
         self.state = KubeState(max_grace_seconds=max_grace_seconds)
         self.requests = []
@@ -989,7 +991,7 @@ class KubeAPIServer(object):
     def start(self):
         serving, key = certs.issue(self.ca_certificate, self.ca_key, "kube-apiserver", usages=("server",),
                                    dns_names=("localhost", "kubernetes", "kubernetes.default"),
-                                   ip_addresses=("127.0.0.1",))
+                                   ip_addresses=tuple(sorted({"127.0.0.1", self.host})))
         chain = os.path.join(self.workdir, "serving.pem")
         with open(chain, "wb") as handle:
             handle.write(certs.certificate_pem(serving) + certs.key_pem(key))
@@ -997,10 +999,10 @@ class KubeAPIServer(object):
         context.load_cert_chain(chain)
         context.load_verify_locations(cadata=certs.certificate_pem(self.ca_certificate).decode())
         context.verify_mode = ssl.CERT_OPTIONAL
-        self.httpd = _QuietServer(("127.0.0.1", 0), _Handler)
+        self.httpd = _QuietServer((self.host, 0), _Handler)
         self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True, do_handshake_on_connect=False)
         self.httpd.api = self
-        self.url = "https://127.0.0.1:%d" % self.httpd.server_address[1]
+        self.url = "https://%s:%d" % (self.host, self.httpd.server_address[1])
         threading.Thread(target=self.httpd.serve_forever, name="kube-api-server", daemon=True).start()
         return self
 
