@@ -5,8 +5,10 @@ the real clients (the `kubernetes` Python client, kubectl 1.34) against this ser
 127.0.0.1.  It reproduces the behaviours measured on a real kube-apiserver 1.28 and listed in
 docs/kube-api-test-server.md (which also says what it does not do):
 
-- TLS with client-certificate authentication: the client certificate must be signed by the
-  server's CA and carry O=system:masters (anything else: 403; no certificate: 401);
+- TLS with client-certificate authentication (no certificate: 401); authorization: O=system:masters may do
+  anything, a node's credential (CN=system:node:<name>, O=system:nodes) may use Nodes, anyone else what the
+  stored ClusterRoles/Roles bound to it allow (RBAC), else 403; the NodeRestriction admission plugin's rules
+  on Nodes for a node's credential (its own Node only, no labels outside the kubelet's set);
 - discovery (/api, /apis, /api/v1, /apis/<g>/<v>, /version, /readyz) in the legacy format;
 - any registered group/version/kind stored generically (create, get, list with label/field
   selectors and limit/continue paging, update, patch: strategic-merge, merge, json, apply);
@@ -260,6 +262,105 @@ def _selector_matches(selector, labels):
     return True
 
 
+
+# -- authorization and admission ------------------------------------------------------------------------
+# The NodeRestriction admission plugin's rules on Node objects, for a node's own credential, as Kubernetes has
+# them: kubernetes/kubernetes plugin/pkg/admission/noderestriction/admission.go (admitNode, getModifiedLabels,
+# getForbiddenLabels, isKubernetesLabel; commit aab56e9b70b7d80f2a5a5f2907e172de257662b5) and
+# staging/src/k8s.io/kubelet/pkg/apis/well_known_labels.go (kubeletLabels, kubeletLabelNamespaces,
+# IsKubeletLabel; commit 1c7b3d91802c4ada3e6401b1ace80e2d0e8b2a1b), with k8s.io/api/core/v1's label constants.
+KUBELET_LABELS = frozenset((
+    "kubernetes.io/hostname", "topology.kubernetes.io/zone", "topology.kubernetes.io/region",
+    "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
+    "beta.kubernetes.io/instance-type", "node.kubernetes.io/instance-type", "kubernetes.io/os", "kubernetes.io/arch",
+    "beta.kubernetes.io/os", "beta.kubernetes.io/arch"))
+KUBELET_LABEL_NAMESPACES = ("kubelet.kubernetes.io", "node.kubernetes.io")
+NODE_RESTRICTION_NAMESPACE = "node-restriction.kubernetes.io"
+NODE_USER_PREFIX, NODES_GROUP = "system:node:", "system:nodes"
+# The Node authorizer's (and the system:node ClusterRole's) verbs on nodes for a node's credential.
+NODE_VERBS = frozenset(("get", "list", "watch", "create", "update", "patch", "delete"))
+
+
+def _label_namespace(key):
+    return key.split("/", 1)[0] if "/" in key else ""
+
+
+def _in_domain(namespace, domain):
+    return namespace == domain or namespace.endswith("." + domain)
+
+
+def is_kubelet_label(key):
+    namespace = _label_namespace(key)
+    return key in KUBELET_LABELS or any(_in_domain(namespace, allowed) for allowed in KUBELET_LABEL_NAMESPACES)
+
+
+def modified_labels(new, old):
+    """getModifiedLabels: keys added, removed or changed between two label maps."""
+    new, old = new or {}, old or {}
+    return {k for k in set(new) | set(old) if new.get(k) != old.get(k) or (k in new) != (k in old)}
+
+
+def forbidden_node_labels(keys):
+    """getForbiddenLabels: node-restriction.kubernetes.io/ labels, and kubernetes.io / k8s.io labels that are not
+    the kubelet's."""
+    forbidden = set()
+    for key in keys:
+        namespace = _label_namespace(key)
+        if _in_domain(namespace, NODE_RESTRICTION_NAMESPACE):
+            forbidden.add(key)
+        if (_in_domain(namespace, "kubernetes.io") or _in_domain(namespace, "k8s.io")) and not is_kubelet_label(key):
+            forbidden.add(key)
+    return sorted(forbidden)
+
+
+def node_identity(user):
+    """(is a node, node name): the user system:node:<name> in the group system:nodes (NodeIdentity)."""
+    if not user or not user["name"].startswith(NODE_USER_PREFIX) or NODES_GROUP not in user["groups"]:
+        return False, ""
+    return True, user["name"][len(NODE_USER_PREFIX):]
+
+
+def admit_node(node_name, operation, name, old, new):
+    """admitNode: raise 403 where the plugin refuses a node's write to a Node (old None on create)."""
+    def forbidden(message):
+        raise ApiError(403, "Forbidden", 'nodes "%s" is forbidden: %s' % (name, message), {"name": name, "kind": "nodes"})
+    if not node_name:
+        forbidden("could not determine node from user")
+    if name != node_name:
+        forbidden('node "%s" is not allowed to modify node "%s"' % (node_name, name))
+    if operation == "create":
+        if (new.get("spec") or {}).get("configSource") is not None:
+            forbidden('node "%s" is not allowed to create pods with a non-nil configSource' % node_name)
+        refused = forbidden_node_labels(modified_labels(new["metadata"].get("labels"), None))
+        if refused:
+            forbidden('node "%s" is not allowed to set the following labels: %s' % (node_name, ", ".join(refused)))
+    elif operation == "update":
+        source = (new.get("spec") or {}).get("configSource")
+        if source is not None and source != (old.get("spec") or {}).get("configSource"):
+            forbidden('node "%s" is not allowed to update configSource to a new non-nil configSource' % node_name)
+        if (new.get("spec") or {}).get("taints") != (old.get("spec") or {}).get("taints"):
+            forbidden('node "%s" is not allowed to modify taints' % node_name)
+        refused = forbidden_node_labels(modified_labels(new["metadata"].get("labels"), old["metadata"].get("labels")))
+        if refused:
+            forbidden("is not allowed to modify labels: %s" % ", ".join(refused))
+
+
+def _rule_allows(rule, verb, group, resource, name):
+    def has(values, value):
+        return "*" in (values or []) or value in (values or [])
+    return (has(rule.get("verbs"), verb) and has(rule.get("apiGroups"), group) and has(rule.get("resources"), resource)
+            and (not rule.get("resourceNames") or name in rule["resourceNames"]))
+
+
+def _subject_matches(subject, user):
+    kind = subject.get("kind")
+    if kind == "User":
+        return subject.get("name") == user["name"]
+    if kind == "Group":
+        return subject.get("name") in set(user["groups"]) | {"system:authenticated"}
+    return False
+
+
 # -- patches --------------------------------------------------------------------------------------------
 def merge_patch(target, patch):
     """RFC 7386 JSON merge patch."""
@@ -361,6 +462,7 @@ class KubeState(object):
     def __init__(self, max_grace_seconds=None):
         self.lock = threading.RLock()
         self.max_grace_seconds = max_grace_seconds
+        self.requester = threading.local()  # .user: who makes the request this thread serves (None: test setup)
         self.reset()
 
     def register(self, api_version, kind, plural, namespaced=True, status=False, short_names=()):
@@ -516,6 +618,7 @@ class KubeState(object):
                 raise ApiError(400, "BadRequest", "the namespace of the provided object does not match the namespace "
                                "sent on the request")
             self._admit(resource, namespace, obj)
+            self._admit_node("create", resource, name, None, obj)
             key = (namespace, name)
             if key in self._bucket(resource):
                 raise ApiError(409, "AlreadyExists", '%s "%s" already exists' % (resource.qualified, name),
@@ -540,7 +643,17 @@ class KubeState(object):
                     self._serve_definition(obj)
             return copy.deepcopy(obj)
 
+    def _admit_node(self, operation, resource, name, old, new):
+        """NodeRestriction: a node's credential writing a Node (admit_node); everyone else passes."""
+        if resource.kind != "Node":
+            return
+        is_node, node_name = node_identity(getattr(self.requester, "user", None))
+        if is_node:
+            admit_node(node_name, operation, name, old, new)
+
     def _store(self, resource, old, new, dry_run):
+        self._admit_node("update", resource, new["metadata"]["name"], old, new)
+
         def spec(obj):
             return {k: v for k, v in obj.items() if k not in ("metadata", "status")}
 
@@ -672,6 +785,7 @@ class KubeState(object):
     def delete(self, resource, namespace, name, options=None, dry_run=False):
         with self.lock:
             obj = self.get(resource, namespace, name)
+            self._admit_node("delete", resource, name, obj, None)
             options = options or {}
             key = (namespace, name)
             grace = options.get("gracePeriodSeconds")
@@ -841,10 +955,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 return self._send(200, VERSION)
             if self.user is None:
                 raise ApiError(401, "Unauthorized", "Unauthorized")
-            if "system:masters" not in self.user["groups"]:
-                raise ApiError(403, "Forbidden", 'User "%s" cannot %s path "%s": only system:masters is authorized '
-                               'by this test server' % (self.user["name"], self.command.lower(), url.path))
-            self.server.api.handle(self, url.path, query)
+            self.server.api.state.requester.user = self.user
+            try:
+                self.server.api.handle(self, url.path, query)
+            finally:
+                self.server.api.state.requester.user = None
         except ApiError as exc:
             self._send(exc.code, exc.status())
         except (ValueError, yaml.YAMLError) as exc:
@@ -861,8 +976,10 @@ class _QuietServer(http.server.ThreadingHTTPServer):
 class KubeAPIServer(object):
     """The test server: KubeState behind HTTPS on 127.0.0.1 (see the module docstring)."""
 
-    def __init__(self, ca=None, max_grace_seconds=2.0):
-        """ca: (certificate, key) to serve and trust (default: a fresh test CA)."""
+    def __init__(self, ca=None, max_grace_seconds=2.0, host="127.0.0.1"):
+        """ca: (certificate, key) to serve and trust (default: a fresh test CA); host: the address to listen on
+        (a test-host bridge's, for a unit on a test host; its certificate names it too)."""
+        self.host = host
         self.ca_certificate, self.ca_key = ca or certs.new_ca("kubeops-test-ca")
         self.state = KubeState(max_grace_seconds=max_grace_seconds)
         self.requests = []
@@ -874,7 +991,7 @@ class KubeAPIServer(object):
     def start(self):
         serving, key = certs.issue(self.ca_certificate, self.ca_key, "kube-apiserver", usages=("server",),
                                    dns_names=("localhost", "kubernetes", "kubernetes.default"),
-                                   ip_addresses=("127.0.0.1",))
+                                   ip_addresses=tuple(sorted({"127.0.0.1", self.host})))
         chain = os.path.join(self.workdir, "serving.pem")
         with open(chain, "wb") as handle:
             handle.write(certs.certificate_pem(serving) + certs.key_pem(key))
@@ -882,10 +999,10 @@ class KubeAPIServer(object):
         context.load_cert_chain(chain)
         context.load_verify_locations(cadata=certs.certificate_pem(self.ca_certificate).decode())
         context.verify_mode = ssl.CERT_OPTIONAL
-        self.httpd = _QuietServer(("127.0.0.1", 0), _Handler)
+        self.httpd = _QuietServer((self.host, 0), _Handler)
         self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True, do_handshake_on_connect=False)
         self.httpd.api = self
-        self.url = "https://127.0.0.1:%d" % self.httpd.server_address[1]
+        self.url = "https://%s:%d" % (self.host, self.httpd.server_address[1])
         threading.Thread(target=self.httpd.serve_forever, name="kube-api-server", daemon=True).start()
         return self
 
@@ -991,8 +1108,42 @@ class KubeAPIServer(object):
         return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": api_version,
                 "resources": [entry for r in resources for entry in r.discovery()]}
 
+    def authorize(self, user, verb, resource, namespace, name, subresource):
+        """403 unless system:masters, a node on Nodes (the Node authorizer), or a bound (Cluster)Role allows it."""
+        if "system:masters" in user["groups"]:
+            return
+        plural = resource.plural + ("/" + subresource if subresource else "")
+        if node_identity(user)[0] and resource.plural == "nodes" and verb in NODE_VERBS:
+            return
+        state = self.state
+        with state.lock:
+            roles = {(None, n): r for (_ns, n), r in state._bucket(state.resource("rbac.authorization.k8s.io/v1",
+                                                                                   "clusterroles")).items()}
+            roles.update({(ns, n): r for (ns, n), r in state._bucket(state.resource("rbac.authorization.k8s.io/v1",
+                                                                                     "roles")).items()})
+            bindings = list(state._bucket(state.resource("rbac.authorization.k8s.io/v1", "clusterrolebindings")).values())
+            bindings += [b for (ns, _n), b in state._bucket(state.resource("rbac.authorization.k8s.io/v1",
+                                                                            "rolebindings")).items()
+                         if namespace is not None and ns == namespace]
+        for binding in bindings:
+            if not any(_subject_matches(subject, user) for subject in binding.get("subjects") or []):
+                continue
+            ref = binding.get("roleRef") or {}
+            role = roles.get((None if ref.get("kind") == "ClusterRole" else binding["metadata"].get("namespace"),
+                              ref.get("name")))
+            if role and any(_rule_allows(rule, verb, resource.group, plural, name) for rule in role.get("rules") or []):
+                return
+        scope = 'in the namespace "%s"' % namespace if namespace else "at the cluster scope"
+        raise ApiError(403, "Forbidden", '%s is forbidden: User "%s" cannot %s resource "%s" in API group "%s" %s'
+                       % (plural if name is None else '%s "%s"' % (plural, name), user["name"], verb, plural,
+                          resource.group, scope), {"name": name or "", "kind": resource.plural})
+
     def _serve(self, handler, resource, namespace, name, subresource, query):
         state, method = self.state, handler.command
+        verb = {"GET": "get" if name else ("watch" if query.get("watch") in ("true", "1") else "list"), "POST": "create",
+                "PUT": "update", "PATCH": "patch", "DELETE": "delete" if name else "deletecollection"}.get(method, "")
+        self.authorize(handler.user, "create" if subresource == "eviction" else verb, resource, namespace, name,
+                       subresource)
         manager = query.get("fieldManager") or (handler.headers.get("User-Agent") or "unknown").split("/")[0]
         dry_run = query.get("dryRun") == "All"
         accept = handler.headers.get("Accept") or ""

@@ -75,7 +75,9 @@ def _control_plane_and_worker(pool, moto, store, groups, tmp_path):
                                "protokube_bootstrap_overrides": {"stsEndpoint": moto.url + "/",
                                                                  "ec2Endpoint": moto.url},
                                "protokube_bootstrap_environment": {"AWS_ACCESS_KEY_ID": admin.access_key,
-                                                                   "AWS_SECRET_ACCESS_KEY": admin.secret_key}},
+                                                                   "AWS_SECRET_ACCESS_KEY": admin.secret_key},
+                               # the node labeller's EC2 is moto too (it asks EC2 only once the API answers)
+                               "protokube_node_labeller_overrides": {"ec2Endpoint": moto.url}},
                 worker.name: {"kops_role": "Node", "kops_instance_group": groups["Node"],
                               "nodeup_bootstrap_sts_endpoint": moto.url + "/"}}
     for variables in hostvars.values():

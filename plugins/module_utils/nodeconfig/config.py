@@ -17,7 +17,7 @@ import posixpath
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils import semver, zones
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import asset_data, credentials, etcd
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import asset_data, credentials, etcd, node_labels
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
 
 ARCHITECTURES = ("amd64", "arm64")
@@ -342,6 +342,8 @@ def kubeops_section(completed_cluster, instance_group, config_base):
         "configBase": config_base,
         "apiServer": {"host": "127.0.0.1" if runs_api_server(role) else api_internal_name(cluster_spec, name),
                       "port": 443 if runs_api_server(role) else api_port(cluster_spec)},
+        # What the node labeller on the control plane keeps on this group's Nodes (docs/node-labels.md).
+        "nodeLabels": node_labels.node_labels(completed_cluster, instance_group),
     }
     provider = cluster_spec.get("cloudProvider")
     if provider in ("aws", "gce"):
@@ -356,6 +358,9 @@ def kubeops_section(completed_cluster, instance_group, config_base):
         section["kubeletBootstrap"] = {"tokenSecret": KUBELET_BOOTSTRAP_SECRET, "group": BOOTSTRAP_GROUP % name}
     if role == objects.ROLE_CONTROL_PLANE:
         section["etcdClusters"] = etcd.etcd_clusters(completed_cluster, instance_group, config_base)
+    labeller = node_labels.labeller_settings(completed_cluster, instance_group)
+    if labeller:
+        section["nodeLabeller"] = labeller
     return section
 
 

@@ -20,9 +20,10 @@ import json
 import secrets
 import string
 
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import node_labeller as node_labeller_addon
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config, node_labels
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore.vfs import ABSENT
@@ -199,6 +200,8 @@ def node_files(cluster_store, completed, groups):
         data = dump_config(document).encode("utf-8")
         hashes[objects.name_of(group)] = hashlib.sha256(data).hexdigest()
         changes.append((nodeup_config.config_path(group), data))
+    if node_labels.labels_nodes(completed):
+        changes.append((node_labeller_addon.PATH, node_labeller_addon.manifest()))
     if token_workers:
         token, token_changes = ensure_bootstrap_token(cluster_store)
         changes += token_changes

@@ -116,6 +116,7 @@ def control_plane_requests(config, node_name, node_addresses=()):
             requests.append(_request("kubernetes-ca", "system:kube-router", KUBE_ROUTER + "/client.crt",
                                      KUBE_ROUTER + "/client.key"))
         requests += bootstrap_server_request(config)
+        requests += node_labeller_request(config)
     return requests
 
 
@@ -147,6 +148,16 @@ def bootstrap_server_request(config):
     host = settings["server"].split("://", 1)[1].rsplit(":", 1)[0]
     return [_request("kubernetes-ca", "kops-controller", settings["serverCert"], settings["serverKey"],
                      usages=("server",), dns_names=(host,))]
+
+
+def node_labeller_request(config):
+    """The node labeller's client certificate (kops-controller's identity for its node controller): CN
+    kubeops:node-labeller, no group; the node-labeller addon's RBAC lets it get/list/watch/patch nodes only."""
+    settings = (config.get("kubeops") or {}).get("nodeLabeller") or {}
+    if not settings.get("clientCert"):
+        return []
+    return [_request("kubernetes-ca", "kubeops:node-labeller", settings["clientCert"], settings["clientKey"],
+                     ca_path=settings["caCert"])]
 
 
 def control_plane_keypairs(config):

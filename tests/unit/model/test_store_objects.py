@@ -7,6 +7,7 @@ import re
 import pytest
 
 from ansible_collections.kubeops.kops.plugins.module_utils import updates
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import node_labeller as node_labeller_addon
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import terraform
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import store_objects
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import store as nodeup_store
@@ -39,7 +40,7 @@ def _objects(case):
                                              if d])
     node_changes, _hashes = nodeup_store.node_files(cluster_store, completed, groups)
     files = [(p, d) for p, d in updates.managed_files(completed) + node_changes
-             if p != nodeup_store.BOOTSTRAP_ADDON_PATH]
+             if p not in (nodeup_store.BOOTSTRAP_ADDON_PATH, node_labeller_addon.PATH)]  # our own addons
     tasks = {}
     covered = store_objects.build_store_objects(name, config_base, files, tasks)
     return kops, tasks, covered, files

@@ -112,7 +112,8 @@ def test_control_plane_node_from_its_nodeup_config(run_module, store_url, tmp_pa
     by_cn = {c["common_name"]: c for c in first["certificates"]}
     assert set(by_cn) == {"kubernetes-master", "kubelet-api", "aggregator", "kube-apiserver", "system:node:cp-1",
                           "kube-controller-manager", "system:kube-controller-manager", "kube-scheduler",
-                          "system:kube-scheduler", "system:kube-proxy", "kops-controller", "kubecfg", "cp-1"}
+                          "system:kube-scheduler", "system:kube-proxy", "kops-controller", "kubecfg", "cp-1",
+                          "kubeops:node-labeller"}  # the node labeller's client certificate (docs/node-labels.md)
     assert by_cn["system:node:cp-1"]["organizations"] == ["system:nodes"]
     # the kubelet's serving certificate, where its config points: CN the node name, its name and address as SANs
     kubelet_server = x509.load_pem_x509_certificate((srv / "kubelet-server.crt").read_bytes())

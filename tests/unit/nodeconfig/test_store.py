@@ -7,6 +7,7 @@ import hashlib
 
 import yaml
 
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import node_labeller as node_labeller_addon
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import store as nodeup_store
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
 
@@ -40,7 +41,8 @@ def test_aws_workers_have_no_token_and_no_store_secret(tmp_path):
     store, completed, groups = _setup(tmp_path)
     changes, _hashes = nodeup_store.node_files(store, completed, groups)
     written = dict(changes)
-    assert not [p for p in written if p.startswith("secrets/") or p.startswith("addons/")]
+    # the only addon: the node labeller's RBAC (every AWS and GCE cluster), no token nor its addon
+    assert [p for p in written if p.startswith("secrets/") or p.startswith("addons/")] == [node_labeller_addon.PATH]
     worker = yaml.safe_load(written["igconfig/node/nodes/nodeupconfig.yaml"])
     assert "kubeletBootstrap" not in worker["kubeops"] and worker["kubeops"]["bootstrapService"]["server"]
     master = yaml.safe_load(written["igconfig/control-plane/master-us-test-1a/nodeupconfig.yaml"])
