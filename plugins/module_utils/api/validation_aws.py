@@ -8,6 +8,7 @@ validation.py calls these when spec.cloudProvider is aws; each returns FieldErro
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import re
 
@@ -238,9 +239,40 @@ def validate_additional_routes(path, subnet, network_cidrs):
 
 # -- instance groups ---------------------------------------------------------------
 
+def ec2_instance_types():
+    """Every EC2 instance type, as the installed botocore's EC2 API model lists them (its InstanceType enum):
+    the table comes with the library that makes the calls, as current as it is."""
+    if not _INSTANCE_TYPES:
+        import botocore.loaders  # pylint: disable=import-outside-toplevel  (AWS clusters only)
+        model = botocore.loaders.create_loader().load_service_model("ec2", "service-2")
+        _INSTANCE_TYPES.update(model["shapes"]["InstanceType"]["enum"])
+    return _INSTANCE_TYPES
+
+
+_INSTANCE_TYPES = set()
+
+
+def validate_machine_types(spec):
+    """spec.machineType (a comma-separated list: kops' mixed types) and the mixed instances policy's types are EC2
+    instance types (kops asks EC2 for each at create; a typo would otherwise be stored and fail at launch)."""
+    problems = []
+    fields = [("spec.machineType", t.strip()) for t in str(spec.get("machineType") or "").split(",") if t.strip()]
+    fields += [("spec.mixedInstancesPolicy.instances[%d]" % i, t)
+               for i, t in enumerate((spec.get("mixedInstancesPolicy") or {}).get("instances") or [])]
+    known = ec2_instance_types() if fields else set()
+    for path, machine_type in fields:
+        if machine_type not in known:
+            close = difflib.get_close_matches(machine_type, sorted(known), n=3, cutoff=0.6)
+            problems.append(errors.invalid(path, machine_type, "is not an EC2 instance type%s" % (
+                "; did you mean %s?" % " or ".join(close) if close else " (e.g. t3.medium, m6i.large)")))
+    return problems
+
+
 def validate_instance_group(spec):
-    """AWS-only instance group fields: spot, mixed instances, ASG options, IAM profile, load balancers."""
-    problems = list(security_groups("spec.additionalSecurityGroups", spec.get("additionalSecurityGroups")))
+    """AWS-only instance group fields: machine types, spot, mixed instances, ASG options, IAM profile, load
+    balancers."""
+    problems = validate_machine_types(spec)
+    problems.extend(security_groups("spec.additionalSecurityGroups", spec.get("additionalSecurityGroups")))
     for field, value, allowed in (("spotDurationInMinutes", spec.get("spotDurationInMinutes"), SPOT_DURATIONS),
                                   ("instanceInterruptionBehavior", spec.get("instanceInterruptionBehavior"),
                                    INTERRUPTION_BEHAVIORS),
