@@ -122,12 +122,14 @@ def test_a_lifecycle_hook_the_spec_drops_is_deleted(aws, tmp_path):
     service.execute(service.plan_replace([cluster] + igs))
     _counts, plan, calls = _update(service, dry_run=True)
     assert _mutating(calls) == {}
-    # The hook goes, and with it the nodes' permission to complete it (kops grants it only with the hook).
+    # The hook goes, and with it the nodes' permission to complete it (kops grants it only with the hook), and the
+    # nodes' config no longer asks them to complete it (EnableLifecycleHook: a new config hash, a new template).
     assert sorted((e.kind, e.name, e.action) for e in plan if e.action != "unchanged") == [
         ("aws_autoscaling_lifecycle_hook", "%s:kops-warmpool" % name, "delete"),
-        ("aws_iam_role_policy", "nodes.%s" % CLUSTER, "update")]
+        ("aws_iam_role_policy", "nodes.%s" % CLUSTER, "update"),
+        ("aws_launch_template", name, "update")]
     _counts, plan, calls = _update(service)
-    assert _mutating(calls) == {"DeleteLifecycleHook": 1, "PutRolePolicy": 1}
+    assert _mutating(calls) == {"DeleteLifecycleHook": 1, "PutRolePolicy": 1, "CreateLaunchTemplateVersion": 1}
     hooks = {h["LifecycleHookName"] for h in autoscaling.describe_lifecycle_hooks(AutoScalingGroupName=name)["LifecycleHooks"]}
     assert hooks == {"drain-by-ops", "nodes-us-east-1a-NTHLifecycleHook"}
     again, _plan, calls = _update(service)

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils import updates
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import node_labeller as node_labeller_addon
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import terraform
@@ -74,7 +75,8 @@ def render(case):
     vfs.reset_memfs()
     store = layout.ClusterStore(vfs.open_store("memfs://%s" % case), name)
     node_changes, _hashes = nodeup_store.node_files(store, completed, groups)
-    files = [(p, d) for p, d in updates.managed_files(completed) + node_changes if p != nodeup_store.BOOTSTRAP_ADDON_PATH]
+    files = [(p, d) for p, d in updates.managed_files(completed) + node_changes
+             if p not in (nodeup_store.BOOTSTRAP_ADDON_PATH, node_labeller_addon.PATH)]  # our own addons
     prefix = completed["spec"]["configBase"].split("://", 1)[1].rsplit("/", 1)[0]
     config_base = "s3://testingBucket/%s/%s" % (prefix.split("/", 1)[1] if "/" in prefix else prefix, name)
     driver.store_objects(name, config_base, files, tasks)
