@@ -182,3 +182,21 @@ def test_a_group_or_template_with_our_name_but_not_our_tags_stops_the_run(aws, t
     assert tag_dict(templates[template_name].get("Tags")) == {"KubernetesCluster": "k8s.example.org"}
     assert ec2.describe_launch_template_versions(LaunchTemplateName=template_name)["LaunchTemplateVersions"][0][
         "VersionNumber"] == 1
+
+
+def test_a_create_token_left_by_a_killed_run_is_removed_and_others_tags_stay(aws, tmp_path):
+    """A run killed between an object's create (tagged with its create token) and the token's removal leaves the
+    token on the object; the next run removes it, as the cut-off create would have, and leaves others' tags."""
+    service = _service("file://%s" % tmp_path)
+    _update(service)
+    ec2 = _clients()[0]
+    subnet = ec2.describe_subnets(Filters=[{"Name": "tag:KubernetesCluster", "Values": [CLUSTER]}])["Subnets"][0]
+    ec2.create_tags(Resources=[subnet["SubnetId"]], Tags=[{"Key": "kubeops.kops/create-token", "Value": "0123abcd"},
+                                                         {"Key": "team", "Value": "ops"}])
+    _counts, plan, calls = _update(service)
+    assert [(e.kind, e.action) for e in plan if e.action != "unchanged"] == [("aws_subnet", "update")]
+    assert _mutating(calls) == {"CreateTags": 1, "DeleteTags": 1}
+    tags = tag_dict(ec2.describe_subnets(SubnetIds=[subnet["SubnetId"]])["Subnets"][0]["Tags"])
+    assert "kubeops.kops/create-token" not in tags and tags["team"] == "ops"
+    again, _plan, calls = _update(service)
+    assert set(again) == {"unchanged"} and _mutating(calls) == {}

@@ -19,7 +19,7 @@ and groups that the spec no longer asks for (docs/aws-model.md).
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import (
-    as_wanted, create_once, error_code, paginate, tag_dict, tag_list)
+    CREATE_TOKEN_TAG, as_wanted, create_once, error_code, paginate, tag_dict, tag_list)
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block, Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Deletion, Field, Ref, Task, resolve, to_terraform
 
@@ -110,7 +110,9 @@ class TaggedEc2Task(Task):
     def compare(self, actual):
         changes = Task.compare(self, actual)
         wanted = self.fields.get("tags") or {}
-        if any(actual["tags"].get(k) != v for k, v in wanted.items()):
+        # A create token left on the object means our create was cut off (a killed run) before it removed it:
+        # it goes, as it would have; tags others set stay.
+        if any(actual["tags"].get(k) != v for k, v in wanted.items()) or CREATE_TOKEN_TAG in actual["tags"]:
             changes["tags"] = (actual["tags"], wanted)
         return changes
 
@@ -144,6 +146,8 @@ class TaggedEc2Task(Task):
         self.immutable_changes({f: c for f, c in changes.items() if f != "tags"})
         if "tags" in changes:
             cloud.ec2.create_tags(Resources=[self.outputs["id"]], Tags=tag_list(self.fields["tags"]))
+            if CREATE_TOKEN_TAG in (changes["tags"][0] or {}):
+                cloud.ec2.delete_tags(Resources=[self.outputs["id"]], Tags=[{"Key": CREATE_TOKEN_TAG}])
         self.update_fields(cloud, {f: c for f, c in changes.items() if f != "tags"})
 
     def update_fields(self, cloud, changes):
