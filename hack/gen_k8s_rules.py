@@ -433,7 +433,7 @@ def containerd(tree):
     for plugin_id, (path, struct) in sorted(plugins.items()):
         resolver.struct(path, struct)
         table["plugins"][plugin_id] = "struct:" + struct
-    fields = [field for field in packages[CONTAINERD_SERVER[major]].fields("Config")]
+    fields = list(packages[CONTAINERD_SERVER[major]].fields("Config"))
     top = []
     for go_name, go_type, tags in fields:
         key = tags.get("toml", "").split(",")[0]
@@ -1015,7 +1015,7 @@ def generate(root):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--source", required=True, help="the directory of assembled sources (see the docstring)")
     parser.add_argument("--write", metavar="FILE", help="write the table to FILE instead of stdout")
     args = parser.parse_args()

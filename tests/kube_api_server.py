@@ -262,7 +262,6 @@ def _selector_matches(selector, labels):
     return True
 
 
-
 # -- authorization and admission ------------------------------------------------------------------------
 # The NodeRestriction admission plugin's rules on Node objects, for a node's own credential, as Kubernetes has
 # them: kubernetes/kubernetes plugin/pkg/admission/noderestriction/admission.go (admitNode, getModifiedLabels,
@@ -1117,13 +1116,11 @@ class KubeAPIServer(object):
             return
         state = self.state
         with state.lock:
-            roles = {(None, n): r for (_ns, n), r in state._bucket(state.resource("rbac.authorization.k8s.io/v1",
-                                                                                   "clusterroles")).items()}
-            roles.update({(ns, n): r for (ns, n), r in state._bucket(state.resource("rbac.authorization.k8s.io/v1",
-                                                                                     "roles")).items()})
+            rbac = "rbac.authorization.k8s.io/v1"
+            roles = {(None, n): r for (_ns, n), r in state._bucket(state.resource(rbac, "clusterroles")).items()}
+            roles.update({(ns, n): r for (ns, n), r in state._bucket(state.resource(rbac, "roles")).items()})
             bindings = list(state._bucket(state.resource("rbac.authorization.k8s.io/v1", "clusterrolebindings")).values())
-            bindings += [b for (ns, _n), b in state._bucket(state.resource("rbac.authorization.k8s.io/v1",
-                                                                            "rolebindings")).items()
+            bindings += [b for (ns, _n), b in state._bucket(state.resource(rbac, "rolebindings")).items()
                          if namespace is not None and ns == namespace]
         for binding in bindings:
             if not any(_subject_matches(subject, user) for subject in binding.get("subjects") or []):

@@ -159,7 +159,7 @@ def main():
     if missing:
         module.fail_json(msg="assets not downloaded (or unpacked) into %s: %s" % (params["cache"], ", ".join(missing)))
     wanted = assets.installs(params["nodeup_config"], planned, members,
-                            params["distribution"] or distribution.read(params["root"]))
+                             params["distribution"] or distribution.read(params["root"]))
     changed = []
     for item in wanted:
         source = os.path.join(extracted, item.file, item.member) if item.member else \

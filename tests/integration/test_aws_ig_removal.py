@@ -192,7 +192,7 @@ def test_a_create_token_left_by_a_killed_run_is_removed_and_others_tags_stay(aws
     ec2 = _clients()[0]
     subnet = ec2.describe_subnets(Filters=[{"Name": "tag:KubernetesCluster", "Values": [CLUSTER]}])["Subnets"][0]
     ec2.create_tags(Resources=[subnet["SubnetId"]], Tags=[{"Key": "kubeops.kops/create-token", "Value": "0123abcd"},
-                                                         {"Key": "team", "Value": "ops"}])
+                                                          {"Key": "team", "Value": "ops"}])
     _counts, plan, calls = _update(service)
     assert [(e.kind, e.action) for e in plan if e.action != "unchanged"] == [("aws_subnet", "update")]
     assert _mutating(calls) == {"CreateTags": 1, "DeleteTags": 1}

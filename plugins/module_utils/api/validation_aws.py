@@ -243,7 +243,8 @@ def ec2_instance_types():
     """Every EC2 instance type, as the installed botocore's EC2 API model lists them (its InstanceType enum):
     the table comes with the library that makes the calls, as current as it is."""
     if not _INSTANCE_TYPES:
-        import botocore.loaders  # pylint: disable=import-outside-toplevel  (AWS clusters only)
+        # Imported here: only AWS clusters need it.
+        import botocore.loaders  # pylint: disable=import-outside-toplevel
         model = botocore.loaders.create_loader().load_service_model("ec2", "service-2")
         _INSTANCE_TYPES.update(model["shapes"]["InstanceType"]["enum"])
     return _INSTANCE_TYPES

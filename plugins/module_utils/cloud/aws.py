@@ -279,8 +279,8 @@ HINTS = {
 # What to do when an operation's code means something narrower than the code's general hint: these take
 # precedence (the LimitExceeded of AddRoleToInstanceProfile is the one-role-per-profile rule, not an account quota).
 OPERATION_HINTS = {
-    ("AddRoleToInstanceProfile", "LimitExceeded"): "the instance profile holds another role already (a profile takes "
-                                                    "one); remove that role from it, or delete the profile",
+    ("AddRoleToInstanceProfile", "LimitExceeded"): ("the instance profile holds another role already (a profile "
+                                                    "takes one); remove that role from it, or delete the profile"),
     ("AttachInternetGateway", "Resource.AlreadyAssociated"): "the gateway is attached to another VPC; detach it there",
     ("AssociateRouteTable", "Resource.AlreadyAssociated"): "the subnet is associated with another route table; "
                                                            "disassociate it there",

@@ -229,8 +229,9 @@ def _tree_state(directory):
                 stat = os.stat(path)
             except OSError:
                 continue  # a dangling link: galaxy skips it too
-            digest.update(("%s\0%d\0%o\0%d\n" % (os.path.relpath(path, str(directory)), stat.st_size,
-                                                  stat.st_mode, stat.st_mtime_ns)).encode("utf-8", "surrogateescape"))
+            entry = "%s\0%d\0%o\0%d\n" % (os.path.relpath(path, str(directory)), stat.st_size, stat.st_mode,
+                                          stat.st_mtime_ns)
+            digest.update(entry.encode("utf-8", "surrogateescape"))
     return digest.hexdigest()[:32]
 
 

@@ -54,14 +54,14 @@ def asset_name(file_name):
         if pattern.search(file_name):
             return name
     raise ValueError("Assets: no node install rule for %r (known: %s)" % (
-        file_name, ", ".join(name for name, _ in ASSET_NAMES)))
+        file_name, ", ".join(name for name, _pattern in ASSET_NAMES)))
 
 
 def parse_asset(entry):
     """(sha256 or None, url) of one of the config's "<sha256>@<url>" or bare URL entries."""
     if not isinstance(entry, str) or "://" not in entry:
         raise ValueError("Assets: %r is not \"<sha256>@<url>\" nor a URL" % (entry,))
-    digest, _, url = entry.partition("@") if "@" in entry.split("://", 1)[0] else ("", "", entry)
+    digest, _at, url = entry.partition("@") if "@" in entry.split("://", 1)[0] else ("", "", entry)
     if digest and not re.match(r"^[0-9a-f]{64}$", digest):
         raise ValueError("Assets: %r has no sha256 before its '@' (64 hex digits)" % (entry,))
     return digest or None, url
@@ -102,6 +102,7 @@ def _skips_containerd(config, distribution):
 # provider is renamed; the kubelet's credential-provider.conf names these files).
 KUBELET_BINARIES = {"kubelet": "kubelet", "ecr-credential-provider": "ecr-credential-provider",
                     "auth-provider-gcp": "gcp-credential-provider"}
+
 
 def installs(config, planned, members, distribution=""):
     """[Install] for the planned downloads; members = {archive file: [paths inside it]} once unpacked.

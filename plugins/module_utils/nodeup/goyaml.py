@@ -225,4 +225,3 @@ def dumps(document):
     finally:
         dumper.dispose()
     return stream.getvalue()
-

@@ -14,12 +14,9 @@
 from __future__ import annotations
 
 import copy
-import functools
 import ipaddress
 
-import yaml
-
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import flag_data, manifests
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import flag_data, goyaml, manifests
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.node_file import NodeFile, kubeconfig
 
 KUBELET_CONFIG = "/var/lib/kubelet/kubelet.conf"
@@ -137,64 +134,9 @@ class KubeletConfigError(ValueError):
     """A KubeletConfig value kops would refuse: names the field and the fix."""
 
 
-class _GoYAMLDumper(yaml.SafeDumper):
-    """YAML as sigs.k8s.io/yaml writes it: block style, sorted keys, no line folding, double quotes."""
-
-    def choose_scalar_style(self):
-        style = super().choose_scalar_style()
-        return '"' if style == "'" else style
-
-
-def _go_key_less(a, b):
-    """go-yaml's map key order (sorter.go): letters by code point, other characters before letters, digit runs
-    by their number."""
-    digits = False
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x == y:
-            digits = x.isdigit()
-            continue
-        x_letter, y_letter = x.isalpha(), y.isalpha()
-        if x_letter and y_letter:
-            return x < y
-        if x_letter or y_letter:
-            return x_letter if digits else y_letter
-        x_end, y_end = i, i
-        while x_end < len(a) and a[x_end].isdigit():
-            x_end += 1
-        while y_end < len(b) and b[y_end].isdigit():
-            y_end += 1
-        x_number, y_number = int(a[i:x_end] or 0), int(b[i:y_end] or 0)
-        shared_digits = a[:i][len(a[:i].rstrip("0123456789")):]  # the digit run both keys share before i
-        if (x == "0" or y == "0") and shared_digits.strip("0"):
-            # go-yaml then reads both runs with a leading 1, so that the longer run is the larger number
-            x_number, y_number = x_number + 10 ** (x_end - i), y_number + 10 ** (y_end - i)
-        if x_number != y_number:
-            return x_number < y_number
-        if x_end != y_end:
-            return x_end < y_end
-        return x < y
-    return len(a) < len(b)
-
-
-def _go_compare(first, second):
-    if _go_key_less(first, second):
-        return -1
-    return 1 if _go_key_less(second, first) else 0  # pylint: disable=arguments-out-of-order  # the reverse test
-
-
-def _go_ordered(value):
-    if isinstance(value, dict):
-        keys = sorted(value, key=functools.cmp_to_key(_go_compare))
-        return {key: _go_ordered(value[key]) for key in keys}
-    if isinstance(value, list):
-        return [_go_ordered(item) for item in value]
-    return value
-
-
 def go_yaml(document):
     """A document as kops' Go encoders write it (sigs.k8s.io/yaml: JSON, then go-yaml's sorted block style)."""
-    return yaml.dump(_go_ordered(document), Dumper=_GoYAMLDumper, default_flow_style=False, sort_keys=False,
-                     width=1 << 30, allow_unicode=True)
+    return goyaml.dumps(document)
 
 
 def _duration(value):

@@ -102,8 +102,8 @@ class KubeNodes(object):
                 pass
             raise KubeError("%s %s: HTTP %s %s" % (method, path.split("?")[0], exc.code, text), exc.code) from None
         except OSError as exc:
-            raise KubeError("%s %s: the API server at %s did not answer: %s" % (method, path.split("?")[0], self.server,
-                                                                                  exc)) from None
+            raise KubeError("%s %s: the API server at %s did not answer: %s"
+                            % (method, path.split("?")[0], self.server, exc)) from None
 
     def list(self):
         items, token = [], ""

@@ -282,7 +282,6 @@ class Store(object):
             self._pending.pop(relpath, None)
         self._remember(relpath, ABSENT)
 
-
     def delete_many(self, relpaths, expect=OBSERVED):
         """Remove every relpath (absent is fine), each conditional on the version this run observed, in as few
         requests as the backend allows (s3://: DeleteObjects, 1,000 keys a request; the others one by one).

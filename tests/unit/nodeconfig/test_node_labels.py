@@ -41,7 +41,7 @@ def _asg_template_labels(text):
         tags = dict(re.findall(r'tag \{\s*key\s*=\s*"([^"]*)"\s*propagate_at_launch\s*=\s*\w+\s*value\s*=\s*"([^"]*)"',
                                block))
         found[tags["kops.k8s.io/instancegroup"]] = {k[len(NODE_TEMPLATE_LABEL):]: v for k, v in tags.items()
-                                                   if k.startswith(NODE_TEMPLATE_LABEL)}
+                                                    if k.startswith(NODE_TEMPLATE_LABEL)}
     return found
 
 

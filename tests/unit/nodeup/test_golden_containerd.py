@@ -41,7 +41,7 @@ def run_module(capsys):
 
 def test_the_five_cases_are_compared():
     assert sorted(case.directory for case in CASES) == ["containerdbuilder/%s" % name for name in
-                                                       ("complex", "flatcar", "simple", "skipinstall", "v3")]
+                                                        ("complex", "flatcar", "simple", "skipinstall", "v3")]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.directory for c in CASES])

@@ -99,8 +99,8 @@ class IAMRole(ComparedTask):
             name = role.outputs["name"]
             deletions.extend(Deletion(
                 IAMRolePolicyAttachment.kind, "%s:%s" % (name, arn), arn, order=0, detail="detach from role %s" % name,
-                delete=lambda c, r=name, a=arn: as_wanted(c.client("iam").detach_role_policy, ("NoSuchEntity",),
-                                                          lambda: True, RoleName=r, PolicyArn=a))
+                delete=lambda c, r=name, a=arn: as_wanted(
+                    c.client("iam").detach_role_policy, ("NoSuchEntity",), lambda: True, RoleName=r, PolicyArn=a))
                 for arn in IAMRolePolicyAttachment.attached(cloud, name) if arn not in role.external_policies)
         return deletions
 
