@@ -36,3 +36,16 @@ def test_disk_names_start_with_a_letter():
 def test_labels_are_encoded_as_kops_encodes_them():
     assert names.encode_label("a/a") == "a-2fa"
     assert names.encode_label("Ab.c") == "-41b-2ec"
+
+
+def test_a_new_instance_template_name_is_past_the_newest_of_its_prefix(monkeypatch):
+    """kops' prefix + time in seconds; a second change within the same second (a no-op run is that fast) takes
+    the next number instead of a name GCE already has (alreadyExists)."""
+    import types
+    from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import compute
+    monkeypatch.setattr(compute.time, "time", lambda: 1795668281.4)
+    existing = [{"name": "nodes-a-c-1795668281"}, {"name": "nodes-a-c-1795668200"}, {"name": "other-1795668290"}]
+    task = types.SimpleNamespace(fields={"name_prefix": "nodes-a-c-"}, _templates=lambda cloud: existing)
+    assert compute.InstanceTemplate.new_name(task, None) == "nodes-a-c-1795668282"
+    task = types.SimpleNamespace(fields={"name_prefix": "nodes-a-c-"}, _templates=lambda cloud: existing[1:])
+    assert compute.InstanceTemplate.new_name(task, None) == "nodes-a-c-1795668281"

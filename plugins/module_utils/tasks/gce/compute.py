@@ -312,8 +312,16 @@ class InstanceTemplate(GceTask):
     def compare(self, actual):
         return {}
 
+    def new_name(self, cloud):
+        """kops' name: the prefix and the time in seconds; past the newest template of the prefix, so that a second
+        change within the same second does not take a name that is already there."""
+        prefix = self.fields["name_prefix"]
+        taken = [int(name[len(prefix):]) for name in (item.get("name", "") for item in self._templates(cloud))
+                 if name.startswith(prefix) and name[len(prefix):].isdigit()]
+        return "%s%d" % (prefix, max([int(time.time())] + [number + 1 for number in taken]))
+
     def create(self, cloud):
-        body = {"name": "%s%d" % (self.fields["name_prefix"], int(time.time())), "properties": self.properties(cloud)}
+        body = {"name": self.new_name(cloud), "properties": self.properties(cloud)}
         item = cloud.insert(self.api, "projects/%s/global/instanceTemplates" % cloud.project, body)
         cloud.forget("gce:instanceTemplates")
         self.remember(item)
