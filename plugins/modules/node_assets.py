@@ -89,9 +89,11 @@ changed_files:
 """
 
 import os
-import tempfile
+import shutil
 
 from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.node_file import read_current, write_atomically
 
 
 def _members(directory):
@@ -102,31 +104,10 @@ def _members(directory):
     return found
 
 
-def _read(path):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(), os.stat(path).st_mode & 0o7777
-    except (IOError, OSError):
-        return None, None
-
-
 def _install(source, path, mode):
-    directory = os.path.dirname(path)
-    os.makedirs(directory, mode=0o755, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=directory, prefix=".kubeops-")
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as handle, open(source, "rb") as original:
-            while True:
-                chunk = original.read(1 << 20)
-                if not chunk:
-                    break
-                handle.write(chunk)
-        os.rename(temp, path)  # a running binary keeps its old inode
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
+    """Copy source to path in 1 MB pieces, renamed into place (a running binary keeps its old inode)."""
+    with open(source, "rb") as original:
+        write_atomically(path, mode, lambda handle: shutil.copyfileobj(original, handle, 1 << 20))
 
 
 def main():
@@ -165,7 +146,7 @@ def main():
         source = os.path.join(extracted, item.file, item.member) if item.member else \
             os.path.join(params["cache"], item.file)
         path = os.path.join(params["root"], item.path.lstrip("/"))
-        data, mode = _read(path)
+        data, mode = read_current(path)
         if mode == item.mode and data is not None:
             with open(source, "rb") as handle:
                 if handle.read() == data:

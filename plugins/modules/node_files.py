@@ -122,35 +122,11 @@ files:
 """
 
 import os
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_text
 
-
-def current(path):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(), os.stat(path).st_mode & 0o7777
-    except (IOError, OSError):
-        return None, None
-
-
-def write(path, data, mode):
-    directory = os.path.dirname(path)
-    os.makedirs(directory, mode=0o755, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=directory, prefix=".kubeops-")
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.rename(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.node_file import read_current, write_atomically
 
 
 def gpu_vendor(root):
@@ -161,7 +137,7 @@ def gpu_vendor(root):
     except OSError:
         return ""
     for name in names:
-        vendor, _mode = current(os.path.join(devices, name, "vendor"))
+        vendor, _mode = read_current(os.path.join(devices, name, "vendor"))
         if vendor and vendor.strip().lower() == b"0x10de":
             return "nvidia"
     return ""
@@ -169,7 +145,7 @@ def gpu_vendor(root):
 
 def primary_interface(root):
     """The interface of the IPv4 default route (AWS: the primary ENI, as kops finds it from the metadata's MAC)."""
-    data, _mode = current(os.path.join(root, "proc/net/route"))
+    data, _mode = read_current(os.path.join(root, "proc/net/route"))
     for line in (data or b"").decode("ascii", "replace").splitlines()[1:]:
         fields = line.split()
         if len(fields) > 2 and fields[1] == "00000000":
@@ -217,7 +193,7 @@ def main():
     changed, restart, befores, afters = [], [], [], []
     for item in wanted:
         path = os.path.join(params["root"], item.path.lstrip("/"))
-        data, mode = current(path)
+        data, mode = read_current(path)
         if (data == item.content and mode == item.mode) or (item.if_missing and data is not None):
             continue
         changed.append(item.path)
@@ -226,7 +202,7 @@ def main():
             befores.append("# %s\n%s" % (item.path, to_text(data or b"")))
             afters.append("# %s\n%s" % (item.path, to_text(item.content)))
         if not module.check_mode:
-            write(path, item.content, item.mode)
+            write_atomically(path, item.mode, lambda handle, data=item.content: handle.write(data))
     result = dict(changed=bool(changed), changed_files=changed, restart=restart, files=[w.path for w in wanted])
     if module._diff and changed:
         result["diff"] = {"before": "\n".join(befores), "after": "\n".join(afters)}

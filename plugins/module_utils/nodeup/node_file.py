@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import tempfile
 
 
 class NodeFile(object):
@@ -38,3 +40,31 @@ def kubeconfig(server, ca_pem, user, user_name="kubelet", embed_ca=False):
         "contexts": [{"name": "default", "context": {"cluster": "local", "user": user_name}}],
         "users": [{"name": user_name, "user": user}],
     }, indent=2, sort_keys=True) + "\n"
+
+
+def read_current(path):
+    """(bytes, mode) of the file at path, or (None, None) where there is none."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(), os.stat(path).st_mode & 0o7777
+    except (IOError, OSError):
+        return None, None
+
+
+def write_atomically(path, mode, fill):
+    """Write path through a temporary file renamed over it: fill(handle) writes the content.  A reader never sees a
+    half-written file, and a running binary replaced this way keeps its old inode."""
+    directory = os.path.dirname(path)
+    os.makedirs(directory, mode=0o755, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=directory, prefix=".kubeops-")
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as handle:
+            fill(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.rename(temp, path)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
