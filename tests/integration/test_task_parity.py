@@ -20,7 +20,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils import updates
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import AwsCloud
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import runner
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block, Expression
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import walk_refs
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import walk_refs
 
 from tests.integration.test_aws_update import ADMIN_KEY, _service
 

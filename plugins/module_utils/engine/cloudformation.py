@@ -13,7 +13,7 @@ import json
 import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.truncate import hash_string
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import map_refs
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import map_refs
 
 # attribute a Ref asks for -> how CloudFormation gets it, per resource type
 # (None: the resource's Ref value is that attribute).

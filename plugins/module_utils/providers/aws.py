@@ -12,7 +12,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import stor
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, elbv2, iam, ipv6, nth, route53, s3
 from ansible_collections.kubeops.kops.plugins.module_utils.providers import managed_task_classes
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Task
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Task
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
 TASK_MODULES = (ec2, ipv6, elbv2, iam, nth, route53, s3, autoscaling_tasks)

@@ -8,7 +8,7 @@ import pytest
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import Cloud, TryAgain
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import runner
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Deletion, Field, Ref, Task
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Deletion, Field, Ref, Task
 
 
 class FakeCloud(Cloud):

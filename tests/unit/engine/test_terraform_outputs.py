@@ -7,7 +7,7 @@ import pytest
 
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import terraform
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Task
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Task
 
 
 class Output(Task):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.firewall import _cidr_peer, access_label
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags, resource_name_32
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, elbv2
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 
 KOPS_CONTROLLER_PORT = 3988
 # With spec.api.loadBalancer.sslCertificate kops terminates TLS on 443 and keeps plain TCP on 8443.

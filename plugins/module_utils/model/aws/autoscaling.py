@@ -16,7 +16,7 @@ import re
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags, resource_name_32
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 
 NODE_TEMPLATE_LABEL = "k8s.io/cluster-autoscaler/node-template/label/%s"
 NODE_TEMPLATE_TAINT = "k8s.io/cluster-autoscaler/node-template/taint/%s"

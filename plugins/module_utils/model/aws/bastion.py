@@ -19,7 +19,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import dns
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.firewall import _cidr_peer, _egress, _rule
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags, resource_name_32
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, elbv2
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 
 SSH = 22
 HEALTH_CHECK = {"healthy_threshold": 2, "interval": 10, "protocol": "TCP", "unhealthy_threshold": 2}

@@ -13,7 +13,7 @@ a cluster that needs these records and still has no zone is an error, never a mo
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import route53
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 
 
 def publishes_dns_records(cluster):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 
 GROUPS = (("masters", "Security group for masters"), ("nodes", "Security group for nodes"))
 # (protocol, from, to) nodes may open towards the control plane.

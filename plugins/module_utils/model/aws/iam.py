@@ -21,7 +21,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import iam_
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.autoscaling import resolve_warm_pool, warm_pool_enabled
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags, iam_role_name
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import iam
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
 ROLE_PREFIX = {objects.ROLE_CONTROL_PLANE: "masters", objects.ROLE_NODE: "nodes",

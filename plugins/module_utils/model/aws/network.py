@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, ipv6
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
 ELB_TAG = {"kubernetes.io/role/elb": "1"}

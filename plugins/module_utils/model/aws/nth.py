@@ -11,7 +11,7 @@ import json
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags, event_rule_name
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import queue_name as nth_queue_name
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import nth
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 
 QUEUE_RETENTION_SECONDS = 300
 EVENTS = {

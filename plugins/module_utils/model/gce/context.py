@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
-from ansible_collections.kubeops.kops.plugins.module_utils.model.gce import names
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import names
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
 

@@ -12,7 +12,7 @@ open to the whole family, so that adding a range later changes the rule instead 
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import compute
 
 ALL_PROTOCOLS = ("tcp", "udp", "icmp", "esp", "ah", "sctp")

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
-from ansible_collections.kubeops.kops.plugins.module_utils.model.gce import names
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import names
 from ansible_collections.kubeops.kops.plugins.module_utils.model.gce.context import GceModelError
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import compute, iam
 
 # Role -> (service account name, its description); the API servers run as the control plane.

@@ -13,9 +13,9 @@ forwarding rule on 443 (and, without DNS, on kops-controller's 3988; with Cilium
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
-from ansible_collections.kubeops.kops.plugins.module_utils.model.gce import names
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import names
 from ansible_collections.kubeops.kops.plugins.module_utils.model.gce.context import GceModelError
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import compute
 
 API_PORT, API_HEALTH_PORT, KOPS_CONTROLLER_PORT, CILIUM_ETCD_PORT = 443, 3990, 3988, 4003

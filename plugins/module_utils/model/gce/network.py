@@ -6,9 +6,9 @@ private subnets, a router with Cloud NAT (kops' gcemodel NetworkModelBuilder).""
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.model.gce import names
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import names
 from ansible_collections.kubeops.kops.plugins.module_utils.model.gce.context import GceModelError
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import compute
 
 NAT_EGRESS = ("", None, "Nat", "NatGateway")

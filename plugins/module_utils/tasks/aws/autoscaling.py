@@ -36,7 +36,7 @@ import uuid
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import (
     create_named, error_code, paginate, tag_dict, tag_list)
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block, Expression
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Deletion, Field, Ref, Task, to_terraform
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Deletion, Field, Ref, Task, to_terraform
 
 # kops' ResolveImageOwnerAlias: well-known owner names for "<owner>/<image name>".
 IMAGE_OWNERS = {"amazon": "137112412989", "amazon.com": "137112412989", "debian": "136693071363",

@@ -21,7 +21,7 @@ from __future__ import annotations
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import (
     CREATE_TOKEN_TAG, as_wanted, create_once, error_code, paginate, tag_dict, tag_list)
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block, Expression
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Deletion, Field, Ref, Task, resolve, to_terraform
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Deletion, Field, Ref, Task, resolve, to_terraform
 
 
 # Protocols whose rules carry ports (or ICMP type/code); EC2 ignores ports for all (-1) and others (IP-in-IP 4).

@@ -25,7 +25,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import pagi
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import (
     ApiField, ComparedTask, _same_where_set, not_owned, own_tags)
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Task, to_terraform
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Task, to_terraform
 
 CROSS_ZONE = "load_balancing.cross_zone.enabled"
 DEREGISTRATION_DELAY = "deregistration_delay.timeout_seconds"

@@ -18,7 +18,7 @@ import time
 
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Field, Ref, Task
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Field, Ref, Task
 
 # kops' utils.ParseCIDRNotation: /<new prefix length>#<subnet number in hex>.
 CIDR_NOTATION = re.compile(r"^/(\d+)#([0-9a-fA-F]+)$")

@@ -11,7 +11,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import pagi
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression, literal
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import (
     ApiField, ComparedTask, not_owned, own_tags)
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref, Task
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref, Task
 
 SENDERS = ["events.amazonaws.com", "sqs.amazonaws.com"]
 

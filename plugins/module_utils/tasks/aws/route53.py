@@ -12,9 +12,10 @@ Nothing is deleted.
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import paginate
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation import logical_id
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block, Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import ApiField, ComparedTask
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Task, to_terraform
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Task, to_terraform
 
 ZONE_PREFIX = "/hostedzone/"
 DEFAULT_TTL = 60
@@ -156,7 +157,6 @@ class Record(ComparedTask):
         return body
 
     def render_cloudformation(self):
-        from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation import logical_id
         zone = self._zone()
         properties = {"Name": self.fields["name"], "Type": self.fields["type"]}
         if zone.zone_id:

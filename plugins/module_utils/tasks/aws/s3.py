@@ -15,7 +15,7 @@ directly too (render_cloudformation returns nothing).
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Task
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Task
 
 
 class S3Object(Task):

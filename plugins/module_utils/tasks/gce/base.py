@@ -15,7 +15,7 @@ compare only) makes none.
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Field, Task, to_terraform
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Field, Task, to_terraform
 
 COMPUTE = "https://www.googleapis.com/compute/v1/"
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import time
 
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
-from ansible_collections.kubeops.kops.plugins.module_utils.model.gce import names
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import names
 from ansible_collections.kubeops.kops.plugins.module_utils.truncate import hash_string
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Deletion
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Deletion
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce.base import (
     GceTask, field, last, lasts, link, url)
 

@@ -10,7 +10,7 @@ sees these tasks (it writes the same files to the store itself).
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Task
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Task
 
 
 class StorageObject(Task):
