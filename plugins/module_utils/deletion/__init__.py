@@ -24,22 +24,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import TryAgain
+from ansible_collections.kubeops.kops.plugins.module_utils.deletion.base import (  # noqa: F401 - re-exported
+    ALREADY_GONE, BLOCKED, DELETED, FAILED, GONE, PLANNED, UNTAGGED, WAITING, Resource, each_object)
+from ansible_collections.kubeops.kops.plugins.module_utils.deletion import aws, gce
 
 DEFAULT_TIMEOUT = 1200
 DEFAULT_INTERVAL = 10
-
-
-class _AlreadyGone(object):
-    def __repr__(self):
-        return "ALREADY_GONE"
-
-
-# What a kind's delete returns for an object that was not there any more.
-ALREADY_GONE = _AlreadyGone()
-
-# An object's fate, as reported.
-PLANNED, DELETED, GONE, UNTAGGED, BLOCKED, FAILED, WAITING = (
-    "delete", "deleted", "already gone", "untagged", "blocked", "failed", "not deleted")
 
 
 class DeletionError(ValueError):
@@ -50,43 +40,6 @@ class DeletionError(ValueError):
         self.objects = objects or []
         self.errors = ["%s %s (%s): %s" % (o["kind"], o["id"], o["name"], o.get("reason") or o["result"])
                        for o in self.objects if o["result"] in (BLOCKED, FAILED, WAITING)]
-
-
-class Resource(object):
-    """One cloud object the cluster owns (or shares).
-
-    kind:     the provider's kind name (kops' resource types: vpc, subnet, security-group, ...).
-    shared:   the cluster only uses it: its cluster tags are removed, it is not deleted.
-    data:     what the kind's deleter needs (the describe item).
-    held_by:  what outside the cluster keeps it from being deleted (text), found before deleting.
-    pending:  its delete was already issued (by this run, or an interrupted one): only wait for it.
-    """
-
-    __slots__ = ("kind", "id", "name", "shared", "data", "held_by", "pending", "result", "reason", "attempts")
-
-    def __init__(self, kind, object_id, name="", shared=False, data=None, pending=False):
-        self.kind = kind
-        self.id = object_id
-        self.name = name or ""
-        self.shared = shared
-        self.data = data if data is not None else {}
-        self.held_by = []
-        self.pending = pending
-        self.result = PLANNED if not shared else "untag"
-        self.reason = ""
-        self.attempts = 0
-
-    @property
-    def key(self):
-        return "%s:%s" % (self.kind, self.id)
-
-    def report(self):
-        entry = {"kind": self.kind, "id": self.id, "name": self.name, "shared": self.shared, "result": self.result}
-        if self.reason:
-            entry["reason"] = self.reason
-        if self.held_by:
-            entry["held_by"] = list(self.held_by)
-        return entry
 
 
 def plan_lines(resources):
@@ -104,26 +57,16 @@ def plan_lines(resources):
     return lines
 
 
-def each_object(resources, delete):
-    """{id: None | ALREADY_GONE | exception}: delete(resource) one object at a time, each failure kept for the
-    walker to report beside its object (a provider's Kind.delete)."""
-    results = {}
-    for resource in resources:
-        try:
-            results[resource.id] = delete(resource)
-        except Exception as exc:  # reported per object by the walker; pylint: disable=broad-except
-            results[resource.id] = exc
-    return results
+# cloudProvider -> the module that finds and deletes its objects (imported statically: Ansible ships them).
+DRIVERS = {"aws": aws, "gce": gce}
 
 
 def driver_module(provider):
-    """The cloud's deletion module, from the day-2 cloud seam (kube/clouds.py)."""
-    # Imported here: the seam imports the deletion modules, which import this package.
-    from ansible_collections.kubeops.kops.plugins.module_utils.kube import clouds
-    try:
-        return clouds.day2_for(provider, "deleting a cluster's objects").deletion
-    except clouds.CloudReaderError as exc:
-        raise DeletionError(str(exc))
+    """The cloud's deletion module; a cloud without one is refused, naming those that have one."""
+    if provider not in DRIVERS:
+        raise DeletionError("spec.cloudProvider: deleting a cluster's objects is built for %s, not %r"
+                            % (", ".join(sorted(DRIVERS)), provider))
+    return DRIVERS[provider]
 
 
 class Walker(object):

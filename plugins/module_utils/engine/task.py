@@ -278,3 +278,11 @@ class Task(object):
 
     def extra_cloudformation(self):
         return []
+
+
+def managed_task_classes(modules, task_base=Task):
+    """Every task kind defined in these modules that manages objects (a driver's task_classes: asked for
+    orphans on every run), subclasses of task_base."""
+    return [value for module in modules for value in vars(module).values()
+            if isinstance(value, type) and issubclass(value, task_base) and value.kind and not value.shared
+            and value.__module__ == module.__name__]

@@ -3,11 +3,10 @@
 # Apache License 2.0 (see LICENSE)
 """The day-2 cloud seam: per cloudProvider, what the day-2 verbs act through.
 
-One row per cloud (a new cloud adds its row here and its driver in providers.DRIVERS; no module changes):
+One row per cloud (a new cloud adds its row here, its driver in providers.DRIVERS and its deletion module in
+deletion.DRIVERS; no module changes):
 - ``reader``: a module with cloud(name, region, profile, **options), cloud_groups(cloud) and
   api_endpoint(cloud): validate, kubeconfig and rolling update read the running cluster with it;
-- ``deletion``: a module with cloud(name, region, profile, spec), discover(cloud, spec), any_owned(cloud)
-  and KINDS_BY_NAME: `delete cluster` walks it (deletion/__init__.py);
 - ``rolling``: the class rolling update replaces instances with (rolling/roller.py's cloud side);
 - ``spec_options``: options of reader.cloud() taken from the spec ({option: spec field}).
 Imported statically, so Ansible ships them with the module.
@@ -18,17 +17,15 @@ from __future__ import annotations
 import collections
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws_groups, gce_groups
-from ansible_collections.kubeops.kops.plugins.module_utils.deletion import aws as aws_deletion
-from ansible_collections.kubeops.kops.plugins.module_utils.deletion import gce as gce_deletion
 from ansible_collections.kubeops.kops.plugins.module_utils.rolling.aws import AwsRolling
 from ansible_collections.kubeops.kops.plugins.module_utils.rolling.gce import GceRolling
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
-Day2Cloud = collections.namedtuple("Day2Cloud", "reader deletion rolling spec_options")
+Day2Cloud = collections.namedtuple("Day2Cloud", "reader rolling spec_options")
 
 DAY2 = {
-    "aws": Day2Cloud(aws_groups, aws_deletion, AwsRolling, {}),
-    "gce": Day2Cloud(gce_groups, gce_deletion, GceRolling, {"project": "project"}),
+    "aws": Day2Cloud(aws_groups, AwsRolling, {}),
+    "gce": Day2Cloud(gce_groups, GceRolling, {"project": "project"}),
 }
 
 

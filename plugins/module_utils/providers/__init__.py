@@ -34,14 +34,6 @@ class DriverError(ValueError):
     pass
 
 
-def managed_task_classes(modules, task_base):
-    """Every task kind defined in these modules that manages objects (a driver's task_classes: asked for
-    orphans on every run); task_base is tasks/base.Task, passed in so this module imports no layer."""
-    return [value for module in modules for value in vars(module).values()
-            if isinstance(value, type) and issubclass(value, task_base) and value.kind and not value.shared
-            and value.__module__ == module.__name__]
-
-
 def driver_for(spec):
     """The driver of a completed cluster spec's cloudProvider, or a DriverError saying what is possible."""
     provider = spec.get("cloudProvider")

@@ -11,7 +11,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import kops
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import store_objects
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, elbv2, iam, ipv6, nth, route53, s3
-from ansible_collections.kubeops.kops.plugins.module_utils.providers import managed_task_classes
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import managed_task_classes
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Task
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 

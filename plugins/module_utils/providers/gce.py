@@ -11,7 +11,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.model.gce import cluster as gce_model
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import managed_files
-from ansible_collections.kubeops.kops.plugins.module_utils.providers import managed_task_classes
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import managed_task_classes
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Task
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import compute, iam, storage
 

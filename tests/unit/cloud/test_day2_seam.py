@@ -1,4 +1,4 @@
-"""The day-2 cloud seam (kube/clouds.py): one row per cloud, the same clouds as the build drivers, and a cloud
+"""The day-2 cloud seam (kube/clouds.py, and deletion.DRIVERS for `delete cluster`): one row per cloud, the same clouds as the build drivers, and a cloud
 without a row refused by every day-2 verb with one line naming the clouds that have one."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.kube import clouds
 
 
 def test_every_buildable_cloud_has_its_day2_row_and_no_other():
-    assert set(clouds.DAY2) == set(providers.DRIVERS)
+    assert set(clouds.DAY2) == set(providers.DRIVERS) == set(deletion.DRIVERS)
 
 
 @pytest.mark.parametrize("provider", sorted(clouds.DAY2))
@@ -18,10 +18,10 @@ def test_a_row_has_what_the_verbs_call(provider):
     row = clouds.day2_for(provider)
     for function in ("cloud", "cloud_groups", "api_endpoint"):
         assert callable(getattr(row.reader, function)), (provider, function)
+    deleter = deletion.driver_module(provider)
     for function in ("cloud", "discover", "any_owned"):
-        assert callable(getattr(row.deletion, function)), (provider, function)
-    assert row.deletion.KINDS_BY_NAME
-    assert deletion.driver_module(provider) is row.deletion
+        assert callable(getattr(deleter, function)), (provider, function)
+    assert deleter.KINDS_BY_NAME
     assert isinstance(row.rolling, type)
 
 

@@ -43,3 +43,100 @@ def test_layer_imports_only_downstream(layer):
             if any(imported == f or imported.startswith(f + ".") for f in FORBIDDEN[layer]):
                 bad.append("%s imports %s" % (path.relative_to(ROOT), imported))
     assert bad == []
+
+
+# Every import of module_utils by module_utils, wherever it is written (a function-level import is an import too).
+ANY_IMPORT = re.compile(r"^\s*(?:from|import) ansible_collections\.kubeops\.kops\.plugins\.module_utils\.?([\w.]*)"
+                        r"(?: import (?:\(([^)]*)\)|([\w, ]+)))?", re.M)
+
+# Module-level cycles left, each with why: statestore/vfs.open_store picks S3Store or GCSStore by the URL's scheme
+# (imported when asked for), and s3.py and gcs.py build on vfs.Store.  Breaking it moves Store out of vfs.py, which
+# the state-store work of this round edits; listed so that any other cycle fails.
+KNOWN_MODULE_CYCLES = [["statestore.gcs", "statestore.s3", "statestore.vfs"]]
+
+
+def _module_name(path):
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def module_graph():
+    """{module: modules it imports} over plugins/module_utils (a package is its __init__)."""
+    modules = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    graph = {}
+    for name, path in modules.items():
+        imported = set()
+        for base, parenthesised, plain in ANY_IMPORT.findall(path.read_text()):
+            names = [n for n in (parenthesised or plain).replace("\n", "").replace(" ", "").split(",") if n]
+            submodules = {"%s.%s" % (base, n) if base else n for n in names} & set(modules)
+            imported |= submodules
+            if base in modules and (base or not submodules):
+                imported.add(base)
+        imported.discard(name)
+        graph[name] = imported
+    return graph
+
+
+def package_graph(graph):
+    """{top-level package or module: those it imports}, from the module graph."""
+    packages = {}
+    for name, imported in graph.items():
+        packages.setdefault(name.split(".")[0], set()).update(i.split(".")[0] for i in imported)
+    for name, imported in packages.items():
+        imported.discard(name)
+    return packages
+
+
+def cycles(graph):
+    """The strongly connected components of more than one node (Tarjan), each sorted."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def _explain(graph, component):
+    return ["%s -> %s" % (a, b) for a in component for b in sorted(graph[a]) if b in component]
+
+
+def test_no_package_imports_itself_through_another():
+    packages = package_graph(module_graph())
+    assert "engine" in packages and "tasks" in packages["model"]
+    found = cycles(packages)
+    assert found == [], [_explain(packages, c) for c in found]
+
+
+def test_no_module_imports_itself_through_another():
+    graph = module_graph()
+    assert "engine.task" in graph["tasks.aws.ec2"]  # function-level and parenthesised imports are read too
+    found = [c for c in cycles(graph) if c not in KNOWN_MODULE_CYCLES]
+    assert found == [], [_explain(graph, c) for c in found]
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert cycles(graph) == [["a", "b", "c"]]
+    assert package_graph({"x.one": {"y.two"}, "y.two": {"x.three"}, "x.three": set()}) == {"x": {"y"}, "y": {"x"}}
