@@ -94,7 +94,10 @@ options:
     type: int
     default: 300
   fail_on_validate_error:
-    description: Stop when the cluster does not validate within O(validation_timeout); false logs and goes on.
+    description:
+      - Stop when the cluster does not validate within O(validation_timeout); false logs and goes on.
+      - Under O(budget_max_unavailable) the validation after pre-scaling and after each wave always stops the roll at the
+        timeout, since the next wave would add its nodes to those that did not come back.
     type: bool
     default: true
   fail_on_drain_error:
@@ -294,7 +297,8 @@ def run(module):
         limits = budget.parse(params["budget_max_unavailable"], params["budget_max_surge"],
                               budget.node_group_count(instance_groups, cloud_groups))
         node_plans = dict(plans).get("node") or []
-        node_schedule = budget.schedule(node_plans, limits) if node_plans else None
+        can_surge = rolling.provider in planner.SURGING_CLOUDS
+        node_schedule = budget.schedule(node_plans, limits, can_surge) if node_plans else None
     elif params["budget_max_surge"] not in (None, ""):
         module.fail_json(msg="budget_max_surge: needs budget_max_unavailable (the budget), e.g. budget_max_unavailable: 1")
     outcome = {g.name: "nothing to do" for g in groups}

@@ -46,12 +46,13 @@ def parse(max_unavailable, max_surge, nodes):
     return {"max_unavailable": unavailable, "max_surge": surge, "nodes": nodes}
 
 
-def schedule(plans, budget):
+def schedule(plans, budget, can_surge=True):
     """The node groups' roll under the budget: {"plans", "surge", "waves", "peak_unavailable", "notes"}.
 
     plans: the node phase's group plans (planner.group_plan); each is copied with its surge cut to the budget
     ("detach", "max_surge", "max_unavailable").  surge: [(plan, [instance])] to detach before the first drain.
-    waves: [{"groups": [(plan, [instance])], "unavailable": n}].  Fails when the budget leaves a group no room."""
+    waves: [{"groups": [(plan, [instance])], "unavailable": n}].  can_surge: False where the cloud cannot detach
+    (GCE).  Fails when the budget leaves a group no room."""
     notes = []
     surge_left = budget["max_surge"]
     adjusted = {}
@@ -59,6 +60,10 @@ def schedule(plans, budget):
     for plan in sorted(plans, key=lambda p: (p["group"].cloud["desired"], p["group"].name)):
         plan = dict(plan)
         already = [i for i in plan["update"] if i["status"] == "Detached"]
+        if not can_surge and plan["detach"]:
+            # GCE's managed instance groups cannot surge (kops neither): the group goes without.
+            notes.append("%s: maxSurge %d impossible on this cloud, no surge" % (plan["group"].name, len(plan["detach"])))
+            plan["detach"] = []
         wanted = len(already) + len(plan["detach"])
         allowed = wanted if surge_left is None else max(len(already), min(wanted, surge_left))
         if surge_left is not None:

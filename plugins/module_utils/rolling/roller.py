@@ -196,14 +196,19 @@ class Roller(object):
                               budget_["nodes"]), scope.name)
         for note in node_schedule["notes"]:
             self.log("plan", note, scope.name)
-        self.validate("", 1, scope)
-        for plan in plans:
-            if not self.options["cloud_only"]:
-                self.taint_all(plan["group"], plan["update"])
-            for instance in plan["warm"]:
-                self.log("terminate", "warm pool instance", plan["group"].name, instance["id"])
-                self.cloud.terminate(plan["group"].cloud, instance)
-        self.prescale(node_schedule, scope)
+        try:
+            self.validate("", 1, scope)
+            for plan in plans:
+                if not self.options["cloud_only"]:
+                    self.taint_all(plan["group"], plan["update"])
+                for instance in plan["warm"]:
+                    self.log("terminate", "warm pool instance", plan["group"].name, instance["id"])
+                    self.cloud.terminate(plan["group"].cloud, instance)
+            self.prescale(node_schedule, scope)
+        except ValueError as exc:  # nothing was drained yet: every group stopped before its first wave
+            for plan in plans:
+                self.outcome[plan["group"].name] = "failed: %s" % exc
+            raise
         for plan in plans:
             if not plan["drain_and_terminate"]:
                 self.log("skip", "rolling updates for this group are disabled (drainAndTerminate: false)",
@@ -231,7 +236,8 @@ class Roller(object):
                 stop = next((f[2] for f in failures if isinstance(f[2], EXITABLE)), None)
                 raise (type(stop) if stop is not None else RollError)("wave %d/%d: %s" % (number, total, message))
             try:
-                self.validate(" after wave %d/%d" % (number, total), self.options["validate_count"], scope)
+                self.validate(" after wave %d/%d" % (number, total), self.options["validate_count"], scope,
+                              must_pass=True)
             except RollError as exc:
                 for plan, _instances in wave["groups"]:
                     self.outcome[plan["group"].name] = "failed: %s" % exc
@@ -261,7 +267,7 @@ class Roller(object):
         for plan, _instances in node_schedule["surge"]:
             in_service = self.cloud.wait_in_service(plan["group"].cloud, self.options["validation_timeout"])
             self.log("wait", "group has %d instance(s) InService" % len(in_service), plan["group"].name)
-        self.validate(" after pre-scaling", self.options["validate_count"], scope)
+        self.validate(" after pre-scaling", self.options["validate_count"], scope, must_pass=True)
 
     def replace_under_budget(self, group, instance):
         node_name = ((instance.get("node") or {}).get("metadata") or {}).get("name")
@@ -358,7 +364,9 @@ class Roller(object):
         return [f for f in failures if f.get("instance_group") is None or f.get("instance_group") in names
                 or f.get("instance_group") in self.control_plane_groups]
 
-    def validate(self, operation, count, group):
+    def validate(self, operation, count, group, must_pass=False):
+        """must_pass: stop at the timeout even with fail_on_validate_error false (under a budget the next wave would
+        add its unavailable nodes to those that did not come back)."""
         if self.options["cloud_only"]:
             self.log("validate", "not validating (cloud_only)", group.name)
             return
@@ -390,7 +398,7 @@ class Roller(object):
             self.sleep(self.options["validate_retry_interval"])
         message = "error validating cluster%s: cluster did not validate within %ds: %s" % (
             operation, self.options["validation_timeout"], why)
-        if self.options["fail_on_validate_error"]:
+        if self.options["fail_on_validate_error"] or must_pass:
             self.log("validate", message, group.name)
             raise ValidationTimeout(message)
         self.log("validate", "%s; going on since fail_on_validate_error is false" % message, group.name)
