@@ -1,6 +1,7 @@
 """Serial against parallel rolling update on moto (run by hand, not in the test suite).
 
     source /work/wt/env.sh && python bench/rolling_parallel.py [--groups 4] [--size 5] [--budget 4] [--boot 2]
+        [--interval 1]
 
 A cluster of `groups` node groups of `size` nodes (each group's spec.rollingUpdate: maxSurge 1, maxUnavailable 1),
 on moto's server and the Kubernetes API test server, with tests/integration/rolling_fleet.py's Fleet: a Node per
@@ -62,6 +63,7 @@ def main():
     parser.add_argument("--size", type=int, default=5)
     parser.add_argument("--budget", default="4")
     parser.add_argument("--boot", type=float, default=2.0, help="seconds from an instance's launch to its Node Ready")
+    parser.add_argument("--interval", type=int, default=1, help="rolling_update's interval (kops' default is 15)")
     options = parser.parse_args()
 
     moto = servers.MotoServer().start()
@@ -86,8 +88,8 @@ def main():
         fleet.start()
         time.sleep(options.boot + 1)  # every first node Ready, every app's pods running
         common = ("-e", "state_store=%s" % store, "-e", "cluster_name=%s" % rolling_fleet.CLUSTER,
-                  "-e", "api_server=%s" % server.url, "-e", "instance_group_roles=Node", "-e", "interval=1",
-                  "-e", "post_drain_delay=0", "-e", "validate_count=1", "-e", "validate_retry_interval=1",
+                  "-e", "api_server=%s" % server.url, "-e", "instance_group_roles=Node",
+                  "-e", "interval=%d" % options.interval, "-e", "post_drain_delay=0", "-e", "validate_count=1", "-e", "validate_retry_interval=1",
                   "-e", "validate_recheck_interval=0", "-e", "drain_timeout=300", "-e", "validation_timeout=300")
         budget = ("-e", "budget_max_unavailable=%s" % options.budget)
         for name, machine_type, extra in (("serial (kops' order)", "t3.large", ()),

@@ -189,11 +189,11 @@ class Roller(object):
         are done: no new wave starts, so the budget holds whatever fails."""
         plans = node_schedule["plans"]
         scope = _Scope("node-groups", [p["group"].name for p in plans])
-        budget_ = node_schedule["budget"]
+        limits = node_schedule["budget"]
         self.log("start", "%d group(s) side by side, %d wave(s); budget: max unavailable %d, max surge %s, of %d "
-                 "node(s)" % (len(plans), len(node_schedule["waves"]), budget_["max_unavailable"],
-                              "each group's own" if budget_["max_surge"] is None else budget_["max_surge"],
-                              budget_["nodes"]), scope.name)
+                 "node(s)" % (len(plans), len(node_schedule["waves"]), limits["max_unavailable"],
+                              "each group's own" if limits["max_surge"] is None else limits["max_surge"],
+                              limits["nodes"]), scope.name)
         for note in node_schedule["notes"]:
             self.log("plan", note, scope.name)
         try:
@@ -216,10 +216,19 @@ class Roller(object):
                 self.outcome[plan["group"].name] = "rolled"
         left = {p["group"].name: sum(len(i) for w in node_schedule["waves"] for q, i in w["groups"]
                                      if q["group"].name == p["group"].name) for p in plans}
+        try:
+            self._waves(node_schedule, scope, left)
+        except ValueError as exc:  # the groups not done: stopped with the rest (their own failure, if any, is kept)
+            for plan in plans:
+                self.outcome.setdefault(plan["group"].name, "stopped: %s" % exc)
+            raise
+
+    def _waves(self, node_schedule, scope, left):
+        limits = node_schedule["budget"]
         total = len(node_schedule["waves"])
         for number, wave in enumerate(node_schedule["waves"], 1):
             self.log("wave", "wave %d/%d: %s (unavailable %d of %d)" % (
-                number, total, budget.wave_text(wave), wave["unavailable"], budget_["max_unavailable"]), scope.name)
+                number, total, budget.wave_text(wave), wave["unavailable"], limits["max_unavailable"]), scope.name)
             jobs = [(plan, instance) for plan, instances in wave["groups"] for instance in instances]
             failures = []
             with concurrent.futures.ThreadPoolExecutor(max_workers=len(jobs)) as pool:
@@ -233,8 +242,9 @@ class Roller(object):
             if failures:
                 message = "; ".join("%s %s: %s" % failure for failure in sorted(failures, key=str))
                 self.log("error", "wave %d/%d failed, no further wave starts: %s" % (number, total, message), scope.name)
-                stop = next((f[2] for f in failures if isinstance(f[2], EXITABLE)), None)
-                raise (type(stop) if stop is not None else RollError)("wave %d/%d: %s" % (number, total, message))
+                exitable = next((f[2] for f in failures if isinstance(f[2], EXITABLE)), None)
+                kind = type(exitable) if exitable is not None else RollError  # a validation timeout stays one
+                raise kind("wave %d/%d: %s" % (number, total, message))
             try:
                 self.validate(" after wave %d/%d" % (number, total), self.options["validate_count"], scope,
                               must_pass=True)

@@ -273,6 +273,25 @@ def test_an_instance_never_ready_stops_the_roll_at_the_validation_timeout_with_n
     assert len([c for c in cloud.calls if c[0] == "terminate"]) == 2  # wave 1 only
     assert runner.clock() <= 60 + 10  # within its timeout (one retry interval of slack)
     assert runner.outcome["nodes-a"].startswith("failed: error validating cluster after wave 1/3")
+    assert runner.outcome["nodes-b"].startswith("failed: error validating cluster after wave 1/3")
+
+
+def test_a_failed_drain_stops_after_its_wave_and_every_group_says_so():
+    groups = [_status("nodes-%s" % z, 3, {"maxSurge": 0, "maxUnavailable": 1}) for z in "abc"]
+    node_schedule = budget.schedule(_plans(groups), budget.parse(2, None, 9))
+    runner, cloud, drainer = _roller()
+    drained = drainer.drain
+
+    def drain(node_name, timeout, report=None):
+        if node_name == "node-nodes-b-0":
+            raise ValueError("drain did not complete within 5s: a disruption budget still refuses to evict default/db-0")
+        return drained(node_name, timeout, report)
+    drainer.drain = drain
+    with pytest.raises(roller.RollError, match="wave 1/5: nodes-b nodes-b-0: failed to drain node node-nodes-b-0"):
+        runner.run([("node", node_schedule["plans"])], node_schedule)
+    assert [c[1] for c in cloud.calls if c[0] == "terminate"] == ["nodes-a-0"]  # its wave-mate finished; no wave 2
+    assert runner.outcome["nodes-b"].startswith("failed: failed to drain node node-nodes-b-0")
+    assert runner.outcome["nodes-a"].startswith("stopped: wave 1/5") and runner.outcome["nodes-c"].startswith("stopped")
 
 
 def test_pending_pods_hold_the_drain_then_stop_it():
@@ -295,3 +314,35 @@ def test_pending_pods_hold_the_drain_then_stop_it():
                                                  "after 20s .default/web.; add capacity or raise pending_pods_timeout"):
         runner.run([("node", node_schedule["plans"])], node_schedule)
     assert [c for c in cloud.calls if c[0] in ("cordon", "terminate")] == []
+
+
+def test_pending_pods_read_through_the_kubernetes_client(kube_api):
+    """The wait reads the cluster as the module does (KubeClient's nodes() and pods() JSON from the API test server):
+    a Pending pod that only the drained node has room for holds the drain until the scheduler places it."""
+    pytest.importorskip("kubernetes", reason="the kubernetes Python client is in requirements.txt")
+    from ansible_collections.kubeops.kops.plugins.module_utils.kube.client import KubeClient
+
+    for name in ("node-nodes-0", "node-nodes-1"):
+        kube_api.create("v1", "Node", _node(name, cpu="1"))
+    kube_api.create("v1", "ServiceAccount", {"metadata": {"name": "default"}}, namespace="default")
+    for pod in (_pod("busy", "node-nodes-1", cpu="1"), _pod("web", None, cpu="500m")):
+        pod["metadata"].pop("namespace")
+        kube_api.create("v1", "Pod", pod, namespace="default")
+    api = KubeClient.from_kubeconfig(kube_api.kubeconfig_path)
+    assert budget.waiting_for_capacity(api.nodes(), api.pods(), "node-nodes-0") == ["default/web"]
+    assert budget.waiting_for_capacity(api.nodes(), api.pods(), "node-nodes-1") == []  # node-nodes-0 has room
+
+    groups = [_status("nodes", 2, {"maxSurge": 0, "maxUnavailable": 1})]
+    node_schedule = budget.schedule(_plans(groups), budget.parse(1, None, 2))
+    looks = []
+
+    def capacity():
+        looks.append(1)
+        if len(looks) == 2:  # the scheduler places the pod on a node that just came up
+            kube_api.create("v1", "Node", _node("node-new", cpu="1"))
+        return api.nodes(), api.pods()
+    runner, cloud, _drainer = _roller(capacity=capacity)
+    runner.run([("node", node_schedule["plans"])], node_schedule)
+    waits = [line for line in runner.progress.lines if "Pending pod" in line]
+    assert len(waits) == 1 and "may need node node-nodes-0's capacity (default/web)" in waits[0]
+    assert len([c for c in cloud.calls if c[0] == "terminate"]) == 2
