@@ -203,7 +203,8 @@ groups:
     nodes: {description: Instances registered as Kubernetes nodes (0 with cloud_only)., type: int}
     cloud_group: {description: The cloud's name of the group (the autoscaling group)., type: str}
     instances: {description: "Each instance: id, status (UpToDate, NeedsUpdate, Detached), node name.", type: list}
-    outcome: {description: "What the roll did: rolled, failed: <why>, or nothing to do.", type: str}
+    outcome: {description: "What the roll did: rolled, failed: <why>, nothing to do, or (under a budget) stopped: <why> when
+              another group's failure stopped the roll first.", type: str}
 lines:
   description: kops' output, the table then "No rolling-update required." or the plan per group.
   returned: always
