@@ -477,6 +477,9 @@ class KubeState(object):
             self.objects = {}
             self.removals = {}  # (api_version, plural, ns, name) -> monotonic time a Terminating pod goes away
             self.revision = 1
+            # Every Node write as (monotonic time, node, labels, available: Ready and schedulable, None once
+            # deleted): what a test measures a roll's unavailability from (node_availability_record).
+            self.node_record = []
             for name in INITIAL_NAMESPACES:
                 self.create(self.resource("v1", "namespaces"), None, {"metadata": {"name": name}}, "kube-apiserver")
 
@@ -638,9 +641,19 @@ class KubeState(object):
             if not dry_run:
                 metadata["resourceVersion"] = self._next_revision()
                 self._bucket(resource)[key] = obj
+                self._record_node(resource, name, obj)
                 if resource.kind == "CustomResourceDefinition":
                     self._serve_definition(obj)
             return copy.deepcopy(obj)
+
+    def _record_node(self, resource, name, obj):
+        if resource.kind != "Node":
+            return
+        ready = any(c.get("type") == "Ready" and c.get("status") == "True"
+                    for c in ((obj or {}).get("status") or {}).get("conditions") or [])
+        available = None if obj is None else ready and not (obj.get("spec") or {}).get("unschedulable")
+        labels = dict(((obj or {}).get("metadata") or {}).get("labels") or {})
+        self.node_record.append((time.monotonic(), name, labels, available))
 
     def _admit_node(self, operation, resource, name, old, new):
         """NodeRestriction: a node's credential writing a Node (admit_node); everyone else passes."""
@@ -668,6 +681,7 @@ class KubeState(object):
         if not dry_run:
             new["metadata"]["resourceVersion"] = self._next_revision()
             self._bucket(resource)[(new["metadata"].get("namespace"), new["metadata"]["name"])] = new
+            self._record_node(resource, new["metadata"]["name"], new)
             if resource.kind == "CustomResourceDefinition":
                 self._serve_definition(new)
         return copy.deepcopy(new)
@@ -799,6 +813,7 @@ class KubeState(object):
                 return obj
             if grace <= 0:
                 self._bucket(resource).pop(key, None)
+                self._record_node(resource, name, None)
                 if resource.kind == "CustomResourceDefinition":
                     self._forget_definition(obj)
                 self.removals.pop((resource.api_version, resource.plural) + key, None)
@@ -1059,6 +1074,12 @@ class KubeAPIServer(object):
         obj = self.state.get(resource, namespace, name)
         obj["status"] = status
         return self.state.update(resource, namespace, name, obj, "test-setup", subresource="status")
+
+    def node_availability_record(self):
+        """[(monotonic time, node name, labels, available)] for every Node write since the last reset, in order;
+        available is True for a Ready schedulable node, False for a NotReady or cordoned one, None once deleted."""
+        with self.state.lock:
+            return list(self.state.node_record)
 
     def mutating_requests(self):
         return [r for r in self.requests if r[0] not in ("GET",)]

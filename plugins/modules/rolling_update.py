@@ -67,8 +67,37 @@ options:
     description:
       - Overrides C(spec.rollingUpdate.maxUnavailable) (a number or a percentage, rounded down but at least 1).
     type: raw
+  budget_max_unavailable:
+    description:
+      - A cluster-wide budget for the node groups (beyond kops, whose node groups roll one after the other). With
+        it, the node groups (role V(Node)) roll side by side, in waves, while at most this many of all the cluster's
+        node-group nodes (a number, or a percentage of them rounded down) are unavailable (cordoned, draining, or
+        replaced and not yet back), counted against the groups' desired sizes. Bastions, the control plane and the
+        API servers still roll first, in kops' order.
+      - Each group stays bound by its own C(spec.rollingUpdate) (or O(max_surge)/O(max_unavailable)). Surge
+        instances of all groups are launched before the first drain; an instance replaced beyond its group's surge
+        counts against the budget.
+      - Check mode prints the schedule (pre-scale, the waves and their instances, the peak unavailable).
+      - Without it the node groups roll one after the other, as in kops.
+    type: raw
+  budget_max_surge:
+    description:
+      - With O(budget_max_unavailable), caps the surge of all node groups together (a number, or a percentage of
+        the node-group nodes rounded up); the smallest groups get it first, so a 1-node group keeps a node. Without
+        it each group surges as its settings say.
+    type: raw
+  pending_pods_timeout:
+    description:
+      - Under a budget, before a node is drained the roll waits while the cluster has Pending pods that the
+        node's capacity may be needed for (they do not fit on the other Ready, schedulable nodes), up to this many
+        seconds; then the roll stops and names the pods.
+    type: int
+    default: 300
   fail_on_validate_error:
-    description: Stop when the cluster does not validate within O(validation_timeout); false logs and goes on.
+    description:
+      - Stop when the cluster does not validate within O(validation_timeout); false logs and goes on.
+      - Under O(budget_max_unavailable) the validation after pre-scaling and after each wave always stops the roll at the
+        timeout, since the next wave would add its nodes to those that did not come back.
     type: bool
     default: true
   fail_on_drain_error:
@@ -147,6 +176,13 @@ EXAMPLES = r"""
     roles: [Node]
     max_surge: 2
     progress_file: /tmp/roll.log
+
+- name: The node groups side by side, at most 10% of the nodes unavailable and 4 surge instances in all
+  kubeops.kops.rolling_update:
+    state_store: s3://my-kops-state
+    cluster_name: k8s.example.com
+    budget_max_unavailable: 10%
+    budget_max_surge: 4
 """
 
 RETURN = r"""
@@ -167,7 +203,8 @@ groups:
     nodes: {description: Instances registered as Kubernetes nodes (0 with cloud_only)., type: int}
     cloud_group: {description: The cloud's name of the group (the autoscaling group)., type: str}
     instances: {description: "Each instance: id, status (UpToDate, NeedsUpdate, Detached), node name.", type: list}
-    outcome: {description: "What the roll did: rolled, failed: <why>, or nothing to do.", type: str}
+    outcome: {description: "What the roll did: rolled, failed: <why>, nothing to do, or (under a budget) stopped: <why> when
+              another group's failure stopped the roll first.", type: str}
 lines:
   description: kops' output, the table then "No rolling-update required." or the plan per group.
   returned: always
@@ -185,6 +222,18 @@ steps:
   returned: always
   type: list
   elements: dict
+schedule:
+  description: With O(budget_max_unavailable), the node groups' schedule (also printed in RV(lines)).
+  returned: when O(budget_max_unavailable) is set and node groups need a roll
+  type: dict
+  contains:
+    max_unavailable: {description: The budget as a count of nodes., type: int}
+    max_surge: {description: The surge budget as a count (null for each group's own)., type: int}
+    nodes: {description: The node-group nodes a percentage is of., type: int}
+    surge: {description: "Per group, the instances detached before the first drain (group, instances).", type: list}
+    waves: {description: "Each wave: groups (group, instances) and unavailable.", type: list}
+    peak_unavailable: {description: The most unavailable in a wave., type: int}
+    notes: {description: What the budget changed in the groups' settings., type: list}
 """
 
 from ansible.module_utils.basic import missing_required_lib
@@ -193,7 +242,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsMod
 
 ROLL_OPTIONS = ("force", "cloud_only", "fail_on_validate_error", "fail_on_drain_error", "drain_timeout",
                 "validation_timeout", "validate_count", "validate_retry_interval", "validate_recheck_interval",
-                "post_drain_delay", "interval", "max_surge", "max_unavailable")
+                "post_drain_delay", "interval", "max_surge", "max_unavailable", "pending_pods_timeout")
 
 
 @reports_errors
@@ -201,12 +250,12 @@ def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils import updates, watchdog
     from ansible_collections.kubeops.kops.plugins.module_utils.kube import clouds
     from ansible_collections.kubeops.kops.plugins.module_utils import progress
-    from ansible_collections.kubeops.kops.plugins.module_utils.rolling import planner, roller
+    from ansible_collections.kubeops.kops.plugins.module_utils.rolling import budget, planner, roller
 
     watchdog.start("rolling_update")  # a killed ansible-playbook stops the roll (its worker would not)
     params = module.params
     for option in ("drain_timeout", "validation_timeout", "validate_count", "validate_retry_interval",
-                   "validate_recheck_interval", "post_drain_delay", "interval"):
+                   "validate_recheck_interval", "post_drain_delay", "interval", "pending_pods_timeout"):
         if params[option] < 0:
             module.fail_json(msg="%s: must be 0 or more, got %d" % (option, params[option]))
     name = params["cluster_name"]
@@ -238,11 +287,21 @@ def run(module):
     api_minimum = sum((g["spec"].get("minSize", 1) if g["spec"].get("minSize") is not None else 1)
                       for g in instance_groups if planner.phase_of(g) in ("control-plane", "apiserver"))
 
-    groups = planner.statuses(selected, rolling.cloud_groups(), nodes)
+    cloud_groups = rolling.cloud_groups()
+    groups = planner.statuses(selected, cloud_groups, nodes)
     lines = planner.table(groups, params["cloud_only"])
     options = {k: params[k] for k in ROLL_OPTIONS}
     options["deregister_control_plane"] = api_minimum > 1
     plans = roller.plans_for(completed, groups, options)
+    node_schedule = None
+    if params["budget_max_unavailable"] not in (None, ""):
+        limits = budget.parse(params["budget_max_unavailable"], params["budget_max_surge"],
+                              budget.node_group_count(instance_groups, cloud_groups))
+        node_plans = dict(plans).get("node") or []
+        can_surge = rolling.provider in planner.SURGING_CLOUDS
+        node_schedule = budget.schedule(node_plans, limits, can_surge) if node_plans else None
+    elif params["budget_max_surge"] not in (None, ""):
+        module.fail_json(msg="budget_max_surge: needs budget_max_unavailable (the budget), e.g. budget_max_unavailable: 1")
     outcome = {g.name: "nothing to do" for g in groups}
     found = [g.as_result() for g in groups]  # as found, before the roll changes the instances' status
     rolls = planner.needs_roll(groups, params["force"]) and not module.check_mode
@@ -252,7 +311,11 @@ def run(module):
     if not planner.needs_roll(groups, params["force"]):
         lines += ["", "No rolling-update required."]
     else:
-        lines += [""] + [planner.describe(p) for _phase, phase_plans in plans for p in phase_plans]
+        lines += [""] + [planner.describe(p) for phase, phase_plans in plans for p in phase_plans
+                         if node_schedule is None or phase != "node"]
+        if node_schedule is not None:
+            lines += budget.describe(node_schedule)
+            result["schedule"] = budget.as_result(node_schedule)
         if not module.check_mode:
             validator = None
             drainer = None
@@ -263,14 +326,16 @@ def run(module):
 
                 def validator():
                     return validation.validate(instance_groups, rolling.cloud_groups(), api.nodes(), api.pods())["failures"]
-            runner = roller.Roller(rolling, log, options, drainer=drainer, validator=validator)
+            runner = roller.Roller(rolling, log, options, drainer=drainer, validator=validator,
+                                   capacity=(lambda: (api.nodes(), api.pods())) if api is not None else None)
             result["changed"] = True
             try:
-                runner.run(plans)
+                runner.run(plans, node_schedule)
             except ValueError as exc:
                 outcome.update(runner.outcome)
                 module.fail_json(msg="rolling update of %s stopped: %s" % (name, exc), lines=lines, log=log.lines,
-                                 steps=log.steps, groups=_groups(found, outcome), changed=True)
+                                 steps=log.steps, groups=_groups(found, outcome), changed=True,
+                                 **({"schedule": result["schedule"]} if "schedule" in result else {}))
             outcome.update(runner.outcome)
     result.update(groups=_groups(found, outcome), lines=lines, log=log.lines, steps=log.steps)
     if module._diff:
@@ -292,6 +357,9 @@ def main():
         cloud_only=dict(type="bool", default=False),
         max_surge=dict(type="raw"),
         max_unavailable=dict(type="raw"),
+        budget_max_unavailable=dict(type="raw"),
+        budget_max_surge=dict(type="raw"),
+        pending_pods_timeout=dict(type="int", default=300),
         fail_on_validate_error=dict(type="bool", default=True),
         fail_on_drain_error=dict(type="bool", default=True),
         drain_timeout=dict(type="int", default=900),

@@ -445,3 +445,104 @@ def test_roll_with_the_kubernetes_api_drains_surges_and_validates(aws, tmp_path,
     finally:
         kubelets.stop() if kubelets.is_alive() else None
         server.stop()
+
+
+def test_budget_rolls_node_groups_side_by_side_and_stops_on_a_node_never_ready(aws, tmp_path, playbook, moto_requests):
+    """Three node groups of two nodes under budget_max_unavailable 2: check mode prints the schedule and changes
+    nothing; the roll surges in every group before the first drain, then runs the groups side by side, and the
+    API server's own record of Node readiness never shows more than 2 nodes short.  Then a new launch template
+    whose instances never become Ready: the roll stops at validation_timeout after its first wave, with every
+    group at its desired size and still within the budget."""
+    pytest.importorskip("kubernetes", reason="the kubernetes Python client is in requirements.txt")
+    from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
+    from tests.integration import rolling_fleet
+    from tests.kube_api_server import KubeAPIServer
+
+    store = "file://%s" % (tmp_path / "state")
+    service = rolling_fleet.make_cluster(store, groups=3, size=2, rolling={"maxSurge": 1, "maxUnavailable": 1})
+    server = KubeAPIServer(ca=keystore.primary(keystore.load(service.cluster_store(CLUSTER), "kubernetes-ca")),
+                           max_grace_seconds=1).start()
+    broken = {"from": None, "seen": []}
+
+    def never_ready(instance):
+        """Once broken: the first three new instances (the surge's replacements) come up, the next never do."""
+        if broken["from"] is None:
+            return False
+        broken["seen"].append(instance["InstanceId"])
+        return len(broken["seen"]) > 3
+    fleet = rolling_fleet.Fleet(server, boot=0.5, replicas=2, never_ready=never_ready)
+    try:
+        rolling_fleet.prepare(server)
+        fleet.sync()
+        fleet.start()
+        args = ("-e", "state_store=%s" % store, "-e", "cluster_name=%s" % CLUSTER, "-e", "api_server=%s" % server.url,
+                "-e", "interval=0", "-e", "post_drain_delay=0", "-e", "validate_retry_interval=1",
+                "-e", "validate_recheck_interval=0", "-e", "validate_count=1", "-e", "drain_timeout=60",
+                "-e", "validation_timeout=60", "-e", "progress_file=%s" % (tmp_path / "roll.log"),
+                "-e", "budget_max_unavailable=2", "-e", "instance_group_roles=Node")
+        rolling_fleet.change_machine_type(service)
+
+        moto_requests.reset()
+        code, run = playbook(PLAYBOOK, *args, "--check")
+        result = task_results(run, TASK)
+        assert code == 0 and result["changed"] is False, result.get("msg")
+        assert _mutating(moto_requests()) == [] and not (tmp_path / "roll.log").exists()
+        schedule = result["schedule"]
+        assert (schedule["max_unavailable"], schedule["nodes"], schedule["peak_unavailable"]) == (2, 6, 2)
+        assert [s["group"] for s in schedule["surge"]] == ["nodes-a", "nodes-b", "nodes-c"]
+        # Wave 1: nodes-a and nodes-b two each (a surge and one unavailable), nodes-c one (its surge: the budget
+        # is spent); wave 2: nodes-c's detached instance.
+        assert [w["unavailable"] for w in schedule["waves"]] == [2, 0]
+        assert [[len(g["instances"]) for g in w["groups"]] for w in schedule["waves"]] == [[2, 2, 1], [1]]
+        at = result["lines"].index(next(line for line in result["lines"] if line.startswith("Schedule of the node groups")))
+        assert result["lines"][at + 1].startswith("  pre-scale: nodes-a: i-")
+        assert result["lines"][at + 2].startswith("  wave 1: nodes-a: i-") and result["lines"][at + 2].endswith(
+            "(unavailable 2)")
+        assert result["lines"][-1] == "  peak unavailable: 2 of 2 allowed; 2 wave(s)"
+
+        moto_requests.reset()
+        since = time.monotonic()
+        code, run = playbook(PLAYBOOK, *args)
+        until = time.monotonic()
+        result = task_results(run, TASK)
+        assert code == 0, (result["msg"], result.get("log"))
+        mutating = [a for a, _p in _mutating(moto_requests())]
+        # Pre-scaling: the three surges (tag, then detach) before any termination.
+        assert mutating[:6] == ["CreateTags", "DetachInstances"] * 3
+        assert mutating.count("TerminateInstanceInAutoScalingGroup") == 3 and mutating.count("TerminateInstances") == 3
+        record = server.node_availability_record()
+        peak = rolling_fleet.peak_unavailable(record, 6, since, until)
+        assert 0 < peak <= 2, peak  # nodes were cordoned side by side, never more than the budget
+        log = (tmp_path / "roll.log").read_text()
+        assert "node-groups - wave: wave 1/2: nodes-a: i-" in log and "wave 2/2 done" in log
+        assert [g["outcome"] for g in result["groups"]] == ["rolled"] * 3
+        sizes = rolling_fleet.group_sizes()
+        assert all(sizes["%s.%s" % (n, CLUSTER)] == (2, 2, 0) for n in ("nodes-a", "nodes-b", "nodes-c")), sizes
+
+        # Now the instances that replace drained ones never become Ready.
+        broken["from"] = time.monotonic()
+        rolling_fleet.change_machine_type(service, "t3.xlarge")
+        moto_requests.reset()
+        since = time.monotonic()
+        code, run = playbook(PLAYBOOK, *args[:-4], "-e", "validation_timeout=8", "-e", "budget_max_unavailable=2",
+                             "-e", "instance_group_roles=Node")
+        until = time.monotonic()
+        result = task_results(run, TASK)
+        assert code != 0 and "after wave 1/2: cluster did not validate within 8s" in result["msg"], result["msg"]
+        assert "is not ready" in result["msg"] and "Traceback" not in result["msg"]
+        steps = result["steps"]
+        stopped = next(s for s in steps if s["phase"] == "validate" and "did not validate" in s["message"])
+        started = next(s for s in steps if s["phase"] == "wave")
+        assert stopped["elapsed"] - started["elapsed"] < 8 + 15  # the timeout, and one wave's replacements
+        assert not any(s["phase"] == "wave" and s["message"].startswith("wave 2/2") for s in steps)
+        terminated = [a for a, _p in _mutating(moto_requests()) if a.startswith("Terminate")]
+        assert len(terminated) == 5  # wave 1 only
+        sizes = rolling_fleet.group_sizes()
+        # Desired sizes kept, every member InService; nodes-a and nodes-b replaced their surge in wave 1, nodes-c's
+        # detached instance (wave 2's) still runs, for the next run to replace last.
+        assert [sizes["%s.%s" % (n, CLUSTER)] for n in ("nodes-a", "nodes-b", "nodes-c")] == [(2, 2, 0), (2, 2, 0),
+                                                                                            (2, 2, 1)], sizes
+        assert rolling_fleet.peak_unavailable(server.node_availability_record(), 6, since, until) <= 2
+    finally:
+        fleet.stop() if fleet.is_alive() else None
+        server.stop()

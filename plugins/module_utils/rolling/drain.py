@@ -118,8 +118,9 @@ class Drainer(object):
             report("a disruption budget refuses to evict %s; again in %ds"
                    % (", ".join("%s/%s" % key for key in sorted(pending)), self.retry))
             self.sleep(self.retry)
+        count = len(evicted)  # _wait_gone empties the dict as the pods go
         self._wait_gone(evicted, deadline, timeout, report)
-        return len(evicted)
+        return count
 
     def _evict(self, namespace, name):
         """"evicted", "gone" or "refused" (429: a PodDisruptionBudget allows no disruption now)."""

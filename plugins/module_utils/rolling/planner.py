@@ -134,7 +134,7 @@ def needs_roll(groups, force):
     return force or any(g.need_update for g in groups)
 
 
-def _scaled(value, total, round_up, where):
+def scaled(value, total, round_up, where):
     """intstr.GetScaledValueFromIntOrPercent: an int as is, "N%" of total rounded up or down."""
     if isinstance(value, bool):
         raise PlanError("%s: %r is not a number or a percentage" % (where, value))
@@ -173,15 +173,15 @@ def settings(cluster, instance_group, num_instances, max_surge=None, max_unavail
     if surge is None:
         surging = (cluster.get("spec") or {}).get("cloudProvider") in SURGING_CLOUDS
         surge = 1 if surging and (instance_group.get("spec") or {}).get("manager") != KARPENTER else 0
-    surge = _scaled(surge, num_instances, True, where)
+    surge = scaled(surge, num_instances, True, where)
     unavailable, where = pick("maxUnavailable", max_unavailable)
     if unavailable is None:
         unavailable = 1 if surge == 0 else 0
     elif not isinstance(unavailable, int) and str(unavailable).strip().endswith("%"):
         # While kops rounds down, a percentage resolves to at least 1.
-        unavailable = max(_scaled(unavailable, num_instances, False, where), 1)
+        unavailable = max(scaled(unavailable, num_instances, False, where), 1)
     else:
-        unavailable = _scaled(unavailable, num_instances, False, where)
+        unavailable = scaled(unavailable, num_instances, False, where)
     return {"max_surge": surge, "max_unavailable": unavailable,
             "drain_and_terminate": True if drain is None else bool(drain)}
 

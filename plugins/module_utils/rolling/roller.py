@@ -14,12 +14,12 @@ from __future__ import annotations
 import concurrent.futures
 import time
 
-from ansible_collections.kubeops.kops.plugins.module_utils.rolling import planner
+from ansible_collections.kubeops.kops.plugins.module_utils.rolling import budget, planner
 
 DEFAULTS = {"force": False, "cloud_only": False, "fail_on_validate_error": True, "fail_on_drain_error": True,
             "drain_timeout": 900, "validation_timeout": 900, "post_drain_delay": 5, "interval": 15,
             "validate_count": 2, "validate_retry_interval": 30, "validate_recheck_interval": 10,
-            "deregister_control_plane": True}
+            "deregister_control_plane": True, "pending_pods_timeout": 300}
 
 
 class RollError(ValueError):
@@ -38,16 +38,31 @@ class DrainError(RollError):
     pass
 
 
-EXITABLE = (ValidationTimeout, DeregisterError)
+class PendingPods(RollError):
+    """Pending pods still needed a node's capacity at pending_pods_timeout: the roll stops before draining it."""
+
+
+EXITABLE = (ValidationTimeout, DeregisterError, PendingPods)
+PENDING_POLL = 5
+
+
+class _Scope(object):
+    """The node groups a budget rolls together, as validate and relevant see a group."""
+
+    def __init__(self, name, names):
+        self.name = name
+        self.names = set(names)
 
 
 class Roller(object):
-    def __init__(self, cloud, progress, options, drainer=None, validator=None, sleep=time.sleep, clock=time.monotonic):
+    def __init__(self, cloud, progress, options, drainer=None, validator=None, sleep=time.sleep, clock=time.monotonic,
+                 capacity=None):
         self.cloud = cloud
         self.progress = progress
         self.options = dict(DEFAULTS, **{k: v for k, v in options.items() if v is not None})
         self.drainer = drainer
         self.validator = validator
+        self.capacity = capacity  # () -> (nodes, pods) as JSON, for the pending-pods wait under a budget
         self.sleep = sleep
         self.clock = clock
         self.control_plane_groups = set()
@@ -60,8 +75,9 @@ class Roller(object):
         return self.progress.step(phase, message, group, instance)
 
     # -- the cluster -------------------------------------------------------------------------------
-    def run(self, plans):
-        """plans: [(phase, [group plan])] in kops' order (planner.ordered, planner.group_plan)."""
+    def run(self, plans, node_schedule=None):
+        """plans: [(phase, [group plan])] in kops' order (planner.ordered, planner.group_plan).  node_schedule
+        (budget.schedule of the node phase's plans): the node groups roll side by side in its waves instead."""
         self.control_plane_groups = {p["group"].name for phase, phase_plans in plans for p in phase_plans
                                      if phase == "control-plane"}
         by_phase = dict(plans)
@@ -86,7 +102,7 @@ class Roller(object):
                 raise RollError("control-plane node not healthy after update, stopping rolling-update: %s" % exc)
             self.outcome[plan["group"].name] = "rolled"
         errors = []
-        for phase in ("apiserver", "node"):
+        for phase in ("apiserver", "node") if node_schedule is None else ("apiserver",):
             for plan in by_phase.get(phase) or []:
                 try:
                     self.roll_group(plan)
@@ -100,6 +116,8 @@ class Roller(object):
                     errors.append("%s: %s" % (plan["group"].name, exc))
         if errors:
             raise RollError("; ".join(errors))
+        if node_schedule is not None:
+            self.roll_in_waves(node_schedule)
         names = sorted(p["group"].name for _phase, phase_plans in plans for p in phase_plans)
         self.log("done", "completed rolling update of instance groups %s" % ", ".join(names))
 
@@ -164,6 +182,126 @@ class Roller(object):
                 collect(list(pending))
                 self.validate(" after terminating instance", self.options["validate_count"], group)
         self.log("done", "group rolled", group.name)
+
+    # -- the node groups under a budget --------------------------------------------------------------
+    def roll_in_waves(self, node_schedule):
+        """budget.schedule's pre-scale then waves.  Any failure stops the roll once the wave's instances in flight
+        are done: no new wave starts, so the budget holds whatever fails."""
+        plans = node_schedule["plans"]
+        scope = _Scope("node-groups", [p["group"].name for p in plans])
+        limits = node_schedule["budget"]
+        self.log("start", "%d group(s) side by side, %d wave(s); budget: max unavailable %d, max surge %s, of %d "
+                 "node(s)" % (len(plans), len(node_schedule["waves"]), limits["max_unavailable"],
+                              "each group's own" if limits["max_surge"] is None else limits["max_surge"],
+                              limits["nodes"]), scope.name)
+        for note in node_schedule["notes"]:
+            self.log("plan", note, scope.name)
+        try:
+            self.validate("", 1, scope)
+            for plan in plans:
+                if not self.options["cloud_only"]:
+                    self.taint_all(plan["group"], plan["update"])
+                for instance in plan["warm"]:
+                    self.log("terminate", "warm pool instance", plan["group"].name, instance["id"])
+                    self.cloud.terminate(plan["group"].cloud, instance)
+            self.prescale(node_schedule, scope)
+        except ValueError as exc:  # nothing was drained yet: every group stopped before its first wave
+            for plan in plans:
+                self.outcome[plan["group"].name] = "failed: %s" % exc
+            raise
+        for plan in plans:
+            if not plan["drain_and_terminate"]:
+                self.log("skip", "rolling updates for this group are disabled (drainAndTerminate: false)",
+                         plan["group"].name)
+                self.outcome[plan["group"].name] = "rolled"
+        left = {p["group"].name: sum(len(i) for w in node_schedule["waves"] for q, i in w["groups"]
+                                     if q["group"].name == p["group"].name) for p in plans}
+        try:
+            self._waves(node_schedule, scope, left)
+        except ValueError as exc:  # the groups not done: stopped with the rest (their own failure, if any, is kept)
+            for plan in plans:
+                self.outcome.setdefault(plan["group"].name, "stopped: %s" % exc)
+            raise
+
+    def _waves(self, node_schedule, scope, left):
+        limits = node_schedule["budget"]
+        total = len(node_schedule["waves"])
+        for number, wave in enumerate(node_schedule["waves"], 1):
+            self.log("wave", "wave %d/%d: %s (unavailable %d of %d)" % (
+                number, total, budget.wave_text(wave), wave["unavailable"], limits["max_unavailable"]), scope.name)
+            jobs = [(plan, instance) for plan, instances in wave["groups"] for instance in instances]
+            failures = []
+            with concurrent.futures.ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+                futures = {pool.submit(self.replace_under_budget, plan["group"], instance): (plan, instance)
+                           for plan, instance in jobs}
+                for future in concurrent.futures.as_completed(futures):
+                    plan, instance = futures[future]
+                    if future.exception() is not None:
+                        failures.append((plan["group"].name, instance["id"], future.exception()))
+                        self.outcome[plan["group"].name] = "failed: %s" % future.exception()
+            if failures:
+                message = "; ".join("%s %s: %s" % failure for failure in sorted(failures, key=str))
+                self.log("error", "wave %d/%d failed, no further wave starts: %s" % (number, total, message), scope.name)
+                exitable = next((f[2] for f in failures if isinstance(f[2], EXITABLE)), None)
+                kind = type(exitable) if exitable is not None else RollError  # a validation timeout stays one
+                raise kind("wave %d/%d: %s" % (number, total, message))
+            try:
+                self.validate(" after wave %d/%d" % (number, total), self.options["validate_count"], scope,
+                              must_pass=True)
+            except RollError as exc:
+                for plan, _instances in wave["groups"]:
+                    self.outcome[plan["group"].name] = "failed: %s" % exc
+                raise
+            for plan, instances in wave["groups"]:
+                left[plan["group"].name] -= len(instances)
+                if not left[plan["group"].name]:
+                    self.outcome[plan["group"].name] = "rolled"
+                    self.log("done", "group rolled", plan["group"].name)
+            self.log("wave", "wave %d/%d done" % (number, total), scope.name)
+
+    def prescale(self, node_schedule, scope):
+        """Surge in every group before the first drain; a failed detach stops the roll (the waves count on it)."""
+        if not node_schedule["surge"]:
+            return
+        for plan, instances in node_schedule["surge"]:
+            for instance in instances:
+                self.log("detach", "detaching (surge: the group launches a replacement)", plan["group"].name,
+                         instance["id"])
+                try:
+                    self.cloud.detach(plan["group"].cloud, instance)
+                except ValueError as exc:
+                    raise RollError("pre-scaling: failed to detach %s from %s: %s; nothing was drained"
+                                    % (instance["id"], plan["group"].name, exc))
+        self.log("wait", "%ds after detaching" % self.options["interval"], scope.name)
+        self.sleep(self.options["interval"])
+        for plan, _instances in node_schedule["surge"]:
+            in_service = self.cloud.wait_in_service(plan["group"].cloud, self.options["validation_timeout"])
+            self.log("wait", "group has %d instance(s) InService" % len(in_service), plan["group"].name)
+        self.validate(" after pre-scaling", self.options["validate_count"], scope, must_pass=True)
+
+    def replace_under_budget(self, group, instance):
+        node_name = ((instance.get("node") or {}).get("metadata") or {}).get("name")
+        if node_name and self.capacity is not None and not self.options["cloud_only"]:
+            self.wait_for_pending_pods(group, instance, node_name)
+        self.drain_terminate_and_wait(group, instance)
+
+    def wait_for_pending_pods(self, group, instance, node_name):
+        """Before draining: while Pending pods may need this node's capacity (budget.waiting_for_capacity), wait,
+        up to pending_pods_timeout, then stop."""
+        timeout = self.options["pending_pods_timeout"]
+        deadline = self.clock() + timeout
+        while True:
+            nodes, pods = self.capacity()
+            waiting = budget.waiting_for_capacity(nodes, pods, node_name)
+            if not waiting:
+                return
+            shown = ", ".join(waiting[:5]) + (" and %d more" % (len(waiting) - 5) if len(waiting) > 5 else "")
+            if self.clock() >= deadline:
+                raise PendingPods("not draining node %s: %d Pending pod(s) still need capacity after %ds (%s); "
+                                  "add capacity or raise pending_pods_timeout" % (node_name, len(waiting), timeout, shown))
+            self.log("wait", "%d Pending pod(s) may need node %s's capacity (%s); again in %ds"
+                     % (len(waiting), node_name, shown, PENDING_POLL), group.name, instance["id"])
+            self.sleep(PENDING_POLL)
 
     def taint_all(self, group, update):
         """kops' taintAllNeedUpdate: PreferNoSchedule on every node to be replaced, so pods drained from one
@@ -230,11 +368,15 @@ class Roller(object):
 
     # -- validation --------------------------------------------------------------------------------
     def relevant(self, failures, group):
-        """kops' hasFailureRelevantToGroup: failures of no group, of a control-plane group or of this one."""
-        return [f for f in failures if f.get("instance_group") is None or f.get("instance_group") == group.name
+        """kops' hasFailureRelevantToGroup: failures of no group, of a control-plane group or of this one (or,
+        under a budget, of any group rolled side by side)."""
+        names = getattr(group, "names", {group.name})
+        return [f for f in failures if f.get("instance_group") is None or f.get("instance_group") in names
                 or f.get("instance_group") in self.control_plane_groups]
 
-    def validate(self, operation, count, group):
+    def validate(self, operation, count, group, must_pass=False):
+        """must_pass: stop at the timeout even with fail_on_validate_error false (under a budget the next wave would
+        add its unavailable nodes to those that did not come back)."""
         if self.options["cloud_only"]:
             self.log("validate", "not validating (cloud_only)", group.name)
             return
@@ -266,7 +408,7 @@ class Roller(object):
             self.sleep(self.options["validate_retry_interval"])
         message = "error validating cluster%s: cluster did not validate within %ds: %s" % (
             operation, self.options["validation_timeout"], why)
-        if self.options["fail_on_validate_error"]:
+        if self.options["fail_on_validate_error"] or must_pass:
             self.log("validate", message, group.name)
             raise ValidationTimeout(message)
         self.log("validate", "%s; going on since fail_on_validate_error is false" % message, group.name)
