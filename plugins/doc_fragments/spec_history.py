@@ -12,6 +12,7 @@ options:
     description:
       - Why and from where this change is made, kept with the revision in the spec's history
         (C(<cluster>/.kubeops-history/) in the state store, docs/state-store.md), with the user, host, time and module.
-      - When not given, the playbook, line and task that ran the module (set by the module's action plugin).
+      - The module's action plugin adds the playbook, line and task that ran the module after it (alone when this is
+        not given).
     type: str
 """
