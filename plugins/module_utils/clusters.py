@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import datetime
-import hashlib
 import os
 import re
 
@@ -22,7 +21,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, ob
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels, instance_groups, new_cluster
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import StaticCloudFacts
-from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
+from ansible_collections.kubeops.kops.plugins.module_utils.statestore import history, layout, vfs
 
 # Metadata the store manages itself; comparing specs ignores it.
 VOLATILE_METADATA = ("creationTimestamp", "generation", "resourceVersion", "uid")
@@ -65,16 +64,10 @@ def comparable(obj):
     return obj
 
 
-# The line get_cluster.yml puts first in the YAML it writes: the revision the cluster was read at.
+# The line get_cluster.yml puts first in the YAML it writes: the revision of the spec's history
+# (statestore/history.py) the cluster was read at.
 REVISION_LINE = "# kubeops.kops revision: %s"
-_REVISION_RE = re.compile(r"^# kubeops\.kops revision: ([0-9a-f]+)\b", re.MULTILINE)
-
-
-def revision_of(cluster, groups):
-    """The revision a read of the cluster saw: the first 16 hex digits of the sha256 of its user objects as
-    cluster_info's yaml (get_cluster.yml) prints them (the Cluster, then the instance groups by name).  Any change
-    of any object, by any tool, gives another revision."""
-    return hashlib.sha256(objects.dump_objects([cluster] + list(groups)).encode("utf-8")).hexdigest()[:16]
+_REVISION_RE = re.compile(r"^# kubeops\.kops revision: (.+?)\s*$", re.MULTILINE)
 
 
 def revision_in(text):
@@ -86,16 +79,25 @@ def revision_in(text):
 class Plan(object):
     """Objects before/after and the store writes between them."""
 
-    def __init__(self, cluster_name, before, after, completed=None, interrupted=None):
+    def __init__(self, cluster_name, before, after, completed=None, interrupted=None, operation=None):
         self.cluster_name = cluster_name
         self.before = before          # {relpath: object or None}
         self.after = after            # {relpath: object or None}
         self.completed = completed    # completed Cluster (computed, not stored)
         # An earlier run's write that was cut off: `before` already shows it done; executing finishes it.
         self.interrupted = interrupted
+        # What the spec's history records the write as (history.OPERATIONS): create, replace, instance_group, ...
+        self.operation = operation
+        # A rollback writes a revision's bytes as they were stored: {relpath: bytes} before and after.
+        self.raw_before = None
+        self.raw_after = None
+        self.restores = None
 
     @property
     def changed_paths(self):
+        if self.raw_after is not None:
+            paths = set(self.raw_before) | set(self.raw_after)
+            return sorted(p for p in paths if self.raw_before.get(p) != self.raw_after.get(p))
         paths = set(self.before) | set(self.after)
         return sorted(p for p in paths if comparable(self.before.get(p)) != comparable(self.after.get(p)))
 
@@ -109,6 +111,12 @@ class Plan(object):
     def diff(self):
         """Ansible diff: the YAML of every object the plan touches, before and after."""
         paths = self.changed_paths
+        if self.raw_after is not None:
+            return {
+                "before": _joined(self.raw_before, paths), "after": _joined(self.raw_after, paths),
+                "before_header": "%s (state store)" % self.cluster_name,
+                "after_header": "%s (revision %s)" % (self.cluster_name, self.restores),
+            }
         before = [self.before[p] for p in paths if self.before.get(p) is not None]
         after = [self.after[p] for p in paths if self.after.get(p) is not None]
         return {
@@ -142,6 +150,22 @@ class ClusterService(object):
     def notes(self):
         """What the store did besides the plan (an interrupted write finished, a lease taken over)."""
         return list(self.store.notes)
+
+    def history(self, name):
+        """The cluster's spec history (statestore/history.History)."""
+        return history.History(self.cluster_store(name))
+
+    def revision(self, name):
+        """The history.Revision the stored spec is at, or None when the cluster is not stored."""
+        return self.history(name).current()
+
+    def read_revision(self, name, number):
+        """(cluster, [instance groups]) as stored at a revision of the history (ClusterError if not kept)."""
+        try:
+            spec = self.history(name).spec_at(number)
+        except history.HistoryError as exc:
+            raise ClusterError(str(exc))
+        return _spec_objects(spec, self.store.url(name))
 
     def read(self, name):
         """(cluster, [instance groups]) as stored, or (None, [])."""
@@ -180,7 +204,7 @@ class ClusterService(object):
                     "cluster %r already exists in %s with a different spec; use replace_cluster.yml "
                     "(cluster module `definition`) to change it, or overwrite: true to recreate it from options"
                     % (name, state_store))
-        return self._plan_objects(name, cluster, igs, current, prune=overwrite)
+        return self._plan_objects(name, cluster, igs, current, prune=overwrite, operation="create")
 
     def plan_replace(self, documents, force=False, prune=False, revision=None):
         """Plan `kops replace -f`: the Cluster and/or InstanceGroups given replace the stored ones.
@@ -193,14 +217,18 @@ class ClusterService(object):
         """
         cluster, igs = objects.split_objects(documents)
         name = objects.name_of(cluster) if cluster else _cluster_of_groups(igs)
-        if revision:
-            stored, stored_groups = self.read(name)
-            now = revision_of(stored, stored_groups) if stored is not None else "none (the cluster is not stored)"
-            if now != revision and not force:
+        if revision and not force:
+            try:
+                history.parse(revision)
+                now = self.revision(name)
+            except history.HistoryError as exc:
+                raise ClusterError("revision: %s" % exc)
+            if now is None or not now.matches(revision):
                 raise ClusterError(
                     "cluster %r changed in the state store since this definition was read at revision %s (it is at "
                     "revision %s now): replacing would undo that change. Read it again (get_cluster.yml), redo your "
-                    "edit and replace, or set force: true to overwrite it" % (name, revision, now))
+                    "edit and replace, or set force: true to overwrite it"
+                    % (name, revision, now if now is not None else "none: the cluster is not stored"))
         current = self._current(name)
         if not current and not force:
             raise ClusterError("cluster %r does not exist in %s; set force: true to create it (kops replace --force)"
@@ -213,7 +241,32 @@ class ClusterService(object):
             cluster = self._assign_new_cluster(cluster)
         kept = {objects.name_of(ig): ig for ig in self._stored_groups(current)} if not prune else {}
         kept.update({objects.name_of(ig): ig for ig in igs})
-        return self._plan_objects(name, cluster, list(kept.values()), current, prune=True)
+        return self._plan_objects(name, cluster, list(kept.values()), current, prune=True,
+                                  operation="create" if not current else "replace")
+
+    def plan_rollback(self, name, number):
+        """Plan writing back the spec stored at revision number, byte for byte (the config and every instance group
+        as they were; groups added since are deleted).  The write is a new revision; cluster_update applies it."""
+        try:
+            number = int(number)
+            spec = self.history(name).spec_at(number)
+        except (TypeError, ValueError) as exc:
+            raise ClusterError("revision: %s" % exc if isinstance(exc, history.HistoryError) else
+                               "revision: %r is not a revision number; give one of get_cluster.yml -e history=true"
+                               % (number,))
+        current = self._current(name)
+        if not current:
+            raise ClusterError("cluster %r does not exist in %s; a rollback needs the stored cluster"
+                               % (name, self.store.url("")))
+        cluster, igs = _spec_objects(spec, "revision %d of %s" % (number, name))
+        plan = self._plan_objects(name, cluster, igs, current, prune=True, operation="rollback")
+        plan.after = _keyed(cluster, igs)
+        for path in current:
+            plan.after.setdefault(path, None)
+        plan.raw_before = self.history(name).current_spec()
+        plan.raw_after = spec
+        plan.restores = number
+        return plan
 
     def plan_instance_group(self, cluster_name, group, state="present"):
         """Plan create/update/delete of one instance group (kops create/replace/delete ig)."""
@@ -241,7 +294,8 @@ class ClusterService(object):
             except instance_groups.InstanceGroupDefaultsError as exc:
                 raise ClusterError(str(exc))
             groups[name] = group
-        return self._plan_objects(cluster_name, cluster, list(groups.values()), current, prune=True)
+        return self._plan_objects(cluster_name, cluster, list(groups.values()), current, prune=True,
+                                  operation="instance_group")
 
     def plan_delete(self, name, force=False, region=None, profile=None):
         """Plan removing the cluster from the store; refused while its cloud still holds objects it owns
@@ -276,9 +330,12 @@ class ClusterService(object):
                 return
             changes = []
             for path in plan.changed_paths:
+                if plan.raw_after is not None:
+                    changes.append((path, plan.raw_after.get(path)))
+                    continue
                 obj = plan.after.get(path)
                 changes.append((path, objects.dump_object(obj).encode("utf-8") if obj is not None else None))
-            store.apply(changes)
+            store.apply(changes, operation=plan.operation, record={"restores": plan.restores})
 
     # -- internals -----------------------------------------------------------
 
@@ -301,7 +358,7 @@ class ClusterService(object):
             raise ClusterError(str(exc))
         return cluster
 
-    def _plan_objects(self, name, cluster, igs, current, prune):
+    def _plan_objects(self, name, cluster, igs, current, prune, operation=None):
         cluster = copy.deepcopy(cluster)
         igs = [copy.deepcopy(ig) for ig in igs]
         for ig in igs:
@@ -317,7 +374,8 @@ class ClusterService(object):
         else:
             for path, obj in current.items():
                 after.setdefault(path, obj)
-        return Plan(name, current, after, completed, interrupted=self.cluster_store(name).interrupted_write())
+        return Plan(name, current, after, completed, interrupted=self.cluster_store(name).interrupted_write(),
+                    operation=operation)
 
     def validate(self, cluster, igs):
         """Validate user spec and its completion; raise ValidationError with every problem."""
@@ -336,6 +394,25 @@ def _keyed(cluster, igs):
     for ig in igs:
         keyed[layout.instance_group_path(objects.name_of(ig))] = ig
     return keyed
+
+
+def _spec_objects(spec, source):
+    """(cluster, [instance groups]) of a spec's {relpath: bytes}, the groups sorted by name."""
+    cluster = None
+    igs = []
+    for relpath in sorted(spec):
+        documents = objects.load_objects(spec[relpath].decode("utf-8"), source="%s: %s" % (source, relpath))
+        for document in documents:
+            if document.get("kind") == objects.CLUSTER:
+                cluster = document
+            else:
+                igs.append(document)
+    return cluster, sorted(igs, key=objects.name_of)
+
+
+def _joined(spec, paths):
+    """The texts of paths in a {relpath: bytes} spec, one YAML stream (for a diff)."""
+    return "---\n".join(spec[p].decode("utf-8") for p in paths if spec.get(p) is not None)
 
 
 def _carry_metadata(desired, current):

@@ -46,6 +46,9 @@ class KopsModule(AnsibleModule):
         self._kops_service = ClusterService(self.params.get("state_store"), facts=self.cloud_facts(zone_hint))
         if self._name and self._name != "basic.py":  # Ansible passes the task's module name; a lease names it
             self._kops_service.store.owner = self._name
+        # What the spec's history records of a write (modules that write the spec take these options).
+        self._kops_service.store.change_cause = self.params.get("change_cause")
+        self._kops_service.store.history_limit = self.params.get("history_limit")
         return self._kops_service
 
     def _warn_store_notes(self):

@@ -303,13 +303,23 @@ options:
     default: false
   revision:
     description:
-      - "With O(definition), the revision of the cluster the definition was read at (C(get_cluster.yml) writes it as
-        the first line, C(# kubeops.kops revision: <revision>), which is read from a O(definition) string when this
-        is not given). When the state store holds another revision now, the replace is refused naming both, so
+      - "With O(definition), the revision of the spec's history the definition was read at (C(get_cluster.yml) writes
+        it as the first line, C(# kubeops.kops revision: <revision>), which is read from a O(definition) string when
+        this is not given). When the state store holds another revision now, the replace is refused naming both, so
         another run's edit is never written over unseen; O(force=true) overwrites it."
       - Without it (a file that never came from C(get_cluster.yml)) the definition replaces what is stored, as
         C(kops replace) does; the writes are still conditional on what this run read.
+      - "With O(name) and neither O(definition) nor O(options): roll back. The config and instance groups are written
+        back byte for byte as the state store held them at this revision (groups added since are deleted). The
+        rollback is itself a new revision; apply it with M(kubeops.kops.cluster_update). Rolling back to the revision
+        the store already holds changes nothing."
     type: str
+  history_limit:
+    description:
+      - How many revisions of the spec the state store keeps (C(<cluster>/.kubeops-history/)); older ones are removed
+        at the next write. Kept in the history, so later writes by any module keep to it.
+      - Defaults to the stored value, else 100.
+    type: int
   overwrite:
     description:
       - With O(options), rewrite an existing cluster whose stored spec differs from what the options produce.
@@ -324,6 +334,7 @@ options:
 extends_documentation_fragment:
   - kubeops.kops.state_store
   - kubeops.kops.aws
+  - kubeops.kops.spec_history
 attributes:
   check_mode:
     description: Check mode computes the same plan and writes nothing.
@@ -352,6 +363,12 @@ EXAMPLES = r"""
   kubeops.kops.cluster:
     state_store: s3://my-kops-state
     definition: "{{ lookup('ansible.builtin.file', 'clusters/k8s.example.com.yaml') }}"
+
+- name: Roll the spec back to revision 50 of its history (a new revision; then apply it with cluster_update)
+  kubeops.kops.cluster:
+    state_store: s3://my-kops-state
+    name: k8s.example.com
+    revision: "50"
 
 - name: Remove the cluster from the state store only, leaving its cloud objects (kops delete cluster --unregister)
   kubeops.kops.cluster:
@@ -382,9 +399,15 @@ changed_paths:
   elements: str
   sample: [config, instancegroup/control-plane-us-east-1a, instancegroup/nodes-us-east-1a]
 revision:
-  description: The cluster's revision after this run (what C(get_cluster.yml) would write as its first line).
+  description: The revision of the spec's history the store is at after this run (what C(get_cluster.yml) would write
+    as its first line).
   returned: when state=present and not in check mode
   type: str
+  sample: "51"
+restored:
+  description: The revision a rollback wrote back.
+  returned: when rolling back
+  type: int
 config_base:
   description: The cluster's location in the state store.
   returned: always
@@ -400,6 +423,9 @@ def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 
     params = module.params
+    if params["history_limit"] is not None and params["history_limit"] < 1:
+        module.fail_json(msg="history_limit: %d keeps no revision; give at least 1 (the revision the store is at)"
+                         % params["history_limit"])
     options = dict(params["options"] or {})
     service = module.service(zone_hint=(options.get("zones") or [None])[0])
     if params["name"] and options and options.get("cluster_name") not in (None, params["name"]):
@@ -414,6 +440,9 @@ def run(module):
         name = params["name"] or options.get("cluster_name") or _definition_name(module)
         service.cluster_store(name).refuse_while_deleting("cluster state=absent")
         plan = service.plan_delete(name, force=params["force"], region=params["region"], profile=params["profile"])
+    elif not options and params["definition"] is None and params["name"] and params["revision"]:
+        service.cluster_store(params["name"]).refuse_while_deleting("cluster rollback")
+        plan = service.plan_rollback(params["name"], params["revision"])
     elif options:
         plan = service.plan_create(options, overwrite=params["overwrite"])
         service.cluster_store(plan.cluster_name).refuse_while_deleting("cluster create")
@@ -438,9 +467,10 @@ def run(module):
         result["instance_groups"] = sorted((o for o in after if o["kind"] == objects.INSTANCE_GROUP),
                                            key=objects.name_of)
         result["completed_spec"] = plan.completed
+        if plan.restores is not None:
+            result["restored"] = plan.restores
         if not module.check_mode:
-            from ansible_collections.kubeops.kops.plugins.module_utils.clusters import revision_of
-            result["revision"] = revision_of(result["cluster"], result["instance_groups"])
+            result["revision"] = str(service.revision(plan.cluster_name))
     module.exit_json(**result)
 
 
@@ -490,6 +520,8 @@ def main():
             overwrite=dict(type="bool", default=False),
             prune=dict(type="bool", default=False),
             revision=dict(type="str"),
+            history_limit=dict(type="int"),
+            change_cause=dict(type="str"),
         ),
         mutually_exclusive=[["options", "definition"]],
     )

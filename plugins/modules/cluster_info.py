@@ -23,6 +23,20 @@ options:
       - Computed from the user spec, so it is current even before C(cluster_update) has run.
     type: bool
     default: false
+  revision:
+    description:
+      - Read the spec as the state store held it at this revision of its history (C(<cluster>/.kubeops-history/),
+        docs/state-store.md) instead of as it is now. Fails naming the kept revisions when it is not kept.
+    type: int
+  compare_to:
+    description:
+      - Also return RV(revision_diff), a unified diff of the spec from this revision to O(revision) (or to the
+        spec as stored now, without O(revision)).
+    type: int
+  history:
+    description: Also return RV(history), every kept revision with who made it, when, and with which playbook.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - kubeops.kops.state_store
   - kubeops.kops.aws
@@ -48,6 +62,14 @@ EXAMPLES = r"""
     state_store: s3://my-kops-state
     name: k8s.example.com
   register: kops_cluster
+
+- name: The spec at revision 50, and what changed from revision 40 to it
+  kubeops.kops.cluster_info:
+    state_store: s3://my-kops-state
+    name: k8s.example.com
+    revision: 50
+    compare_to: 40
+  register: kops_cluster_50
 
 - name: Save it
   ansible.builtin.copy:
@@ -83,7 +105,58 @@ completed_spec:
   description: The completed Cluster.
   returned: when the named cluster exists and full=true
   type: dict
+revision:
+  description:
+    - The revision of the spec's history that was read (O(revision), else the one the store is at now). C(get_cluster.yml)
+      writes it as its first line; C(replace_cluster.yml) refuses the file once the store has moved on.
+    - A spec changed by another tool since the last revision kubeops.kops recorded reads as the next number followed
+      by C((unrecorded <sha256 prefix>)); the next write records it as a revision of its own.
+  returned: when the named cluster exists
+  type: str
+  sample: "51"
+revision_diff:
+  description: Unified diff of the spec (config, then instance groups) from O(compare_to) to the revision read.
+  returned: when compare_to is given and the cluster exists
+  type: str
+history:
+  description: Every kept revision, oldest first.
+  returned: when history=true and the cluster exists
+  type: list
+  elements: dict
+  contains:
+    revision:
+      description: Its number (1 is the create; one more per change of the spec).
+      type: int
+    operation:
+      description: >-
+        create, replace, rollback, instance_group, upgrade, keypair; outside (a change by another tool, recorded at the
+        next write here) or found (the spec as stored when the history began).
+      type: str
+    time:
+      description: When it was written (UTC).
+      type: str
+    user:
+      description: The user that ran the module.
+      type: str
+    host:
+      description: The host the module ran on.
+      type: str
+    module:
+      description: The module that wrote it.
+      type: str
+    cause:
+      description: The module's change_cause; by default the playbook, line and task.
+      type: str
+    paths:
+      description: The spec files it changed.
+      type: list
+      elements: str
+    restores:
+      description: The revision a rollback wrote back.
+      type: int
 """
+
+import difflib
 
 from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsModule, reports_errors
 
@@ -99,15 +172,30 @@ def run(module):
     cluster, groups = service.read(name)
     if cluster is None:
         module.exit_json(changed=False, exists=False)
-    result = dict(changed=False, exists=True, cluster=cluster, instance_groups=groups,
-                  yaml=objects.dump_objects([cluster] + groups))
-    if module.params["full"]:
+    params = module.params
+    revision = str(service.revision(name))
+    if params["revision"] is not None:
+        cluster, groups = service.read_revision(name, params["revision"])
+        revision = str(params["revision"])
+    text = objects.dump_objects([cluster] + groups)
+    result = dict(changed=False, exists=True, cluster=cluster, instance_groups=groups, yaml=text, revision=revision)
+    if params["compare_to"] is not None:
+        old_cluster, old_groups = service.read_revision(name, params["compare_to"])
+        result["revision_diff"] = "".join(difflib.unified_diff(
+            objects.dump_objects([old_cluster] + old_groups).splitlines(True), text.splitlines(True),
+            "%s revision %d" % (name, params["compare_to"]), "%s revision %s" % (name, revision)))
+    if params["history"]:
+        result["history"] = [{k: v for k, v in entry.items() if k not in ("snapshot", "sha256")}
+                             for entry in service.history(name).revisions()]
+    if params["full"]:
         result["completed_spec"] = service.validate(cluster, groups)
     module.exit_json(**result)
 
 
 def main():
-    module = KopsModule(argument_spec=dict(name=dict(type="str"), full=dict(type="bool", default=False)))
+    module = KopsModule(argument_spec=dict(name=dict(type="str"), full=dict(type="bool", default=False),
+                                           revision=dict(type="int"), compare_to=dict(type="int"),
+                                           history=dict(type="bool", default=False)))
     run(module)
 
 

@@ -41,6 +41,7 @@ options:
 extends_documentation_fragment:
   - kubeops.kops.state_store
   - kubeops.kops.aws
+  - kubeops.kops.spec_history
 attributes:
   check_mode:
     description: Check mode computes the same upgrade and writes nothing (kops without C(--yes)).
@@ -119,6 +120,7 @@ def run(module):
                                           after=cluster_after["spec"].get("kubernetesVersion")))
     if actions:
         plan = service.plan_replace([cluster_after] + groups_after)
+        plan.operation = "upgrade"
         if not module.check_mode:
             service.execute(plan)
         result.update(changed=plan.changed, changed_paths=plan.changed_paths)
@@ -133,6 +135,7 @@ def main():
             cluster_name=dict(type="str", required=True),
             channel=dict(type="str", choices=["stable", "alpha"]),
             kubernetes_version=dict(type="str"),
+            change_cause=dict(type="str"),
         ),
     )
     run(module)

@@ -43,6 +43,7 @@ options:
 extends_documentation_fragment:
   - kubeops.kops.state_store
   - kubeops.kops.aws
+  - kubeops.kops.spec_history
 attributes:
   check_mode:
     description: Check mode computes the same plan and writes nothing.
@@ -147,6 +148,7 @@ def main():
             state=dict(type="str", choices=["present", "absent"], default="present"),
             spec=dict(type="dict"),
             definition=dict(type="raw"),
+            change_cause=dict(type="str"),
         ),
         mutually_exclusive=[["spec", "definition"]],
     )

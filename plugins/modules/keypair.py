@@ -37,6 +37,7 @@ options:
 extends_documentation_fragment:
   - kubeops.kops.state_store
   - kubeops.kops.aws
+  - kubeops.kops.spec_history
 attributes:
   check_mode:
     description: Computes the same changes and writes nothing.
@@ -116,7 +117,7 @@ def run(module):
             changed.append(name)
         views.append(keystore.public_view(wanted))
     if changes and not module.check_mode:
-        store.apply(changes)
+        store.apply(changes, operation="keypair", record={"keysets": changed, "action": params["action"]})
     result = dict(changed=bool(changed), changed_keysets=changed, keysets=views)
     if module._diff and changed:
         shown = [v for v in views if v["name"] in changed]
@@ -134,6 +135,7 @@ def main():
         cluster_name=dict(type="str", required=True),
         keysets=dict(type="list", elements="str", default=["all"], no_log=False),  # names, not key material
         action=dict(type="str", choices=["ensure", "rotate", "promote", "distrust"], default="ensure"),
+        change_cause=dict(type="str"),
     ))
     run(module)
 

@@ -23,6 +23,7 @@ import threading
 import time
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.statestore import history
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore.vfs import ABSENT, ConflictError, NotFoundError
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore.vfs import StoreError
 
@@ -402,7 +403,7 @@ class ClusterStore(object):
                 self.store.notes.append("releasing the lease on cluster %s failed (%s); it expires at %s"
                                         % (self.name, exc, _utc(time.time() + held.ttl)))
 
-    def apply(self, changes, owner=None):
+    def apply(self, changes, owner=None, operation=None, record=None):
         """Write/delete (relpath, bytes-or-None) pairs, all or nothing, under the cluster's lease.
 
         Each write is conditional on what this run read (a change by another
@@ -410,10 +411,18 @@ class ClusterStore(object):
         journaled first (<cluster>/.kubeops-journal: each path, its new bytes
         and their sha256), so a run killed half-way is finished by the next
         one; a write that fails is rolled back.
+
+        A change of the spec (config, instancegroup/*), or any write given an
+        operation (history.OPERATIONS), is one revision of the spec's history:
+        its snapshot and index entry are written in the same journaled write.
+        record: more for the revision's entry (a rollback's "restores", a keypair change's "keysets").
         """
         if not changes:
             return
         with self.lease(owner):
+            if operation or any(history.is_spec_path(relpath) for relpath, _data in changes):
+                context = {"cause": self.store.change_cause, "limit": self.store.history_limit, "record": record}
+                changes = list(changes) + history.History(self).changes_for(changes, operation, context)
             previous = {}
             for relpath, _data in changes:
                 if relpath not in previous:

@@ -106,6 +106,10 @@ class Store(object):
         self.clusters = {}
         # Who this run is, for a lease it takes (the module's name); None: the program's name.
         self.owner = None
+        # What the spec's history records of a change this run writes (statestore/history.py): the cause the
+        # module was given (the playbook and task, by default) and the number of revisions to keep.
+        self.change_cause = None
+        self.history_limit = None
 
     def url(self, relpath=""):
         return "%s/%s" % (self.base_url, relpath) if relpath else self.base_url

@@ -97,7 +97,7 @@ def test_two_concurrent_replaces_one_fails_saying_why_and_no_edit_is_lost(shared
     assert config["spec"][field] == [cidr]  # the reported success is what is stored
     field, cidr = edits[losers[0]]
     assert config["spec"].get(field) != [cidr]  # and the failed run changed nothing
-    assert sorted(stored(shared_url)) == sorted(
+    assert sorted(p for p in stored(shared_url) if "/.kubeops-history/" not in p) == sorted(
         ["%s/config" % NAME] + ["%s/instancegroup/%s-us-east-1%s" % (NAME, role, zone)
                                 for role in ("control-plane", "nodes") for zone in "abc"])
 
@@ -123,7 +123,8 @@ def test_a_run_that_planned_before_another_run_wrote_fails_with_one_line(store):
 
 def test_a_killed_multi_object_write_is_finished_by_the_next_run(shared_url, tmp_path):
     args = {"state_store": shared_url, "options": OPTIONS}
-    killed = start_module(tmp_path, "killed", args, "kill-after", "4")  # the journal and 3 of the 7 objects
+    # The journal and 3 of the 9 objects (7 of kops' and the spec history's first snapshot and index).
+    killed = start_module(tmp_path, "killed", args, "kill-after", "4")
     killed.communicate(timeout=120)
     assert killed.returncode == -9
     left = stored(shared_url)
@@ -138,9 +139,9 @@ def test_a_killed_multi_object_write_is_finished_by_the_next_run(shared_url, tmp
     assert finished["changed"] is True, finished
     warnings = json.dumps(finished.get("warnings"))
     assert "took over the lease on cluster %s" % NAME in warnings and "its process is gone" in warnings
-    assert "finished an interrupted write of 7 object(s) to cluster %s" % NAME in warnings
+    assert "finished an interrupted write of 9 object(s) to cluster %s" % NAME in warnings
     after = stored(shared_url)
-    assert len(after) == 7 and not any(layout.JOURNAL in p or layout.LEASE in p for p in after)
+    assert len(after) == 9 and not any(layout.JOURNAL in p or layout.LEASE in p for p in after)
     again = result_of(start_module(tmp_path, "again", args, "kill-after", "99"))
     assert again["changed"] is False and not again.get("warnings") and stored(shared_url) == after
 
@@ -269,12 +270,13 @@ def test_deleting_a_cluster_empties_the_store_in_batches_the_config_last(store):
     deleting.delete_cluster()
     assert vfs.open_store(store.base_url).list("c/") == []
     if store.scheme == "s3":
-        # 1,204 objects: two DeleteObjects (1,000 + 203), then the config, with the lease's PUT and DELETE.
+        # 1,206 objects (the config's write is revision 1 of the spec history: its index and snapshot): two
+        # DeleteObjects (1,000 + 205), then the config, with the lease's PUT and DELETE.
         batches = sum(n for k, n in requests.items() if k.startswith("POST "))
         assert batches == 2 and requests["DELETE %s/prefix/c/config" % store.bucket] == 1 and sum(requests.values()) == 5, requests
         assert order == ["c/config", "c/" + layout.LEASE]
     else:
-        assert order[-2:] == ["c/config", "c/" + layout.LEASE] and len(order) == 1205
+        assert order[-2:] == ["c/config", "c/" + layout.LEASE] and len(order) == 1207
 
 
 def test_a_batched_delete_keeps_an_object_another_run_changed(store):
@@ -311,7 +313,7 @@ def _replace_probe(tmp_path, url, tries, with_revision):
     for attempt in range(tries):
         service = clusters.ClusterService(url)
         cluster, groups = service.read(NAME)
-        line = clusters.REVISION_LINE % clusters.revision_of(cluster, groups) + "\n" if with_revision else ""
+        line = clusters.REVISION_LINE % service.revision(NAME) + "\n" if with_revision else ""
         edits = {"ssh": ("sshAccess", "10.1.%d.0/24" % attempt), "api": ("kubernetesApiAccess", "10.2.%d.0/24" % attempt)}
         racers = {}
         for name, (field, cidr) in edits.items():
@@ -355,13 +357,13 @@ def test_a_replace_of_an_older_revision_is_refused_naming_both_unless_forced(sto
     service = clusters.ClusterService(store.base_url)
     service.execute(service.plan_create(OPTIONS))
     cluster, groups = service.read(NAME)
-    read_at = clusters.revision_of(cluster, groups)
+    read_at = str(service.revision(NAME))
     first = json.loads(json.dumps(cluster))
     first["spec"]["sshAccess"] = ["10.1.0.0/16"]
     runs = clusters.ClusterService(store.base_url)
     runs.execute(runs.plan_replace([first], revision=read_at))
-    now = clusters.revision_of(*clusters.ClusterService(store.base_url).read(NAME))
-    assert now != read_at
+    now = str(clusters.ClusterService(store.base_url).revision(NAME))
+    assert (read_at, now) == ("1", "2")
     late = json.loads(json.dumps(cluster))
     late["spec"]["kubernetesApiAccess"] = ["10.2.0.0/16"]
     with pytest.raises(clusters.ClusterError) as refused:
@@ -373,4 +375,6 @@ def test_a_replace_of_an_older_revision_is_refused_naming_both_unless_forced(sto
     spec = clusters.ClusterService(store.base_url).read(NAME)[0]["spec"]
     assert spec["kubernetesApiAccess"] == ["10.2.0.0/16"] and spec.get("sshAccess") != ["10.1.0.0/16"]
     assert clusters.revision_in("# kubeops.kops revision: %s\napiVersion: x\n" % now) == now
+    with pytest.raises(clusters.ClusterError, match="revision: revision '3f1c0a9d5e7b2c41' is not a revision"):
+        clusters.ClusterService(store.base_url).plan_replace([late], revision="3f1c0a9d5e7b2c41")
     assert clusters.revision_in("apiVersion: x\n") is None
