@@ -1,6 +1,7 @@
 """tests/moto_server.py behaves as AWS where moto 5.2 does not (issue 22 item 8): a launch template version made by
-CreateLaunchTemplateVersion launches, and an autoscaling group's instances are tagged and reported with the version
-they were launched from.  Plain boto3 on the tests' moto server."""
+CreateLaunchTemplateVersion launches, an autoscaling group's instances are tagged and reported with the version they
+were launched from, and a deleted subnet's route table association is dropped.  Plain boto3 on the tests' moto
+server."""
 
 from __future__ import annotations
 
@@ -68,3 +69,16 @@ def test_malformed_user_data_of_a_new_version_is_refused_as_on_aws(template):
     with pytest.raises(ec2.exceptions.ClientError) as refused:
         ec2.create_launch_template_version(LaunchTemplateId=template, LaunchTemplateData={"UserData": "not base64!"})
     assert "InvalidUserData" in refused.value.response["Error"]["Code"]
+
+
+def test_deleting_a_subnet_drops_its_route_table_association_as_on_aws(aws):
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    vpc = ec2.create_vpc(CidrBlock="10.9.0.0/16")["Vpc"]["VpcId"]
+    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.9.1.0/24")["Subnet"]["SubnetId"]
+    kept = ec2.create_subnet(VpcId=vpc, CidrBlock="10.9.2.0/24")["Subnet"]["SubnetId"]
+    table = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
+    ec2.associate_route_table(RouteTableId=table, SubnetId=subnet)
+    ec2.associate_route_table(RouteTableId=table, SubnetId=kept)
+    ec2.delete_subnet(SubnetId=subnet)
+    associations = ec2.describe_route_tables(RouteTableIds=[table])["RouteTables"][0]["Associations"]
+    assert [a["SubnetId"] for a in associations] == [kept]
