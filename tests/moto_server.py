@@ -6,13 +6,32 @@ EnableResourceNameDnsAAAARecordOnLaunch and EnableDns64, so a model that compare
 on AWS, would never converge on moto.  Here they are stored as AWS stores them.  moto 5.2's Resource
 Groups Tagging API GetResources lists event buses but not rules (AWS lists rules as events:rule), so
 the cluster's rules would always be asked with ListTagsForResource; here they are listed, with the
-tags ListTagsForResource answers.  Nothing else differs from `python -m moto.server`.
+tags ListTagsForResource answers.
+
+Launch template versions: AWS launches from any version of a template, whichever call made it; moto 5.2 keeps
+the UserData of a version made by CreateLaunchTemplateVersion as the request's text instead of its base64 type,
+so every later launch from that version fails inside moto (an HTML 500 from the assertion in
+moto/ec2/models/launch_templates.py's user_data).  Here it is kept as CreateLaunchTemplate keeps it.  And an
+AWS autoscaling group's instance is launched from, tagged with (aws:ec2launchtemplate:version) and reported
+(DescribeAutoScalingGroups/Instances' LaunchTemplate.Version) as the version the group names; moto 5.2 takes
+its user data, image and type from that version but tags and reports the template's default version.  Here
+the version the instance was launched from is tagged and reported.  AWS drops a deleted subnet's route table
+association; moto 5.2 keeps it: here it is dropped.
+Nothing else differs from `python -m moto.server`.
 """
 
 from __future__ import annotations
 
+import threading
+
+from moto.autoscaling import models as autoscaling_models
 from moto.core.resource_tagging import TaggedResource
+from moto.core.types import Base64EncodedString
+from moto.ec2.models import instances as ec2_instances
+from moto.ec2.models import launch_templates
+from moto.ec2.models import subnets as subnet_models
 from moto.ec2.responses import subnets
+from moto.ec2.utils import parse_user_data
 from moto.events import models as events_models
 from moto.server import main
 
@@ -48,6 +67,79 @@ def _with_rules(iter_tagged_resources):
 
 
 events_models.EventsBackend.iter_tagged_resources = _with_rules(events_models.EventsBackend.iter_tagged_resources)
+
+
+# AWS: a version made by CreateLaunchTemplateVersion launches like one made by CreateLaunchTemplate.
+def _user_data_as_created(create_version):
+    def create_version_keeping_user_data(self, data, description):
+        user_data = data.get("UserData")
+        if user_data is not None and not isinstance(user_data, Base64EncodedString):
+            # AWS: UserData must be base64 here as on CreateLaunchTemplate (InvalidUserData.Malformed otherwise).
+            data = dict(data, UserData=parse_user_data(user_data))
+        return create_version(self, data, description)
+    return create_version_keeping_user_data
+
+
+launch_templates.LaunchTemplate.create_version = _user_data_as_created(launch_templates.LaunchTemplate.create_version)
+
+# AWS: an autoscaling group's instance is tagged and reported with the version it was launched from (the group's).
+# The version number an autoscaling group is launching from, per server thread, between the group's launch and the
+# EC2 backend's run_instances it calls (which is not told the version).
+_LAUNCHING = threading.local()
+
+
+def _launch_the_groups_version(replace_instances):
+    def replace_autoscaling_group_instances(self, count_needed, propagated_tags):
+        template = self.ec2_launch_template
+        _LAUNCHING.version = template.get_version(self.launch_template_version).number if template else None
+        try:
+            return replace_instances(self, count_needed, propagated_tags)
+        finally:
+            _LAUNCHING.version = None
+    return replace_autoscaling_group_instances
+
+
+def _run_the_launching_version(run_instances):
+    def run_instances_of_version(self, image_id, count, user_data, security_group_names, **kwargs):
+        version = getattr(_LAUNCHING, "version", None)
+        if version is not None and kwargs.get("launch_template") and "Version" not in kwargs["launch_template"]:
+            kwargs["launch_template"] = dict(kwargs["launch_template"], Version=str(version))
+        reservation = run_instances(self, image_id, count, user_data, security_group_names, **kwargs)
+        if version is not None:
+            for instance in reservation.instances:
+                instance.launched_template_version = str(version)
+        return reservation
+    return run_instances_of_version
+
+
+def _launched_version(self):
+    """An instance's LaunchTemplate as AWS reports it: the version it was launched from."""
+    template = self.auto_scaling_group.ec2_launch_template if self.auto_scaling_group is not None else None
+    if template is None:
+        return None
+    return {"LaunchTemplateId": template.id, "LaunchTemplateName": template.name,
+            "Version": getattr(self.instance, "launched_template_version", None) or template.default_version_number}
+
+
+autoscaling_models.FakeAutoScalingGroup.replace_autoscaling_group_instances = _launch_the_groups_version(
+    autoscaling_models.FakeAutoScalingGroup.replace_autoscaling_group_instances)
+ec2_instances.InstanceBackend.run_instances = _run_the_launching_version(ec2_instances.InstanceBackend.run_instances)
+autoscaling_models.InstanceState.launch_template = property(_launched_version)
+
+
+# AWS: deleting a subnet removes its route table association (moto 5.2 keeps it, and the table can then never be
+# deleted without a DisassociateRouteTable AWS would answer InvalidAssociationID.NotFound).
+def _drop_associations(delete_subnet):
+    def delete_subnet_and_its_associations(self, subnet_id):
+        subnet = delete_subnet(self, subnet_id)
+        for table in self.route_tables.values():
+            for association_id in [a for a, target in table._associations.items() if target == subnet_id]:
+                del table._associations[association_id]
+        return subnet
+    return delete_subnet_and_its_associations
+
+
+subnet_models.SubnetBackend.delete_subnet = _drop_associations(subnet_models.SubnetBackend.delete_subnet)
 
 if __name__ == "__main__":
     main()

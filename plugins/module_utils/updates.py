@@ -118,6 +118,17 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
         return cloud_factory(cluster_name, region) if cloud_factory else driver.cloud(cluster_name, region,
                                                                                       spec=completed["spec"], **options)
     cloud = new_cloud()
+    # The store first (kops' keypair and managed-file tasks come before the launch templates that pin them): every
+    # object a node's user data pins (nodeup configs, the keysets they carry, the boot artefacts above) is stored
+    # before any launch template, group or instance can refer to it, so a run killed after the groups launched
+    # leaves no instance pinned to a config the store lacks, and the next run finds and reuses the same CAs.
+    addon_changes = addon_channel.store_files(completed, groups, node_changes,
+                                              account_id=_addon_account(completed, lambda: cloud))
+    changes = store.differing(managed_files(completed) + node_changes + addon_changes)
+    if changes and not dry_run:
+        store.apply(changes)
+    if not dry_run:
+        nodeup_store.refresh_keyset_bundle(store, completed)
     # Without DNS the workers' user data pins the control plane's addresses (kops' APIServerIPs), once they exist.
     addresses = driver.control_plane_addresses(cloud, completed)
     user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot, node_changes, addresses)
@@ -135,13 +146,6 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
             tasks = list(driver.build_tasks(completed, groups, keys, user_data).values())
             plan = merge_plans(plan, runner.run(tasks, new_cloud(), dry_run=False, workers=workers, deadline=deadline,
                                                 progress=progress, kinds=driver.task_classes()))
-    addon_changes = addon_channel.store_files(completed, groups, node_changes,
-                                              account_id=_addon_account(completed, lambda: cloud))
-    changes = store.differing(managed_files(completed) + node_changes + addon_changes)
-    if changes and not dry_run:
-        store.apply(changes)
-    if not dry_run:
-        nodeup_store.refresh_keyset_bundle(store, completed)
     return plan, completed, bool(changes) or keys_changed or bool(boot.uploaded)
 
 

@@ -4,10 +4,9 @@ unrelated directory), on moto's server, with the Kubernetes side on the Kubernet
 (tests/kube_api_server.py) trusting the cluster's CA.  A neighbour cluster in the same account and store is counted
 object by object before and after (test_delete_cluster.inventory: plain boto3 by tags, not the code under test).
 
-moto differs from AWS in two ways, made up for as test_rolling_update does and says: its autoscaling groups launch
-from the template's default version and it cannot launch from a version with UserData made by
-CreateLaunchTemplateVersion (so the new version is copied without UserData and made the default); and it has no
-kubelets (test_rolling_update.Kubelets registers a Ready Node per running instance and removes a terminated one's).
+moto launches, tags and reports an autoscaling group's version of its template as AWS does through
+tests/moto_server.py; it has no kubelets (test_rolling_update.Kubelets registers a Ready Node per running instance
+and removes a terminated one's).
 """
 
 from __future__ import annotations
@@ -33,19 +32,6 @@ def _ok(code, run, task):
     result = task_results(run, task)
     assert code == 0, (task, result.get("msg"), result.get("log"))
     return result
-
-
-def _moto_launches_the_new_version():
-    """After the machine type changed: the new version, without UserData, as the templates' default (moto)."""
-    ec2 = boto3.client("ec2", region_name="us-east-1")
-    for template in ec2.describe_launch_templates(Filters=[
-            {"Name": "tag:KubernetesCluster", "Values": [CLUSTER]}])["LaunchTemplates"]:
-        data = ec2.describe_launch_template_versions(LaunchTemplateId=template["LaunchTemplateId"], Versions=[
-            "$Latest"])["LaunchTemplateVersions"][0]["LaunchTemplateData"]
-        assert data["InstanceType"] == "t3.large" and data.pop("UserData")
-        latest = ec2.create_launch_template_version(LaunchTemplateId=template["LaunchTemplateId"],
-                                                    LaunchTemplateData=data)["LaunchTemplateVersion"]["VersionNumber"]
-        ec2.modify_launch_template(LaunchTemplateId=template["LaunchTemplateId"], DefaultVersion=str(latest))
 
 
 def test_create_update_change_roll_validate_delete_leaves_nothing_and_the_neighbour_untouched(aws, user):  # noqa: F811
@@ -96,7 +82,6 @@ def test_create_update_change_roll_validate_delete_leaves_nothing_and_the_neighb
     code, run = step("update (machine type)", "update_cluster", *run_args)
     updated = _ok(code, run, "Update the cluster with target direct")
     assert updated["changed"] is True
-    _moto_launches_the_new_version()
 
     # rolling update, draining through the Kubernetes API, then validate
     service = clusters.ClusterService(store)

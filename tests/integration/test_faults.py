@@ -7,17 +7,22 @@ clean run made.  docs/faults.md gives the figures.
 
 from __future__ import annotations
 
+import base64
 import collections
+import hashlib
 import os
+import re
 import signal
 import subprocess
 import time
 
 import boto3
 import pytest
+import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils import clusters, updates
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import tag_dict
+from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
 
 from tests.faults import is_mutating
 from tests.integration.conftest import BIN, REPO, ansible_env
@@ -328,12 +333,62 @@ def _wait_for_mutating_calls(faults, proc, count, timeout=60):
     raise AssertionError("no %d mutating calls within %d s" % (count, timeout))
 
 
-KILL_POINTS = (8, 60)
+def absent_store_references(url, store):
+    """(instances checked, ["instance: what it pins that the store lacks"]) over every running instance of the
+    account that boots nodeup (a bastion does not): its user data's
+    nodeup config (NODEUP_CONFIG_HASH: a stored igconfig/*/<group>/nodeupconfig.yaml with that sha256), the CA
+    keypairs that config names (KeypairIDs: each id in the stored keyset) and the boot manifest (BOOT_MANIFEST with
+    BOOT_MANIFEST_HASH).  Read with plain boto3 on moto and the store's files, not the code under test's answers."""
+    ec2 = _clients(url)["ec2"]
+    cluster_store = clusters.ClusterService(store).cluster_store(CLUSTER)
+    stored_configs = {}
+    for path in cluster_store.store.list(cluster_store.path("igconfig/")):
+        data = cluster_store.store.read(path)
+        stored_configs[hashlib.sha256(data).hexdigest()] = yaml.safe_load(data)
+    absent, checked = [], 0
+    for reservation in ec2.describe_instances(Filters=[{"Name": "instance-state-name",
+                                                       "Values": ["pending", "running"]}])["Reservations"]:
+        for instance in reservation["Instances"]:
+            value = ec2.describe_instance_attribute(InstanceId=instance["InstanceId"],
+                                                    Attribute="userData")["UserData"].get("Value")
+            script = base64.b64decode(value).decode("utf-8") if value else ""
+            pinned = dict(re.findall(r"^(NODEUP_CONFIG_HASH|BOOT_MANIFEST|BOOT_MANIFEST_HASH|INSTANCE_GROUP)=(.*)$",
+                                     script, re.M))
+            if "NODEUP_CONFIG_HASH" not in pinned:
+                continue  # a bastion: no nodeup
+            checked += 1
+            who = "%s (%s)" % (instance["InstanceId"], pinned.get("INSTANCE_GROUP", "").strip("'"))
+            config = stored_configs.get(pinned["NODEUP_CONFIG_HASH"])
+            if config is None:
+                absent.append("%s: nodeup config %s" % (who, pinned["NODEUP_CONFIG_HASH"][:12]))
+            for name, key_id in sorted(((config or {}).get("KeypairIDs") or {}).items()):
+                keyset = keystore.load(cluster_store, name)
+                if keyset is None or key_id not in [key.get("id") for key in keyset["spec"].get("keys") or []]:
+                    absent.append("%s: keypair %s id %s" % (who, name, key_id))
+            manifest = pinned.get("BOOT_MANIFEST", "").strip("'\"")
+            assert manifest.startswith("file://"), manifest  # the test's store is file://
+            try:
+                with open(manifest[len("file://"):], "rb") as handle:
+                    found = hashlib.sha256(handle.read()).hexdigest()
+            except OSError:
+                found = None
+            if found != pinned.get("BOOT_MANIFEST_HASH", "").strip("'\""):
+                absent.append("%s: boot manifest %s" % (who, manifest))
+    return checked, absent
 
 
-@pytest.mark.parametrize("after_calls", KILL_POINTS)
-def test_a_killed_first_create_converges_on_the_next_run(faults, tmp_path, after_calls):
+# Kill points spread over a whole first create: after 1/14, 2/14 ... 13/14 of the mutating calls a clean create
+# sends (issue 22 item 2: "kill points across the whole create").
+KILL_POINTS = 13
+
+
+@pytest.mark.parametrize("point", range(1, KILL_POINTS + 1))
+def test_a_killed_first_create_converges_on_the_next_run(faults, tmp_path, point):
+    """SIGKILL of the whole process tree at one point of a first create, then a second run: the same inventory as a
+    clean run, then all unchanged; and no instance, after the kill nor after the re-run, pins a nodeup config,
+    keypair or boot manifest the store lacks (the store is written before any launch template is made)."""
     clean = clean_inventory(faults, tmp_path)
+    after_calls = max(1, round(sum(_CLEAN_CALLS.values()) * point / (KILL_POINTS + 1)))
     store = "file://%s" % (tmp_path / "state")
     service = _create_spec(store)
     _become_subreaper()
@@ -352,10 +407,17 @@ def test_a_killed_first_create_converges_on_the_next_run(faults, tmp_path, after
     _reap(tree)
     landed = sum(1 for _t, op, _o in faults.log() if is_mutating(op))
     after_kill = differences(clean, inventory(faults.plain_url))
+    checked_after_kill, absent_after_kill = absent_store_references(faults.plain_url, store)
     second = _run_reporting(service)
     found = inventory(faults.plain_url)
-    print("killed after %d mutating calls (%d landed): first run left %s; second run: %s; (expected, found) after it: %s"
-          % (after_calls, landed, after_kill, second, differences(clean, found)))
+    checked_after_rerun, absent_after_rerun = absent_store_references(faults.plain_url, store)
+    print("kill point %d of %d: killed after %d of %d mutating calls (%d landed): first run left %s; instances pinning "
+          "what the store lacks: %d of %d after the kill, %d of %d after the re-run %s; second run: %s; (expected, found) "
+          "after it: %s" % (point, KILL_POINTS, after_calls, sum(_CLEAN_CALLS.values()), landed, after_kill,
+                            len(absent_after_kill), checked_after_kill, len(absent_after_rerun), checked_after_rerun,
+                            absent_after_rerun, second, differences(clean, found)))
+    assert (absent_after_kill, absent_after_rerun) == ([], [])
+    assert checked_after_rerun == 6  # the 3 control-plane and 3 node groups' instances (the bastion runs no nodeup)
     assert differences(clean, found) == {} and found == clean
     assert set(_apply(service)) == {"unchanged"}
 

@@ -2,10 +2,9 @@
 order and surge; the Kubernetes side (cordon, drain by eviction with a PodDisruptionBudget, validation) on the
 Kubernetes API test server (tests/kube_api_server.py) trusting the cluster's CA.
 
-moto differs from AWS in two ways the tests make up for, said where they do: its autoscaling groups launch from
-the template's *default* version (AWS: the group's version, here $Latest), so after the template changes the test
-makes the new version the default too; and it has no kubelets, so a thread registers a Ready Node for each running
-instance of the cluster and removes the Node of a terminated one (what kubelets and the cloud controller do).
+tests/moto_server.py makes moto launch from, tag and report the group's version of the template as AWS does
+(issue 22 item 8).  moto has no kubelets, so a thread registers a Ready Node for each running instance of the
+cluster and removes the Node of a terminated one (what kubelets and the cloud controller do).
 """
 
 from __future__ import annotations
@@ -61,15 +60,10 @@ def _change_machine_type(service):
     assert calls["CreateLaunchTemplateVersion"] == 2
     ec2, _autoscaling = _clients()
     for template in ec2.describe_launch_templates()["LaunchTemplates"]:
-        # moto cannot launch from a version made by CreateLaunchTemplateVersion with UserData (it keeps the text
-        # undecoded and asserts when launching): the same version again without UserData becomes $Latest.
+        # The groups launch from $Latest, the new version (made by CreateLaunchTemplateVersion, with UserData).
         data = ec2.describe_launch_template_versions(LaunchTemplateId=template["LaunchTemplateId"], Versions=[
             "$Latest"])["LaunchTemplateVersions"][0]["LaunchTemplateData"]
-        assert data["InstanceType"] == "t3.large" and data.pop("UserData")
-        latest = ec2.create_launch_template_version(LaunchTemplateId=template["LaunchTemplateId"],
-                                                    LaunchTemplateData=data)["LaunchTemplateVersion"]["VersionNumber"]
-        # moto launches an autoscaling group's instances from the default version, AWS from the group's ($Latest).
-        ec2.modify_launch_template(LaunchTemplateId=template["LaunchTemplateId"], DefaultVersion=str(latest))
+        assert data["InstanceType"] == "t3.large" and data["UserData"]
 
 
 def _members(group_name):

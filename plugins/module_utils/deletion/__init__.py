@@ -316,15 +316,19 @@ def _delete(service, store, cluster_name, deleting, region, profile, timeout, in
     handled = {}
     resources = outcome.resources
     # A pass deletes what discovery found; the next discovery catches what appeared meanwhile
-    # (a node an autoscaler started, a record a controller wrote) until nothing owned is left.
+    # (a node an autoscaler started, a record a controller wrote) until nothing owned is left.  A provider
+    # that knows which kinds can have appeared looks for those only (rediscover).
+    rediscover = getattr(module, "rediscover", None)
     for _pass in range(3):
         walker = Walker(cloud, module.KINDS_BY_NAME, resources, deadline=max(0, timeout - (clock() - start)),
                         interval=interval, log=outcome.log, sleep=sleep, clock=clock)
-        for entry in walker.run():
+        reports = walker.run()
+        for entry in reports:
             handled["%s:%s" % (entry["kind"], entry["id"])] = entry
         if walker.stuck:
             break
-        resources = [r for r in module.discover(cloud, spec) if not r.shared]
+        found = rediscover(cloud, spec, reports) if rediscover else module.discover(cloud, spec)
+        resources = [r for r in found if not r.shared]
         if not resources:
             break
     outcome.objects = sorted(handled.values(), key=lambda o: (o["kind"], o["name"], o["id"]))

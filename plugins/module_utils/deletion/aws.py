@@ -136,21 +136,47 @@ class Scope(object):
         self.spec = spec
         self.nat_enis = set()
         self.foreign_targets = set()
+        self.vpc_items = None   # the cluster's VPCs as described (discover fills it first)
+        self.owned_vpc = None   # the id of the one VPC the cluster owns, if so
+        self.in_vpc = {}        # describe operation -> every item in owned_vpc, the cluster's and others'
+
+    def described_in_vpc(self, operation, key, extra_filters=()):
+        """Every item an EC2 describe lists in the cluster's own VPC, whoever's it is: one call per kind gives
+        both the cluster's objects (told apart by their tags) and what else is in the VPC (foreign_in_vpc reads
+        them from here instead of asking again)."""
+        if operation not in self.in_vpc:
+            self.in_vpc[operation] = _describe(self.cloud, operation, key,
+                                               [{"Name": "vpc-id", "Values": [self.owned_vpc]}] + list(extra_filters))
+        return self.in_vpc[operation]
 
 
-def _describe(cloud, operation, key, filters):
+def _describe(cloud, operation, key, filters, page_size=None):
     api = cloud.ec2
     if api.can_paginate(operation):
-        return paginate(api, operation, key, Filters=filters)
+        return paginate(api, operation, key, Filters=filters,
+                        **({"PaginationConfig": {"PageSize": page_size}} if page_size else {}))
     return getattr(api, operation)(Filters=filters)[key]
 
 
-def tagged_ec2(scope, operation, key, id_key, extra_filters=()):
-    """Every item of an EC2 describe tagged for the cluster by either tag (one call per tag)."""
+# Which tags find a kind's objects (kops' listers: pkg/resources/aws).  Kinds a user may bring (network objects,
+# shared with the cluster) or a controller may make with the ownership tag alone (security groups, interfaces) are
+# asked by both tags, one call each; the kinds only the cluster's own tasks make, which carry both, by one.
+BY_BOTH_TAGS = ("cluster", "ownership")
+BY_CLUSTER_TAG = ("cluster",)
+BY_OWNERSHIP_TAG = ("ownership",)
+
+
+def _tag_filters(scope, which, ownership_values=(OWNED, SHARED)):
+    filters = {"cluster": {"Name": "tag:" + TAG_CLUSTER, "Values": [scope.name]},
+               "ownership": {"Name": "tag:" + TAG_OWNERSHIP % scope.name, "Values": list(ownership_values)}}
+    return [filters[name] for name in which]
+
+
+def tagged_ec2(scope, operation, key, id_key, extra_filters=(), by=BY_BOTH_TAGS, page_size=None):
+    """Every item of an EC2 describe tagged for the cluster by the tags `by` names (one call per tag)."""
     found = {}
-    for tag_filter in ({"Name": "tag:" + TAG_CLUSTER, "Values": [scope.name]},
-                       {"Name": "tag:" + TAG_OWNERSHIP % scope.name, "Values": [OWNED, SHARED]}):
-        for item in _describe(scope.cloud, operation, key, [tag_filter] + list(extra_filters)):
+    for tag_filter in _tag_filters(scope, by):
+        for item in _describe(scope.cloud, operation, key, [tag_filter] + list(extra_filters), page_size):
             found[item[id_key]] = item
     return [found[k] for k in sorted(found)]
 
@@ -194,10 +220,16 @@ class Ec2Kind(Kind):
 
     describe = ("", "", "")     # operation, result key, id key
     delete_call = ("", "")      # operation, id parameter
+    by = BY_BOTH_TAGS
+    page_size = None
+    # Objects that live in a VPC (describe filter vpc-id): when the cluster owns its VPC, listed by it.
+    in_vpc = False
 
     def items(self, scope):
         operation, key, id_key = self.describe
-        return tagged_ec2(scope, operation, key, id_key)
+        if self.in_vpc and scope.owned_vpc:
+            return sorted(scope.described_in_vpc(operation, key), key=lambda item: item[id_key])
+        return tagged_ec2(scope, operation, key, id_key, by=self.by, page_size=self.page_size)
 
     def find(self, scope):
         id_key = self.describe[2]
@@ -222,8 +254,8 @@ class AutoscalingGroups(Kind):
     def find(self, scope):
         api = scope.cloud.client("autoscaling")
         found = {}
-        for tag_filter in ({"Name": "tag:" + TAG_CLUSTER, "Values": [scope.name]},
-                           {"Name": "tag:" + TAG_OWNERSHIP % scope.name, "Values": [OWNED]}):
+        # The groups' tags always hold KubernetesCluster (kops' FindAutoscalingGroups asks by it alone).
+        for tag_filter in _tag_filters(scope, BY_CLUSTER_TAG):
             for group in paginate(api, "describe_auto_scaling_groups", "AutoScalingGroups", Filters=[tag_filter]):
                 found[group["AutoScalingGroupName"]] = group
         resources = []
@@ -255,11 +287,15 @@ class AutoscalingGroups(Kind):
 class Instances(Ec2Kind):
     name = "instance"
     LIVE = ("pending", "running", "stopping", "stopped", "shutting-down")
+    by = BY_CLUSTER_TAG  # the groups' tags, propagated to their instances (kops' ListInstances)
+    in_vpc = True
 
     def items(self, scope):
+        if scope.owned_vpc:
+            return [i for r in scope.described_in_vpc("describe_instances", "Reservations")
+                    for i in r.get("Instances") or [] if i["State"]["Name"] in self.LIVE]
         found = {}
-        for tag_filter in ({"Name": "tag:" + TAG_CLUSTER, "Values": [scope.name]},
-                           {"Name": "tag:" + TAG_OWNERSHIP % scope.name, "Values": [OWNED]}):
+        for tag_filter in _tag_filters(scope, self.by, (OWNED,)):
             for reservation in paginate(scope.cloud.ec2, "describe_instances", "Reservations", Filters=[
                     tag_filter, {"Name": "instance-state-name", "Values": list(self.LIVE)}]):
                 for instance in reservation.get("Instances") or []:
@@ -295,6 +331,8 @@ class LaunchTemplates(Ec2Kind):
     name = "launch-template"
     describe = ("describe_launch_templates", "LaunchTemplates", "LaunchTemplateId")
     delete_call = ("delete_launch_template", "LaunchTemplateId")
+    by = BY_OWNERSHIP_TAG  # kops' FindAutoScalingLaunchTemplates
+    page_size = 200  # the most a page holds (moto, unasked, answers its first 15 with no NextToken)
 
     def resource(self, scope, object_id, item, tags=None, pending=False):
         resource = Ec2Kind.resource(self, scope, object_id, item, tags, pending)
@@ -306,6 +344,7 @@ class LaunchTemplates(Ec2Kind):
 class KeyPairs(Ec2Kind):
     name = "keypair"
     describe = ("describe_key_pairs", "KeyPairs", "KeyPairId")
+    by = BY_CLUSTER_TAG
 
     def delete_one(self, cloud, resource):
         # By name: every EC2 implementation takes KeyName (moto ignores KeyPairId).
@@ -323,6 +362,7 @@ class SecurityGroups(Ec2Kind):
     strict = True
     describe = ("describe_security_groups", "SecurityGroups", "GroupId")
     delete_call = ("delete_security_group", "GroupId")
+    in_vpc = True
 
     def delete_one(self, cloud, resource):
         """Revoke the rules that name other groups (and all ingress, as kops does) first: groups of one
@@ -351,12 +391,14 @@ class Volumes(Ec2Kind):
     name = "volume"
     describe = ("describe_volumes", "Volumes", "VolumeId")
     delete_call = ("delete_volume", "VolumeId")
+    by = BY_CLUSTER_TAG  # kops' ListVolumes; the EBS CSI driver's volumes carry it too (kops' --extra-tags)
 
 
 class DhcpOptions(Ec2Kind):
     name = "dhcp-options"
     describe = ("describe_dhcp_options", "DhcpOptions", "DhcpOptionsId")
     delete_call = ("delete_dhcp_options", "DhcpOptionsId")
+    by = BY_CLUSTER_TAG
 
 
 class InternetGateways(Ec2Kind):
@@ -376,12 +418,14 @@ class EgressOnlyInternetGateways(Ec2Kind):
     name = "egress-only-internet-gateway"
     describe = ("describe_egress_only_internet_gateways", "EgressOnlyInternetGateways", "EgressOnlyInternetGatewayId")
     delete_call = ("delete_egress_only_internet_gateway", "EgressOnlyInternetGatewayId")
+    by = BY_CLUSTER_TAG
 
 
 class NatGateways(Ec2Kind):
     name = "nat-gateway"
     describe = ("describe_nat_gateways", "NatGateways", "NatGatewayId")
     delete_call = ("delete_nat_gateway", "NatGatewayId")
+    in_vpc = True
 
     def find(self, scope):
         resources = []
@@ -422,16 +466,18 @@ class RouteTables(Ec2Kind):
     strict = True
     describe = ("describe_route_tables", "RouteTables", "RouteTableId")
     delete_call = ("delete_route_table", "RouteTableId")
+    in_vpc = True
 
     def find(self, scope):
         return [r for r in Ec2Kind.find(self, scope)
                 if not any(a.get("Main") for a in r.data.get("Associations") or [])]
 
     def delete_one(self, cloud, resource):
-        # AWS drops a deleted subnet's association; moto keeps it, and a table someone
-        # associated by hand would keep it too: disassociate explicitly.
+        # AWS drops a deleted subnet's association, and the cluster's own subnets are gone before their tables
+        # (AFTER); a subnet the cluster only shares, or one someone associated by hand, keeps it: disassociated.
+        deleted = set(resource.data.get("own_subnets") or ())
         for association in resource.data.get("Associations") or []:
-            if not association.get("Main"):
+            if not association.get("Main") and association.get("SubnetId") not in deleted:
                 _call(cloud.ec2.disassociate_route_table, AssociationId=association["RouteTableAssociationId"])
         return Ec2Kind.delete_one(self, cloud, resource)
 
@@ -440,6 +486,7 @@ class Subnets(Ec2Kind):
     name = "subnet"
     describe = ("describe_subnets", "Subnets", "SubnetId")
     delete_call = ("delete_subnet", "SubnetId")
+    in_vpc = True
 
 
 class NetworkInterfaces(Ec2Kind):
@@ -447,6 +494,7 @@ class NetworkInterfaces(Ec2Kind):
     strict = True
     describe = ("describe_network_interfaces", "NetworkInterfaces", "NetworkInterfaceId")
     delete_call = ("delete_network_interface", "NetworkInterfaceId")
+    in_vpc = True
 
 
 class Vpcs(Ec2Kind):
@@ -454,6 +502,9 @@ class Vpcs(Ec2Kind):
     strict = True
     describe = ("describe_vpcs", "Vpcs", "VpcId")
     delete_call = ("delete_vpc", "VpcId")
+
+    def items(self, scope):
+        return scope.vpc_items if scope.vpc_items is not None else Ec2Kind.items(self, scope)
 
     def holders(self, cloud, resource, resources):
         return foreign_in_vpc(cloud, resource.id, resources, resource.data.get("nat_enis") or ()).get(resource.key, [])
@@ -784,19 +835,47 @@ def cloud(cluster_name, region, profile=None, spec=None):  # spec: what GCE need
     return AwsCloud(cluster_name, region, profile=profile)
 
 
-def discover(aws_cloud, spec=None):
-    """Every object the cluster owns or shares, with what outside the cluster holds any of them."""
+# What something running in the cluster may make while a delete runs (the cloud controller's and load balancer
+# controller's balancers, groups and interfaces, the CSI driver's volumes, dns-controller's records), and of those
+# the kinds outside any VPC: once the delete removed the cluster's VPC, none of the others can be left.
+MADE_BY_CONTROLLERS = ("instance", "volume", "load-balancer", "classic-load-balancer", "target-group", "security-group",
+                       "network-interface", "route53-record")
+OUTSIDE_THE_VPC = ("volume", "route53-record")
+
+
+def rediscover(aws_cloud, spec, handled):
+    """What a delete pass leaves to look for again (deletion._delete): the kinds the cluster's controllers make,
+    only those outside the VPC when this pass deleted the cluster's own VPC (handled: the pass's reports).  The
+    first discovery saw everything else, and the cluster's own runs are refused while the delete holds it."""
+    vpc_gone = any(entry["kind"] == "vpc" and not entry["shared"] and entry["result"] in ("deleted", "already gone")
+                   for entry in handled)
+    return discover(aws_cloud, spec, kinds=OUTSIDE_THE_VPC if vpc_gone else MADE_BY_CONTROLLERS)
+
+
+def discover(aws_cloud, spec=None, kinds=None):
+    """Every object the cluster owns or shares (of the named kinds, or all), with what outside the cluster holds
+    any of them."""
     scope = Scope(aws_cloud, spec)
+    if kinds is None or "vpc" in kinds:
+        # The VPC first: when the cluster owns it, the kinds inside it are listed by it (Scope.described_in_vpc).
+        scope.vpc_items = KINDS_BY_NAME["vpc"].items(scope)
+        owned = [v["VpcId"] for v in scope.vpc_items if ownership(scope.name, _tags_of(v), True) == OWNED]
+        scope.owned_vpc = owned[0] if len(owned) == 1 else None
     resources = []
     for kind in KINDS:
-        resources.extend(kind.find(scope))
+        if kinds is None or kind.name in kinds:
+            resources.extend(kind.find(scope))
+    own_subnets = sorted(r.id for r in resources if r.kind == "subnet" and not r.shared)
     for resource in resources:
         if resource.kind in ("elastic-ip", "vpc"):
             resource.data["nat_enis"] = sorted(scope.nat_enis - {None})
+        if resource.kind == "route-table":
+            resource.data["own_subnets"] = own_subnets
     owned_vpcs = [r for r in resources if r.kind == "vpc" and not r.shared]
     scan = {}
     for vpc in owned_vpcs:
-        for key, holders in foreign_in_vpc(aws_cloud, vpc.id, resources, scope.nat_enis).items():
+        listed = scope.in_vpc if vpc.id == scope.owned_vpc else {}
+        for key, holders in foreign_in_vpc(aws_cloud, vpc.id, resources, scope.nat_enis, listed).items():
             scan.setdefault(key, []).extend(holders)
     for resource in resources:
         resource.held_by = scan.get(resource.key, [])
@@ -827,7 +906,7 @@ def _eni_is_ours(eni, ours, nat_enis):
     return bool(match and match.group(1) in ours["balancer-names"])
 
 
-def foreign_in_vpc(aws_cloud, vpc_id, resources, nat_enis=frozenset()):
+def foreign_in_vpc(aws_cloud, vpc_id, resources, nat_enis=frozenset(), listed=None):
     """{resource key: [what holds it]} for what in the VPC is not the cluster's.
 
     A foreign network interface holds the VPC, and its subnet and security groups when they are the
@@ -850,8 +929,14 @@ def foreign_in_vpc(aws_cloud, vpc_id, resources, nat_enis=frozenset()):
             held[key].append(text)
 
     in_vpc = [{"Name": "vpc-id", "Values": [vpc_id]}]
+    listed = listed or {}
+
+    def described(operation, key):
+        """What discovery listed in this VPC already (Scope.in_vpc), else one describe by vpc-id."""
+        return listed[operation] if operation in listed else _describe(aws_cloud, operation, key, in_vpc)
+
     dead_or_ours = set()
-    for reservation in paginate(ec2, "describe_instances", "Reservations", Filters=in_vpc):
+    for reservation in described("describe_instances", "Reservations"):
         for instance in reservation.get("Instances") or []:
             if instance["InstanceId"] in ours["instance"]:
                 continue
@@ -861,7 +946,7 @@ def foreign_in_vpc(aws_cloud, vpc_id, resources, nat_enis=frozenset()):
                 dead_or_ours.add(instance["InstanceId"])
             else:
                 hold(vpc_key, "instance %s" % instance["InstanceId"])
-    for eni in paginate(ec2, "describe_network_interfaces", "NetworkInterfaces", Filters=in_vpc):
+    for eni in described("describe_network_interfaces", "NetworkInterfaces"):
         if _eni_is_ours(eni, ours, set(nat_enis)) or (eni.get("Attachment") or {}).get("InstanceId") in dead_or_ours:
             continue
         attachment = eni.get("Attachment") or {}
@@ -875,18 +960,19 @@ def foreign_in_vpc(aws_cloud, vpc_id, resources, nat_enis=frozenset()):
         for group in eni.get("Groups") or []:
             if group["GroupId"] in ours["security-group"]:
                 hold("security-group:" + group["GroupId"], what)
-    for side in ("requester-vpc-info.vpc-id", "accepter-vpc-info.vpc-id"):
-        for peering in paginate(ec2, "describe_vpc_peering_connections", "VpcPeeringConnections",
-                                Filters=[{"Name": side, "Values": [vpc_id]}]):
-            if (peering.get("Status") or {}).get("Code") in ("deleted", "rejected", "failed", "expired", "deleting"):
-                continue
-            other = peering["AccepterVpcInfo" if side.startswith("requester") else "RequesterVpcInfo"].get("VpcId")
+    # The region's peerings in one listing (filters on the two sides would be ANDed), told apart here.
+    for peering in paginate(ec2, "describe_vpc_peering_connections", "VpcPeeringConnections"):
+        if (peering.get("Status") or {}).get("Code") in ("deleted", "rejected", "failed", "expired", "deleting"):
+            continue
+        sides = {side: (peering.get(side) or {}).get("VpcId") for side in ("RequesterVpcInfo", "AccepterVpcInfo")}
+        if vpc_id in sides.values():
+            other = sides["AccepterVpcInfo"] if sides["RequesterVpcInfo"] == vpc_id else sides["RequesterVpcInfo"]
             hold(vpc_key, "VPC peering %s (with %s)" % (peering["VpcPeeringConnectionId"], other))
     checks = (("describe_subnets", "Subnets", "SubnetId", "subnet", "subnet"),
               ("describe_security_groups", "SecurityGroups", "GroupId", "security-group", "security group"),
               ("describe_vpc_endpoints", "VpcEndpoints", "VpcEndpointId", None, "VPC endpoint"))
     for operation, key, id_key, kind, label in checks:
-        for item in _describe(aws_cloud, operation, key, in_vpc):
+        for item in described(operation, key):
             if kind and item[id_key] in ours[kind]:
                 continue
             if operation == "describe_security_groups" and item.get("GroupName") == "default":
