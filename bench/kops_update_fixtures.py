@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io
 import json
 import os
@@ -41,6 +42,7 @@ sys.path[:0] = [str(REPO / "build" / "collections"), str(REPO)]
 import boto3  # noqa: E402
 import hcl2  # noqa: E402
 import yaml  # noqa: E402
+from ansible.module_utils.common import warnings as ansible_warnings  # noqa: E402
 from ansible.module_utils.testing import patch_module_args  # noqa: E402
 
 from tests import servers  # noqa: E402
@@ -79,6 +81,7 @@ def fixtures(root, only=None):
 def run_module(module, **args):
     """One module run in-process through AnsibleModule, as ansible runs it: its JSON result."""
     out = io.StringIO()
+    ansible_warnings._global_warnings.clear()  # ansible keeps a module's warnings in the process
     with patch_module_args(dict(args, _ansible_check_mode=False, _ansible_diff=False)):
         with contextlib.redirect_stdout(out):
             try:
@@ -222,6 +225,8 @@ def main():
         raise SystemExit("no kops fixtures at %s: set KOPS_SOURCE to a kops checkout" % root)
     only = set(args.only.split(",")) if args.only else None
     os.environ.setdefault("KUBEOPS_BOOT_WHEELHOUSE", str(REPO / "build" / "boot-wheels"))
+    # On a loaded machine moto takes longer than the test suite's 20 s to come up.
+    servers.wait_for = functools.partial(servers.wait_for, timeout=180)
     server = servers.MotoServer().start()
     try:
         for key in servers.AMBIENT_AWS_ENV + ("AWS_PROFILE", "AWS_REGION", "AWS_ENDPOINT_URL_S3"):
