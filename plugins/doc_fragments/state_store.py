@@ -21,7 +21,9 @@ options:
         with O(cloud_lookup=false) they are the only source (an offline run).
       - "Keys: C(machine_types) (cloud -> role -> machine type), C(vpcs) (VPC id -> CIDR),
         C(subnets) (subnet id -> C(cidr), C(zone), C(vpc)), C(hosted_zones) (DNS name -> zone id),
-        C(gce_used_cidrs) (list of CIDRs already used in the GCE network)."
+        C(gce_used_cidrs) (list of CIDRs already used in the GCE network), C(etcd_sha256) (etcd version ->
+        C(amd64)/C(arm64) -> sha256 of its release tarball, for a version the collection does not pin; read from
+        the release's published C(SHA256SUMS) when not given)."
       - When a needed fact is neither given nor found the module fails and names it; it never guesses a CIDR
         and never leaves out the Route53 records of a cluster without a hosted zone.
     type: dict

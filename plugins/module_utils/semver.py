@@ -55,6 +55,12 @@ def parse(text):
     return Version(text)
 
 
+def release(version):
+    """major.minor.patch of a version, its prerelease dropped: kops' IsKubernetesGTE/LT compare the cluster's
+    version so, a 1.34.0-alpha.1 counting as 1.34 (pkg/util IsKubernetesGTE ignores Pre and Build)."""
+    return Version("%d.%d.%d" % tuple(version[:3]))
+
+
 # kops' ParseKubernetesVersion: a release URL (a CI or side-loaded build) names its minor as /v1.<minor>.
 _VERSION_IN_URL = re.compile(r"/v1\.(\d+)\.")
 BASE_URL_PREFIXES = ("http:", "https:", "memfs:")

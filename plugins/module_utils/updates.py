@@ -107,7 +107,8 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
     store = service.cluster_store(cluster_name)
     # Before the tasks: each launch template's user data pins its group's nodeup config hash.
-    node_changes, hashes = nodeup_store.node_files(store, completed, groups)
+    node_changes, hashes = nodeup_store.node_files(store, completed, groups,
+                                                     getattr(service.facts, "etcd_sha256", None), warn)
     boot = boot_artifacts_for(service, completed, store, dry_run)
     options = dict(cloud_options or {})
     # A region other than the zones' would plan a second cluster there: refused before any call.
@@ -301,7 +302,8 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     _warn_not_rendered(completed, groups, warn)
     keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
     store = service.cluster_store(cluster_name)
-    node_changes, hashes = nodeup_store.node_files(store, completed, groups)
+    node_changes, hashes = nodeup_store.node_files(store, completed, groups,
+                                                     getattr(service.facts, "etcd_sha256", None), warn)
     files = managed_files(completed) + node_changes + addon_channel.store_files(
         completed, groups, node_changes, account_id=_render_account(
             completed, lambda: driver.cloud(cluster_name, region_of(completed["spec"]), spec=completed["spec"]), warn))

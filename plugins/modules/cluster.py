@@ -480,10 +480,15 @@ def _load_definition(module):
     definition = module.params["definition"]
     if definition is None:
         module.fail_json(msg="state=present needs options (create-cluster options) or definition (Cluster/InstanceGroup YAML)")
+    warnings = []
     if isinstance(definition, str):
-        return objects.load_objects(definition, source="definition")
-    documents = definition if isinstance(definition, list) else [definition]
-    return objects.load_objects(objects.dump_objects(documents), source="definition")
+        documents = objects.load_objects(definition, source="definition", warnings=warnings)
+    else:
+        documents = definition if isinstance(definition, list) else [definition]
+        documents = objects.load_objects(objects.dump_objects(documents), source="definition", warnings=warnings)
+    for warning in warnings:
+        module.warn(warning)
+    return documents
 
 
 def _definition_name(module):

@@ -121,7 +121,10 @@ def _group_from_params(module):
     if params["definition"] is not None:
         definition = params["definition"]
         text = definition if isinstance(definition, str) else objects.dump_object(definition)
-        documents = objects.load_objects(text, source="definition")
+        warnings = []
+        documents = objects.load_objects(text, source="definition", warnings=warnings)
+        for warning in warnings:
+            module.warn(warning)
         groups = [d for d in documents if d["kind"] == objects.INSTANCE_GROUP]
         if len(groups) != 1 or len(documents) != 1:
             module.fail_json(msg="definition must hold exactly one InstanceGroup object")
@@ -136,7 +139,12 @@ def _group_from_params(module):
     group["spec"] = dict(params["spec"] or {})
     if params["state"] == "present":
         # Schema check of the spec the user gave, with field paths like a YAML file would get.
-        objects.load_objects(objects.dump_object(group), source="instance_group %s" % params["name"])
+        warnings = []
+        checked = objects.load_objects(objects.dump_object(group), source="instance_group %s" % params["name"],
+                                       warnings=warnings)
+        for warning in warnings:
+            module.warn(warning)
+        group["spec"] = checked[0]["spec"]  # without the fields kops ignores
     return group
 
 

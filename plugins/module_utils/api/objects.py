@@ -12,6 +12,7 @@ load followed by a dump gives back the same data.
 from __future__ import annotations
 
 import copy
+import re
 
 try:
     import yaml
@@ -108,15 +109,52 @@ def load_yaml_documents(text, source="<input>"):
     return [d for d in docs if d is not None]
 
 
-def load_objects(text, source="<input>"):
+# Fields kops' v1alpha2 decoder reads without complaint and drops (not in its v1alpha2 types, or tagged
+# json:"-"), found in its own fixtures (minimal_gce_plb*): (kind, path pattern, why).  Dropped with a
+# warning naming each, rather than refused: kops runs these specs.
+IGNORED_ON_READ = (
+    (CLUSTER, r"^spec\.etcdClusters\[\d+\]\.(volumeIops|volumeSize|volumeThroughput|volumeType|type)$",
+     "volume settings belong to each etcd member (etcdMembers[].volumeIops, volumeSize, volumeThroughput, "
+     "volumeType)"),
+    (INSTANCE_GROUP, r"^spec\.rootVolume$",
+     "v1alpha2 takes rootVolumeSize, rootVolumeType, rootVolumeIops, rootVolumeThroughput, rootVolumeEncryption"),
+)
+
+
+def _drop_ignored_fields(obj, where, warnings):
+    """Remove the IGNORED_ON_READ fields of obj, each named in a warning (kops drops them silently)."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    candidates = [("spec.%s" % key, spec, key) for key in list(spec)]
+    for index, etcd in enumerate(spec.get("etcdClusters") or [] if obj.get("kind") == CLUSTER else []):
+        if isinstance(etcd, dict):
+            candidates += [("spec.etcdClusters[%d].%s" % (index, key), etcd, key) for key in list(etcd)]
+    for path, parent, key in candidates:
+        for kind, pattern, why in IGNORED_ON_READ:
+            if obj.get("kind") == kind and re.match(pattern, path):
+                del parent[key]
+                if warnings is not None:
+                    warnings.append("%s: %s is not a kops v1alpha2 field; kops ignores it and so does kubeops.kops "
+                                    "(%s)" % (where, path, why))
+
+
+def load_objects(text, source="<input>", warnings=None):
     """Load kops objects from YAML, rejecting anything kops would reject on read.
 
     Checks apiVersion/kind and, through the schema, every field path (an
-    unknown field is an error naming its path, as kops' strict decoding does).
+    unknown field is an error naming its path, as kops' strict decoding does),
+    except the fields kops reads and drops (IGNORED_ON_READ): those are removed,
+    and named in `warnings` (a list) when given.
     """
     from ansible_collections.kubeops.kops.plugins.module_utils.api import schema
 
     objs = load_yaml_documents(text, source)
+    for obj in objs:
+        refuse_unbuilt_cloud(obj)
+    for index, obj in enumerate(objs):
+        if isinstance(obj, dict) and obj.get("apiVersion") == API_VERSION:
+            _drop_ignored_fields(obj, "%s[%d]" % (source, index) if len(objs) > 1 else source, warnings)
     problems = []
     for index, obj in enumerate(objs):
         where = "%s[%d]" % (source, index) if len(objs) > 1 else source
@@ -133,6 +171,38 @@ def load_objects(text, source="<input>"):
     if problems:
         raise errors.ValidationError(problems, subject=source)
     return objs
+
+
+# The clouds this collection builds; kops also runs the others (its cloudProvider values, v1alpha2 and v1alpha3).
+BUILT_CLOUDS = ("aws", "gce")
+KOPS_CLOUDS = ("aws", "gce", "azure", "digitalocean", "hetzner", "openstack", "scaleway", "metal")
+
+
+class UnbuiltCloudError(errors.ValidationError):
+    """A Cluster for a cloud kops runs and this collection does not build: one line naming it."""
+
+    def message(self):
+        return str(self.errors[0])
+
+
+def cloud_of(obj):
+    """spec.cloudProvider of a Cluster object: v1alpha2's string, or v1alpha3's one-key mapping (azure: {...})."""
+    cloud = ((obj.get("spec") or {}) if isinstance(obj.get("spec"), dict) else {}).get("cloudProvider")
+    if isinstance(cloud, dict) and len(cloud) == 1:
+        return next(iter(cloud))
+    return cloud if isinstance(cloud, str) else None
+
+
+def refuse_unbuilt_cloud(obj):
+    """Before any other check (a v1alpha3 Azure spec would otherwise fail on its apiVersion, or worse)."""
+    if not isinstance(obj, dict) or obj.get("kind") != CLUSTER:
+        return
+    cloud = cloud_of(obj)
+    if cloud in KOPS_CLOUDS and cloud not in BUILT_CLOUDS:
+        raise UnbuiltCloudError([errors.unsupported(
+            "spec.cloudProvider", cloud, BUILT_CLOUDS,
+            "kops runs %s clusters; kubeops.kops builds only AWS and GCE ones, so use kops itself for this one"
+            % cloud)], subject="cluster")
 
 
 def dump_objects(objs):

@@ -97,6 +97,8 @@ def validate_cluster(cluster, strict=False, facts=None):
     _check_name(cluster, spec, problems)
     _check_version(spec, problems)
     _check_cloud(spec, problems)
+    if not isinstance(spec.get("cloudProvider"), (str, type(None))):
+        raise errors.ValidationError(problems, subject="cluster")  # the checks below key on the cloud's name
     _check_dns(cluster, spec, problems)
     _check_network_cidrs(spec, problems, strict)
     _check_subnets(spec, problems, strict)
@@ -162,8 +164,11 @@ def _check_version(spec, problems):
 
 
 def _check_cloud(spec, problems):
+    objects.refuse_unbuilt_cloud({"kind": objects.CLUSTER, "spec": spec})
     cloud = spec.get("cloudProvider")
-    if not cloud:
+    if not isinstance(cloud, (str, type(None))):
+        problems.append(errors.invalid("spec.cloudProvider", cloud, "a string, one of: %s" % ", ".join(CLOUDS)))
+    elif not cloud:
         problems.append(errors.required("spec.cloudProvider", "one of: %s" % ", ".join(CLOUDS)))
     elif cloud not in CLOUDS:
         problems.append(errors.unsupported("spec.cloudProvider", cloud, CLOUDS))

@@ -57,7 +57,7 @@ def gce_region_of_zone(zone):
 REGION_OF_ZONE = {"aws": aws_region_of_zone, "gce": gce_region_of_zone}
 
 
-FACT_KEYS = ("machine_types", "vpcs", "subnets", "hosted_zones", "gce_used_cidrs", "docker_tags")
+FACT_KEYS = ("machine_types", "vpcs", "subnets", "hosted_zones", "gce_used_cidrs", "docker_tags", "etcd_sha256")
 RELEASE_FETCH_TIMEOUT = 30
 
 
@@ -84,6 +84,8 @@ class StaticCloudFacts(object):
       subnets: {subnet_id: {"cidr": ..., "zone": ..., "vpc": ...}}
       hosted_zones: {dns_name: zone_id}
       gce_used_cidrs: [cidr, ...] already used in the GCE network
+      etcd_sha256: {version: {amd64: sha256, arm64: sha256}} of etcd's release tarballs, for a version the
+        collection does not pin; read from the release's SHA256SUMS when not given (nodeconfig/etcd_assets.py)
       docker_tags: {url: tag} the docker_tag files of a Kubernetes build (kubernetesVersion a URL); read from the
         URL itself when not given
     """
@@ -101,6 +103,7 @@ class StaticCloudFacts(object):
         self.hosted_zones = dict(data.get("hosted_zones") or {})
         self.gce_used_cidrs = list(data.get("gce_used_cidrs") or [])
         self.docker_tags = dict(data.get("docker_tags") or {})
+        self.etcd_sha256 = dict(data.get("etcd_sha256") or {})
 
     def default_machine_type(self, cloud, role, zones, architecture="amd64"):
         chosen = (self.machine_types.get(cloud) or {}).get(role)

@@ -78,6 +78,9 @@ def apply_read_defaults(spec):
     authorization = context.section(spec, "authorization")
     if not any(authorization.get(k) is not None for k in ("rbac", "alwaysAllow")):
         authorization["rbac"] = {}
+    if isinstance(spec.get("iam"), dict):
+        # IAMSpec.Legacy is a plain bool without omitempty: kops writes it whenever spec.iam is there, even {}.
+        spec["iam"].setdefault("legacy", False)
     flannel = context.networking(spec).get("flannel")
     if flannel is not None and not flannel.get("backend"):
         flannel["backend"] = "udp"

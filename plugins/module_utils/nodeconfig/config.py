@@ -183,7 +183,7 @@ def load_keysets(cluster_store, completed_cluster):
             for keyset in [keystore.load(cluster_store, name)] if keyset is not None}
 
 
-def build_config(completed_cluster, instance_group, keysets, config_base):
+def build_config(completed_cluster, instance_group, keysets, config_base, etcd_sha256=None):
     """The nodeup config document (a dict) for one completed instance group."""
     cluster_spec = completed_cluster["spec"]
     ig_spec = instance_group["spec"]
@@ -284,7 +284,7 @@ def build_config(completed_cluster, instance_group, keysets, config_base):
             config[key] = cloud_config[field]
     if ig_spec.get("volumeMounts"):
         config["VolumeMounts"] = ig_spec["volumeMounts"]
-    config["kubeops"] = kubeops_section(completed_cluster, instance_group, config_base)
+    config["kubeops"] = kubeops_section(completed_cluster, instance_group, config_base, etcd_sha256)
     if cluster_spec.get("cloudProvider") == "aws":
         config.update(warm_pool_settings(completed_cluster, instance_group, config))
     return config
@@ -331,7 +331,7 @@ def kube_scheduler_config_asset():
     return {"content": content, "path": "/var/lib/kube-scheduler/config.yaml"}
 
 
-def kubeops_section(completed_cluster, instance_group, config_base):
+def kubeops_section(completed_cluster, instance_group, config_base, etcd_sha256=None):
     """Our additions (docs/nodeup-config.md): what kops' nodeup would derive on the node."""
     cluster_spec = completed_cluster["spec"]
     name = completed_cluster["metadata"]["name"]
@@ -357,7 +357,7 @@ def kubeops_section(completed_cluster, instance_group, config_base):
         # bootstraps with the cluster's token (docs/bootstrap-service.md, "Other clouds").
         section["kubeletBootstrap"] = {"tokenSecret": KUBELET_BOOTSTRAP_SECRET, "group": BOOTSTRAP_GROUP % name}
     if role == objects.ROLE_CONTROL_PLANE:
-        section["etcdClusters"] = etcd.etcd_clusters(completed_cluster, instance_group, config_base)
+        section["etcdClusters"] = etcd.etcd_clusters(completed_cluster, instance_group, config_base, etcd_sha256)
     labeller = node_labels.labeller_settings(completed_cluster, instance_group)
     if labeller:
         section["nodeLabeller"] = labeller

@@ -66,8 +66,9 @@ def backup_store(etcd, spec_config_base, config_base):
     return configured
 
 
-def etcd_clusters(completed_cluster, instance_group, config_base):
-    """[etcd cluster] for the kubeops section of a control-plane group's nodeup config."""
+def etcd_clusters(completed_cluster, instance_group, config_base, etcd_sha256=None):
+    """[etcd cluster] for the kubeops section of a control-plane group's nodeup config (etcd_sha256: the user's
+    {version: {arch: sha256}} for versions asset_data does not pin, cloud_facts.etcd_sha256)."""
     name = completed_cluster["metadata"]["name"]
     spec = completed_cluster["spec"]
     clusters = []
@@ -84,7 +85,7 @@ def etcd_clusters(completed_cluster, instance_group, config_base):
             "clusterName": etcd_manager_cluster_name(etcd["name"]),
             "version": etcd.get("version"),
             "install": etcd_assets.install_plan(etcd["name"], etcd.get("version"),
-                                                (spec.get("assets") or {}).get("fileRepository")),
+                                                (spec.get("assets") or {}).get("fileRepository"), given=etcd_sha256),
             "clientPort": client_port,
             "peerPort": peer_port,
             "dnsSuffix": ".internal.%s" % name,

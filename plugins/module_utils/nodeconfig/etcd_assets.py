@@ -7,15 +7,23 @@ kops runs etcd from etcd-manager's image; roles/protokube runs etcd under
 systemd from etcd's release tarball, the exact version of
 spec.etcdClusters[].version, pinned by the sha256 in asset_data (from
 etcd's SHA256SUMS), from spec.assets.fileRepository when set (same path,
-as kops mirrors its assets).  Each version unpacks into its own directory,
+as kops mirrors its assets).  kops runs any etcd version (its image): for one
+asset_data does not pin, the hashes are the user's (cloud_facts.etcd_sha256)
+or read from the release's published SHA256SUMS, and the plan says which.  Each version unpacks into its own directory,
 so a version change installs beside the running one and the unit switches.
 """
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import asset_data
 
 RELEASE = "https://github.com/etcd-io/etcd/releases/download/v{version}/etcd-v{version}-linux-{arch}.tar.gz"
+SUMS = "https://github.com/etcd-io/etcd/releases/download/v{version}/SHA256SUMS"
+TARBALL = "etcd-v{version}-linux-{arch}.tar.gz"
+SUMS_FETCH_TIMEOUT = 30
+HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
 ARCHITECTURES = ("amd64", "arm64")
 INSTALL_DIR = "/opt/etcd-v%s"
 
@@ -36,16 +44,69 @@ def mirrored(url, file_repository):
     return "%s/%s" % (file_repository.rstrip("/"), url.split("://", 1)[1].split("/", 1)[1])
 
 
-def install_plan(etcd_name, version, file_repository=None):
-    """{version, dir, assets: {arch: "<sha256>@<url>"}} for one etcd cluster; a version with no pinned hash is refused."""
+def sums_url(version, file_repository=None):
+    """Where etcd publishes a release's checksums (SHA256SUMS beside its tarballs), mirrored like the tarballs."""
+    return mirrored(SUMS.format(version=version), file_repository)
+
+
+def fetch_sums(url):
+    """{file name: sha256} of a SHA256SUMS file (sha256sum's "<hash>  <name>" lines); one line naming the URL when
+    it cannot be read."""
+    from ansible.module_utils.urls import open_url
+    try:
+        text = open_url(url, timeout=SUMS_FETCH_TIMEOUT).read().decode("utf-8")
+    except Exception as error:  # pylint: disable=broad-except  # any failure: one line naming the URL
+        raise ValueError("cannot read %s (%s)" % (url, error)) from None
+    sums = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and HEX64.match(parts[0]):
+            sums[parts[1].lstrip("*")] = parts[0].lower()
+    return sums
+
+
+def _given_or_fetched(etcd_name, version, file_repository, given, fetch):
+    """({arch: sha256}, how they were obtained) of a version asset_data does not pin: the user's
+    (cloud_facts.etcd_sha256 {version: {arch: sha256}}), else the release's published SHA256SUMS."""
+    mine = (given or {}).get(version) or (given or {}).get("v" + version)
+    if mine:
+        missing = [a for a in ARCHITECTURES if not HEX64.match(str(mine.get(a) or ""))]
+        if missing:
+            raise ValueError("cloud_facts.etcd_sha256[%s]: give the sha256 (64 hex digits) of the linux-%s tarball"
+                             % (version, " and linux-".join(missing)))
+        return {a: mine[a].lower() for a in ARCHITECTURES}, "given in cloud_facts.etcd_sha256"
+    url = sums_url(version, file_repository)
+    try:
+        sums = (fetch or fetch_sums)(url)
+    except ValueError as error:
+        raise ValueError("etcd cluster %s: etcd %s has no pinned sha256 and %s; give them as cloud_facts.etcd_sha256 "
+                         "{%s: {amd64: <sha256>, arm64: <sha256>}}, or use a pinned version (%s)"
+                         % (etcd_name, version, error, version, ", ".join(pinned_versions()))) from None
+    digests = {a: sums.get(TARBALL.format(version=version, arch=a)) for a in ARCHITECTURES}
+    missing = [TARBALL.format(version=version, arch=a) for a, d in digests.items() if not d]
+    if missing:
+        raise ValueError("etcd cluster %s: %s lists no sha256 for %s; give them as cloud_facts.etcd_sha256"
+                         % (etcd_name, url, ", ".join(missing)))
+    return digests, "read from " + url
+
+
+def install_plan(etcd_name, version, file_repository=None, given=None, fetch=None):
+    """{version, dir, assets: {arch: "<sha256>@<url>"}} for one etcd cluster.
+
+    The sha256 of each tarball: asset_data's pin; for a version it does not pin (kops runs any version), the
+    one the user gives (given: cloud_facts.etcd_sha256) or the one etcd publishes in the release's SHA256SUMS
+    (fetch(url) -> {file: sha256}, default: read over HTTP); the plan then says which in sha256Source."""
     version = str(version or "").lstrip("v")
-    assets = {}
-    for arch in ARCHITECTURES:
-        url = RELEASE.format(version=version, arch=arch)
-        digest = asset_data.SHA256.get(url)
-        if not digest:
-            raise ValueError("etcd cluster %s: etcd %s has no pinned sha256 (nodes install etcd only from a release whose "
-                             "hash asset_data holds: %s); set spec.etcdClusters[].version to one of them"
-                             % (etcd_name, version or "(no version)", ", ".join(pinned_versions())))
-        assets[arch] = "%s@%s" % (digest, mirrored(url, file_repository))
-    return {"version": version, "dir": INSTALL_DIR % version, "assets": assets}
+    if not version:
+        raise ValueError("etcd cluster %s: no etcd version; set spec.etcdClusters[].version (one of %s)"
+                         % (etcd_name, ", ".join(pinned_versions())))
+    pinned = {a: asset_data.SHA256.get(RELEASE.format(version=version, arch=a)) for a in ARCHITECTURES}
+    source = None
+    if not all(pinned.values()):
+        pinned, source = _given_or_fetched(etcd_name, version, file_repository, given, fetch)
+    assets = {a: "%s@%s" % (pinned[a], mirrored(RELEASE.format(version=version, arch=a), file_repository))
+              for a in ARCHITECTURES}
+    plan = {"version": version, "dir": INSTALL_DIR % version, "assets": assets}
+    if source:
+        plan["sha256Source"] = source
+    return plan

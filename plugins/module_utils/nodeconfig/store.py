@@ -171,7 +171,7 @@ def dump_config(document):
     return objects.dump_object(document)
 
 
-def node_files(cluster_store, completed, groups):
+def node_files(cluster_store, completed, groups, etcd_sha256=None, warn=None):
     """([(cluster-relative path, bytes)] to write, {instance group: sha256 of its nodeup config}).
 
     Keysets and the token are only in the list when they are new; every
@@ -186,7 +186,16 @@ def node_files(cluster_store, completed, groups):
         if (group.get("spec") or {}).get("role") == objects.ROLE_BASTION:
             continue  # kops' bastions boot without nodeup: no config, and no user data pinning one
         completed_group = populate.populate_instance_group_spec(completed, group)
-        documents[objects.name_of(group)] = nodeup_config.build_config(completed, completed_group, keysets, config_base)
+        documents[objects.name_of(group)] = nodeup_config.build_config(completed, completed_group, keysets, config_base,
+                                                                       etcd_sha256)
+    said = set()
+    for document in documents.values():  # how the hashes of an etcd version asset_data does not pin were obtained
+        for etcd in (document.get("kubeops") or {}).get("etcdClusters") or []:
+            source = etcd["install"].get("sha256Source")
+            if source and warn and (etcd["install"]["version"], source) not in said:
+                said.add((etcd["install"]["version"], source))
+                warn("etcd %s is not among the versions kubeops.kops pins; the sha256 of its tarballs was %s"
+                     % (etcd["install"]["version"], source))
     # Workers the bootstrap service cannot verify (clouds other than AWS) bootstrap with a token.
     token_workers = any("kubeletBootstrap" in (d.get("kubeops") or {}) for d in documents.values())
     for group in groups:

@@ -65,14 +65,89 @@ def test_every_pinned_version_installs_exactly(version):
     assert install["assets"]["arm64"] == "%s@%s" % (asset_data.SHA256[url], url)
 
 
-def test_a_version_without_a_pinned_hash_is_refused_naming_the_choices():
+AMD64, ARM64 = "a" * 64, "b" * 64
+
+
+@pytest.fixture
+def sums_server():
+    """etcd's release layout on 127.0.0.1 (a file repository mirroring github.com/etcd-io/etcd/releases):
+    v3.5.2/SHA256SUMS as etcd publishes it (sha256sum lines, other files listed too); requests recorded."""
+    import http.server
+    import threading
+
+    requests = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            requests.append(self.path)
+            if self.path != "/etcd-io/etcd/releases/download/v3.5.2/SHA256SUMS":
+                self.send_error(404)
+                return
+            body = ("%s  etcd-v3.5.2-darwin-amd64.zip\n%s  etcd-v3.5.2-linux-amd64.tar.gz\n"
+                    "%s  etcd-v3.5.2-linux-arm64.tar.gz\n" % ("c" * 64, AMD64, ARM64)).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield "http://127.0.0.1:%d" % server.server_address[1], requests
+    server.shutdown()
+
+
+def test_a_version_without_a_pinned_hash_is_read_from_the_release_sums(sums_server):
+    """kops runs any etcd version: the hashes come from the SHA256SUMS etcd publishes beside the tarballs
+    (through the file repository, as the tarballs), and the plan says so."""
+    repository, requests = sums_server
     completed, group = _control_plane()
-    completed["spec"]["etcdClusters"][0]["version"] = "3.5.2"  # kops supports it; etcd's sums were not given
+    completed["spec"]["assets"] = {"fileRepository": repository}
+    completed["spec"]["etcdClusters"][0]["version"] = "3.5.2"
+    install = etcd.etcd_clusters(completed, group, "s3://state/c")[0]["install"]
+    base = "%s/etcd-io/etcd/releases/download/v3.5.2" % repository
+    assert install["assets"] == {"amd64": "%s@%s/etcd-v3.5.2-linux-amd64.tar.gz" % (AMD64, base),
+                                 "arm64": "%s@%s/etcd-v3.5.2-linux-arm64.tar.gz" % (ARM64, base)}
+    assert install["sha256Source"] == "read from %s/SHA256SUMS" % base
+    assert requests == ["/etcd-io/etcd/releases/download/v3.5.2/SHA256SUMS"]
+
+
+def test_a_version_without_a_pinned_hash_takes_the_users_hashes():
+    completed, group = _control_plane()
+    completed["spec"]["etcdClusters"][0]["version"] = "3.6.99"
+    given = {"3.6.99": {"amd64": AMD64, "arm64": ARM64.upper()}}
+
+    def no_fetch(url):
+        raise AssertionError("fetched %s although the hashes were given" % url)
+    install = etcd_assets.install_plan("main", "3.6.99", given=given, fetch=no_fetch)
+    assert install["assets"]["arm64"] == "%s@%s/v3.6.99/etcd-v3.6.99-linux-arm64.tar.gz" % (ARM64, RELEASES)
+    assert install["sha256Source"] == "given in cloud_facts.etcd_sha256"
+    kubeops = nodeup_config.kubeops_section(completed, group, "s3://state/c", etcd_sha256=given)
+    assert kubeops["etcdClusters"][0]["install"]["assets"]["amd64"].startswith(AMD64 + "@")
+    with pytest.raises(ValueError, match=r"cloud_facts.etcd_sha256\[3.6.99\]: give the sha256 .* linux-arm64"):
+        etcd_assets.install_plan("main", "3.6.99", given={"3.6.99": {"amd64": AMD64}}, fetch=no_fetch)
+
+
+def test_pinned_versions_are_never_fetched():
+    def no_fetch(url):
+        raise AssertionError("fetched %s for a pinned version" % url)
+    install = etcd_assets.install_plan("main", "3.6.12", fetch=no_fetch)
+    assert "sha256Source" not in install
+
+
+def test_unreadable_sums_say_how_to_give_the_hash(sums_server):
+    repository, _requests = sums_server
+    completed, group = _control_plane()
+    completed["spec"]["assets"] = {"fileRepository": repository}
+    completed["spec"]["etcdClusters"][0]["version"] = "3.6.99"  # the file repository has no such release
     with pytest.raises(ValueError) as error:
         nodeup_config.kubeops_section(completed, group, "s3://state/c")
     message = str(error.value)
-    assert message.startswith("etcd cluster main: etcd 3.5.2 has no pinned sha256")
-    assert "3.5.6" in message and "3.6.12" in message and "set spec.etcdClusters[].version" in message
+    assert message.startswith("etcd cluster main: etcd 3.6.99 has no pinned sha256 and cannot read %s/etcd-io/etcd/"
+                              "releases/download/v3.6.99/SHA256SUMS" % repository)
+    assert "cloud_facts.etcd_sha256" in message and "3.6.12" in message and "\n" not in message
 
 
 def test_pinned_versions_are_the_releases_kops_supports():

@@ -29,9 +29,11 @@ class OptionsContext(object):
         # url -> the text of a build's <component>.docker_tag file (a kubernetesVersion that is a URL).
         self.docker_tag = docker_tag
         self.cloud = spec.get("cloudProvider")
-        self.control_plane_version = semver.kubernetes_version(spec["kubernetesVersion"])
+        # For comparisons, as kops compares them: without the prerelease (images keep the full version).
+        self.control_plane_version = semver.release(semver.kubernetes_version(spec["kubernetesVersion"]))
         # Nodes may lag the control plane when kops pins the kubelet below it (upgrade in progress).
-        self.node_version = semver.parse(max_kubelet_version) if max_kubelet_version else self.control_plane_version
+        self.node_version = (semver.release(semver.parse(max_kubelet_version)) if max_kubelet_version
+                             else self.control_plane_version)
         self.container_registry = ((spec.get("assets") or {}).get("containerRegistry") or "").rstrip("/")
 
     def control_plane_below(self, version):

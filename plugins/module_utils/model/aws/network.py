@@ -9,7 +9,7 @@ elastic IP and a private route table for private topologies.
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import TAG_CLUSTER_OWNERSHIP, cluster_tags
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, ipv6
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
@@ -78,27 +78,43 @@ def build_network(cluster, tasks):
         gateway = add(ec2.InternetGateway(name, vpc_id=vpc_id, tags=cluster_tags(name, name)))
     extra_cidrs = [add(ec2.VPCCIDRBlock("cidr-" + cidr, vpc_id=vpc_id, cidr_block=cidr))
                    for cidr in spec.get("additionalNetworkCIDRs") or []]
-    public_table = add(ec2.RouteTable(name, vpc_id=vpc_id, tags=cluster_tags(
-        name, name, extra={ec2.KOPS_ROLE_TAG: "public"})))
-    for field, destination in DEFAULT_ROUTES:
-        add(ec2.Route("route-" + destination, route_table_id=Ref(public_table), gateway_id=Ref(gateway),
-                      **{field: destination}))
+    all_subnets = spec.get("subnets") or []
+    public_table = None
+    # kops: no public route table when every subnet is the user's (an id) or none is routed by the cluster
+    # (egress: External), and with the latter no internet gateway either.
+    if all_subnets and all(is_unmanaged(s) for s in all_subnets):
+        del tasks[gateway.key]
+    elif not all(is_shared(s) for s in all_subnets):
+        public_table = add(ec2.RouteTable(name, vpc_id=vpc_id, tags=cluster_tags(
+            name, name, extra={ec2.KOPS_ROLE_TAG: "public"})))
+        for field, destination in DEFAULT_ROUTES:
+            add(ec2.Route("route-" + destination, route_table_id=Ref(public_table), gateway_id=Ref(gateway),
+                          **{field: destination}))
 
     subnets = {}
-    for subnet in spec.get("subnets") or []:
-        subnets[subnet["name"]] = add(_subnet(name, subnet, vpc, subnet_role_tags(spec, subnet)))
+    for subnet in all_subnets:
+        if is_shared(subnet):
+            role_tags = subnet_role_tags(spec, subnet) if spec.get("tagSubnets") is not False else None
+            subnets[subnet["name"]] = add(_shared_subnet(cluster, subnet, vpc_id, role_tags))
+        else:
+            subnets[subnet["name"]] = add(_subnet(name, subnet, vpc, subnet_role_tags(spec, subnet)))
 
-    for subnet in spec.get("subnets") or []:
+    for subnet in all_subnets:
+        if is_shared(subnet):
+            continue
         # A subnet in an added VPC CIDR can only be created once that CIDR is associated.
         subnets[subnet["name"]].after = [c for c in extra_cidrs if _inside(subnet.get("cidr"), c.fields["cidr_block"])]
 
     egress_only = None
-    if is_ipv6_cluster(spec):
+    routed_private = [s for s in all_subnets if s["type"] in ("Private", "DualStack") and not is_unmanaged(s)]
+    if is_ipv6_cluster(spec) and routed_private:
         egress_only = add(ipv6.SharedEgressOnlyInternetGateway(name, vpc_id=vpc_id) if spec.get("networkID") else
                           ipv6.EgressOnlyInternetGateway(name, vpc_id=vpc_id, tags=cluster_tags(name, name)))
     private_tables = _build_private_egress(cluster, tasks, subnets, add, vpc_id, egress_only)
-    for subnet in spec.get("subnets") or []:
+    for subnet in all_subnets:
         kind = subnet["type"]
+        if is_shared(subnet) or is_unmanaged(subnet):
+            continue  # kops associates only the subnets it creates and routes
         table = public_table if kind in ("Public", "Utility") else private_tables.get(subnet["zone"])
         if table is None:
             continue
@@ -106,6 +122,28 @@ def build_network(cluster, tasks):
         add(ec2.RouteTableAssociation("%s.%s" % (label, name), route_table_id=Ref(table),
                                       subnet_id=Ref(subnets[subnet["name"]])))
     return subnets
+
+
+def is_shared(subnet):
+    """A subnet the user brought (its id is given): referred to and tagged, never created or routed."""
+    return bool(subnet.get("id"))
+
+
+def is_unmanaged(subnet):
+    """kops' isUnmanaged: egress External, the user routes the subnet (no association, no NAT, no routes)."""
+    return subnet.get("egress") == "External"
+
+
+def _shared_subnet(cluster, subnet, vpc_id, role_tags):
+    """kops' tags on a shared subnet (CloudTags(name, shared=true): no Name, no KubernetesCluster, the
+    ownership tag "shared", the cloud labels), SubnetType and the role tags; none with tagSubnets: false."""
+    name = cluster["metadata"]["name"]
+    tags = None
+    if role_tags is not None:
+        tags = dict((cluster["spec"].get("cloudLabels") or {}), **{TAG_CLUSTER_OWNERSHIP % name: "shared"})
+        tags.update(SubnetType=subnet["type"], **role_tags)
+    return ec2.SharedSubnet("%s.%s" % (subnet["name"], name), short_name=subnet["name"], id=subnet["id"],
+                            vpc_id=vpc_id, tags=tags or {})
 
 
 def _subnet(cluster_name, subnet, vpc, role_tags):
@@ -151,7 +189,9 @@ def _build_private_egress(cluster, tasks, subnets, add, vpc_id, egress_only=None
     name = cluster["metadata"]["name"]
     spec = cluster["spec"]
     tables = {}
-    private = [s for s in spec.get("subnets") or [] if s["type"] in ("Private", "DualStack")]
+    # kops routes (table, NAT, egress) only the private subnets it creates and does not leave to the user.
+    private = [s for s in spec.get("subnets") or [] if s["type"] in ("Private", "DualStack")
+               and not is_shared(s) and not is_unmanaged(s)]
     for zone in sorted({s["zone"] for s in private}):
         egress = next((s.get("egress") for s in private if s["zone"] == zone and s.get("egress")), None)
         utility = next((s for s in spec["subnets"] if s["type"] == "Utility" and s["zone"] == zone), None)

@@ -445,6 +445,57 @@ class Subnet(TaggedEc2Task):
                 "Value": changes["enable_resource_name_dns_a_record_on_launch"][1]})
 
 
+class SharedSubnet(Task):
+    """A subnet the user brought (spec.subnets[].id): never created, changed in any other way, deleted or
+    rendered.  Direct: it must exist, and it carries the tags kops puts on a shared subnet (the cluster's
+    kubernetes.io/cluster/<name>=shared, SubnetType, the load-balancer role tags), added to its own; deleting
+    the cluster removes only the cluster's tag (deletion/aws.py).  Terraform writes its id where it is used,
+    and the subnet_ids output kops writes for shared subnets."""
+
+    kind = "aws_subnet"
+    cloudformation_type = "AWS::EC2::Subnet"
+    shared = True
+
+    def __init__(self, task_name, /, short_name=None, **fields):
+        Task.__init__(self, task_name, **fields)
+        self.short_name = short_name
+
+    def find(self, cloud):
+        import botocore.exceptions
+        try:
+            found = cloud.ec2.describe_subnets(SubnetIds=[self.fields["id"]])["Subnets"]
+        except botocore.exceptions.ClientError:
+            found = []
+        if not found:
+            raise ValueError("spec.subnets[%s].id: subnet %s not found in %s; check the id, or remove it to have "
+                             "the subnet created" % (self.short_name, self.fields["id"], cloud.region))
+        item = found[0]
+        if self.fields.get("vpc_id") is not None and item["VpcId"] != resolve(self.fields["vpc_id"]):
+            raise ValueError("spec.subnets[%s].id: subnet %s is in %s, not in the cluster's VPC %s" % (
+                self.short_name, item["SubnetId"], item["VpcId"], resolve(self.fields["vpc_id"])))
+        self.outputs.update(id=item["SubnetId"], cidr_block=item.get("CidrBlock"))
+        return {"tags": tag_dict(item.get("Tags"))}
+
+    def compare(self, actual):
+        wanted = self.fields.get("tags") or {}
+        if any(actual["tags"].get(k) != v for k, v in wanted.items()):
+            return {"tags": (actual["tags"], dict(actual["tags"], **wanted))}
+        return {}
+
+    def update(self, cloud, actual, changes):
+        # Only the tags kops adds; the subnet's own tags stay.
+        cloud.ec2.create_tags(Resources=[self.outputs["id"]], Tags=tag_list(self.fields["tags"]))
+
+    def terraform_value(self, attribute):
+        return self.fields["id"] if attribute == "id" else None
+
+    def terraform_outputs(self):
+        outputs = [("subnet_ids", self.fields["id"], True)]
+        if self.short_name:
+            outputs.append(("subnet_%s_id" % self.short_name, self.fields["id"], False))
+        return outputs
+
+
 class RouteTableAssociation(Task):
     kind = "aws_route_table_association"
     cloudformation_type = "AWS::EC2::SubnetRouteTableAssociation"
