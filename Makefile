@@ -60,7 +60,8 @@ host-tools:
 
 test: venv $(BIN)/.installed-test host-tools
 	$(BIN)/python -m pytest -q -n 2 --durations=25 tests
-	$(MAKE) --no-print-directory lint sanity
+	# lint and ansible-test sanity side by side: each is mostly one process; their output kept apart.
+	$(MAKE) --no-print-directory -j2 --output-sync=target lint sanity
 
 lint: $(BIN)/.installed-test $(COLL_LINK)
 	$(BIN)/ruff check --select F,E9 plugins tests bench

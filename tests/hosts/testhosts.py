@@ -283,7 +283,11 @@ class HostPool(object):
         self._stopped = True
         for server in self.servers:
             server.shutdown()
-        for host in self.hosts:
-            host.destroy()
+        # At once: each host's poweroff waits for its nspawn to exit.
+        threads = [threading.Thread(target=host.destroy) for host in self.hosts]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
         _sh("ip", "link", "del", self.bridge, check=False)
         shutil.rmtree(self.workdir, ignore_errors=True)

@@ -29,9 +29,9 @@ OPTIONS = {"cluster_name": CLUSTER, "cloud_provider": "aws", "zones": ["us-east-
 # kubelet and kubectl exist in no reachable registry, so they are not downloaded (their files are still written).
 # protokube on the control plane: no etcd release is reachable, so Debian's etcd is installed through
 # protokube_etcd_install_override (tests/nodes/boot_artifacts.py), and no kube-apiserver answers here, so the
-# addons are skipped after 5 s.
+# addons are skipped after 1 s.
 EXTRA = ["-e", json.dumps({"nodeup_distro_packages": {"containerd": "containerd", "runc": "runc"},
-                           "nodeup_download_assets": False, "protokube_api_wait_timeout": 5})]
+                           "nodeup_download_assets": False, "protokube_api_wait_timeout": 1})]
 
 
 def _store(tmp_path, url=None):

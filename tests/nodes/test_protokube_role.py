@@ -122,7 +122,7 @@ def test_three_member_tls_etcd_forms_survives_restarts_backs_up_and_restores(hos
                             "protokube_etcd_install_override": boot_artifacts.debian_etcd_install(host),
                             "protokube_python": "%s/bin/python" % VENV,
                             "protokube_collections_path": str(COLLECTIONS),
-                            "protokube_api_wait_timeout": 5}
+                            "protokube_api_wait_timeout": 1}
                 for group, host in zip(groups, hosts)}
     inventory = pool.inventory_file(tmp_path / "hosts.yml", groups={"control_plane": [h.name for h in hosts]},
                                     hostvars=hostvars)
@@ -134,7 +134,7 @@ def test_three_member_tls_etcd_forms_survives_restarts_backs_up_and_restores(hos
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     # No etcd release is reachable here: the members run Debian's etcd, installed as a pinned tarball would be.
     assert _etcdctl(hosts[0], "main", "version").stdout.startswith("etcdctl version:")
-    assert "did not answer within 5 s" in proc.stdout  # no kube-apiserver here: addons skipped with a reason
+    assert "did not answer within 1 s" in proc.stdout  # no kube-apiserver here: addons skipped with a reason
     for cluster in ("main", "events"):
         health = _wait_healthy(hosts[0], cluster)
         assert health.count("https://%s-" % ("etcd" if cluster == "main" else "etcd-events")) == 3, health

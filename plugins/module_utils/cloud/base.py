@@ -5,7 +5,7 @@
 
 A provider's cloud (cloud/aws.py's AwsCloud, later GCE's) subclasses Cloud and
 fills in how its errors read and which of them mean "try again later".  The
-engine (engine/runner.py) and the task contract (tasks/base.py) use nothing
+engine (engine/runner.py) and the task contract (engine/task.py) use nothing
 else, so they never import a provider's module.
 """
 

@@ -25,9 +25,11 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 
 DATA_FILENAME = "etcd.backup.gz"
 META_FILENAME = "_etcd_backup.meta"
@@ -35,6 +37,8 @@ MIN_RETENTION = datetime.timedelta(hours=1)
 HOURLY_RETENTION = datetime.timedelta(days=7)
 NAME_PATTERN = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)-(\d+)$")
 ETCDCTL_TIMEOUT = "5s"
+# How long a connection to another member's client port may take before that member counts as not running.
+CONNECT_TIMEOUT = 5.0
 
 
 class EtcdError(ValueError):
@@ -61,6 +65,18 @@ def member_list(tls, endpoints):
     data = json.loads(etcdctl(tls, endpoints, "member", "list", "-w", "json"))
     return [{"id": "%x" % m["ID"], "name": m.get("name") or "", "peerURLs": m.get("peerURLs") or [],
              "clientURLs": m.get("clientURLs") or []} for m in data.get("members") or []]
+
+
+def accepts_connections(endpoint, timeout=CONNECT_TIMEOUT):
+    """Whether something listens at a client URL's host and port.  etcdctl 3.4 keeps redialling a refused
+    endpoint until its --command-timeout (30 s), so a member that is not running is told apart first, at once;
+    one that listens gets the full etcdctl call."""
+    parsed = urllib.parse.urlsplit(endpoint)
+    try:
+        with socket.create_connection((parsed.hostname, parsed.port or 2379), timeout=timeout):
+            return True
+    except OSError:
+        return False
 
 
 def endpoint_status(tls, endpoint):
@@ -105,6 +121,8 @@ def ensure_membership(tls, name, peer_url, all_members, other_endpoints, data_di
     running = None
     answered = []
     for endpoint in other_endpoints:
+        if not accepts_connections(endpoint):
+            continue
         try:
             running = member_list(tls, [endpoint])
             answered = [endpoint]

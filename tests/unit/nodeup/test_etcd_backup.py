@@ -199,3 +199,28 @@ def test_membership_through_a_running_member_adds_us(tmp_path, tls_etcd):
     again = etcd_node.ensure_membership(files, "etcd-z", members["etcd-z"], members, [endpoint],
                                         str(tmp_path / "z-data"))
     assert again["action"] == "none"  # listed, never started: not added twice
+
+
+def test_a_member_that_is_not_running_is_passed_over_at_once(tmp_path, monkeypatch):
+    """etcdctl 3.4 keeps redialling a refused endpoint for its whole --command-timeout (30 s): a first member of a
+    new cluster would wait that long per other member.  A closed port is seen at once and etcdctl is not called;
+    a listening one is asked."""
+    closed = "https://127.0.0.1:%d" % _free_port()
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(1)
+        open_endpoint = "https://127.0.0.1:%d" % listening.getsockname()[1]
+        assert etcd_node.accepts_connections(open_endpoint) is True
+        assert etcd_node.accepts_connections(closed) is False
+        asked = []
+
+        def member_list(_tls, endpoints):
+            asked.extend(endpoints)
+            raise etcd_node.EtcdError("no answer")
+        monkeypatch.setattr(etcd_node, "member_list", member_list)
+        started = time.monotonic()
+        result = etcd_node.ensure_membership({}, "etcd-a", MEMBERS["etcd-a"], MEMBERS, [closed, open_endpoint],
+                                             str(tmp_path / "data"))
+    assert asked == [open_endpoint]
+    assert (result["state"], result["reason"]) == ("new", "no other member answers")
+    assert time.monotonic() - started < 5

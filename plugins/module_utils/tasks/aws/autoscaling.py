@@ -4,7 +4,7 @@
 """Per-instance-group tasks: the image lookup, launch templates, autoscaling groups
 (with their warm pool) and lifecycle hooks.
 
-Each kind has one table of Fields (tasks/base.Field) from which its create call,
+Each kind has one table of Fields (engine/task.Field) from which its create call,
 its read-back, its comparison and its CloudFormation properties derive; the
 Terraform bodies keep kops' layout.  Comparison is in the API's normal form: the
 desired value goes to the API form and back (order, defaults, absent parts read

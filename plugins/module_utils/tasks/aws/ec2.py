@@ -4,7 +4,7 @@
 """EC2 network, firewall and storage tasks: VPC, DHCP options, internet gateway, route tables,
 routes, subnets, security groups and their rules, elastic IPs, NAT gateways, EBS volumes, key pairs.
 
-Each kind is described by one Field table (tasks/base.Field): the create call,
+Each kind is described by one Field table (engine/task.Field): the create call,
 the read-back of the describe item, the comparison and the CloudFormation
 properties derive from it; field names are Terraform's, so the Terraform body
 is the fields themselves.  Each kind is found with one describe call filtered

@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """Network load balancers, target groups and listeners (elbv2).
 
-One table of Fields per kind (tasks/base.Field): the create call, the read-back,
+One table of Fields per kind (engine/task.Field): the create call, the read-back,
 the comparison and CloudFormation derive from it; the Terraform bodies keep
 kops' layout.  Attributes set by a second call after create (a balancer's
 cross-zone load balancing, a target group's deregistration delay and connection

@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """IAM roles, their inline policies and instance profiles, one per instance group role.
 
-One table of Fields per kind (tasks/base.Field) feeds the create call, the read-back, the
+One table of Fields per kind (engine/task.Field) feeds the create call, the read-back, the
 comparison and CloudFormation.  A role or instance profile found by name must carry this
 cluster's ownership tags: another cluster's (or an untagged one) is an error, never adopted.
 """
