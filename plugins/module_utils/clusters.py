@@ -247,6 +247,10 @@ class ClusterService(object):
     def plan_rollback(self, name, number):
         """Plan writing back the spec stored at revision number, byte for byte (the config and every instance group
         as they were; groups added since are deleted).  The write is a new revision; cluster_update applies it."""
+        current = self._current(name)
+        if not current:
+            raise ClusterError("cluster %r does not exist in %s; a rollback needs the stored cluster"
+                               % (name, self.store.url("")))
         try:
             number = int(number)
             spec = self.history(name).spec_at(number)
@@ -254,10 +258,6 @@ class ClusterService(object):
             raise ClusterError("revision: %s" % exc if isinstance(exc, history.HistoryError) else
                                "revision: %r is not a revision number; give one of get_cluster.yml -e history=true"
                                % (number,))
-        current = self._current(name)
-        if not current:
-            raise ClusterError("cluster %r does not exist in %s; a rollback needs the stored cluster"
-                               % (name, self.store.url("")))
         cluster, igs = _spec_objects(spec, "revision %d of %s" % (number, name))
         plan = self._plan_objects(name, cluster, igs, current, prune=True, operation="rollback")
         plan.after = _keyed(cluster, igs)

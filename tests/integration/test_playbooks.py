@@ -34,7 +34,7 @@ def test_create_get_replace_round_trip(playbook, tmp_path):
     assert code == 0, run
     assert run["stats"]["localhost"]["changed"] == 1
     files = _files(store_dir)
-    assert "ha.example.com/config" in files and len(files) == 7
+    assert "ha.example.com/config" in files and len(files) == 9  # 7 of kops', the history's index and revision 1
 
     code, again = playbook(PLAYBOOKS / "create_cluster.yml", "-e", store, *HA)
     assert code == 0 and again["stats"]["localhost"]["changed"] == 0

@@ -146,6 +146,8 @@ def test_rollback_refuses_a_revision_it_does_not_keep_naming_the_kept_ones(store
     assert str(refused.value).startswith("revision: revision 2 of cluster %s is not kept (kept: 5 to 7)" % NAME)
     with pytest.raises(clusters.ClusterError, match="'two' is not a revision number"):
         service(store).plan_rollback(NAME, "two")
+    with pytest.raises(clusters.ClusterError, match="cluster 'other.example.com' does not exist in .*; a rollback needs"):
+        service(store).plan_rollback("other.example.com", 1)
 
 
 def test_a_change_by_another_tool_is_kept_as_its_own_revision_and_stops_a_stale_replace(store):
