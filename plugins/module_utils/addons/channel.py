@@ -24,7 +24,7 @@ except ImportError:  # objects.require_yaml names the fix when a manifest is dum
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import (
     amazon_vpc, aws, aws_load_balancer_controller, calico, cert_manager, cilium, cluster_autoscaler, core, flannel, gce,
-    kindnet, kube_router, metrics_server, node_local_dns)
+    kindnet, kube_router, metrics_server, node_local_dns, service_accounts)
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError, Facts
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 
@@ -101,6 +101,10 @@ def _networking(kind):
     return lambda facts: kind in facts.networking
 
 
+def _load_balancer_controller(facts):
+    return _aws(facts) and _enabled(facts, "awsLoadBalancerController")
+
+
 def _storage(provider):
     return lambda facts: facts.provider == provider and bool(facts.section("cloudConfig").get("manageStorageClasses"))
 
@@ -118,7 +122,11 @@ ADDONS = (
           metrics_server.objects, selector={"k8s-app": "metrics-server"}, needs_pki=metrics_server.needs_pki),
     Addon("certmanager.io", "k8s-1.16", _cert_manager, cert_manager.objects, selector={}, prune=True),
     Addon("node-termination-handler.aws", "k8s-1.11", _nth, aws.node_termination_handler, prune=True),
-    Addon("aws-load-balancer-controller.addons.k8s.io", "k8s-1.19", lambda facts: _aws(facts) and _enabled(facts, "awsLoadBalancerController"),
+    Addon("aws-load-balancer-controller.addons.k8s.io", "k8s-1.19",
+          lambda facts: _load_balancer_controller(facts) and not facts.use_service_account_external_permissions,
+          aws_load_balancer_controller.objects, prune=True, needs_pki=lambda facts: True),
+    Addon("aws-load-balancer-controller.addons.k8s.io", "k8s-1.19-irsa",
+          lambda facts: _load_balancer_controller(facts) and facts.use_service_account_external_permissions,
           aws_load_balancer_controller.objects, prune=True, needs_pki=lambda facts: True),
     Addon("storage-aws.addons.k8s.io", "v1.15.0", _storage("aws"), core.storage_aws),
     Addon("storage-gce.addons.k8s.io", "v1.7.0", _storage("gce"), core.storage_gce),
@@ -363,7 +371,7 @@ def render(completed, groups, account_id=None, extra_entries=()):
     facts = Facts(completed, groups, account_id=account_id)
     files, entries = [], []
     for addon in selected(facts):
-        documents = remap(addon, addon.build(facts))
+        documents = remap(addon, service_accounts.wire(facts, addon.build(facts)))
         if facts.section("assets"):
             documents = [remap_images(facts.section("assets"), document) for document in documents]
         data = dump_manifest(documents)
@@ -381,9 +389,12 @@ def manifest_keys():
 
 
 def needs_account_id(completed):
-    """Whether rendering needs the AWS account id (node-termination-handler's queue URL)."""
+    """Whether rendering needs the AWS account id (node-termination-handler's queue URL, the service-account roles'
+    ARNs)."""
     facts = Facts(completed, ())
-    return _nth(facts) and aws.uses_queue(facts)
+    spec = completed["spec"]
+    return ((_nth(facts) and aws.uses_queue(facts)) or bool(service_accounts.wanted(spec))
+            or (_aws(facts) and bool((spec.get("iam") or {}).get("serviceAccountExternalPermissions"))))
 
 
 def account_of(cloud):
