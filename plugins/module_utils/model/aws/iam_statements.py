@@ -291,7 +291,9 @@ ROLE_GRANTS = {
         (always, "s3"),
         (lambda ctx: not ctx.spec.get("encryptionConfig"), KMS_VIA_SERVICE),
         (flag("encryptionConfig"), KMS_DIRECT),
-        (not_irsa_and(lambda ctx: ctx.zone_id), "dns"),
+        # Not kops: kept under IRSA too.  kops' dns-controller runs as its own role there; this collection runs no
+        # dns-controller, and protokube's api_dns keeps the API records from the host, as the instance role.
+        (lambda ctx: ctx.zone_id, "dns"),
         (not_irsa_and(flag("snapshotController", "enabled")), EBS_CSI_SNAPSHOTS),
         (not_irsa_and(always), EBS_CSI),
         (not_irsa_and(always), CLOUD_CONTROLLER_MANAGER),
