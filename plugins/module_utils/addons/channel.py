@@ -24,7 +24,7 @@ except ImportError:  # objects.require_yaml names the fix when a manifest is dum
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import (
     amazon_vpc, aws, aws_load_balancer_controller, calico, cert_manager, cilium, cluster_autoscaler, core, flannel, gce,
-    kindnet, kube_router, metrics_server, node_local_dns, service_accounts)
+    kindnet, kube_router, metrics_server, node_local_dns, pod_identity_webhook, service_accounts)
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError, Facts
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 
@@ -128,6 +128,8 @@ ADDONS = (
     Addon("aws-load-balancer-controller.addons.k8s.io", "k8s-1.19-irsa",
           lambda facts: _load_balancer_controller(facts) and facts.use_service_account_external_permissions,
           aws_load_balancer_controller.objects, prune=True, needs_pki=lambda facts: True),
+    Addon(pod_identity_webhook.ADDON, "k8s-1.16", pod_identity_webhook.applies, pod_identity_webhook.objects,
+          needs_pki=lambda facts: True),
     Addon("storage-aws.addons.k8s.io", "v1.15.0", _storage("aws"), core.storage_aws),
     Addon("storage-gce.addons.k8s.io", "v1.7.0", _storage("gce"), core.storage_gce),
     Addon("gcp-cloud-controller.addons.k8s.io", "k8s-1.23", _gce, gce.cloud_controller, prune=True),
@@ -154,7 +156,6 @@ NOT_RENDERED = (
     ("cluster-autoscaler.addons.k8s.io", lambda facts: not _aws(facts) and _enabled(facts, "clusterAutoscaler")),
     ("node-problem-detector.addons.k8s.io", lambda facts: _enabled(facts, "nodeProblemDetector")),
     ("nvidia.addons.k8s.io", lambda facts: bool((facts.section("containerd").get("nvidiaGPU") or {}).get("enabled"))),
-    ("eks-pod-identity-webhook.addons.k8s.io", lambda facts: _aws(facts) and _enabled(facts, "podIdentityWebhook")),
     ("gcp-pd-csi-driver.addons.k8s.io",
      lambda facts: _gce(facts) and bool((facts.section("cloudConfig").get("gcpPDCSIDriver") or {}).get("enabled"))),
     ("snapshot-controller.addons.k8s.io", lambda facts: _enabled(facts, "snapshotController")),

@@ -27,6 +27,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.pki import discovery
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import iam
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.s3 import S3Object
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.base import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.truncate import fnv32a
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
 DEFAULT_AUDIENCE = "amazonaws.com"
@@ -176,7 +177,8 @@ def build_service_account_iam(completed, groups, tasks, account_id):
         trust = addon_roles.trust_policy(spec, ctx.partition, account_id, namespace, name)
         role = iam.IAMRole(role_name, export_with_id=addon_roles.role_key(namespace, name), name=role_name,
                            assume_role_policy=json.dumps(trust, indent=2, sort_keys=True),
-                           tags=cluster_tags(cluster, role_name, extra={TAG_SA_NAME: name, TAG_SA_NAMESPACE: namespace}),
+                           tags=cluster_tags(cluster, role_name, extra={TAG_SA_NAME: name,
+                                                                         TAG_SA_NAMESPACE: namespace.replace("*", "wildcard")}),
                            **({"permissions_boundary": boundary} if boundary else {}))
         tasks[role.key] = role
         if document is not None:
@@ -185,7 +187,8 @@ def build_service_account_iam(completed, groups, tasks, account_id):
             tasks[policy.key] = policy
         role.external_policies = tuple(arns)
         for arn in arns:
-            attachment = iam.IAMRolePolicyAttachment("%s-%s" % (role_name, arn.rsplit("/", 1)[-1]),
+            # kops' name: external-<role>-<FNV-32a of the ARN, in decimal>
+            attachment = iam.IAMRolePolicyAttachment("external-%s-%d" % (role_name, fnv32a(arn)),
                                                      role=Ref(role, "name"), policy_arn=arn)
             tasks[attachment.key] = attachment
         made.append(role)
