@@ -81,6 +81,23 @@ def kops_files(directory, cluster_name):
             for f in (directory / "data").glob(prefix + "*_content")}
 
 
+def kops_partition_as_ours(files):
+    """kops' test cloud is the partition aws-test, which region us-test-1 is not in for us: the service-account role
+    ARNs (IRSA) read as aws, and the channel's manifestHash of a file so read is that file's hash."""
+    hashes = {}
+    converted = {}
+    for key, data in files.items():
+        converted[key] = data.replace(b"arn:aws-test:", b"arn:aws:")
+        if converted[key] != data:
+            hashes[channel.manifest_hash(data)] = channel.manifest_hash(converted[key])
+    if hashes and "bootstrap" in converted:
+        text = converted["bootstrap"].decode("utf-8")
+        for old, new in hashes.items():
+            text = text.replace(old, new)
+        converted["bootstrap"] = text.encode("utf-8")
+    return converted
+
+
 def identity(document):
     metadata = document["metadata"]
     return document["kind"], metadata.get("namespace", ""), metadata["name"]
@@ -170,7 +187,7 @@ def test_per_addon_equality_does_not_regress():
         except ValueError:
             continue  # refused specs (see FIGURES' note) and fixtures that need cloud facts we do not invent
         ours = {addon_key(path): data for path, data in rendered.items()}
-        theirs_files = kops_files(directory, completed["metadata"]["name"])
+        theirs_files = kops_partition_as_ours(kops_files(directory, completed["metadata"]["name"]))
         our_entries = {e["name"]: e for e in yaml.safe_load(ours["bootstrap"])["spec"]["addons"]}
         for entry in yaml.safe_load(theirs_files["bootstrap"])["spec"]["addons"]:
             if entry["name"] in our_entries and our_entries[entry["name"]] != entry:
