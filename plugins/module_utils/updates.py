@@ -138,7 +138,8 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
             plan = merge_plans(plan, runner.run(tasks, new_cloud(), dry_run=False, workers=workers, deadline=deadline,
                                                 progress=progress, kinds=driver.task_classes()))
     addon_changes = addon_channel.store_files(completed, groups, node_changes, account_id=account)
-    changes = store.differing(managed_files(completed) + node_changes + addon_changes)
+    changes = store.differing(managed_files(completed) + node_changes + addon_changes
+                              + karpenter_scripts(groups, user_data))
     if changes and not dry_run:
         store.apply(changes)
     if not dry_run:
@@ -231,6 +232,19 @@ def group_user_data(driver, completed, groups, config_base, hashes, boot, node_c
     return user_data
 
 
+def karpenter_scripts(groups, user_data):
+    """kops' nodeupscript-<group> for each Karpenter group: the boot script its EC2NodeClass gives the instances
+    Karpenter launches (no launch template of ours carries it), at igconfig/node/<group>/nodeupscript.sh."""
+    scripts = []
+    for group in groups:
+        name = objects.name_of(group)
+        if (group.get("spec") or {}).get("manager") == "Karpenter" and user_data.get(name) is not None:
+            path = nodeup_config.config_path(group).rsplit("/", 1)[0] + "/nodeupscript.sh"
+            data = user_data[name]
+            scripts.append((path, data.encode("utf-8") if isinstance(data, str) else data))
+    return scripts
+
+
 def discovery_documents(store, completed, node_changes):
     """The service-account issuer's discovery documents (pki/discovery.py) with the keyset this run writes, if new."""
     if not discovery.discovery_store(completed["spec"]):
@@ -318,6 +332,7 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
                                                                                 account_id=account)
     boot = boot_artifacts_for(service, completed, store, dry_run)
     user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot, node_changes)
+    files += karpenter_scripts(groups, user_data)
     tasks = driver.build_tasks(completed, groups, keys, user_data, account_id=account)
     documents = discovery_documents(store, completed, node_changes)
     covered, published = [], []

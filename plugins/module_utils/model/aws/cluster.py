@@ -26,7 +26,7 @@ def build_tasks(completed_cluster, instance_groups, ssh_public_keys=(), user_dat
     """
     tasks = {}
     key_pair = sshkey.build_ssh_key(completed_cluster, list(ssh_public_keys), tasks)
-    subnets = network.build_network(completed_cluster, tasks)
+    subnets = network.build_network(completed_cluster, tasks, instance_groups)
     vpc = tasks["aws_vpc/%s" % completed_cluster["metadata"]["name"]]
     groups = firewall.build_firewall(completed_cluster, tasks, vpc, instance_groups)
     api_balancer = api_loadbalancer.build_api_loadbalancer(completed_cluster, tasks, vpc, subnets, groups)
