@@ -160,3 +160,18 @@ def test_pod_identity_webhook_maps_the_users_service_accounts():
                  if e["name"] == pod_identity_webhook.ADDON)
     assert entry["needsPKI"] is True and entry["id"] == "k8s-1.16"
     assert pod_identity_webhook.ADDON not in channel.not_rendered(Facts(completed, groups))
+
+
+@pytest.mark.parametrize("spec, field", [
+    ({"karpenter": {"enabled": True}}, "spec.karpenter.enabled"),
+    ({"certManager": {"enabled": True, "hostedZoneIDs": ["Z1"]}}, "spec.certManager"),
+    ({"podIdentityWebhook": {"enabled": True}}, "spec.podIdentityWebhook.enabled"),
+])
+def test_kops_rules_for_what_needs_service_account_permissions(spec, field):
+    from ansible_collections.kubeops.kops.plugins.module_utils.api import validation
+    completed, _groups = _minimal(spec)
+    problems = [str(p) for p in validation.validate_cluster(completed)]
+    assert any(p.startswith(field + ":") or field in p for p in problems), problems
+    completed, _groups = _minimal(dict(spec, iam={"useServiceAccountExternalPermissions": True},
+                                       certManager=dict(spec.get("certManager") or {}, enabled=True)))
+    assert not [p for p in map(str, validation.validate_cluster(completed)) if field in p]
