@@ -43,6 +43,7 @@ class GceDriver(object):
 
     def discovery_objects(self, completed, documents, tasks, warn=None):
         """The discovery documents are written to their store directly (no object resource is rendered)."""
+        del completed, documents, tasks, warn
         return []
 
     def boot_environment(self, completed):
