@@ -188,9 +188,9 @@ def _render_account(completed, cloud, warn):
     try:
         return _addon_account(completed, cloud)
     except ValueError:
-        warn("no AWS account could be asked (no credentials): node-termination-handler's QUEUE_URL names account %s; "
-             "render again with AWS credentials before applying, or set spec.cloudProvider.aws."
-             "nodeTerminationHandler.enableSQSTerminationDraining: false" % UNKNOWN_ACCOUNT)
+        warn("no AWS account could be asked (no credentials): node-termination-handler's QUEUE_URL and the "
+             "service-account roles' ARNs and trust policies (IRSA) name account %s; render again with AWS credentials "
+             "before applying" % UNKNOWN_ACCOUNT)
         return UNKNOWN_ACCOUNT
 
 

@@ -151,12 +151,6 @@ def user_roles(spec):
     return found
 
 
-def uses_service_account_roles(completed):
-    """Whether the model needs the AWS account id (the roles' trust policies name the OIDC provider's ARN)."""
-    spec = completed["spec"]
-    return bool(addon_roles.wanted(spec) or user_roles(spec))
-
-
 def build_service_account_iam(completed, groups, tasks, account_id):
     """The OIDC provider and every service-account role with its policy; returns the role tasks."""
     spec = completed["spec"]
