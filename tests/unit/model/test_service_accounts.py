@@ -175,3 +175,17 @@ def test_kops_rules_for_what_needs_service_account_permissions(spec, field):
     completed, _groups = _minimal(dict(spec, iam={"useServiceAccountExternalPermissions": True},
                                        certManager=dict(spec.get("certManager") or {}, enabled=True)))
     assert not [p for p in map(str, validation.validate_cluster(completed)) if field in p]
+
+
+def test_cloudformation_renders_the_provider_and_roles():
+    from ansible_collections.kubeops.kops.plugins.module_utils.engine import cloudformation
+    completed, _groups, tasks = _tasks({})
+    template = json.loads(cloudformation.render(list(tasks.values()), description="irsa"))
+    kinds = {}
+    for resource in template["Resources"].values():
+        kinds.setdefault(resource["Type"], []).append(resource["Properties"])
+    provider = kinds["AWS::IAM::OIDCProvider"][0]
+    assert provider["Url"] == completed["spec"]["kubeAPIServer"]["serviceAccountIssuer"]
+    assert provider["ClientIdList"] == ["amazonaws.com"] and len(provider["ThumbprintList"]) == 2
+    trusts = [r["AssumeRolePolicyDocument"] for r in kinds["AWS::IAM::Role"] if ".sa." in r["RoleName"]]
+    assert len(trusts) == 3 and all(t["Statement"][0]["Action"] == "sts:AssumeRoleWithWebIdentity" for t in trusts)
