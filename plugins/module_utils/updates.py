@@ -23,8 +23,9 @@ from ansible_collections.kubeops.kops.plugins.module_utils.engine import cloudfo
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import boot_artifacts, bootstrap
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import store as nodeup_store
-from ansible_collections.kubeops.kops.plugins.module_utils.pki import sshkey
+from ansible_collections.kubeops.kops.plugins.module_utils.pki import discovery, keystore, sshkey
 from ansible_collections.kubeops.kops.plugins.module_utils.providers import driver_for
+from ansible_collections.kubeops.kops.plugins.module_utils.statestore import discovery as discovery_store
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
@@ -123,8 +124,8 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     # object a node's user data pins (nodeup configs, the keysets they carry, the boot artefacts above) is stored
     # before any launch template, group or instance can refer to it, so a run killed after the groups launched
     # leaves no instance pinned to a config the store lacks, and the next run finds and reuses the same CAs.
-    addon_changes = addon_channel.store_files(completed, groups, node_changes,
-                                              account_id=_addon_account(completed, lambda: cloud))
+    account = _addon_account(completed, lambda: cloud)
+    addon_changes = addon_channel.store_files(completed, groups, node_changes, account_id=account)
     changes = store.differing(managed_files(completed) + node_changes + addon_changes)
     if changes and not dry_run:
         store.apply(changes)
@@ -133,7 +134,7 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     # Without DNS the workers' user data pins the control plane's addresses (kops' APIServerIPs), once they exist.
     addresses = driver.control_plane_addresses(cloud, completed)
     user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot, node_changes, addresses)
-    tasks = list(driver.build_tasks(completed, groups, keys, user_data).values())
+    tasks = list(driver.build_tasks(completed, groups, keys, user_data, account_id=account).values())
     plan = runner.run(tasks, cloud, dry_run=dry_run, workers=workers, deadline=deadline, progress=progress,
                       kinds=driver.task_classes())
     if not dry_run and not addresses and driver.made_control_plane_endpoint(plan, completed):
@@ -144,10 +145,15 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
             # lookups of the first pass).
             user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot, node_changes,
                                         addresses)
-            tasks = list(driver.build_tasks(completed, groups, keys, user_data).values())
+            tasks = list(driver.build_tasks(completed, groups, keys, user_data, account_id=account).values())
             plan = merge_plans(plan, runner.run(tasks, new_cloud(), dry_run=False, workers=workers, deadline=deadline,
                                                 progress=progress, kinds=driver.task_classes()))
-    return plan, completed, bool(changes) or keys_changed or bool(boot.uploaded)
+    # Karpenter's boot scripts carry the final user data; no instance of ours pins them.
+    script_changes = store.differing(karpenter_scripts(groups, user_data))
+    if script_changes and not dry_run:
+        store.apply(script_changes)
+    published = discovery_store.publish(completed, discovery_documents(store, completed, node_changes), dry_run, warn)
+    return plan, completed, bool(changes) or bool(script_changes) or keys_changed or bool(boot.uploaded) or published
 
 
 def merge_plans(first, second):
@@ -190,14 +196,15 @@ def _render_account(completed, cloud, warn):
     try:
         return _addon_account(completed, cloud)
     except ValueError:
-        warn("no AWS account could be asked (no credentials): node-termination-handler's QUEUE_URL names account %s; "
-             "render again with AWS credentials before applying, or set spec.cloudProvider.aws."
-             "nodeTerminationHandler.enableSQSTerminationDraining: false" % UNKNOWN_ACCOUNT)
+        warn("no AWS account could be asked (no credentials): node-termination-handler's QUEUE_URL and the "
+             "service-account roles' ARNs and trust policies (IRSA) name account %s; render again with AWS credentials "
+             "before applying" % UNKNOWN_ACCOUNT)
         return UNKNOWN_ACCOUNT
 
 
 def _addon_account(completed, cloud):
-    """The AWS account id when the addons need it (the termination handler's SQS queue URL), else None."""
+    """The AWS account id when the addons or the model need it (the termination handler's SQS queue URL, the
+    service-account roles' ARNs and trust policies), else None."""
     return addon_channel.account_of(cloud()) if addon_channel.needs_account_id(completed) else None
 
 
@@ -231,6 +238,30 @@ def group_user_data(driver, completed, groups, config_base, hashes, boot, node_c
         if data is not None:
             user_data[name] = data
     return user_data
+
+
+def karpenter_scripts(groups, user_data):
+    """kops' nodeupscript-<group> for each Karpenter group: the boot script its EC2NodeClass gives the instances
+    Karpenter launches (no launch template of ours carries it), at igconfig/node/<group>/nodeupscript.sh."""
+    scripts = []
+    for group in groups:
+        name = objects.name_of(group)
+        if (group.get("spec") or {}).get("manager") == "Karpenter" and user_data.get(name) is not None:
+            path = nodeup_config.config_path(group).rsplit("/", 1)[0] + "/nodeupscript.sh"
+            data = user_data[name]
+            scripts.append((path, data.encode("utf-8") if isinstance(data, str) else data))
+    return scripts
+
+
+def discovery_documents(store, completed, node_changes):
+    """The service-account issuer's discovery documents (pki/discovery.py) with the keyset this run writes, if new."""
+    if not discovery.discovery_store(completed["spec"]):
+        return []
+    path = keystore.path(discovery.SIGNING_KEYSET)
+    written = [data for changed, data in node_changes if changed == path]
+    keyset = (objects.load_yaml_documents(written[0].decode("utf-8"), source=path)[0] if written
+              else keystore.load(store, discovery.SIGNING_KEYSET))
+    return discovery.documents(completed, keyset)
 
 
 def managed_files(completed):
@@ -304,23 +335,30 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     store = service.cluster_store(cluster_name)
     node_changes, hashes = nodeup_store.node_files(store, completed, groups,
                                                      getattr(service.facts, "etcd_sha256", None), warn)
-    files = managed_files(completed) + node_changes + addon_channel.store_files(
-        completed, groups, node_changes, account_id=_render_account(
-            completed, lambda: driver.cloud(cluster_name, region_of(completed["spec"]), spec=completed["spec"]), warn))
+    account = _render_account(
+        completed, lambda: driver.cloud(cluster_name, region_of(completed["spec"]), spec=completed["spec"]), warn)
+    files = managed_files(completed) + node_changes + addon_channel.store_files(completed, groups, node_changes,
+                                                                                account_id=account)
     boot = boot_artifacts_for(service, completed, store, dry_run)
     user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot, node_changes)
-    tasks = driver.build_tasks(completed, groups, keys, user_data)
-    covered = []
+    files += karpenter_scripts(groups, user_data)
+    tasks = driver.build_tasks(completed, groups, keys, user_data, account_id=account)
+    documents = discovery_documents(store, completed, node_changes)
+    covered, published = [], []
     if store_objects:
         covered = driver.store_objects(
             cluster_name, store.config_base(), [(p, d) for p, d in files if p != nodeup_store.BOOTSTRAP_ADDON_PATH],
             tasks)
+        published = driver.discovery_objects(completed, documents, tasks, warn)
     changes = store.differing([(path, data) for path, data in files if path not in covered])
     if changes and not dry_run:
         store.apply(changes)
     if not dry_run:
         nodeup_store.refresh_keyset_bundle(store, completed)
-    return completed, groups, list(tasks.values()), bool(changes) or keys_changed or bool(boot.uploaded)
+    documents = [d for d in documents if d[0] not in published]
+    discovery_changed = discovery_store.publish(completed, documents, dry_run, warn)
+    return (completed, groups, list(tasks.values()),
+            bool(changes) or keys_changed or bool(boot.uploaded) or discovery_changed)
 
 
 def _write_if_changed(path, text, dry_run):

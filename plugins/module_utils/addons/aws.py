@@ -44,12 +44,6 @@ def uses_queue(facts):
     return bool(nth.get("enabled")) and nth.get("enableSQSTerminationDraining", True) is not False
 
 
-def refuse_service_account_permissions(facts, addon):
-    if facts.use_service_account_external_permissions:
-        facts.refuse(addon, "spec.iam.useServiceAccountExternalPermissions (the pod's IAM role, projected token)",
-                     "leave it unset so the addon uses the instance role")
-
-
 def cloud_controller_argv(facts):
     """kops CloudControllerConfigArgv: the config's flags (sorted), then its defaults."""
     config = facts.ccm
@@ -69,7 +63,6 @@ def cloud_config_volume():
 
 
 def cloud_controller(facts):
-    refuse_service_account_permissions(facts, "aws-cloud-controller.addons.k8s.io")
     name = "aws-cloud-controller-manager"
     mounts, volumes = cloud_config_volume()
     pod = {
@@ -166,7 +159,6 @@ def _nth_labels(version, component=None, app=False):
 
 
 def node_termination_handler(facts):
-    refuse_service_account_permissions(facts, "node-termination-handler.aws")
     nth = facts.nth
     version = nth["version"]
     common = [
@@ -239,6 +231,10 @@ def _nth_queue_mode(facts, nth, version, common, security):
              "whenUnsatisfiable": "DoNotSchedule"},
         ],
     }
+    if facts.use_service_account_external_permissions:
+        # kops: with its own IAM role it runs on any node, without host networking.
+        for field in ("affinity", "hostNetwork", "tolerations"):
+            del pod[field]
     pod_labels = {"app.kubernetes.io/component": "deployment", "app.kubernetes.io/instance": NTH,
                   "app.kubernetes.io/name": NTH, "k8s-app": NTH, "kops.k8s.io/nth-mode": "sqs",
                   "kubernetes.io/os": "linux"}
@@ -313,5 +309,4 @@ def _nth_imds_mode(facts, nth, version, common, security):
 
 
 def ebs_csi_driver(facts):
-    refuse_service_account_permissions(facts, "aws-ebs-csi-driver.addons.k8s.io")
     return ebs_csi.objects(facts)

@@ -11,13 +11,15 @@ role the controller's permissions), a cert-manager Issuer and Certificate for
 the webhook's serving certificate, the `alb` IngressClass and its params, and
 the mutating and validating webhooks whose CA cert-manager injects.
 
-kops' per-service-account variant (k8s-1.19-irsa) is refused: it needs the
-controller's own IAM role and the projected token, as the other AWS addons.
+With spec.iam.useServiceAccountExternalPermissions kops renders its variant
+k8s-1.19-irsa: the controller runs on any node (no host networking, no
+control-plane tolerations or affinity, a preferred anti-affinity between
+replicas) as its own IAM role (addons/service_accounts.py wires the token).
 """
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.addons import aws
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import aws, service_accounts
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.aws_load_balancer_controller_crds import CRDS
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.image_data import IMAGES
@@ -202,37 +204,38 @@ def _container(facts, config):
 
 
 def _deployment(facts, config):
-    return {
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(NAME),
-        "spec": {
-            "replicas": 1,
-            "revisionHistoryLimit": 10,
-            "selector": {"matchLabels": dict(SELECTOR)},
-            # maxSurge 0: host networking on the control plane, so a second pod could not bind the ports.
-            "strategy": {"rollingUpdate": {"maxSurge": 0}, "type": "RollingUpdate"},
-            "template": {
-                "metadata": {"annotations": {"prometheus.io/port": str(METRICS_PORT), "prometheus.io/scrape": "true"},
-                             "labels": dict(SELECTOR, **{"app.kubernetes.io/instance": NAME})},
-                "spec": {
-                    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": aws.CONTROL_PLANE_AFFINITY_TERMS}}},
-                    "containers": [_container(facts, config)],
-                    "hostNetwork": True,
-                    "priorityClassName": "system-cluster-critical",
-                    "securityContext": {"fsGroup": 65534},
-                    "serviceAccountName": NAME,
-                    "terminationGracePeriodSeconds": 10,
-                    "tolerations": CONTROL_PLANE_TOLERATIONS,
-                    "volumes": [{"name": "cert", "secret": {"defaultMode": 420, "secretName": WEBHOOK_SECRET}}],
-                },
-            },
-        },
+    pod = {
+        "containers": [_container(facts, config)],
+        "priorityClassName": "system-cluster-critical",
+        "securityContext": {"fsGroup": 65534},
+        "serviceAccountName": NAME,
+        "terminationGracePeriodSeconds": 10,
+        "volumes": [{"name": "cert", "secret": {"defaultMode": 420, "secretName": WEBHOOK_SECRET}}],
     }
+    spec = {"replicas": 1, "revisionHistoryLimit": 10, "selector": {"matchLabels": dict(SELECTOR)}}
+    if service_accounts.irsa(facts.spec):
+        # kops' k8s-1.19-irsa: its own role through the projected token, so it may run on any node.
+        pod["affinity"] = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
+            "podAffinityTerm": {"labelSelector": {"matchExpressions": [
+                {"key": "app.kubernetes.io/name", "operator": "In", "values": [NAME]}]},
+                "topologyKey": "kubernetes.io/hostname"},
+            "weight": 100}]}}
+    else:
+        pod.update(affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": aws.CONTROL_PLANE_AFFINITY_TERMS}}},
+            hostNetwork=True, tolerations=CONTROL_PLANE_TOLERATIONS)
+        # maxSurge 0: host networking on the control plane, so a second pod could not bind the ports.
+        spec["strategy"] = {"rollingUpdate": {"maxSurge": 0}, "type": "RollingUpdate"}
+    spec["template"] = {
+        "metadata": {"annotations": {"prometheus.io/port": str(METRICS_PORT), "prometheus.io/scrape": "true"},
+                     "labels": dict(SELECTOR, **{"app.kubernetes.io/instance": NAME})},
+        "spec": pod,
+    }
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(NAME), "spec": spec}
 
 
 def objects(facts):
     """The addon's objects in kops' order, before the channel's relabelling."""
-    aws.refuse_service_account_permissions(facts, ADDON)
     needs_cert_manager(facts)
     config = facts.section("awsLoadBalancerController")
     subject = [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]

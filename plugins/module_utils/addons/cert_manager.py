@@ -66,13 +66,11 @@ def selector(part):
 def check(facts):
     """Refuse what kops would render differently from us, or not at all."""
     config = facts.section("certManager")
-    if config.get("hostedZoneIDs"):
-        if not facts.use_service_account_external_permissions:
-            facts.refuse(ADDON, "spec.certManager.hostedZoneIDs without spec.iam.useServiceAccountExternalPermissions "
-                         "(kops forbids it: dns-01 validation needs the service account's own IAM role)",
-                         "set spec.iam.useServiceAccountExternalPermissions: true or remove hostedZoneIDs")
-        facts.refuse(ADDON, "spec.certManager.hostedZoneIDs (cert-manager's service-account IAM role for Route53 "
-                     "dns-01)", "remove hostedZoneIDs and give cert-manager credentials another way")
+    if config.get("hostedZoneIDs") and not facts.use_service_account_external_permissions:
+        # Its Route53 role is made (addons/service_accounts.py) but only IRSA lets the pod assume it.
+        facts.refuse(ADDON, "spec.certManager.hostedZoneIDs without spec.iam.useServiceAccountExternalPermissions "
+                     "(kops forbids it: dns-01 validation needs the service account's own IAM role)",
+                     "set spec.iam.useServiceAccountExternalPermissions: true or remove hostedZoneIDs")
     if config.get("image") and config["image"] != image("controller"):
         facts.refuse(ADDON, "spec.certManager.image %r (kops ignores it and runs %s)" % (config["image"], image("controller")),
                      "remove it; spec.assets.containerRegistry or containerProxy move every image")

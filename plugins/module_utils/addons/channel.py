@@ -24,7 +24,7 @@ except ImportError:  # objects.require_yaml names the fix when a manifest is dum
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import (
     amazon_vpc, aws, aws_load_balancer_controller, calico, cert_manager, cilium, cluster_autoscaler, core, flannel, gce,
-    kindnet, kube_router, metrics_server, node_local_dns)
+    kindnet, kube_router, metrics_server, node_local_dns, pod_identity_webhook, service_accounts)
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError, Facts
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 
@@ -101,6 +101,10 @@ def _networking(kind):
     return lambda facts: kind in facts.networking
 
 
+def _load_balancer_controller(facts):
+    return _aws(facts) and _enabled(facts, "awsLoadBalancerController")
+
+
 def _storage(provider):
     return lambda facts: facts.provider == provider and bool(facts.section("cloudConfig").get("manageStorageClasses"))
 
@@ -118,8 +122,14 @@ ADDONS = (
           metrics_server.objects, selector={"k8s-app": "metrics-server"}, needs_pki=metrics_server.needs_pki),
     Addon("certmanager.io", "k8s-1.16", _cert_manager, cert_manager.objects, selector={}, prune=True),
     Addon("node-termination-handler.aws", "k8s-1.11", _nth, aws.node_termination_handler, prune=True),
-    Addon("aws-load-balancer-controller.addons.k8s.io", "k8s-1.19", lambda facts: _aws(facts) and _enabled(facts, "awsLoadBalancerController"),
+    Addon("aws-load-balancer-controller.addons.k8s.io", "k8s-1.19",
+          lambda facts: _load_balancer_controller(facts) and not facts.use_service_account_external_permissions,
           aws_load_balancer_controller.objects, prune=True, needs_pki=lambda facts: True),
+    Addon("aws-load-balancer-controller.addons.k8s.io", "k8s-1.19-irsa",
+          lambda facts: _load_balancer_controller(facts) and facts.use_service_account_external_permissions,
+          aws_load_balancer_controller.objects, prune=True, needs_pki=lambda facts: True),
+    Addon(pod_identity_webhook.ADDON, "k8s-1.16", pod_identity_webhook.applies, pod_identity_webhook.objects,
+          needs_pki=lambda facts: True),
     Addon("storage-aws.addons.k8s.io", "v1.15.0", _storage("aws"), core.storage_aws),
     Addon("storage-gce.addons.k8s.io", "v1.7.0", _storage("gce"), core.storage_gce),
     Addon("gcp-cloud-controller.addons.k8s.io", "k8s-1.23", _gce, gce.cloud_controller, prune=True),
@@ -146,7 +156,6 @@ NOT_RENDERED = (
     ("cluster-autoscaler.addons.k8s.io", lambda facts: not _aws(facts) and _enabled(facts, "clusterAutoscaler")),
     ("node-problem-detector.addons.k8s.io", lambda facts: _enabled(facts, "nodeProblemDetector")),
     ("nvidia.addons.k8s.io", lambda facts: bool((facts.section("containerd").get("nvidiaGPU") or {}).get("enabled"))),
-    ("eks-pod-identity-webhook.addons.k8s.io", lambda facts: _aws(facts) and _enabled(facts, "podIdentityWebhook")),
     ("gcp-pd-csi-driver.addons.k8s.io",
      lambda facts: _gce(facts) and bool((facts.section("cloudConfig").get("gcpPDCSIDriver") or {}).get("enabled"))),
     ("snapshot-controller.addons.k8s.io", lambda facts: _enabled(facts, "snapshotController")),
@@ -363,7 +372,7 @@ def render(completed, groups, account_id=None, extra_entries=()):
     facts = Facts(completed, groups, account_id=account_id)
     files, entries = [], []
     for addon in selected(facts):
-        documents = remap(addon, addon.build(facts))
+        documents = remap(addon, service_accounts.wire(facts, addon.build(facts)))
         if facts.section("assets"):
             documents = [remap_images(facts.section("assets"), document) for document in documents]
         data = dump_manifest(documents)
@@ -381,9 +390,12 @@ def manifest_keys():
 
 
 def needs_account_id(completed):
-    """Whether rendering needs the AWS account id (node-termination-handler's queue URL)."""
+    """Whether rendering needs the AWS account id (node-termination-handler's queue URL, the service-account roles'
+    ARNs)."""
     facts = Facts(completed, ())
-    return _nth(facts) and aws.uses_queue(facts)
+    spec = completed["spec"]
+    return ((_nth(facts) and aws.uses_queue(facts)) or bool(service_accounts.wanted(spec))
+            or (_aws(facts) and bool((spec.get("iam") or {}).get("serviceAccountExternalPermissions"))))
 
 
 def account_of(cloud):

@@ -74,10 +74,6 @@ def command(facts, config):
 
 def objects(facts):
     config = facts.section("clusterAutoscaler")
-    if facts.use_service_account_external_permissions:
-        facts.refuse("cluster-autoscaler.addons.k8s.io",
-                     "spec.iam.useServiceAccountExternalPermissions (the pod's IAM role, projected token)",
-                     "leave it unset so the addon uses the control plane's instance role")
     if not config.get("image"):
         facts.refuse("cluster-autoscaler.addons.k8s.io", "a spec without spec.clusterAutoscaler.image",
                      "complete the cluster spec first")
@@ -86,6 +82,16 @@ def objects(facts):
     if config.get("podAnnotations"):
         deployment["spec"]["template"]["metadata"]["annotations"].update(
             {key: str(value) for key, value in config["podAnnotations"].items()})
+    if facts.use_service_account_external_permissions:
+        # kops: on workers as its own IAM role, preferring nodes that are not spot workers.
+        del deployment["spec"]["strategy"]
+        pod = deployment["spec"]["template"]["spec"]
+        for field in ("hostNetwork", "tolerations"):
+            del pod[field]
+        pod["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
+            "preference": {"matchExpressions": [{"key": "node-role.kubernetes.io/spot-worker",
+                                                 "operator": "DoesNotExist"}]},
+            "weight": 1}]}}
     if config.get("expander") == "priority" and config.get("createPriorityExpanderConfig"):
         found.insert(found.index(deployment), {
             "apiVersion": "v1", "data": {"priorities": priorities(facts, config)}, "kind": "ConfigMap",

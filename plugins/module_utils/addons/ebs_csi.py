@@ -9,6 +9,7 @@ images are kops' pins (image_data).  Objects before kops' relabelling (channel.r
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils import semver
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import service_accounts
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.core import pinned_image
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
 
@@ -50,6 +51,14 @@ def objects(facts):
     if facts.section("snapshotController").get("enabled"):
         containers = controller["spec"]["template"]["spec"]["containers"]
         containers.insert(3, _snapshotter(qps, burst))
+    if service_accounts.irsa(facts.spec):
+        # kops: the controller runs on workers as its own IAM role (no host network, no control-plane terms).
+        pod = controller["spec"]["template"]["spec"]
+        del pod["hostNetwork"]
+        pod["tolerations"] = service_accounts.controller_tolerations(facts)
+        required = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        for term in required["nodeSelectorTerms"]:
+            term["matchExpressions"] = [e for e in term["matchExpressions"] if not e["key"].startswith("node-role.")]
     kubernetes = semver.kubernetes_version(facts.spec["kubernetesVersion"].lstrip("v"))
     if (kubernetes.major, kubernetes.minor, kubernetes.patch) >= (1, 35, 0):  # kops IsKubernetesGTE ignores pre-releases
         next(d for d in found if d["kind"] == "CSIDriver")["spec"]["nodeAllocatableUpdatePeriodSeconds"] = 10

@@ -750,9 +750,29 @@ def _check_misc(spec, problems):
     if store and discovery.get("discoveryService"):
         problems.append(errors.forbidden("spec.serviceAccountIssuerDiscovery.discoveryService", "use either "
                                          "discoveryStore or discoveryService, not both"))
+    problems.extend(_service_account_permissions_rules(spec))
     if discovery.get("enableAWSOIDCProvider") and not store and not discovery.get("discoveryService"):
         problems.append(errors.forbidden("spec.serviceAccountIssuerDiscovery.enableAWSOIDCProvider",
                                          "needs a discoveryStore"))
+
+
+def _service_account_permissions_rules(spec):
+    """kops: what needs per-service-account IAM (Karpenter, cert-manager's Route53 zones) and cert-manager (the pod
+    identity webhook's serving certificate)."""
+    problems = []
+    irsa = bool((spec.get("iam") or {}).get("useServiceAccountExternalPermissions"))
+    fix = "set spec.iam.useServiceAccountExternalPermissions: true"
+    if (spec.get("karpenter") or {}).get("enabled") and not irsa:
+        problems.append(errors.forbidden("spec.karpenter.enabled", "Karpenter requires that service accounts use "
+                                         "external permissions; " + fix))
+    cert_manager = spec.get("certManager") or {}
+    if cert_manager.get("enabled") and cert_manager.get("hostedZoneIDs") and not irsa:
+        problems.append(errors.forbidden("spec.certManager", "Cert Manager requires that service accounts use external "
+                                         "permissions in order to do dns-01 validation; " + fix))
+    if (spec.get("podIdentityWebhook") or {}).get("enabled") and not cert_manager.get("enabled"):
+        problems.append(errors.forbidden("spec.podIdentityWebhook.enabled", "EKS Pod Identity Webhook requires that cert "
+                                         "manager is enabled; set spec.certManager.enabled: true"))
+    return problems
 
 
 # -- instance groups -------------------------------------------------------------

@@ -8,11 +8,12 @@ from __future__ import annotations
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import kops_controller
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import store_objects
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import service_accounts, store_objects
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, elbv2, iam, ipv6, nth, route53, s3
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import managed_task_classes
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Task
+from ansible_collections.kubeops.kops.plugins.module_utils.statestore import discovery as discovery_store
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
 TASK_MODULES = (ec2, ipv6, elbv2, iam, nth, route53, s3, autoscaling_tasks)
@@ -30,8 +31,8 @@ class AwsDriver(object):
         """Every AWS task kind that manages objects (asked for orphans on every run)."""
         return managed_task_classes(TASK_MODULES, Task)
 
-    def build_tasks(self, completed, groups, ssh_public_keys, user_data):
-        return aws_model.build_tasks(completed, groups, ssh_public_keys, user_data)
+    def build_tasks(self, completed, groups, ssh_public_keys, user_data, account_id=None):
+        return aws_model.build_tasks(completed, groups, ssh_public_keys, user_data, account_id=account_id)
 
     def boot_environment(self, completed):
         """What the boot script exports for nodeup (kops exports AWS_REGION)."""
@@ -58,6 +59,11 @@ class AwsDriver(object):
         return ([("aws", {"region": region}), ("aws", {"alias": "files", "region": region})],
                 {"aws": {"source": "hashicorp/aws", "version": ">= 5.0.0",
                          "configuration_aliases": [Expression("aws.files")]}})
+
+    def discovery_objects(self, completed, documents, tasks, warn=None):
+        """Terraform: the issuer discovery documents as aws_s3_object (an s3:// store); the names covered."""
+        public = discovery_store.needs_public_acl(completed, warn=warn)
+        return service_accounts.build_discovery_objects(completed, documents, tasks, public_read=public)
 
     def store_objects(self, cluster_name, config_base, files, tasks):
         """Add the Terraform-managed store files as tasks (aws_s3_object on an s3:// store); the paths covered."""

@@ -37,8 +37,14 @@ class GceDriver(object):
         """Every GCE task kind that manages objects (asked for orphans on every run)."""
         return managed_task_classes(TASK_MODULES, Task)
 
-    def build_tasks(self, completed, groups, ssh_public_keys, user_data):
+    def build_tasks(self, completed, groups, ssh_public_keys, user_data, account_id=None):
+        del account_id  # an AWS account: no GCE object names one
         return gce_model.build_tasks(completed, groups, ssh_public_keys, user_data)
+
+    def discovery_objects(self, completed, documents, tasks, warn=None):
+        """The discovery documents are written to their store directly (no object resource is rendered)."""
+        del completed, documents, tasks, warn
+        return []
 
     def boot_environment(self, completed):
         """Nothing to export: a GCE node reads its project and zone from the metadata server."""

@@ -19,6 +19,7 @@ NAMES = (
     (r"^kops-version\.txt$", "kops-version.txt"),
     (r"^backups/etcd/(?P<etcd>[^/]+)/control/etcd-cluster-spec$", "etcd-cluster-spec-{etcd}"),
     (r"^igconfig/[^/]+/(?P<ig>[^/]+)/nodeupconfig\.yaml$", "nodeupconfig-{ig}"),
+    (r"^igconfig/[^/]+/(?P<ig>[^/]+)/nodeupscript\.sh$", "nodeupscript-{ig}"),
     (r"^addons/bootstrap-channel\.yaml$", "{cluster}-addons-bootstrap"),
     (r"^addons/(?P<addon>.+)\.yaml$", "{cluster}-addons-{addon_dashed}"),
     (r"^manifests/etcd/(?P<manifest>[^/]+)\.yaml$", "manifests-etcdmanager-{manifest}"),

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import aws_load_balancer_controller as albc
-from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel, service_accounts
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
 from ansible_collections.kubeops.kops.plugins.module_utils.api import validation
 
@@ -145,11 +145,27 @@ def test_cert_manager_is_required_at_validation_and_rendering():
         channel.render(completed, groups, account_id=ACCOUNT)
 
 
-def test_per_service_account_permissions_are_refused():
+def test_per_service_account_permissions_render_kops_irsa_variant():
+    """kops' k8s-1.19-irsa: on any node (no host network, control-plane affinity or tolerations, no maxSurge 0),
+    as its own role through the projected token; the channel names that manifest."""
     completed, groups = alb_case()
     completed["spec"]["iam"] = {"useServiceAccountExternalPermissions": True}
-    with pytest.raises(AddonError, match="useServiceAccountExternalPermissions"):
-        albc.objects(channel.Facts(completed, groups))
+    files = dict(channel.render(completed, groups, account_id=ACCOUNT))
+    assert PATH not in files
+    documents = [d for d in yaml.safe_load_all(files[PATH.replace("k8s-1.19", "k8s-1.19-irsa")]) if d]
+    deployment = next(d for d in documents if d["kind"] == "Deployment")
+    pod = deployment["spec"]["template"]["spec"]
+    assert "strategy" not in deployment["spec"] and "hostNetwork" not in pod and "tolerations" not in pod
+    assert list(pod["affinity"]) == ["podAntiAffinity"]
+    env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+    role = service_accounts.role_name(completed["metadata"]["name"], "kube-system", "aws-load-balancer-controller")
+    assert env["AWS_ROLE_ARN"] == "arn:aws:iam::%s:role/%s" % (ACCOUNT, role) and len(role) <= 64
+    assert {"name": "token-amazonaws-com", "projected": {"defaultMode": 420, "sources": [{"serviceAccountToken": {
+        "audience": "amazonaws.com", "expirationSeconds": 86400, "path": "token"}}]}} in pod["volumes"]
+    entries = yaml.safe_load(files[channel.CHANNEL_PATH])["spec"]["addons"]
+    assert [e["id"] for e in entries if e["name"] == albc.ADDON] == ["k8s-1.19-irsa"]
+    version = completed["spec"]["kubernetesVersion"].lstrip("v")
+    kubernetes_validate.validate(deployment, version, strict=True)
 
 
 # ---------------------------------------------------------------- the CRD generator

@@ -110,11 +110,19 @@ def test_refusals_name_the_field(spec, message):
         _objects(**spec)
 
 
-def test_hosted_zones_with_service_account_permissions_are_refused_not_dropped():
+def test_hosted_zones_with_service_account_permissions_run_as_cert_managers_own_role():
     completed, groups = _case(certManager={"enabled": True, "hostedZoneIDs": ["Z1"]},
                               iam={"useServiceAccountExternalPermissions": True})
-    with pytest.raises(AddonError, match="cert-manager's service-account IAM role for Route53"):
-        cert_manager.objects(Facts(completed, groups))
+    files = dict(channel.render(completed, groups, account_id="123456789012"))
+    documents = [d for d in yaml.safe_load_all(files["addons/certmanager.io/k8s-1.16.yaml"]) if d]
+    controller = next(d for d in documents if d["kind"] == "Deployment" and d["metadata"]["name"] == "cert-manager")
+    env = {e["name"]: e.get("value") for e in controller["spec"]["template"]["spec"]["containers"][0]["env"]}
+    name = completed["metadata"]["name"]
+    assert env["AWS_ROLE_ARN"] == "arn:aws:iam::123456789012:role/cert-manager.kube-system.sa.%s" % name
+    assert env["AWS_WEB_IDENTITY_TOKEN_FILE"] == "/var/run/secrets/amazonaws.com/token"
+    # The other cert-manager pods (cainjector, webhook) call no AWS API: not wired.
+    webhook = next(d for d in documents if d["kind"] == "Deployment" and d["metadata"]["name"] == "cert-manager-webhook")
+    assert "AWS_ROLE_ARN" not in str(webhook)
 
 
 def test_the_image_kops_runs_may_be_named():

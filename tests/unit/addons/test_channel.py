@@ -222,10 +222,22 @@ def test_amazon_vpc_env_is_kops_defaults_then_the_spec_then_the_cluster():
     assert {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch", "get", "patch"]} in role["rules"]
 
 
-def test_service_account_permissions_are_refused_naming_the_field():
+def test_service_account_permissions_wire_every_aws_addon_to_its_role():
     completed, groups = _case(iam={"useServiceAccountExternalPermissions": True})
-    with pytest.raises(AddonError, match="useServiceAccountExternalPermissions.*not rendered by kubeops.kops yet"):
-        channel.render(completed, groups, account_id=ACCOUNT)
+    files = dict(channel.render(completed, groups, account_id=ACCOUNT))
+    wired = {}
+    for path, data in files.items():
+        for document in yaml.safe_load_all(data) if path != channel.CHANNEL_PATH else []:
+            pod = ((document or {}).get("spec") or {}).get("template", {}).get("spec") or {}
+            for container in pod.get("containers") or []:
+                arn = next((e["value"] for e in container.get("env") or [] if e["name"] == "AWS_ROLE_ARN"), None)
+                if arn:
+                    wired[pod["serviceAccountName"]] = arn.rsplit("/", 1)[1].split(".")[0]
+    assert wired == {name: name for name in ("aws-cloud-controller-manager", "aws-node-termination-handler",
+                                             "ebs-csi-controller-sa")}
+    # The addons' accounts need the AWS account; without it the run says so instead of writing a wrong ARN.
+    with pytest.raises(AddonError, match="AWS account"):
+        channel.render(completed, groups, account_id=None)
 
 
 def test_addons_kops_would_add_are_named_when_not_rendered():

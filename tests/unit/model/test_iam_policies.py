@@ -14,6 +14,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import iam as iam_model
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import iam_statements
 
 from tests.conformance import kops_fixtures
 
@@ -21,6 +22,7 @@ POLICY_FILE = re.compile(r'policy\s*=\s*file\("\$\{path\.module\}/data/aws_iam_r
 # kops' test cloud lives in the partition "aws-test"; region us-test-1 is in "aws" for us.
 INSTANCE_ROLE_PREFIXES = ("masters", "nodes", "bastions", "apiservers", "additional")
 KOPS_TEST_PARTITION = ("arn:aws-test:", "arn:aws:")
+ACCOUNT = "123456789012"  # kops' integration tests' AWS account (the service-account roles' trust policies name it)
 
 
 # kops fixtures whose policies are known to differ, each with why (docs/aws-model.md); strict: fixed, it fails.
@@ -48,7 +50,7 @@ def _build(directory):
     cluster, groups = objects.split_objects([d for d in yaml.safe_load_all((directory / "in-v1alpha2.yaml").read_text())
                                             if d])
     completed = populate.populate_cluster_spec(cluster, groups, cloudfacts.kops_test_cloud())
-    tasks = aws_model.build_tasks(completed, groups, [(directory / "id_rsa.pub").read_text()])
+    tasks = aws_model.build_tasks(completed, groups, [(directory / "id_rsa.pub").read_text()], account_id=ACCOUNT)
     return completed, {t.fields["name"]: json.loads(t.fields["policy"]) for t in tasks.values()
                        if t.kind == "aws_iam_role_policy"}
 
@@ -63,9 +65,10 @@ def _kops_policies(directory):
     files = {name: directory / "data" / ("aws_iam_role_policy_%s_policy" % name) for name in names}
     if not all(f.exists() for f in files.values()):
         return None
-    # kops' service-account roles (IRSA, *.sa.<cluster>) are not built by this collection.
+    # Instance roles and kops' service-account roles (IRSA, *.sa.<cluster>) but dns-controller's: this collection
+    # runs no dns-controller (protokube's api_dns keeps the API records as the control plane's role).
     return {name: json.loads(f.read_text().replace(*KOPS_TEST_PARTITION)) for name, f in files.items()
-            if name.split(".")[0] in INSTANCE_ROLE_PREFIXES}
+            if name.split(".")[0] in INSTANCE_ROLE_PREFIXES or (".sa." in name and not name.startswith("dns-controller."))}
 
 
 def accepted_differences(completed, name, ours):
@@ -75,6 +78,15 @@ def accepted_differences(completed, name, ours):
         # Our workers read the pinned boot artefacts (boot/sha256/*) from an S3 store (docs/aws-model.md);
         # kops' workers read nothing (they download nodeup from its release URL).
         return [_canonical(s) for s in iam_model.node_store_statements(ctx)]
+    spec = completed["spec"]
+    if name.startswith("masters.") and (spec.get("iam") or {}).get("useServiceAccountExternalPermissions"):
+        zone = iam_model.publishing_zone_id(spec)
+        if zone:
+            # Not kops under IRSA: protokube's api_dns keeps the API records from the control plane (kops gives
+            # Route53 to dns-controller's own role).
+            policy = iam_statements.Policy(completed["metadata"]["name"], "aws", "", zone)
+            policy.add(iam_statements.DNS_CONTROLLER)
+            return [_canonical(s) for s in policy.statements]
     return []
 
 
@@ -153,7 +165,9 @@ def test_feature_grants_follow_the_spec():
 def test_irsa_moves_addon_grants_off_the_control_plane():
     completed, groups = _minimal({"iam": {"useServiceAccountExternalPermissions": True}})
     masters = _actions(iam_model.role_policy(completed, groups, objects.ROLE_CONTROL_PLANE))
-    assert "route53:ChangeResourceRecordSets" not in masters and "elasticloadbalancing:CreateLoadBalancer" not in masters
+    assert "elasticloadbalancing:CreateLoadBalancer" not in masters and "ec2:CreateVolume" not in masters
+    # Not kops: protokube's api_dns keeps the API records from the control plane (no dns-controller pod here).
+    assert "route53:ChangeResourceRecordSets" in masters
     assert {"ec2:AttachVolume", "ec2:DescribeVolumes", "s3:Get*"} <= masters
 
 

@@ -140,7 +140,7 @@ def test_terraform_without_credentials_says_which_account_the_queue_url_names(ru
     warned = []
     updates.render_terraform(clusters.ClusterService(store_url), "q.example.com", str(tmp_path / "check"),
                              dry_run=True, warn=warned.append)
-    assert [w for w in warned if "QUEUE_URL names account 000000000000" in w]
+    assert [w for w in warned if "QUEUE_URL and the service-account roles" in w and "account 000000000000" in w]
     result = run_module(cluster_update, state_store=store_url, cluster_name="q.example.com", target="terraform",
                         out_dir=str(tmp_path / "tf"))
     assert result["changed"] and "failed" not in result

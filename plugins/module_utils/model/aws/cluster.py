@@ -5,7 +5,7 @@
 
 Built so far: the network (network.py), the firewall (firewall.py), IAM
 (iam.py), the etcd volumes (volumes.py) and the API load balancer
-(api_loadbalancer.py), the bastion's groups and load balancer (bastion.py), the
+(api_loadbalancer.py), the service-account roles and OIDC provider (service_accounts.py), the bastion's groups and load balancer (bastion.py), the
 Route53 records (dns.py), the SSH key pair (sshkey.py) and node-termination-
 handler's queue and event rules (nth.py), and per instance group the launch
 template, autoscaling group and lifecycle hooks (autoscaling.py).  The
@@ -15,23 +15,25 @@ state-store files follow the same pattern.
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import (
-    api_loadbalancer, autoscaling, bastion, dns, firewall, iam, network, nth, sshkey, volumes)
+    api_loadbalancer, autoscaling, bastion, dns, firewall, iam, network, nth, service_accounts, sshkey, volumes)
 
 
-def build_tasks(completed_cluster, instance_groups, ssh_public_keys=(), user_data=None):
+def build_tasks(completed_cluster, instance_groups, ssh_public_keys=(), user_data=None, account_id=None):
     """{task key: task} for a completed Cluster, its instance groups and its SSH public keys.
 
     user_data: {instance group name: boot script} for the launch templates (none: templates without).
+    account_id: the AWS account, which the service-account roles' trust policies name (IRSA).
     """
     tasks = {}
     key_pair = sshkey.build_ssh_key(completed_cluster, list(ssh_public_keys), tasks)
-    subnets = network.build_network(completed_cluster, tasks)
+    subnets = network.build_network(completed_cluster, tasks, instance_groups)
     vpc = tasks["aws_vpc/%s" % completed_cluster["metadata"]["name"]]
     groups = firewall.build_firewall(completed_cluster, tasks, vpc, instance_groups)
     api_balancer = api_loadbalancer.build_api_loadbalancer(completed_cluster, tasks, vpc, subnets, groups)
     bastion.build_bastion(completed_cluster, instance_groups, tasks, vpc, subnets, groups)
     dns.build_dns(completed_cluster, tasks, api_balancer)
     profiles = iam.build_iam(completed_cluster, instance_groups, tasks)
+    service_accounts.build_service_account_iam(completed_cluster, instance_groups, tasks, account_id)
     volumes.build_etcd_volumes(completed_cluster, instance_groups, tasks)
     nth.build_nth(completed_cluster, tasks)
     autoscaling.build_autoscaling(completed_cluster, instance_groups, tasks, user_data, subnets=subnets,

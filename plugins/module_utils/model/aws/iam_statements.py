@@ -142,6 +142,71 @@ DNS_CONTROLLER = Grant(statements=(
     {"Action": ["route53:ListHostedZones", "route53:ListTagsForResource"], "Effect": "Allow", "Resource": ["*"]},
 ))
 
+# Karpenter's controller (kops AddKarpenterPermissions): what it reads anywhere; karpenter_statements() scopes the rest.
+KARPENTER = Grant(anywhere=(
+    "ec2:DescribeCapacityReservations", "ec2:DescribeImages", "ec2:DescribeInstanceStatus",
+    "ec2:DescribeInstanceTypeOfferings", "ec2:DescribeInstanceTypes", "ec2:DescribeInstances",
+    "ec2:DescribeLaunchTemplates", "ec2:DescribePlacementGroups", "ec2:DescribeSecurityGroups",
+    "ec2:DescribeSpotPriceHistory", "ec2:DescribeSubnets", "iam:GetInstanceProfile", "iam:ListInstanceProfiles",
+    "pricing:GetProducts", "ssm:GetParameter"))
+
+
+def ec2_service(region):
+    """kops IAMServiceEC2: the EC2 service principal of the region's partition."""
+    return "ec2.amazonaws.com.cn" if (region or "").startswith("cn-") else "ec2.amazonaws.com"
+
+
+def karpenter_statements(partition, cluster, region, node_role, custom_profiles):
+    """Karpenter's scoped statements, in kops' order: launch into the cluster's subnets and groups from images and
+    reservations, from and with its own launch templates and resources tagged with the cluster and a node pool,
+    retag and delete only those, and pass only the node role (any role with custom instance profiles) to EC2."""
+    arn = "arn:%s:ec2:*:*:%%s/*" % partition
+    instance, launch_template = arn % "instance", arn % "launch-template"
+    taggable = [arn % "fleet", instance, launch_template, arn % "network-interface", arn % "spot-instances-request",
+                arn % "volume"]
+    owned = {"StringEquals": {"aws:ResourceTag/KubernetesCluster": cluster},
+             "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"}}
+    launch = ["ec2:CreateFleet", "ec2:RunInstances"]
+    return [
+        {"Action": launch, "Effect": "Allow",
+         "Resource": sorted([arn % "capacity-reservation", "arn:%s:ec2:*::image/*" % partition,
+                             "arn:%s:ec2:*::snapshot/*" % partition, arn % "security-group", arn % "subnet"])},
+        {"Action": launch, "Condition": owned, "Effect": "Allow", "Resource": [launch_template]},
+        {"Action": ["ec2:CreateFleet", "ec2:CreateLaunchTemplate", "ec2:RunInstances"],
+         "Condition": {"StringEquals": {"aws:RequestTag/KubernetesCluster": cluster},
+                       "StringLike": {"aws:RequestTag/karpenter.sh/nodepool": "*"}},
+         "Effect": "Allow", "Resource": taggable},
+        {"Action": "ec2:CreateTags",
+         "Condition": {"StringEquals": {"aws:RequestTag/KubernetesCluster": cluster,
+                                        "ec2:CreateAction": ["CreateFleet", "CreateLaunchTemplate", "RunInstances"]},
+                       "StringLike": {"aws:RequestTag/karpenter.sh/nodepool": "*"}},
+         "Effect": "Allow", "Resource": taggable},
+        {"Action": ["ec2:CreateTags", "ec2:DeleteTags"],
+         "Condition": {"Null": {"aws:RequestTag/KubernetesCluster": "true"},
+                       "StringEquals": {"aws:ResourceTag/KubernetesCluster": cluster},
+                       "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"}},
+         "Effect": "Allow", "Resource": taggable},
+        {"Action": ["ec2:DeleteLaunchTemplate", "ec2:TerminateInstances"], "Condition": owned, "Effect": "Allow",
+         "Resource": [instance, launch_template]},
+        {"Action": "iam:PassRole", "Condition": {"StringEquals": {"iam:PassedToService": ec2_service(region)}},
+         "Effect": "Allow",
+         "Resource": "arn:%s:iam::*:role/%s" % (partition, "*" if custom_profiles else node_role)},
+    ]
+
+
+def cert_manager_statements(partition, zones):
+    """cert-manager's dns-01 solver (kops addCertManagerPermissions): TXT _acme-challenge records in the zones."""
+    return [
+        {"Action": "route53:ListResourceRecordSets", "Effect": "Allow", "Resource": zones},
+        {"Action": "route53:ChangeResourceRecordSets",
+         "Condition": {"ForAllValues:StringEquals": {"route53:ChangeResourceRecordSetsRecordTypes": ["TXT"]},
+                       "ForAllValues:StringLike": {"route53:ChangeResourceRecordSetsNormalizedRecordNames":
+                                                   ["_acme-challenge.*"]}},
+         "Effect": "Allow", "Resource": zones},
+        {"Action": ["route53:GetChange"], "Effect": "Allow", "Resource": ["arn:%s:route53:::change/*" % partition]},
+        {"Action": ["route53:ListHostedZonesByName"], "Effect": "Allow", "Resource": ["*"]},
+    ]
+
 
 # ---- the facts of the completed (v1alpha2) spec the grants depend on
 def _get(spec, *path):
@@ -226,7 +291,9 @@ ROLE_GRANTS = {
         (always, "s3"),
         (lambda ctx: not ctx.spec.get("encryptionConfig"), KMS_VIA_SERVICE),
         (flag("encryptionConfig"), KMS_DIRECT),
-        (not_irsa_and(lambda ctx: ctx.zone_id), "dns"),
+        # Not kops: kept under IRSA too.  kops' dns-controller runs as its own role there; this collection runs no
+        # dns-controller, and protokube's api_dns keeps the API records from the host, as the instance role.
+        (lambda ctx: ctx.zone_id, "dns"),
         (not_irsa_and(flag("snapshotController", "enabled")), EBS_CSI_SNAPSHOTS),
         (not_irsa_and(always), EBS_CSI),
         (not_irsa_and(always), CLOUD_CONTROLLER_MANAGER),

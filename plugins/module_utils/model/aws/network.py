@@ -53,8 +53,17 @@ def subnet_role_tags(spec, subnet):
     return dict(INTERNAL_ELB_TAG) if kind in ("Private", "DualStack") else {}
 
 
-def build_network(cluster, tasks):
-    """Add the network tasks to `tasks` (a dict key -> task); returns {subnet name: Subnet task}."""
+def karpenter_subnet_tags(groups, subnet_name):
+    """kops: a subnet of a Karpenter group is tagged kops.k8s.io/instance-group/<group>=true, the tag its
+    EC2NodeClass selects subnets by."""
+    return {"kops.k8s.io/instance-group/" + (g.get("metadata") or {}).get("name"): "true" for g in groups
+            if (g.get("spec") or {}).get("manager") == "Karpenter" and subnet_name in ((g.get("spec") or {}).get("subnets")
+                                                                                      or [])}
+
+
+def build_network(cluster, tasks, groups=()):
+    """Add the network tasks to `tasks` (a dict key -> task); returns {subnet name: Subnet task}.
+    groups: the instance groups (a Karpenter group's subnets carry its tag)."""
     name = cluster["metadata"]["name"]
     spec = cluster["spec"]
     region = region_of(spec)
@@ -93,11 +102,12 @@ def build_network(cluster, tasks):
 
     subnets = {}
     for subnet in all_subnets:
+        role_tags = dict(subnet_role_tags(spec, subnet), **karpenter_subnet_tags(groups, subnet["name"]))
         if is_shared(subnet):
-            role_tags = subnet_role_tags(spec, subnet) if spec.get("tagSubnets") is not False else None
-            subnets[subnet["name"]] = add(_shared_subnet(cluster, subnet, vpc_id, role_tags))
+            subnets[subnet["name"]] = add(_shared_subnet(cluster, subnet, vpc_id,
+                                                         role_tags if spec.get("tagSubnets") is not False else None))
         else:
-            subnets[subnet["name"]] = add(_subnet(name, subnet, vpc, subnet_role_tags(spec, subnet)))
+            subnets[subnet["name"]] = add(_subnet(name, subnet, vpc, role_tags))
 
     for subnet in all_subnets:
         if is_shared(subnet):

@@ -254,3 +254,68 @@ class IAMInstanceProfile(ComparedTask):
         properties = Task.render_cloudformation(self)
         properties.pop("Tags", None)
         return properties
+
+
+def _without_scheme(url):
+    return url[len("https://"):] if url.startswith("https://") else url
+
+
+class IAMOIDCProvider(ComparedTask):
+    """aws_iam_openid_connect_provider: the cluster's service-account issuer as an IAM identity provider (kops'
+    IAMOIDCProvider), so that the service-account roles trust the tokens it signs.  Found by its URL (IAM keeps one
+    provider per URL); its audiences and thumbprints are changed in place, its URL never."""
+
+    kind = "aws_iam_openid_connect_provider"
+    cloudformation_type = "AWS::IAM::OIDCProvider"
+    FIELDS = (
+        ApiField("url", api="Url", read="Url", cfn="Url", compare=False),
+        ApiField("client_id_list", api="ClientIDList", read="ClientIDList", cfn="ClientIdList",
+                 from_api=lambda v: sorted(v or []), mutable=True),
+        ApiField("thumbprint_list", api="ThumbprintList", read="ThumbprintList", cfn="ThumbprintList",
+                 from_api=lambda v: sorted(v or []), mutable=True),
+        TAGS,
+    )
+    lookup_keys = ("oidc-providers",)
+
+    def terraform_outputs(self):
+        """kops' IAMOIDCProvider outputs: the provider's ARN and the issuer without its scheme."""
+        return [("iam_openid_connect_provider_arn", Ref(self, "arn").terraform(), False),
+                ("iam_openid_connect_provider_issuer", _without_scheme(self.fields["url"]), False)]
+
+    def find(self, cloud):
+        iam = cloud.client("iam")
+        arns = cloud.lookup("oidc-providers", lambda: [p["Arn"] for p in iam.list_open_id_connect_providers().get(
+            "OpenIDConnectProviderList") or []])
+        wanted = _without_scheme(self.fields["url"])
+        for arn in arns:
+            if not arn.endswith(":oidc-provider/" + wanted):
+                continue
+            found = _get(cloud, iam.get_open_id_connect_provider, OpenIDConnectProviderArn=arn)
+            if not found:
+                return None
+            _owned(cloud, dict(found, Arn=arn), arn)
+            self.outputs.update(id=arn, arn=arn)
+            return self.read_actual(dict(found, Url="https://" + _without_scheme(found.get("Url") or "")))
+        return None
+
+    def create(self, cloud):
+        response = self.create_named(cloud, "iam", "create_open_id_connect_provider", **self.create_args())
+        if response is None:
+            return
+        arn = response["OpenIDConnectProviderArn"]
+        self.outputs.update(id=arn, arn=arn)
+
+    def update(self, cloud, actual, changes):
+        iam = cloud.client("iam")
+        arn = self.outputs["arn"]
+        if "client_id_list" in changes:
+            have, want = set(actual.get("client_id_list") or []), set(self.fields["client_id_list"])
+            for client in sorted(want - have):
+                iam.add_client_id_to_open_id_connect_provider(OpenIDConnectProviderArn=arn, ClientID=client)
+            for client in sorted(have - want):
+                iam.remove_client_id_from_open_id_connect_provider(OpenIDConnectProviderArn=arn, ClientID=client)
+        if "thumbprint_list" in changes:
+            iam.update_open_id_connect_provider_thumbprint(OpenIDConnectProviderArn=arn,
+                                                           ThumbprintList=list(self.fields["thumbprint_list"]))
+        _update_tags(iam.tag_open_id_connect_provider, iam.untag_open_id_connect_provider, changes,
+                     self.fields["tags"], OpenIDConnectProviderArn=arn)

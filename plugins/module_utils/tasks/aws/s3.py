@@ -27,7 +27,8 @@ class S3Object(Task):
     def render_terraform(self):
         return {"bucket": self.fields["bucket"], "key": self.fields["key"],
                 "content": Expression('file("${path.module}/%s")' % self.data_file()),
-                "provider": Expression("aws.files"), "server_side_encryption": "AES256"}
+                "provider": Expression("aws.files"), "server_side_encryption": "AES256",
+                **({"acl": self.fields["acl"]} if self.fields.get("acl") else {})}
 
     def terraform_files(self):
         return [(self.data_file(), self.fields["content"])]
