@@ -35,7 +35,7 @@ TOP_LEVEL = ["CHANGELOG.md", "FILES.json", "LICENSE", "MANIFEST.json", "README.m
 def test_tarball_holds_only_the_collection(installed):
     root = installed / "ansible_collections" / "kubeops" / "kops"
     assert sorted(p.name for p in root.iterdir()) == TOP_LEVEL
-    assert sorted(str(p.relative_to(root)) for p in (root / "tests").rglob("*")) == [
+    assert sorted(str(p.relative_to(root / "tests")) for p in (root / "tests").rglob("*")) == [
         "config.yml", "sanity", "sanity/ignore-2.19.txt"]
     assert sorted(p.name for p in (root / "changelogs").iterdir()) == ["changelog.yaml", "config.yaml"]
     assert (root / "plugins" / "modules" / "cluster.py").exists()
