@@ -113,8 +113,11 @@ class AwsCloudFacts(StaticCloudFacts):
 
     def offered_instance_types(self, types, zones):
         """{type: set(zones offering it)} for the given types in the given zones (DescribeInstanceTypeOfferings)."""
-        offered = {t: set() for t in types}
-        for offering in self._offerings(types, zones):
+        region = self.region or self._client("ec2").meta.region_name
+        asked = [z for z in zones if aws_region_of_zone(z) == region]
+        # Zones of another region are not judged here (check_region refuses a region other than the zones').
+        offered = {t: set(z for z in zones if z not in asked) for t in types}
+        for offering in self._offerings(types, asked) if asked else []:
             offered.setdefault(offering["InstanceType"], set()).add(offering["Location"])
         return offered
 
