@@ -85,6 +85,43 @@ def object_path(digest, name):
     return OBJECT_PATH % (digest, name)
 
 
+def _size(content):
+    return len(content) if isinstance(content, bytes) else content.stat().st_size
+
+
+_DIGESTS = "wheel-digests.json"
+
+
+def file_sha256(path):
+    """sha256 of a file, kept in the user's cache under its path, size and mtime (the wheels are 38 MB that would
+    otherwise be read and hashed on every run); a cache that cannot be read or written only costs a hash."""
+    stat = path.stat()
+    key = "%s\0%d\0%d" % (path.resolve(), stat.st_size, stat.st_mtime_ns)
+    cache = _cache_root() / _DIGESTS
+    if not _DIGEST_CACHE:
+        try:
+            _DIGEST_CACHE.update(json.loads(cache.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            _DIGEST_CACHE["\0"] = ""  # read once per process, even when absent
+    if key not in _DIGEST_CACHE:
+        digest = hashlib.sha256()
+        with open(str(path), "rb") as stream:
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(block)
+        _DIGEST_CACHE[key] = digest.hexdigest()
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            partial = cache.with_name(".%s.%d" % (_DIGESTS, os.getpid()))
+            partial.write_text(json.dumps(_DIGEST_CACHE, sort_keys=True), encoding="utf-8")
+            partial.replace(cache)
+        except OSError:
+            pass
+    return _DIGEST_CACHE[key]
+
+
+_DIGEST_CACHE = {}
+
+
 # -- the collection ---------------------------------------------------------------------------------
 
 
@@ -337,8 +374,9 @@ class BootArtifacts(object):
         self.objects = []
         entries = []
         for name, data in [collection] + wheels:
-            content = data if isinstance(data, bytes) else pathlib.Path(data).read_bytes()
-            digest = sha256(content)
+            # A wheel stays a path (read only to upload it); its digest is cached under its size and mtime.
+            content = data if isinstance(data, bytes) else pathlib.Path(data)
+            digest = sha256(content) if isinstance(content, bytes) else file_sha256(content)
             path = object_path(digest, name)
             self.objects.append((path, content))
             entries.append({"file": name, "sha256": digest, "path": path})
@@ -351,7 +389,7 @@ class BootArtifacts(object):
 
     def describe(self):
         """[(file, sha256, bytes)] of what a node downloads, manifest last."""
-        return [(path.rsplit("/", 1)[1], path.split("/")[2], len(content)) for path, content in self.objects]
+        return [(path.rsplit("/", 1)[1], path.split("/")[2], _size(content)) for path, content in self.objects]
 
     def missing(self, store):
         """The (path, bytes) the store at the base does not hold (content-addressed: present means equal)."""
@@ -363,7 +401,7 @@ class BootArtifacts(object):
         written = []
         for path, content in self.missing(store):
             if path != self.manifest_path:
-                store.write(path, content)
+                store.write(path, content if isinstance(content, bytes) else content.read_bytes())
                 written.append(path)
         if not store.exists(self.manifest_path):
             store.write(self.manifest_path, self.manifest)
