@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import copy
 import os
+import threading
 
 from ansible.module_utils.basic import env_fallback
 
+from ansible_collections.kubeops.kops.plugins.module_utils import waits
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import Cloud, Failure
 
 USER_AGENT = "kubeops.kops"
@@ -221,8 +223,6 @@ def deadline(config):
 def _announce_waits(api_client, explicit_endpoint, config):
     """Each request in flight is a wait (module_utils/waits.py): past 10 s it is announced with the endpoint, the
     variable that set it and when it will be given up."""
-    from ansible_collections.kubeops.kops.plugins.module_utils import waits
-    import threading
     if waits.watcher() is None:
         return
     service_id = api_client.meta.service_model.service_id
