@@ -38,7 +38,7 @@ $(BOOT_WHEELS)/.done: $(BIN)/.installed $(COLL_LINK) hack/boot_wheels.py plugins
 # The nodes' wheels prefetched into the user's cache, where cluster_update looks when KUBEOPS_BOOT_WHEELHOUSE is
 # unset (a no-op once there): the first update of a cluster then downloads nothing (docs/awx.md for an EE).
 wheels: $(BIN)/.installed $(COLL_LINK)
-	env -u KUBEOPS_BOOT_WHEELHOUSE $(BIN)/python -m ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig.boot_artifacts prefetch
+	env -u KUBEOPS_BOOT_WHEELHOUSE $(BIN)/python -m ansible_collections.kubeops.kops.plugins.plugin_utils.boot_wheels
 
 $(COLL_LINK):
 	mkdir -p $(dir $(COLL_LINK))

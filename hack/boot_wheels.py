@@ -4,7 +4,7 @@ user's cache, where cluster_update reads them when KUBEOPS_BOOT_WHEELHOUSE is un
 `make venv` runs it once, at install time (like `pip install`): the README's commands, run from an activated venv
 with nothing exported, find the wheels in the cache, and `make demo` and the tests (KUBEOPS_BOOT_WHEELHOUSE=DEST)
 never reach an index.  An installed collection has the same entry point (this script is not in the tarball):
-`python -m ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig.boot_artifacts prefetch [DEST]`.
+`python -m ansible_collections.kubeops.kops.plugins.plugin_utils.boot_wheels [DEST]`.
 Usage: hack/boot_wheels.py DEST
 """
 

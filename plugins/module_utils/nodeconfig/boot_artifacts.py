@@ -64,8 +64,9 @@ MANYLINUX = ("manylinux_2_35_%s", "manylinux_2_34_%s", "manylinux_2_28_%s", "man
 TARGETS = tuple((python, machine) for python in PYTHONS for machine in MACHINES)
 # What pip_download fetches for NODE_REQUIREMENTS and TARGETS (measured; tests/unit/nodeconfig checks it against
 # a downloaded wheelhouse): said before the download, which is the first run's longest wait.
-WHEELS_EXPECTED = (44, 37997166)
+WHEELS_EXPECTED = (44, 37993070)
 WHEELHOUSE_ENV = "KUBEOPS_BOOT_WHEELHOUSE"
+PREFETCH_MODULE = "ansible_collections.kubeops.kops.plugins.plugin_utils.boot_wheels"
 COLLECTION_ENV = "KUBEOPS_COLLECTION_DIR"
 OBJECT_PATH = "boot/sha256/%s/%s"
 WRITABLE_SCHEMES = ("file", "s3", "gs")
@@ -315,7 +316,8 @@ def wheelhouse(requirements=NODE_REQUIREMENTS, targets=TARGETS, download=pip_dow
             "index into %s" % (len(requirements), "/".join(sorted({t[0] for t in targets})),
                                "/".join(sorted({t[1] for t in targets})), WHEELS_EXPECTED[0], WHEELS_EXPECTED[1] / 1e6,
                                target))
-    waits.notice("downloading %s; `make wheels` prefetches them, %s names a directory of them" % (what, WHEELHOUSE_ENV))
+    waits.notice("downloading %s; prefetch them with `make wheels` in a checkout or `python -m %s`, or name a "
+                 "directory of them in %s" % (what, PREFETCH_MODULE, WHEELHOUSE_ENV))
     started = time.monotonic()
     try:
         with waits.waiting("the download of " + what):
@@ -327,30 +329,6 @@ def wheelhouse(requirements=NODE_REQUIREMENTS, targets=TARGETS, download=pip_dow
     waits.notice("downloaded %d wheels, %.1f MB, in %.0f s" % (len(files), sum(f.stat().st_size for f in files) / 1e6,
                                                                 time.monotonic() - started))
     return target
-
-
-def main(argv):
-    """python -m ...nodeconfig.boot_artifacts prefetch [DEST]: the nodes' wheels into DEST (a directory to give
-    as KUBEOPS_BOOT_WHEELHOUSE, e.g. in an execution environment), or into the user's cache that cluster_update
-    reads when KUBEOPS_BOOT_WHEELHOUSE is unset.  `make wheels` runs it."""
-    if len(argv) not in (1, 2) or argv[0] != "prefetch":
-        sys.exit("usage: python -m ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig.boot_artifacts "
-                 "prefetch [DEST]")
-    if len(argv) == 2:
-        dest = pathlib.Path(argv[1])
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        partial = pathlib.Path(tempfile.mkdtemp(prefix=".boot-wheels-", dir=str(dest.parent)))
-        try:
-            pip_download(NODE_REQUIREMENTS, TARGETS, partial)
-            shutil.rmtree(str(dest), ignore_errors=True)
-            partial.rename(dest)  # never a half-filled wheelhouse
-        finally:
-            shutil.rmtree(str(partial), ignore_errors=True)
-    else:
-        os.environ.pop(WHEELHOUSE_ENV, None)
-        dest = wheelhouse()
-    files = sorted(dest.glob("*.whl"))
-    print("%d wheels, %.1f MB, in %s" % (len(files), sum(f.stat().st_size for f in files) / 1e6, dest))
 
 
 # -- the manifest and the store ---------------------------------------------------------------------
@@ -438,7 +416,3 @@ class Prefixed(object):
 
     def write(self, relpath, data):
         self.store.write(self.prefix + relpath, data)
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
