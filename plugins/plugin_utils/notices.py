@@ -64,6 +64,8 @@ class NoticesAction(ActionBase):
     """Runs the module of the same name with a notice file followed while it runs (local connection only)."""
 
     MODULE = None  # kubeops.kops.<name>: the module this action runs
+    _supports_check_mode = True
+    _supports_async = True  # as the module alone (ansible's normal action); an async run prints no notices
 
     def module_environment(self):
         """Variables the module needs besides the notice file (a subclass adds its own)."""
