@@ -326,8 +326,8 @@ def wheelhouse(requirements=NODE_REQUIREMENTS, targets=TARGETS, download=pip_dow
     finally:
         shutil.rmtree(str(partial), ignore_errors=True)
     files = sorted(target.glob("*.whl"))
-    waits.notice("downloaded %d wheels, %.1f MB, in %.0f s" % (len(files), sum(f.stat().st_size for f in files) / 1e6,
-                                                                time.monotonic() - started))
+    size = sum(f.stat().st_size for f in files) / 1e6
+    waits.notice("downloaded %d wheels, %.1f MB, in %.0f s" % (len(files), size, time.monotonic() - started))
     return target
 
 
