@@ -16,7 +16,7 @@ DEMO_STORE ?= file://$(CURDIR)/out/state
 BOOT_WHEELS := build/boot-wheels
 export KUBEOPS_BOOT_WHEELHOUSE ?= $(CURDIR)/$(BOOT_WHEELS)
 
-.PHONY: venv demo test lint sanity clean collection install host-tools
+.PHONY: venv demo test lint sanity clean collection install host-tools wheels
 
 venv: $(BIN)/.installed $(COLL_LINK) $(BOOT_WHEELS)/.done
 
@@ -34,6 +34,11 @@ $(BOOT_WHEELS)/.done: $(BIN)/.installed $(COLL_LINK) hack/boot_wheels.py plugins
 	mkdir -p build
 	$(BIN)/python hack/boot_wheels.py $(BOOT_WHEELS)
 	touch $@
+
+# The nodes' wheels prefetched into the user's cache, where cluster_update looks when KUBEOPS_BOOT_WHEELHOUSE is
+# unset (a no-op once there): the first update of a cluster then downloads nothing (docs/awx.md for an EE).
+wheels: $(BIN)/.installed $(COLL_LINK)
+	env -u KUBEOPS_BOOT_WHEELHOUSE $(BIN)/python -m ansible_collections.kubeops.kops.plugins.plugin_utils.boot_wheels
 
 $(COLL_LINK):
 	mkdir -p $(dir $(COLL_LINK))

@@ -4,12 +4,13 @@
 """Runs a module that writes the cluster spec (cluster, instance_group, cluster_upgrade, keypair) with the
 playbook, line and task that ran it added to its change_cause: the spec's history (docs/state-store.md) records
 which playbook made each revision.  Only the controller knows that; the module, run in a temporary directory,
-cannot.  A change_cause the task gives comes first.
+cannot.  A change_cause the task gives comes first.  What the module waits for is printed as it waits
+(plugin_utils/notices.py).
 """
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
+from ansible_collections.kubeops.kops.plugins.plugin_utils.notices import NoticesAction
 
 
 def task_cause(task, given=None):
@@ -20,12 +21,11 @@ def task_cause(task, given=None):
     return "%s; %s" % (given, origin) if given else origin
 
 
-class ActionModule(ActionBase):
+class ActionModule(NoticesAction):
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
+    MODULE = "kubeops.kops.cluster"
+
+    def module_arguments(self):
         args = dict(self._task.args)
         args["change_cause"] = task_cause(self._task, args.get("change_cause"))
-        module = getattr(self._task, "resolved_action", None) or self._task.action
-        result.update(self._execute_module(module_name=module, module_args=args, task_vars=task_vars))
-        return result
+        return args

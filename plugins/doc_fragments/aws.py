@@ -57,9 +57,12 @@ options:
     type: str
     aliases: [aws_endpoint_url]
 notes:
-  - Every AWS client has a connect timeout of 10 seconds and a read timeout of 60 seconds; the environment
+  - Every AWS client has a connect timeout of 10 seconds and a read timeout of 20 seconds; the environment
     variables E(KOPS_AWS_CONNECT_TIMEOUT) and E(KOPS_AWS_READ_TIMEOUT) (seconds) change them. An endpoint
-    that cannot be reached or does not answer is given up after 3 tries, with a message naming it.
+    that cannot be reached or does not answer is given up after 3 tries (an endpoint that accepts and never
+    answers, after at most 63 seconds with the defaults), with a message naming it and the setting that chose it
+    (O(endpoint_url), E(AWS_ENDPOINT_URL_<SERVICE>) or E(AWS_ENDPOINT_URL)).
+  - A call that waits longer than 10 seconds says so while the task runs (which endpoint, and when it gives up).
   - Throttling and server errors are retried by botocore (standard mode, up to 10 attempts;
     E(AWS_RETRY_MODE=adaptive) changes the mode).
   - Environment variables and AWS configuration files are read on the host the module runs on.

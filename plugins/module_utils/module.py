@@ -5,7 +5,7 @@
 
 Modules stay thin: parse arguments, call clusters.ClusterService, report.
 Errors from the layers become one fail_json whose msg names the field and the
-fix, with the individual problems in ``errors``.
+fix, one line per problem (printed once: no copy of them in another key).
 """
 
 from __future__ import annotations
@@ -87,8 +87,8 @@ class KopsModule(AnsibleModule):
         return AwsCloudFacts(region, data)
 
     def fail_from(self, exc):
-        problems = [str(e) for e in getattr(exc, "errors", [])]
-        self.fail_json(msg=str(exc), errors=problems, exception=traceback.format_exc())
+        # msg lists each problem (one line each); a second copy in the result would print every problem twice.
+        self.fail_json(msg=str(exc), exception=traceback.format_exc())
 
 
 def reports_errors(run):

@@ -293,6 +293,12 @@ options:
       - Cluster and/or InstanceGroup objects, as YAML text (multi-document) or a list of dicts.
       - Like C(kops replace -f); a new cluster also needs O(force=true).
     type: raw
+  definition_source:
+    description:
+      - Where O(definition) was read from (a file name), named by its errors (invalid YAML names the file, line and
+        column, as C(kops replace -f FILE) does). C(replace_cluster.yml) passes its O(definition)'s file.
+    type: str
+    version_added: 0.1.0
   force:
     description:
       - With O(definition), create the cluster when it does not exist (C(kops replace --force)), and replace it even
@@ -482,7 +488,7 @@ def _load_definition(module):
         module.fail_json(msg="state=present needs options (create-cluster options) or definition (Cluster/InstanceGroup YAML)")
     warnings = []
     if isinstance(definition, str):
-        documents = objects.load_objects(definition, source="definition", warnings=warnings)
+        documents = objects.load_objects(definition, source=module.params["definition_source"] or "definition", warnings=warnings)
     else:
         documents = definition if isinstance(definition, list) else [definition]
         documents = objects.load_objects(objects.dump_objects(documents), source="definition", warnings=warnings)
@@ -521,6 +527,7 @@ def main():
             state=dict(type="str", choices=["present", "absent"], default="present"),
             options=dict(type="dict", options=new_cluster.OPTION_SPEC),
             definition=dict(type="raw"),
+            definition_source=dict(type="str"),
             force=dict(type="bool", default=False),
             overwrite=dict(type="bool", default=False),
             prune=dict(type="bool", default=False),

@@ -26,11 +26,24 @@ def installed(tmp_path_factory):
     return target
 
 
-def test_tarball_has_no_dev_files(installed):
+# What the tarball holds at its top (galaxy.yml's build_ignore): the collection, its docs and changelog, and
+# tests/sanity (ansible-test sanity of the installed collection reads its ignore files); no developer files.
+TOP_LEVEL = ["CHANGELOG.md", "FILES.json", "LICENSE", "MANIFEST.json", "README.md", "changelogs", "docs", "meta",
+             "playbooks", "plugins", "requirements.txt", "roles", "tests"]
+
+
+def test_tarball_holds_only_the_collection(installed):
     root = installed / "ansible_collections" / "kubeops" / "kops"
+    assert sorted(p.name for p in root.iterdir()) == TOP_LEVEL
+    assert sorted(str(p.relative_to(root / "tests")) for p in (root / "tests").rglob("*")) == [
+        "config.yml", "sanity", "sanity/ignore-2.19.txt"]
+    assert sorted(p.name for p in (root / "changelogs").iterdir()) == ["changelog.yaml", "config.yaml"]
     assert (root / "plugins" / "modules" / "cluster.py").exists()
+    assert (root / "plugins" / "action" / "print_text.py").exists()
     assert (root / "playbooks" / "create_cluster.yml").exists()
-    assert not (root / ".venv").exists() and not (root / "build").exists()
+    listed = json.loads((root / "FILES.json").read_text())["files"]
+    assert not [f["name"] for f in listed if f["name"].split("/")[0] in ("bench", "hack", "build", "Makefile",
+                                                                          "ansible.cfg", "pytest.ini")]
 
 
 @pytest.mark.parametrize("module", MODULES)

@@ -22,9 +22,11 @@ try:
 except ImportError:  # objects.require_yaml names the fix when a manifest is dumped
     yaml = None
 
+# What every AWS cluster renders is imported here; an addon only some clusters have (a CNI, cert-manager, the load
+# balancer controller, the autoscaler, GCE's controller) is imported when it is rendered (_render_* below): its
+# manifests and CRDs are a large share of the module's imports, which Ansible's module payload compiles on each run.
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import (
-    amazon_vpc, aws, aws_load_balancer_controller, calico, cert_manager, cilium, cluster_autoscaler, core, flannel, gce,
-    kindnet, kube_router, metrics_server, node_local_dns, pod_identity_webhook, service_accounts)
+    aws, core, metrics_server, node_local_dns, pod_identity_webhook, service_accounts)
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError, Facts
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 
@@ -109,6 +111,57 @@ def _storage(provider):
     return lambda facts: facts.provider == provider and bool(facts.section("cloudConfig").get("manageStorageClasses"))
 
 
+# The addons imported when rendered (static imports, so that Ansible's module packaging finds and ships them).
+def _render_cluster_autoscaler(facts):
+    from ansible_collections.kubeops.kops.plugins.module_utils.addons import cluster_autoscaler
+    return cluster_autoscaler.objects(facts)
+
+
+def _render_cert_manager(facts):
+    from ansible_collections.kubeops.kops.plugins.module_utils.addons import cert_manager
+    return cert_manager.objects(facts)
+
+
+def _render_aws_load_balancer_controller(facts):
+    from ansible_collections.kubeops.kops.plugins.module_utils.addons import aws_load_balancer_controller
+    return aws_load_balancer_controller.objects(facts)
+
+
+def _render_gce_cloud_controller(facts):
+    from ansible_collections.kubeops.kops.plugins.module_utils.addons import gce
+    return gce.cloud_controller(facts)
+
+
+def _render_flannel(facts):
+    from ansible_collections.kubeops.kops.plugins.module_utils.addons import flannel
+    return flannel.objects(facts)
+
+
+def _render_calico(facts):
+    from ansible_collections.kubeops.kops.plugins.module_utils.addons import calico
+    return calico.objects(facts)
+
+
+def _render_kube_router(facts):
+    from ansible_collections.kubeops.kops.plugins.module_utils.addons import kube_router
+    return kube_router.objects(facts)
+
+
+def _render_amazon_vpc(facts):
+    from ansible_collections.kubeops.kops.plugins.module_utils.addons import amazon_vpc
+    return amazon_vpc.objects(facts)
+
+
+def _render_kindnet(facts):
+    from ansible_collections.kubeops.kops.plugins.module_utils.addons import kindnet
+    return kindnet.objects(facts)
+
+
+def _render_cilium(facts):
+    from ansible_collections.kubeops.kops.plugins.module_utils.addons import cilium
+    return cilium.objects(facts)
+
+
 # kops' buildAddons order (kops-controller and dns-controller are not rendered: docs/addons.md).
 ADDONS = (
     Addon("coredns.addons.k8s.io", "k8s-1.12", core.uses_coredns, core.coredns),
@@ -117,33 +170,33 @@ ADDONS = (
           manifest="limit-range.addons.k8s.io/v1.5.0.yaml"),
     Addon("nodelocaldns.addons.k8s.io", "k8s-1.12", node_local_dns.applies, node_local_dns.objects, needs_rolling_update="all"),
     Addon("cluster-autoscaler.addons.k8s.io", "k8s-1.15", lambda facts: _aws(facts) and _enabled(facts, "clusterAutoscaler"),
-          cluster_autoscaler.objects),
+          _render_cluster_autoscaler),
     Addon("metrics-server.addons.k8s.io", "k8s-1.11", lambda facts: _enabled(facts, "metricsServer"),
           metrics_server.objects, selector={"k8s-app": "metrics-server"}, needs_pki=metrics_server.needs_pki),
-    Addon("certmanager.io", "k8s-1.16", _cert_manager, cert_manager.objects, selector={}, prune=True),
+    Addon("certmanager.io", "k8s-1.16", _cert_manager, _render_cert_manager, selector={}, prune=True),
     Addon("node-termination-handler.aws", "k8s-1.11", _nth, aws.node_termination_handler, prune=True),
     Addon("aws-load-balancer-controller.addons.k8s.io", "k8s-1.19",
           lambda facts: _load_balancer_controller(facts) and not facts.use_service_account_external_permissions,
-          aws_load_balancer_controller.objects, prune=True, needs_pki=lambda facts: True),
+          _render_aws_load_balancer_controller, prune=True, needs_pki=lambda facts: True),
     Addon("aws-load-balancer-controller.addons.k8s.io", "k8s-1.19-irsa",
           lambda facts: _load_balancer_controller(facts) and facts.use_service_account_external_permissions,
-          aws_load_balancer_controller.objects, prune=True, needs_pki=lambda facts: True),
+          _render_aws_load_balancer_controller, prune=True, needs_pki=lambda facts: True),
     Addon(pod_identity_webhook.ADDON, "k8s-1.16", pod_identity_webhook.applies, pod_identity_webhook.objects,
           needs_pki=lambda facts: True),
     Addon("storage-aws.addons.k8s.io", "v1.15.0", _storage("aws"), core.storage_aws),
     Addon("storage-gce.addons.k8s.io", "v1.7.0", _storage("gce"), core.storage_gce),
-    Addon("gcp-cloud-controller.addons.k8s.io", "k8s-1.23", _gce, gce.cloud_controller, prune=True),
-    Addon("networking.flannel", "k8s-1.25", lambda facts: "flannel" in facts.networking, flannel.objects,
+    Addon("gcp-cloud-controller.addons.k8s.io", "k8s-1.23", _gce, _render_gce_cloud_controller, prune=True),
+    Addon("networking.flannel", "k8s-1.25", lambda facts: "flannel" in facts.networking, _render_flannel,
           selector=NETWORKING_SELECTOR, prune=True),
-    Addon("networking.projectcalico.org", "k8s-1.25", _networking("calico"), calico.objects, selector=NETWORKING_SELECTOR,
+    Addon("networking.projectcalico.org", "k8s-1.25", _networking("calico"), _render_calico, selector=NETWORKING_SELECTOR,
           prune=True),
-    Addon("networking.kuberouter", "k8s-1.12", lambda facts: "kuberouter" in facts.networking, kube_router.objects,
+    Addon("networking.kuberouter", "k8s-1.12", lambda facts: "kuberouter" in facts.networking, _render_kube_router,
           selector=NETWORKING_SELECTOR),
     Addon("networking.amazon-vpc-routed-eni", "k8s-1.16", lambda facts: "amazonvpc" in facts.networking,
-          amazon_vpc.objects, selector=NETWORKING_SELECTOR, needs_rolling_update="all"),
-    Addon("networking.kindnet", "k8s-1.32", lambda facts: "kindnet" in facts.networking, kindnet.objects,
+          _render_amazon_vpc, selector=NETWORKING_SELECTOR, needs_rolling_update="all"),
+    Addon("networking.kindnet", "k8s-1.32", lambda facts: "kindnet" in facts.networking, _render_kindnet,
           selector=NETWORKING_SELECTOR, needs_rolling_update="all"),
-    Addon("networking.cilium.io", "k8s-1.16", lambda facts: "cilium" in facts.networking, cilium.objects,
+    Addon("networking.cilium.io", "k8s-1.16", lambda facts: "cilium" in facts.networking, _render_cilium,
           manifest="networking.cilium.io/k8s-1.16-v1.15.yaml", selector=NETWORKING_SELECTOR, needs_rolling_update="all"),
     Addon("aws-cloud-controller.addons.k8s.io", "k8s-1.18", _aws, aws.cloud_controller),
     Addon("aws-ebs-csi-driver.addons.k8s.io", "k8s-1.17", _ebs_csi, aws.ebs_csi_driver),

@@ -97,15 +97,23 @@ def _yaml_classes():
     return _YAML_CLASSES["loader"], _YAML_CLASSES["dumper"]
 
 
+def _yaml_error(exc):
+    """PyYAML's error on one line: where (line and column, 1-based), then what, without its quote of the text."""
+    mark = getattr(exc, "problem_mark", None)
+    what = "; ".join(str(p) for p in (getattr(exc, "context", None), getattr(exc, "problem", None)) if p)
+    if mark is None or not what:
+        return str(exc)
+    return "line %d, column %d: %s" % (mark.line + 1, mark.column + 1, what)
+
+
 def load_yaml_documents(text, source="<input>"):
     """Parse a multi-document YAML text into a list of dicts (empty documents dropped)."""
     loader = _yaml_classes()[0]
     try:
         docs = list(yaml.load_all(text, Loader=loader))
     except yaml.YAMLError as exc:
-        raise errors.ValidationError(
-            [errors.invalid(source, None, "not valid YAML: %s" % exc)], subject=source
-        )
+        raise errors.ValidationError([errors.invalid(source, None, "not valid YAML: %s" % _yaml_error(exc))],
+                                     subject=source)
     return [d for d in docs if d is not None]
 
 

@@ -961,6 +961,8 @@ def deep_validate(cluster, instance_groups, strict=False, facts=None):
         for problem in validate_instance_group(ig, cluster, strict=strict):
             problem.path = "instancegroup[%s].%s" % (name, problem.path)
             problems.append(problem)
+    if not problems:  # the cloud is asked about a spec that is otherwise valid
+        problems.extend(validation_aws.validate_offerings(cluster, instance_groups, facts))
     roles = {objects.name_of(ig): (ig.get("spec") or {}).get("role") for ig in instance_groups}
     control_planes = sorted(n for n, r in roles.items() if r == objects.ROLE_CONTROL_PLANE)
     if not instance_groups:

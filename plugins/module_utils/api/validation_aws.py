@@ -269,6 +269,48 @@ def validate_machine_types(spec):
     return problems
 
 
+def _zones_of(cluster_spec, ig_spec):
+    subnets = {s.get("name"): s.get("zone") for s in cluster_spec.get("subnets") or []}
+    return sorted(set(ig_spec.get("zones") or [subnets[n] for n in ig_spec.get("subnets") or [] if subnets.get(n)]))
+
+
+def validate_offerings(cluster, instance_groups, facts):
+    """Each group's machine types are offered in each of its zones, when the cloud answers (facts that look up:
+    DescribeInstanceTypeOfferings, one call for every group); kops asks EC2 for each type too. Types that are not
+    EC2 instance types at all are validate_machine_types' to report; without an answer nothing is claimed."""
+    lookup = getattr(facts, "offered_instance_types", None)
+    cluster_spec = cluster.get("spec") or {}
+    if lookup is None or cluster_spec.get("cloudProvider") != "aws":
+        return []
+    known = ec2_instance_types()
+    wanted = []  # (group, type, zones)
+    for ig in instance_groups:
+        spec = ig.get("spec") or {}
+        if spec.get("manager") == "Karpenter":
+            continue
+        zones = _zones_of(cluster_spec, spec)
+        for machine_type in (t.strip() for t in str(spec.get("machineType") or "").split(",")):
+            if machine_type in known and zones:
+                wanted.append(((ig.get("metadata") or {}).get("name") or "?", machine_type, zones))
+    if not wanted:
+        return []
+    try:
+        offered = lookup(sorted({w[1] for w in wanted}), sorted({z for w in wanted for z in w[2]}))
+    except ValueError:
+        return []  # the cloud did not answer (the lookup's error names why); the type itself was checked above
+    problems = []
+    for group, machine_type, zones in wanted:
+        missing = [z for z in zones if z not in offered.get(machine_type, ())]
+        if missing:
+            where = sorted(offered.get(machine_type, ()))
+            problems.append(errors.invalid("instancegroup[%s].spec.machineType" % group, machine_type,
+                                           "is not offered in %s (%s); choose another type or zone" % (
+                                               ", ".join(missing),
+                                               "offered in " + ", ".join(where) if where else
+                                               "offered in none of the group's zones")))
+    return problems
+
+
 def validate_instance_group(spec):
     """AWS-only instance group fields: machine types, spot, mixed instances, ASG options, IAM profile, load
     balancers."""

@@ -13,21 +13,26 @@ paginators.  Every client has connect and read timeouts
 (KOPS_AWS_CONNECT_TIMEOUT, KOPS_AWS_READ_TIMEOUT, in seconds), and an endpoint
 that does not connect or does not answer is given up after TIMEOUT_ATTEMPTS
 tries, instead of botocore's ten with back-off (an endpoint that accepts TCP
-and never answers kept a run busy 692 s).
+and never answers kept a run busy 692 s): with the defaults, 3 x 20 s and the back-off, 63 s, announced after
+10 s (module_utils/waits.py).
 """
 
 from __future__ import annotations
 
 import copy
 import os
+import threading
 
 from ansible.module_utils.basic import env_fallback
 
+from ansible_collections.kubeops.kops.plugins.module_utils import waits
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import Cloud, Failure
 
 USER_AGENT = "kubeops.kops"
 DEFAULT_CONNECT_TIMEOUT = 10
-DEFAULT_READ_TIMEOUT = 60
+# An AWS API answers within seconds; 20 s of silence after a request is an endpoint that will not answer.  With
+# TIMEOUT_ATTEMPTS tries, such an endpoint is given up after deadline(): 63 s (docs/playbooks.md).
+DEFAULT_READ_TIMEOUT = 20
 TIMEOUT_ENV = {"connect_timeout": ("KOPS_AWS_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT),
                "read_timeout": ("KOPS_AWS_READ_TIMEOUT", DEFAULT_READ_TIMEOUT)}
 TIMEOUT_ATTEMPTS = 3
@@ -189,13 +194,65 @@ def client(service, region=None, profile=None, endpoint_url=None):
         raise AwsError(NO_CREDENTIALS)
     config = client_config()
     api_client = aws_session.client(service, config=config, endpoint_url=endpoint_url or _settings.endpoint_url)
-    api_client.meta.events.register("needs-retry", _give_up_on_silence(config.connect_timeout, config.read_timeout))
+    source = endpoint_source(api_client.meta.service_model.service_id, endpoint_url)
+    api_client.meta.events.register("needs-retry", _give_up_on_silence(config.connect_timeout, config.read_timeout,
+                                                                       source))
+    _announce_waits(api_client, endpoint_url, config)
     return api_client
 
 
-def _give_up_on_silence(connect_timeout, read_timeout):
+def endpoint_source(service_id, explicit=None):
+    """What set a client's endpoint, as the user would look for it: the option, the variable botocore read."""
+    if explicit:
+        return "the state store's endpoint option"
+    if _settings.endpoint_url:
+        return "endpoint_url (or AWS_URL)"
+    for variable in ("AWS_ENDPOINT_URL_%s" % service_id.upper().replace(" ", "_").replace("-", "_"), "AWS_ENDPOINT_URL"):
+        if os.environ.get(variable):
+            return variable
+    return "the region's AWS endpoint (set endpoint_url or AWS_ENDPOINT_URL_%s to use another)" % (
+        service_id.upper().replace(" ", "_"))
+
+
+def deadline(config):
+    """How long a call to an endpoint that accepts and never answers takes to be given up (TIMEOUT_ATTEMPTS
+    tries of the read timeout, and botocore's back-off between them: at most 1 s, then 2 s)."""
+    return TIMEOUT_ATTEMPTS * config.read_timeout + 2 ** (TIMEOUT_ATTEMPTS - 1) - 1
+
+
+def _announce_waits(api_client, explicit_endpoint, config):
+    """Each request in flight is a wait (module_utils/waits.py): past 10 s it is announced with the endpoint, the
+    variable that set it and when it will be given up."""
+    if waits.watcher() is None:
+        return
+    service_id = api_client.meta.service_model.service_id
+    where = "%s (from %s)" % (api_client.meta.endpoint_url, endpoint_source(service_id, explicit_endpoint))
+    limit = deadline(config)
+
+    def sent(event_name="", **kwargs):
+        key = ("aws", threading.get_ident())
+        operation = event_name.rsplit(".", 1)[-1] if event_name.count(".") >= 2 else ""  # before-send.s3.ListObjectsV2
+        if key not in _IN_FLIGHT:  # the first try of a call: the notice counts from here, over its retries
+            _IN_FLIGHT.add(key)
+            waits.start(key, "AWS %s %sat %s" % (service_id, operation + " " if operation else "", where), limit)
+
+    def answered(**kwargs):
+        key = ("aws", threading.get_ident())
+        _IN_FLIGHT.discard(key)
+        waits.stop(key)
+
+    api_client.meta.events.register("before-send", sent)
+    api_client.meta.events.register("after-call", answered)
+    api_client.meta.events.register("after-call-error", answered)
+
+
+_IN_FLIGHT = set()
+
+
+def _give_up_on_silence(connect_timeout, read_timeout, source="endpoint_url (AWS_ENDPOINT_URL)"):
     """A needs-retry hook: after TIMEOUT_ATTEMPTS tries that could not connect or got no answer, stop with a
-    message naming the endpoint, the timeout and what to check (botocore would try ten times, with back-off)."""
+    message naming the endpoint, the timeout and what to check: source, what set the endpoint (botocore would try
+    ten times, with back-off)."""
     import botocore.exceptions
 
     def hook(attempts=0, caught_exception=None, endpoint=None, **kwargs):
@@ -209,8 +266,8 @@ def _give_up_on_silence(connect_timeout, read_timeout):
             why = "could not be reached (%s)" % caught_exception
         else:
             return
-        raise _no_answer_error()(message="AWS endpoint %s %s, %d tries; check endpoint_url (AWS_ENDPOINT_URL), "
-                                         "the network and proxies" % (getattr(endpoint, "host", "?"), why, attempts))
+        raise _no_answer_error()(message="AWS endpoint %s %s, %d tries; check %s, the network and proxies" % (
+            getattr(endpoint, "host", "?"), why, attempts, source))
     return hook
 
 

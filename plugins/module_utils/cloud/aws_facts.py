@@ -10,9 +10,10 @@ that cannot be found is a CloudFactsError naming it and how to supply it.
 
 from __future__ import annotations
 
+from ansible_collections.kubeops.kops.plugins.module_utils.api import validation_aws
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import (
-    AWS_MACHINE_TYPE_CANDIDATES, CloudFactsError, StaticCloudFacts)
+    AWS_MACHINE_TYPE_CANDIDATES, CloudFactsError, StaticCloudFacts, UnknownZoneError, aws_region_of_zone)
 
 
 class AwsCloudFacts(StaticCloudFacts):
@@ -25,6 +26,7 @@ class AwsCloudFacts(StaticCloudFacts):
         self.region = region
         self.profile = profile
         self._clients = {}
+        self._zones = {}  # region -> its zones as EC2 lists them (None: EC2 did not say)
 
     def _client(self, service):
         if service not in self._clients:
@@ -65,14 +67,59 @@ class AwsCloudFacts(StaticCloudFacts):
         if (self.machine_types.get(cloud) or {}).get(role) or cloud != "aws" or not zones:
             return StaticCloudFacts.default_machine_type(self, cloud, role, zones, architecture)
         candidates = [c for c in AWS_MACHINE_TYPE_CANDIDATES[role] if c.startswith("t4g") == (architecture == "arm64")]
+        self._check_regions(zones)
         offered = {}
         for offering in self._offerings(candidates, zones):
             offered.setdefault(offering["InstanceType"], set()).add(offering["Location"])
         for candidate in candidates:
             if set(zones) <= offered.get(candidate, set()):
                 return candidate
+        # A zone where none of kops' candidates is offered is almost always a zone the region does not have.
+        self._check_zones([z for z in zones if not any(z in where for where in offered.values())])
         raise CloudFactsError("none of %s is offered in all of %s; set the machine type explicitly"
                               % (", ".join(candidates), ", ".join(zones)))
+
+    @staticmethod
+    def _check_regions(zones):
+        """Each zone's region is one AWS has (the static table or botocore's endpoints): else the calls would go
+        to an endpoint that does not exist (a DNS failure on AWS, a server error on a test endpoint)."""
+        known = set(validation_aws.AWS_ZONE_LETTERS) | _aws_regions()
+        for zone in zones:
+            region = aws_region_of_zone(zone)
+            if region not in known:
+                raise UnknownZoneError('zone "%s": %s is not an AWS region; check zones' % (zone, region))
+
+    def availability_zones(self, region):
+        """The zones EC2 lists for region (DescribeAvailabilityZones), None when it cannot say."""
+        import botocore.exceptions
+        if region not in _aws_regions():
+            return None  # kops' test region (us-test-1) or a typo: no endpoint to ask
+        if region not in self._zones:
+            try:
+                found = self._client("ec2").describe_availability_zones(
+                    Filters=[{"Name": "region-name", "Values": [region]}]).get("AvailabilityZones") or []
+            except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError):
+                found = []  # the static table answers (validation_aws.known_zones)
+            self._zones[region] = sorted(z["ZoneName"] for z in found) or None
+        return self._zones[region]
+
+    def _check_zones(self, zones):
+        for zone in zones:
+            region = aws_region_of_zone(zone)
+            known = validation_aws.known_zones(region, self)
+            if known is not None and zone not in known:
+                raise UnknownZoneError('zone "%s" is not an availability zone of %s (its zones: %s); check zones'
+                                       % (zone, region, ", ".join(known)))
+
+    def offered_instance_types(self, types, zones):
+        """{type: set(zones offering it)} for the given types in the given zones (DescribeInstanceTypeOfferings)."""
+        region = self.region or self._client("ec2").meta.region_name
+        asked = [z for z in zones if aws_region_of_zone(z) == region]
+        # Zones of another region are not judged here (check_region refuses a region other than the zones').
+        offered = {t: set(z for z in zones if z not in asked) for t in types}
+        for offering in self._offerings(types, asked) if asked else []:
+            offered.setdefault(offering["InstanceType"], set()).add(offering["Location"])
+        return offered
 
     def _offerings(self, candidates, zones):
         return self._guard("describing instance type offerings", aws.paginate, self._client("ec2"),
@@ -109,6 +156,17 @@ class AwsCloudFacts(StaticCloudFacts):
                             "list_hosted_zones", "HostedZones")
         lookup = StaticCloudFacts({"hosted_zones": {z["Name"]: z["Id"].rsplit("/", 1)[-1] for z in zones}})
         return lookup.find_hosted_zone(name)
+
+
+_REGIONS = []
+
+
+def _aws_regions():
+    """The regions the installed botocore has EC2 endpoints for (read once per process)."""
+    if not _REGIONS:
+        import botocore.session
+        _REGIONS.append(frozenset(botocore.session.get_session().get_available_regions("ec2")))
+    return _REGIONS[0]
 
 
 def _facts_error(what, exc):

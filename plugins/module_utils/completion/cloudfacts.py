@@ -30,6 +30,10 @@ class CloudFactsError(ValueError):
     pass
 
 
+class UnknownZoneError(CloudFactsError):
+    """A zone the cloud does not have: reported as the zone, not as what was being looked up in it."""
+
+
 AWS_ZONE = re.compile(r"^[a-z]{2}(-[a-z0-9]+)+-\d+[a-z]$")
 # How to supply a fact that no lookup gave (offline, or lookup found nothing); {what} names the fact.
 OFFLINE_HINT = "give it in cloud_facts.%s, or let the module look it up (AWS credentials, cloud_lookup not false)"

@@ -15,7 +15,7 @@ import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
-from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import CloudFactsError
+from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import CloudFactsError, UnknownZoneError
 
 GRAVITON_TYPE = re.compile(r"^[a-z]+\d+g[a-z]*\.")
 # Default (minSize, maxSize) per role when the user gives none (kops PopulateInstanceGroupSpec).
@@ -75,6 +75,8 @@ def fill_new_group_defaults(cluster, ig, channel, facts, image=None, sizes=False
         zones = ig_spec.get("zones") or _zones_of_subnets(spec, ig_spec["subnets"])
         try:
             ig_spec["machineType"] = facts.default_machine_type(cloud, role, zones, machine_architecture(None))
+        except UnknownZoneError as exc:
+            raise InstanceGroupDefaultsError("instance group %s: %s" % (name, exc))
         except CloudFactsError as exc:
             raise InstanceGroupDefaultsError("instance group %s: spec.machineType: %s" % (name, exc))
     if sizes and ig_spec.get("manager") != "Karpenter":

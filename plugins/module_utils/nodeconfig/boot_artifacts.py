@@ -40,7 +40,9 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 
+from ansible_collections.kubeops.kops.plugins.module_utils import waits
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import vfs
 
 # The node side's Python closure, every version pinned (what `pip download` resolved for
@@ -60,7 +62,11 @@ MACHINES = ("x86_64", "aarch64")
 # glibc 2.35 and newer (Ubuntu 22.04): the manylinux tags pip may pick, most specific first.
 MANYLINUX = ("manylinux_2_35_%s", "manylinux_2_34_%s", "manylinux_2_28_%s", "manylinux_2_17_%s", "manylinux2014_%s")
 TARGETS = tuple((python, machine) for python in PYTHONS for machine in MACHINES)
+# What pip_download fetches for NODE_REQUIREMENTS and TARGETS (measured; tests/unit/nodeconfig checks it against
+# a downloaded wheelhouse): said before the download, which is the first run's longest wait.
+WHEELS_EXPECTED = (44, 37993070)
 WHEELHOUSE_ENV = "KUBEOPS_BOOT_WHEELHOUSE"
+PREFETCH_MODULE = "ansible_collections.kubeops.kops.plugins.plugin_utils.boot_wheels"
 COLLECTION_ENV = "KUBEOPS_COLLECTION_DIR"
 OBJECT_PATH = "boot/sha256/%s/%s"
 WRITABLE_SCHEMES = ("file", "s3", "gs")
@@ -78,6 +84,43 @@ def sha256(data):
 
 def object_path(digest, name):
     return OBJECT_PATH % (digest, name)
+
+
+def _size(content):
+    return len(content) if isinstance(content, bytes) else content.stat().st_size
+
+
+_DIGESTS = "wheel-digests.json"
+
+
+def file_sha256(path):
+    """sha256 of a file, kept in the user's cache under its path, size and mtime (the wheels are 38 MB that would
+    otherwise be read and hashed on every run); a cache that cannot be read or written only costs a hash."""
+    stat = path.stat()
+    key = "%s\0%d\0%d" % (path.resolve(), stat.st_size, stat.st_mtime_ns)
+    cache = _cache_root() / _DIGESTS
+    if not _DIGEST_CACHE:
+        try:
+            _DIGEST_CACHE.update(json.loads(cache.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            _DIGEST_CACHE["\0"] = ""  # read once per process, even when absent
+    if key not in _DIGEST_CACHE:
+        digest = hashlib.sha256()
+        with open(str(path), "rb") as stream:
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(block)
+        _DIGEST_CACHE[key] = digest.hexdigest()
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            partial = cache.with_name(".%s.%d" % (_DIGESTS, os.getpid()))
+            partial.write_text(json.dumps(_DIGEST_CACHE, sort_keys=True), encoding="utf-8")
+            partial.replace(cache)
+        except OSError:
+            pass
+    return _DIGEST_CACHE[key]
+
+
+_DIGEST_CACHE = {}
 
 
 # -- the collection ---------------------------------------------------------------------------------
@@ -269,11 +312,22 @@ def wheelhouse(requirements=NODE_REQUIREMENTS, targets=TARGETS, download=pip_dow
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = pathlib.Path(tempfile.mkdtemp(prefix=".boot-wheels-", dir=str(target.parent)))
+    what = ("the nodes' wheels (%d pinned packages for CPython %s on %s: %d files, %.1f MB, once) from the package "
+            "index into %s" % (len(requirements), "/".join(sorted({t[0] for t in targets})),
+                               "/".join(sorted({t[1] for t in targets})), WHEELS_EXPECTED[0], WHEELS_EXPECTED[1] / 1e6,
+                               target))
+    waits.notice("downloading %s; prefetch them with `make wheels` in a checkout or `python -m %s`, or name a "
+                 "directory of them in %s" % (what, PREFETCH_MODULE, WHEELHOUSE_ENV))
+    started = time.monotonic()
     try:
-        download(requirements, targets, partial)
+        with waits.waiting("the download of " + what):
+            download(requirements, targets, partial)
         partial.rename(target)  # never a half-filled cache
     finally:
         shutil.rmtree(str(partial), ignore_errors=True)
+    files = sorted(target.glob("*.whl"))
+    size = sum(f.stat().st_size for f in files) / 1e6
+    waits.notice("downloaded %d wheels, %.1f MB, in %.0f s" % (len(files), size, time.monotonic() - started))
     return target
 
 
@@ -298,8 +352,9 @@ class BootArtifacts(object):
         self.objects = []
         entries = []
         for name, data in [collection] + wheels:
-            content = data if isinstance(data, bytes) else pathlib.Path(data).read_bytes()
-            digest = sha256(content)
+            # A wheel stays a path (read only to upload it); its digest is cached under its size and mtime.
+            content = data if isinstance(data, bytes) else pathlib.Path(data)
+            digest = sha256(content) if isinstance(content, bytes) else file_sha256(content)
             path = object_path(digest, name)
             self.objects.append((path, content))
             entries.append({"file": name, "sha256": digest, "path": path})
@@ -312,7 +367,7 @@ class BootArtifacts(object):
 
     def describe(self):
         """[(file, sha256, bytes)] of what a node downloads, manifest last."""
-        return [(path.rsplit("/", 1)[1], path.split("/")[2], len(content)) for path, content in self.objects]
+        return [(path.rsplit("/", 1)[1], path.split("/")[2], _size(content)) for path, content in self.objects]
 
     def missing(self, store):
         """The (path, bytes) the store at the base does not hold (content-addressed: present means equal)."""
@@ -324,7 +379,7 @@ class BootArtifacts(object):
         written = []
         for path, content in self.missing(store):
             if path != self.manifest_path:
-                store.write(path, content)
+                store.write(path, content if isinstance(content, bytes) else content.read_bytes())
                 written.append(path)
         if not store.exists(self.manifest_path):
             store.write(self.manifest_path, self.manifest)

@@ -41,7 +41,7 @@ def test_every_client_takes_the_configured_credentials_and_timeouts(monkeypatch,
 
 
 def test_default_timeouts():
-    assert aws.timeouts() == {"connect_timeout": 10, "read_timeout": 60}
+    assert aws.timeouts() == {"connect_timeout": 10, "read_timeout": 20}
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "soon"])

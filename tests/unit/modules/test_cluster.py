@@ -101,7 +101,8 @@ def test_invalid_definition_fails_with_field_path_and_writes_nothing(run_module,
     text = "\n---\n".join(yaml.safe_dump(d) for d in (cluster, nodes))
     result = run_module(cluster_module, state_store=store_url, definition=text)
     assert result["failed"] is True
-    assert any(e.startswith("spec.subnets[0].cidr") for e in result["errors"]), result["errors"]
+    assert "\n  - spec.subnets[0].cidr" in result["msg"], result["msg"]
+    assert "errors" not in result  # each problem once: in msg
     assert store_files(store_url) == before
 
 
@@ -111,7 +112,7 @@ def test_unknown_field_in_definition_is_named(run_module, store_url):
     cluster["spec"]["kubelet"]["maxPodz"] = 10
     result = run_module(cluster_module, state_store=store_url, definition=yaml.safe_dump(cluster))
     assert result["failed"] is True
-    assert any("spec.kubelet.maxPodz" in e for e in result["errors"]), result
+    assert "spec.kubelet.maxPodz" in result["msg"], result
 
 
 def test_replace_of_missing_cluster_needs_force(run_module, store_url, tmp_path):

@@ -51,7 +51,7 @@ def test_group_in_unknown_subnet_is_refused(run_module, store_url):
     result = run_module(instance_group, state_store=store_url, cluster_name="ig.example.com", name="batch",
                         spec={"role": "Node", "subnets": ["eu-west-9z"], "minSize": 1, "maxSize": 1})
     assert result["failed"] is True
-    assert any("subnets" in e and "eu-west-9z" in e for e in result["errors"]), result
+    assert any("subnets" in line and "eu-west-9z" in line for line in result["msg"].splitlines()), result
     assert store_files(store_url) == before
 
 

@@ -1,0 +1,106 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""The controller side of module notices (module_utils/waits.py): while a module runs, print each line it writes.
+
+A module prints nothing until it returns; a wait of a minute (an endpoint that does not answer, the nodes' wheels
+downloading) would be a minute of silence.  When the module runs on this controller (connection local, as the
+playbooks run them), the action gives it a notice file in KUBEOPS_NOTICE_FILE and prints each line written there
+as it appears (within POLL seconds), then removes the file.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+
+from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+
+NOTICE_ENV = "KUBEOPS_NOTICE_FILE"
+POLL = 0.25
+display = Display()
+
+
+class _Follower(object):
+    """Prints the lines appended to a file, from a thread, until stopped (then the rest)."""
+
+    def __init__(self, path, prefix):
+        self.path = path
+        self.prefix = prefix
+        self.offset = 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="kubeops-notices", daemon=True)
+
+    def _print_new(self):
+        try:
+            with open(self.path, "rb") as stream:
+                stream.seek(self.offset)
+                data = stream.read()
+        except OSError:
+            return
+        complete = data.rfind(b"\n") + 1
+        self.offset += complete
+        for line in data[:complete].decode("utf-8", "replace").splitlines():
+            display.display("%s%s" % (self.prefix, line))
+
+    def _run(self):
+        while not self.done.wait(POLL):
+            self._print_new()
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        self.thread.join()
+        self._print_new()
+        return False
+
+
+class NoticesAction(ActionBase):
+    """Runs the module of the same name with a notice file followed while it runs (local connection only)."""
+
+    MODULE = None  # kubeops.kops.<name>: the module this action runs
+    _supports_check_mode = True
+    _supports_async = True  # as the module alone (ansible's normal action); an async run prints no notices
+
+    def module_environment(self):
+        """Variables the module needs besides the notice file (a subclass adds its own)."""
+        return {}
+
+    def module_arguments(self):
+        """The module's arguments: the task's (a subclass adds what only the controller knows)."""
+        return self._task.args
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(NoticesAction, self).run(tmp, task_vars)
+        del tmp
+        module = self.MODULE
+        wrap_async = self._task.async_val and not self._connection.has_native_async
+        if self._connection.transport != "local" or wrap_async:  # the file would be on another host, or read later
+            result.update(self._execute_module(module_name=module, module_args=self.module_arguments(), task_vars=task_vars,
+                                               wrap_async=wrap_async))
+            if not wrap_async:
+                self._remove_tmp_path(self._connection._shell.tmpdir)
+            return result
+        handle, path = tempfile.mkstemp(prefix="kubeops-notices-", suffix=".log")
+        os.close(handle)
+        environment = dict(self.module_environment())
+        environment[NOTICE_ENV] = path
+        # The task's environment is applied to the module's process (a copy: the task is not changed).
+        self._task.environment = list(self._task.environment or []) + [environment]
+        prefix = "%s: " % module.rsplit(".", 1)[-1]
+        try:
+            with _Follower(path, prefix):
+                result.update(self._execute_module(module_name=module, module_args=self.module_arguments(),
+                                                   task_vars=task_vars))
+        finally:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+            self._remove_tmp_path(self._connection._shell.tmpdir)
+        return result
