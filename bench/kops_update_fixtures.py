@@ -78,6 +78,14 @@ def fixtures(root, only=None):
     return found
 
 
+def unpinned_etcd_versions(cluster):
+    """The etcd versions the spec names that the collection has no sha256 for."""
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import etcd_assets
+    pinned = set(etcd_assets.pinned_versions())
+    versions = {str(e.get("version") or "").lstrip("v") for e in (cluster.get("spec") or {}).get("etcdClusters") or []}
+    return sorted(v for v in versions if v and v not in pinned)
+
+
 def run_module(module, **args):
     """One module run in-process through AnsibleModule, as ansible runs it: its JSON result."""
     out = io.StringIO()
@@ -179,11 +187,18 @@ def run_fixture(name, directory, server, s3):
     server.reset()
     s3.create_bucket(Bucket=BUCKET)
     store = "s3://%s/%s" % (BUCKET, prefix)
-    common = dict(state_store=store, cloud_facts=HARNESS_FACTS, cloud_lookup=False)
+    facts = dict(HARNESS_FACTS)
+    unpinned = unpinned_etcd_versions(cluster)
+    if unpinned:
+        # The user-given path (cloud_facts.etcd_sha256) for an etcd version we do not pin (minimal-etcd's 3.6.99 is
+        # no real release): placeholder digests, so that the run never reaches for github.com; said in the table.
+        facts["etcd_sha256"] = {v: {"amd64": "0" * 64, "arm64": "0" * 64} for v in unpinned}
+    common = dict(state_store=store, cloud_facts=facts, cloud_lookup=False)
     theirs = resources(directory)
     row = {"fixture": name, "kops": len(theirs), "refused": None, "matched": 0, "missing": sorted(theirs),
            "extra": [], "bodies_equal": 0, "bodies_differ": [], "spec_equal": None, "warnings": [],
-           "kops_spec": completed_spec_expected(directory) is not None}
+           "kops_spec": completed_spec_expected(directory) is not None,
+           "note": "etcd %s sha256 given (placeholder)" % ", ".join(unpinned) if unpinned else ""}
     result = run_module(cluster_module, definition=text, force=True, **common)
     row["warnings"] += result.get("warnings", [])
     if result.get("failed"):
@@ -249,7 +264,7 @@ def report(rows, verbose):
         spec = {None: "-", True: "equal", False: "differ"}[row["spec_equal"]]
         print("%-44s %5d %7d %7d %5d %6d %5s  %s" % (row["fixture"], row["kops"], row["matched"], len(row["missing"]),
                                                      len(row["extra"]), row["bodies_equal"], spec,
-                                                     row["refused"] or ""))
+                                                     row["refused"] or row["note"]))
         if verbose:
             for label in ("missing", "extra", "bodies_differ"):
                 for item in row[label]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -34,7 +35,9 @@ def _template(case):
 def test_template_passes_cfn_lint(case, tmp_path):
     _tasks, text = _template(case)
     path = tmp_path / ("%s.json" % case)
-    path.write_text(text)
+    # kops' complex fixture names its security groups sg-exampleid5 and sg-exampleid6, which cfn-lint's id
+    # pattern (sg- and 8 or 17 hex digits) rejects: linted as well-formed ids of the same place.
+    path.write_text(re.sub(r"sg-exampleid(\d)", r"sg-0000000\1", text))
     # W3010 (hard-coded availability zones) is by design: a kops spec pins its zones.
     lint = subprocess.run([str(CFN_LINT), "--ignore-checks", "W3010", "--", str(path)], capture_output=True,
                           text=True, check=False)

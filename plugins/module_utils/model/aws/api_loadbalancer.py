@@ -29,6 +29,14 @@ def _group_id(group):
     return group if isinstance(group, str) else Ref(group)
 
 
+def _access_logs(log):
+    """spec.api.loadBalancer.accessLog as the balancer's access_logs (kops: bucket, enabled, prefix when set)."""
+    if not (log or {}).get("bucket"):
+        return None
+    return dict({"bucket": log["bucket"], "enabled": True}, **({"prefix": log["bucketPrefix"]}
+                                                              if log.get("bucketPrefix") else {}))
+
+
 def _rule(tasks, name, group, **fields):
     return _add(tasks, ec2.SecurityGroupRule(name, security_group_id=_group_id(group), **fields))
 
@@ -55,7 +63,16 @@ def build_api_loadbalancer(cluster, tasks, vpc, subnets, groups):
 
     wanted = {"Private"} if internal else {"Public", "Utility"}
     zones_seen, mapping, chosen = set(), [], []
-    for subnet in spec.get("subnets") or []:
+    by_name = {s["name"]: s for s in spec.get("subnets") or []}
+    # spec.api.loadBalancer.subnets: the user's choice, each with the Elastic IP or private address to pin.
+    for given in balancer_spec.get("subnets") or []:
+        if given.get("name") not in by_name:
+            raise ValueError("spec.api.loadBalancer.subnets: %r is not a subnet of spec.subnets" % given.get("name"))
+        chosen.append(by_name[given["name"]])
+        mapping.append(dict({"subnet_id": Ref(subnets[given["name"]])}, **{
+            field: given[key] for key, field in (("allocationId", "allocation_id"),
+                                                 ("privateIPv4Address", "private_ipv4_address")) if given.get(key)}))
+    for subnet in spec.get("subnets") or [] if not mapping else []:
         if subnet["type"] in wanted and subnet.get("zone") not in zones_seen:
             zones_seen.add(subnet.get("zone"))
             chosen.append(subnet)
@@ -66,8 +83,11 @@ def build_api_loadbalancer(cluster, tasks, vpc, subnets, groups):
     balancer = _add(tasks, elbv2.LoadBalancer(
         "api.%s" % name, name=resource_name_32(name, "api"), load_balancer_type="network", internal=internal,
         enable_cross_zone_load_balancing=dns_none or bool(balancer_spec.get("crossZoneLoadBalancing", False)),
-        security_groups=[_group_id(elb)], subnet_mapping=mapping, tags=cluster_tags(name, "api.%s" % name),
-        **dualstack))
+        # the user's additionalSecurityGroups, then the api-elb group (kops' order in its Terraform output)
+        security_groups=list(balancer_spec.get("additionalSecurityGroups") or []) + [_group_id(elb)],
+        subnet_mapping=mapping, tags=cluster_tags(name, "api.%s" % name),
+        **dict(dualstack, **({"access_logs": _access_logs(balancer_spec["accessLog"])}
+                             if _access_logs(balancer_spec.get("accessLog")) else {}))))
 
     certificate = balancer_spec.get("sslCertificate")
     tcp_check = dict(HEALTH_CHECK, protocol="TCP")

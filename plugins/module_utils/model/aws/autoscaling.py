@@ -44,10 +44,13 @@ ROLE_TAGS = {
 
 
 def group_object_name(cluster_name, group):
-    """kops' AutoscalingGroupName: <ig>.masters.<c> for the control plane, <ig>.<c> otherwise."""
+    """kops' AutoscalingGroupName: <ig>.masters.<c> for the control plane, <ig>.apiservers.<c> for API servers,
+    <ig>.<c> otherwise."""
     role = group["spec"].get("role")
     if role in ("ControlPlane", "Master"):
         return "%s.masters.%s" % (group["metadata"]["name"], cluster_name)
+    if role == "APIServer":
+        return "%s.apiservers.%s" % (group["metadata"]["name"], cluster_name)
     return "%s.%s" % (group["metadata"]["name"], cluster_name)
 
 

@@ -724,6 +724,8 @@ class AutoScalingGroup(ComparedTask):
                                                   "on_demand_percentage_above_base_capacity",
                                                   "spot_allocation_strategy", "spot_instance_pools",
                                                   "spot_max_price") if mixed.get(k) is not None}
+            # kops writes "" without a maxPrice: the on-demand price cap, and an earlier maxPrice unset.
+            distribution.setdefault("spot_max_price", "")
             body["mixed_instances_policy"] = Block({
                 "instances_distribution": Block(distribution),
                 "launch_template": Block({

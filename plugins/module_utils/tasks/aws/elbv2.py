@@ -75,6 +75,35 @@ def _subnet_ids(mappings):
     return sorted(m.get("SubnetId") for m in mappings or [])
 
 
+ACCESS_LOG_KEYS = (("enabled", "access_logs.s3.enabled"), ("bucket", "access_logs.s3.bucket"),
+                   ("prefix", "access_logs.s3.prefix"))
+
+
+def _access_log_attributes(logs):
+    """access_logs {bucket, prefix} as the load balancer's attributes; None: logging off."""
+    logs = logs or {}
+    return {"access_logs.s3.enabled": _bool_text(bool(logs.get("bucket"))),
+            "access_logs.s3.bucket": logs.get("bucket") or "", "access_logs.s3.prefix": logs.get("prefix") or ""}
+
+
+def _access_logs(attributes):
+    """The attributes' access logs as the model writes them ({bucket, enabled, prefix when set}), None when off."""
+    attributes = attributes or {}
+    if attributes.get("access_logs.s3.enabled") != "true":
+        return None
+    logs = {"bucket": attributes.get("access_logs.s3.bucket"), "enabled": True}
+    if attributes.get("access_logs.s3.prefix"):
+        logs["prefix"] = attributes["access_logs.s3.prefix"]
+    return logs
+
+
+def _subnet_mapping_api(mappings):
+    """The model's subnet_mapping as SubnetMappings: the subnet, and the Elastic IP or private address kops
+    pins for it (spec.api.loadBalancer.subnets[].allocationId / privateIPv4Address)."""
+    keys = (("subnet_id", "SubnetId"), ("allocation_id", "AllocationId"), ("private_ipv4_address", "PrivateIPv4Address"))
+    return [{api: m[name] for name, api in keys if m.get(name)} for m in mappings]
+
+
 def _scheme(internal):
     return "internal" if internal else "internet-facing"
 
@@ -96,7 +125,7 @@ class LoadBalancer(ComparedTask):
         ApiField("internal", api="Scheme", read="Scheme", cfn="Scheme", to_api=_scheme,
                  from_api=lambda v: None if v is None else v == "internal"),
         ApiField("subnet_mapping", api="SubnetMappings", read="AvailabilityZones", cfn="SubnetMappings",
-                 to_api=lambda v: [{"SubnetId": m["subnet_id"]} for m in v], from_api=_subnet_ids, mutable=True),
+                 to_api=_subnet_mapping_api, from_api=_subnet_ids, mutable=True),
         ApiField("security_groups", api="SecurityGroups", read="SecurityGroups", cfn="SecurityGroups",
                  to_api=list, from_api=lambda v: sorted(v or []), mutable=True),
         # Unset is IPv4 (what the API reports for it).
@@ -105,6 +134,8 @@ class LoadBalancer(ComparedTask):
         # Second call after create (ModifyLoadBalancerAttributes).
         ApiField("enable_cross_zone_load_balancing", read='Attributes."%s"' % CROSS_ZONE, to_api=_bool_text,
                  from_api=lambda v: v == "true", mutable=True),
+        # spec.api.loadBalancer.accessLog: attributes too.
+        ApiField("access_logs", read="Attributes", to_api=_access_log_attributes, from_api=_access_logs, mutable=True),
         TAGS,
     )
 
@@ -131,8 +162,11 @@ class LoadBalancer(ComparedTask):
         self._set_attributes(cloud, desired)
 
     def _set_attributes(self, cloud, desired):
+        attributes = {CROSS_ZONE: _bool_text(desired["enable_cross_zone_load_balancing"])}
+        if desired.get("access_logs"):
+            attributes.update(_access_log_attributes(desired["access_logs"]))
         _elbv2(cloud).modify_load_balancer_attributes(LoadBalancerArn=self.outputs["arn"], Attributes=[
-            {"Key": CROSS_ZONE, "Value": _bool_text(desired["enable_cross_zone_load_balancing"])}])
+            {"Key": k, "Value": v} for k, v in attributes.items()])
 
     def update(self, cloud, actual, changes):
         self.immutable_changes(changes)
@@ -145,6 +179,9 @@ class LoadBalancer(ComparedTask):
             api.set_security_groups(LoadBalancerArn=arn, SecurityGroups=list(desired["security_groups"]))
         if "ip_address_type" in changes:
             api.set_ip_address_type(LoadBalancerArn=arn, IpAddressType=desired.get("ip_address_type") or "ipv4")
+        if "access_logs" in changes:
+            _elbv2(cloud).modify_load_balancer_attributes(LoadBalancerArn=arn, Attributes=[
+                {"Key": k, "Value": v} for k, v in _access_log_attributes(desired.get("access_logs")).items()])
         if "enable_cross_zone_load_balancing" in changes:
             self._set_attributes(cloud, desired)
         _update_tags(cloud, arn, changes, desired["tags"])
@@ -152,12 +189,17 @@ class LoadBalancer(ComparedTask):
     def render_terraform(self):
         body = to_terraform(dict(self.fields))
         body["subnet_mapping"] = [Block(m) for m in body["subnet_mapping"]]
+        logs = body.pop("access_logs", None)
+        if logs:
+            body["access_logs"] = Block(logs)
         return body
 
     def render_cloudformation(self):
         properties = Task.render_cloudformation(self)
-        properties["LoadBalancerAttributes"] = [
-            {"Key": CROSS_ZONE, "Value": _bool_text(self.fields["enable_cross_zone_load_balancing"])}]
+        attributes = {CROSS_ZONE: _bool_text(self.fields["enable_cross_zone_load_balancing"])}
+        if self.fields.get("access_logs"):
+            attributes.update(_access_log_attributes(self.fields["access_logs"]))
+        properties["LoadBalancerAttributes"] = [{"Key": k, "Value": v} for k, v in attributes.items()]
         return properties
 
 
