@@ -106,9 +106,6 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     driver = driver_for(completed["spec"])
     keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
     store = service.cluster_store(cluster_name)
-    # Before the tasks: each launch template's user data pins its group's nodeup config hash.
-    node_changes, hashes = nodeup_store.node_files(store, completed, groups)
-    boot = boot_artifacts_for(service, completed, store, dry_run)
     options = dict(cloud_options or {})
     # A region other than the zones' would plan a second cluster there: refused before any call.
     validation_aws.check_region(options.get("region"), region_of(completed["spec"]))
@@ -118,6 +115,14 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
         return cloud_factory(cluster_name, region) if cloud_factory else driver.cloud(cluster_name, region,
                                                                                       spec=completed["spec"], **options)
     cloud = new_cloud()
+    # Before anything derives a name from the completed spec: whether a look-alike cluster holds kops' names.
+    names_plan = driver.choose_names(cloud, store, completed, dry_run)
+    for entry in names_plan:
+        if entry.action != "unchanged":
+            warn(entry.name)
+    # Before the tasks: each launch template's user data pins its group's nodeup config hash.
+    node_changes, hashes = nodeup_store.node_files(store, completed, groups)
+    boot = boot_artifacts_for(service, completed, store, dry_run)
     # Without DNS the workers' user data pins the control plane's addresses (kops' APIServerIPs), once they exist.
     addresses = driver.control_plane_addresses(cloud, completed)
     user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot, node_changes, addresses)
@@ -142,7 +147,7 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
         store.apply(changes)
     if not dry_run:
         nodeup_store.refresh_keyset_bundle(store, completed)
-    return plan, completed, bool(changes) or keys_changed or bool(boot.uploaded)
+    return names_plan + plan, completed, bool(changes) or keys_changed or bool(boot.uploaded)
 
 
 def merge_plans(first, second):
@@ -297,6 +302,7 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     _warn_not_rendered(completed, groups, warn)
     keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
     store = service.cluster_store(cluster_name)
+    driver.recorded_names(store, completed)
     node_changes, hashes = nodeup_store.node_files(store, completed, groups)
     files = managed_files(completed) + node_changes + addon_channel.store_files(
         completed, groups, node_changes, account_id=_render_account(
