@@ -64,6 +64,10 @@ def test_unique_names_keep_kops_truncation_and_cannot_be_the_look_alikes():
     assert unique != names.queue_name(FIRST, True)
     long_name = "x" * 70 + ".example.com"
     assert len(names.queue_name(long_name, True)) == 75 + 4
+    # The delete lists the queues by a prefix every one of the cluster's queue names has (then keeps its own by tag).
+    for name in (SECOND, long_name, "y" * 62 + ".com", "z" * 90 + ".com"):
+        for unique in (False, True):
+            assert names.queue_name(name, unique).startswith(names.queue_name_prefix(name))
 
 
 def test_the_model_reads_the_annotation_only():

@@ -73,6 +73,12 @@ def queue_name(cluster_name, unique=False):
                     hash_of=cluster_name if unique else None) + "-nth"
 
 
+def queue_name_prefix(cluster_name):
+    """What every queue_name of the cluster starts with, kops' or unique, however long the name (truncate keeps
+    this much before its "-<hash>")."""
+    return cluster_name.replace(".", "-")[:MAX_QUEUE_NAME_PREFIX - 7]
+
+
 def cluster_queue_name(cluster):
     """queue_name of a (completed) cluster, as its look-alike record says."""
     return queue_name(cluster["metadata"]["name"], uses_unique_names(cluster))
