@@ -330,7 +330,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             instances = [i for r in aws.paginate(ec2, "describe_instances", "Reservations", PaginationConfig={
                 "PageSize": INSTANCE_PAGE}, Filters=by_cluster + [{"Name": "instance-state-name", "Values": ["running"]}])
                 for i in r.get("Instances") or []]
-            jump_host = self._jump_host(aws, region, cluster, groups)
+            jump_host = self._jump_host(aws, region, cluster, groups, service)
         except aws.AwsError as exc:
             raise AnsibleError("kops inventory: %s: %s" % (where, exc))
         except Exception as exc:  # botocore errors: report the cause, not a traceback
@@ -352,9 +352,11 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                 LaunchTemplateIds=untagged)["LaunchTemplates"])
         return templates
 
-    def _jump_host(self, aws, region, cluster, groups):
+    def _jump_host(self, aws, region, cluster, groups, service):
         """Where SSH to private hosts jumps: topology.bastion.bastionPublicName, else the DNS name of the bastion's
-        load balancer (kops names it), else None (instance_hosts then uses the bastion's public address)."""
+        load balancer (kops names it; a look-alike cluster's unique name as its store records it), else None
+        (instance_hosts then uses the bastion's public address)."""
+        from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import lookalike
         from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import resource_name_32
 
         if not any((g.get("spec") or {}).get("role") == "Bastion" for g in groups):
@@ -364,7 +366,9 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             return bastion.get("bastionPublicName") or bastion.get("publicName")
         elbv2 = aws.client("elbv2", region=region, profile=self.get_option("profile"))
         try:
-            balancers = elbv2.describe_load_balancers(Names=[resource_name_32(cluster["metadata"]["name"], "bastion")])
+            unique = lookalike.read_record(service.cluster_store(cluster["metadata"]["name"])) is not None
+            balancers = elbv2.describe_load_balancers(Names=[resource_name_32(cluster["metadata"]["name"], "bastion",
+                                                                              unique)])
         except Exception as exc:
             if aws.error_code(exc) == "LoadBalancerNotFound":
                 return None

@@ -25,9 +25,10 @@ def hash_string(text, length=6):
     return digest[:length]
 
 
-def truncate(text, max_length, always_hash=False, hash_length=6):
-    """kops' truncate.TruncateString."""
+def truncate(text, max_length, always_hash=False, hash_length=6, hash_of=None):
+    """kops' truncate.TruncateString; hash_of: hash this instead of text (ours: a name derived from a cluster
+    name whose dots became dashes, hashed with the dots kept, so look-alike clusters cannot share it)."""
     if not always_hash and len(text) <= max_length:
         return text
-    suffix = hash_string(text, hash_length)
+    suffix = hash_string(text if hash_of is None else hash_of, hash_length)
     return text[:max_length - len(suffix) - 1] + "-" + suffix

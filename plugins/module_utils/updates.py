@@ -107,10 +107,6 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     driver = driver_for(completed["spec"])
     keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
     store = service.cluster_store(cluster_name)
-    # Before the tasks: each launch template's user data pins its group's nodeup config hash.
-    node_changes, hashes = nodeup_store.node_files(store, completed, groups,
-                                                     getattr(service.facts, "etcd_sha256", None), warn)
-    boot = boot_artifacts_for(service, completed, store, dry_run)
     options = dict(cloud_options or {})
     # A region other than the zones' would plan a second cluster there: refused before any call.
     validation_aws.check_region(options.get("region"), region_of(completed["spec"]))
@@ -120,6 +116,15 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
         return cloud_factory(cluster_name, region) if cloud_factory else driver.cloud(cluster_name, region,
                                                                                       spec=completed["spec"], **options)
     cloud = new_cloud()
+    # Before anything derives a name from the completed spec: whether a look-alike cluster holds kops' names.
+    names_plan = driver.choose_names(cloud, store, completed, dry_run)
+    for entry in names_plan:
+        if entry.action != "unchanged":
+            warn(entry.name)
+    # Before the tasks: each launch template's user data pins its group's nodeup config hash.
+    node_changes, hashes = nodeup_store.node_files(store, completed, groups,
+                                                     getattr(service.facts, "etcd_sha256", None), warn)
+    boot = boot_artifacts_for(service, completed, store, dry_run)
     # The store first (kops' keypair and managed-file tasks come before the launch templates that pin them): every
     # object a node's user data pins (nodeup configs, the keysets they carry, the boot artefacts above) is stored
     # before any launch template, group or instance can refer to it, so a run killed after the groups launched
@@ -153,7 +158,7 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     if script_changes and not dry_run:
         store.apply(script_changes)
     published = discovery_store.publish(completed, discovery_documents(store, completed, node_changes), dry_run, warn)
-    return plan, completed, bool(changes) or bool(script_changes) or keys_changed or bool(boot.uploaded) or published
+    return names_plan + plan, completed, bool(changes) or bool(script_changes) or keys_changed or bool(boot.uploaded) or published
 
 
 def merge_plans(first, second):
@@ -333,6 +338,7 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     _warn_not_rendered(completed, groups, warn)
     keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
     store = service.cluster_store(cluster_name)
+    driver.recorded_names(store, completed)
     node_changes, hashes = nodeup_store.node_files(store, completed, groups,
                                                      getattr(service.facts, "etcd_sha256", None), warn)
     account = _render_account(

@@ -1,13 +1,14 @@
 """Never an adoption, every attribute compared: load balancers, target groups, the NTH queue and rules, IAM.
 
 On moto's server (tests/conftest.py).  Two clusters whose names differ only by "." and "-"
-(a.example.com, a-example.com) derive the same NLB, target-group and SQS names: the second
-must fail naming the first's objects, and leave them alone.
+(a.example.com, a-example.com) derive the same NLB, target-group and SQS names under kops' rules: the second
+gets unique ones (model/aws/lookalike.py) and both coexist, neither adopting the other's objects.
 """
 
 from __future__ import annotations
 
 import collections
+import json
 
 import boto3
 import pytest
@@ -59,41 +60,99 @@ def test_names_collide_as_the_issue_measured():
     assert queue_name(FIRST) == queue_name(SECOND)
 
 
-def test_second_cluster_never_adopts_the_firsts_balancer(aws, tmp_path):
+def _queues():
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    return {url.rsplit("/", 1)[-1]: tag_dict([{"Key": k, "Value": v} for k, v in (
+        sqs.list_queue_tags(QueueUrl=url).get("Tags") or {}).items()]).get("KubernetesCluster")
+        for url in sqs.list_queues().get("QueueUrls") or []}
+
+
+def _owners():
+    """{balancer or target group name: its KubernetesCluster tag}, and the same for queues."""
+    elbv2 = boto3.client("elbv2", region_name="us-east-1")
+    found = {}
+    for operation, key, name_key, arn_key in (("describe_load_balancers", "LoadBalancers", "LoadBalancerName",
+                                               "LoadBalancerArn"),
+                                              ("describe_target_groups", "TargetGroups", "TargetGroupName",
+                                               "TargetGroupArn")):
+        for item in getattr(elbv2, operation)()[key]:
+            tags = tag_dict(elbv2.describe_tags(ResourceArns=[item[arn_key]])["TagDescriptions"][0]["Tags"])
+            found["%s/%s" % (operation.split("_", 1)[1], item[name_key])] = tags.get("KubernetesCluster")
+    found.update(("queue/%s" % name, owner) for name, owner in _queues().items())
+    return found
+
+
+def _listener_targets(balancer_name):
+    """{listener port: the KubernetesCluster tag of the target group it forwards to}."""
+    elbv2 = boto3.client("elbv2", region_name="us-east-1")
+    arn = _balancers()[balancer_name]["LoadBalancerArn"]
+    targets = {}
+    for listener in elbv2.describe_listeners(LoadBalancerArn=arn)["Listeners"]:
+        group = listener["DefaultActions"][0]["TargetGroupArn"]
+        targets[listener["Port"]] = tag_dict(elbv2.describe_tags(ResourceArns=[group])["TagDescriptions"][0][
+            "Tags"])["KubernetesCluster"]
+    return targets
+
+
+@pytest.mark.parametrize("deleted_first", [FIRST, SECOND])
+def test_look_alike_clusters_coexist_and_delete_apart(aws, tmp_path, deleted_first):
+    """a.example.com is built with kops' names; a-example.com, whose kops names a.example.com holds, gets unique ones
+    (kops' truncation, the hash of its full name), says so in its plan, records the choice; both are built, neither
+    adopts the other's objects, later runs change nothing, and each deletes without touching the other."""
+    from ansible_collections.kubeops.kops.plugins.module_utils import deletion
+    from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import lookalike
+
     store = "file://%s" % tmp_path
     first = _service(store, FIRST)
-    _update(first, FIRST)
-    balancer_name = resource_name_32(FIRST, "api")
-    balancer = _balancers()[balancer_name]
-    elbv2 = boto3.client("elbv2", region_name="us-east-1")
-    before = elbv2.describe_tags(ResourceArns=[balancer["LoadBalancerArn"]])["TagDescriptions"][0]["Tags"]
+    plan, _calls = _update(first, FIRST)
+    assert not [e for e in plan if e.kind == lookalike.PLAN_KIND]  # kops' names, nothing recorded
+    assert first.cluster_store(FIRST).read(lookalike.RECORD) is None
+    kops_names = {"load_balancers/%s" % resource_name_32(FIRST, "api"), "target_groups/%s" % resource_name_32(FIRST, "tcp"),
+                  "target_groups/%s" % resource_name_32(FIRST, "kops-controller"), "queue/%s" % queue_name(FIRST)}
+    before = _owners()
+    assert {name: before[name] for name in kops_names} == dict.fromkeys(kops_names, FIRST)
 
     second = _service(store, SECOND)
-    with pytest.raises(TaskFailed) as failed:
-        _update(second, SECOND)
-    errors = "\n".join(failed.value.errors)
-    # The balancer, its target groups and the NTH queue are refused, each named with the fix.
-    assert "aws_lb/api.%s: " % SECOND in errors and balancer["LoadBalancerArn"] in errors
-    assert "never adopted" in errors and "delete or rename it" in errors
-    refused = {line.split(":", 1)[0].split("/", 1)[0] for line in failed.value.errors if "never adopted" in line}
-    assert refused == {"aws_lb", "aws_lb_target_group", "aws_sqs_queue"}
-    # Its dry run says the same without changing anything.
-    with pytest.raises(TaskFailed) as dry:
-        _update(second, SECOND, dry_run=True)
-    assert balancer["LoadBalancerArn"] in "\n".join(dry.value.errors)
+    plan, calls = _update(second, SECOND, dry_run=True)
+    assert _mutating(calls) == {} and second.cluster_store(SECOND).read(lookalike.RECORD) is None
+    said = [e for e in plan if e.kind == lookalike.PLAN_KIND]
+    assert [e.action for e in said] == ["create"] and "look-alike cluster %s holds kops' names" % FIRST in said[0].name
+    assert {e.action for e in plan if e.kind in ("aws_lb", "aws_lb_target_group", "aws_sqs_queue")} == {"create"}
 
-    # The first cluster's objects are untouched: same balancer, same tags, and its next run is a no-op.
-    assert _balancers()[balancer_name]["LoadBalancerArn"] == balancer["LoadBalancerArn"]
-    assert elbv2.describe_tags(ResourceArns=[balancer["LoadBalancerArn"]])["TagDescriptions"][0]["Tags"] == before
-    plan, calls = _update(first, FIRST)
+    plan, calls = _update(second, SECOND)  # built in full: no "never adopted" refusal
+    said = [e for e in plan if e.kind == lookalike.PLAN_KIND]
+    assert [e.action for e in said] == ["create"] and "unique AWS names" in said[0].name
+    assert json.loads(second.cluster_store(SECOND).read(lookalike.RECORD))["lookalikes"] == [FIRST]
+    unique = {"load_balancers/%s" % resource_name_32(SECOND, "api", True),
+              "target_groups/%s" % resource_name_32(SECOND, "tcp", True),
+              "target_groups/%s" % resource_name_32(SECOND, "kops-controller", True),
+              "queue/%s" % queue_name(SECOND, True)}
+    assert not unique & kops_names
+    after = _owners()
+    # The first's objects are as they were; the second's are new, its own, under names that cannot collide.
+    assert {name: after[name] for name in kops_names} == dict.fromkeys(kops_names, FIRST)
+    assert {name: after[name] for name in unique} == dict.fromkeys(unique, SECOND)
+    assert set(after) == set(before) | unique
+    assert set(_listener_targets(resource_name_32(FIRST, "api")).values()) == {FIRST}
+    assert set(_listener_targets(resource_name_32(SECOND, "api", True)).values()) == {SECOND}
+    # Later runs of either change nothing (the second's choice is read from its record).
+    for service, name in ((first, FIRST), (second, SECOND)):
+        plan, calls = _update(service, name)
+        assert {e.action for e in plan} == {"unchanged"} and _mutating(calls) == {}
+
+    # Deleting one leaves the other whole; then the other deletes cleanly.
+    services = {FIRST: first, SECOND: second}
+    kept = SECOND if deleted_first == FIRST else FIRST
+    outcome = deletion.delete_cluster(services[deleted_first], deleted_first, yes=True, interval=0)
+    assert outcome.store_deleted
+    left = _owners()
+    assert deleted_first not in left.values()
+    assert {name: owner for name, owner in left.items() if owner == kept} == {
+        name: owner for name, owner in after.items() if owner == kept}
+    plan, calls = _update(services[kept], kept)
     assert {e.action for e in plan} == {"unchanged"} and _mutating(calls) == {}
-    # Two listeners (443 and kops-controller's 3988), still pointing at the first's target groups.
-    listeners = elbv2.describe_listeners(LoadBalancerArn=balancer["LoadBalancerArn"])["Listeners"]
-    groups = {g["TargetGroupArn"]: g for g in elbv2.describe_target_groups()["TargetGroups"]}
-    for listener in listeners:
-        arn = listener["DefaultActions"][0]["TargetGroupArn"]
-        tags = tag_dict(elbv2.describe_tags(ResourceArns=[arn])["TagDescriptions"][0]["Tags"])
-        assert arn in groups and tags["KubernetesCluster"] == FIRST
+    outcome = deletion.delete_cluster(services[kept], kept, yes=True, interval=0)
+    assert outcome.store_deleted and set(_owners().values()) <= {None}
 
 
 def test_a_foreign_role_and_rule_of_the_clusters_names_are_refused(aws, tmp_path):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ipaddress
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
-from ansible_collections.kubeops.kops.plugins.module_utils.truncate import truncate
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_queue_name
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
 
@@ -101,8 +101,7 @@ class Facts(object):
                              "run with AWS credentials (sts:GetCallerIdentity) or set "
                              "spec.cloudProvider.aws.nodeTerminationHandler.enableSQSTerminationDraining: false")
         domain = ".amazonaws.com.cn/" if "cn-" in self.region else ".amazonaws.com/"
-        name = truncate(self.name.replace(".", "-"), 75)
-        return "https://sqs." + self.region + domain + self.account_id + "/" + name + "-nth"
+        return "https://sqs." + self.region + domain + self.account_id + "/" + cluster_queue_name(self.cluster)
 
     def refuse(self, addon, field, fix):
         raise AddonError("addon %s: %s is not rendered by kubeops.kops yet; %s (docs/addons.md)" % (addon, field, fix))

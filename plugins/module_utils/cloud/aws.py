@@ -363,9 +363,32 @@ def as_wanted(call, codes, is_wanted, **kwargs):
         raise
 
 
-# Kinds whose ownership tags AwsCloud.tags_of reads in one Resource Groups Tagging API call per run.
-TAGGED_RESOURCE_TYPES = ("elasticloadbalancing:loadbalancer", "elasticloadbalancing:targetgroup", "events:rule")
+# Kinds whose ownership tags AwsCloud.tags_of reads in one Resource Groups Tagging API call per run; SQS too, for
+# the look-alike check (model/aws/lookalike.py: balancers, target groups and the NTH queue carry names derived from
+# the cluster name with its dots as dashes).
+TAGGED_RESOURCE_TYPES = ("elasticloadbalancing:loadbalancer", "elasticloadbalancing:targetgroup", "events:rule", "sqs")
 TAGGING_LOOKUP = "tagging:GetResources"
+# GetResources takes up to 20 values in a tag filter; past this many look-alike names (a name with 7 or more dots
+# and dashes) one call each 20 would be too many, and model/aws/lookalike.py asks by name instead.
+TAG_FILTER_VALUES = 20
+MAX_LOOKALIKES = 3 * TAG_FILTER_VALUES - 1
+
+
+def lookalike_cluster_names(cluster_name):
+    """The other cluster names that give the same AWS names as this one where kops writes its dots as dashes
+    (a.example.com, a-example.com, a.example-com, a-example-com), sorted; each "." or "-" may be either."""
+    parts, separators = [], 0
+    for char in cluster_name:
+        parts.append("%s" if char in ".-" else char.replace("%", "%%"))
+        separators += char in ".-"
+    if not separators:
+        return []
+    template = "".join(parts)
+    names = set()
+    for bits in range(2 ** separators):
+        names.add(template % tuple("-" if bits >> i & 1 else "." for i in range(separators)))
+    names.discard(cluster_name)
+    return sorted(names)
 
 
 def error_code(exc):
@@ -416,12 +439,12 @@ class AwsCloud(Cloud):
         """The tags of an object of a TAGGED_RESOURCE_TYPES kind (a list of {Key, Value}).
 
         All the cluster's such objects come from one paginated Resource Groups Tagging API GetResources per
-        run (filtered by this cluster's KubernetesCluster tag; permission tag:GetResources), instead of one
-        call per object.  An object it does not list (another cluster's or none's, or tagged a moment ago:
+        run (filtered by this cluster's KubernetesCluster tag and its look-alikes'; permission tag:GetResources),
+        instead of one call per object.  An object it does not list (another cluster's or none's, or tagged a moment ago:
         the tagging API is eventually consistent) is asked with own_call(), the service's own tag call, so
         ownership is never decided by its absence.  Without the permission, every object is asked that way.
         """
-        tagged = self.lookup(TAGGING_LOOKUP, self._cluster_tagged_resources)
+        tagged = self.tagged_resources()
         with self._lock:
             if tagged is not None and arn in tagged:
                 return tagged[arn]
@@ -434,13 +457,22 @@ class AwsCloud(Cloud):
             if tagged is not None:
                 tagged.pop(arn, None)
 
+    def tagged_resources(self):
+        """{arn: tags} of the TAGGED_RESOURCE_TYPES objects tagged KubernetesCluster=<this cluster> or one of its
+        look-alikes (lookalike_cluster_names, up to MAX_LOOKALIKES of them); None when tag:GetResources is denied.
+        One paginated call per run (per 20 names)."""
+        return self.lookup(TAGGING_LOOKUP, self._cluster_tagged_resources)
+
     def _cluster_tagged_resources(self):
-        """{arn: tags} of the cluster's TAGGED_RESOURCE_TYPES objects; None when tag:GetResources is denied."""
         import botocore.exceptions
+        lookalikes = lookalike_cluster_names(self.cluster_name)
+        names = [self.cluster_name] + (lookalikes if len(lookalikes) <= MAX_LOOKALIKES else [])
+        found = []
         try:
-            found = paginate(self.client("resourcegroupstaggingapi"), "get_resources", "ResourceTagMappingList",
-                             TagFilters=[{"Key": "KubernetesCluster", "Values": [self.cluster_name]}],
-                             ResourceTypeFilters=list(TAGGED_RESOURCE_TYPES))
+            for start in range(0, len(names), TAG_FILTER_VALUES):
+                found += paginate(self.client("resourcegroupstaggingapi"), "get_resources", "ResourceTagMappingList",
+                                  TagFilters=[{"Key": "KubernetesCluster", "Values": names[start:start + TAG_FILTER_VALUES]}],
+                                  ResourceTypeFilters=list(TAGGED_RESOURCE_TYPES))
         except botocore.exceptions.ClientError as exc:
             if error_code(exc) in ("AccessDenied", "AccessDeniedException", "UnauthorizedOperation"):
                 return None

@@ -33,6 +33,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import erro
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import TryAgain
 from ansible_collections.kubeops.kops.plugins.module_utils.deletion.base import ALREADY_GONE, Resource
 from ansible_collections.kubeops.kops.plugins.module_utils.deletion.base import each_object
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import queue_name_prefix
 
 TAG_CLUSTER = "KubernetesCluster"
 TAG_OWNERSHIP = "kubernetes.io/cluster/%s"
@@ -681,7 +682,7 @@ class Queues(Kind):
 
     def find(self, scope):
         api = scope.cloud.client("sqs")
-        urls = api.list_queues(QueueNamePrefix=scope.name.replace(".", "-")).get("QueueUrls") or []
+        urls = api.list_queues(QueueNamePrefix=queue_name_prefix(scope.name)).get("QueueUrls") or []
         resources = []
         for url in urls:
             try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import kops_controller
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import kops_controller, lookalike
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import service_accounts, store_objects
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, elbv2, iam, ipv6, nth, route53, s3
@@ -33,6 +33,15 @@ class AwsDriver(object):
 
     def build_tasks(self, completed, groups, ssh_public_keys, user_data, account_id=None):
         return aws_model.build_tasks(completed, groups, ssh_public_keys, user_data, account_id=account_id)
+
+    def choose_names(self, cloud, store, completed, dry_run):
+        """Decide (once, recorded in the store) whether this cluster's derived AWS names are kops' or unique because
+        a look-alike cluster holds kops' (model/aws/lookalike.py); annotates completed; returns plan entries."""
+        return lookalike.choose(cloud, store, completed, dry_run)
+
+    def recorded_names(self, store, completed):
+        """The names choice a direct run recorded, for a render (no cloud is asked)."""
+        lookalike.apply_record(store, completed)
 
     def boot_environment(self, completed):
         """What the boot script exports for nodeup (kops exports AWS_REGION)."""

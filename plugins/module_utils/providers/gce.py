@@ -46,6 +46,14 @@ class GceDriver(object):
         del completed, documents, tasks, warn
         return []
 
+    def choose_names(self, cloud, store, completed, dry_run):
+        """Not decided on GCE (kops' names always): GCE names too write the dots as dashes (model/gce/names.py),
+        so look-alike GCE clusters still collide; the AWS driver's choice is AWS-only for now."""
+        return []
+
+    def recorded_names(self, store, completed):
+        pass
+
     def boot_environment(self, completed):
         """Nothing to export: a GCE node reads its project and zone from the metadata server."""
         return {}

@@ -14,9 +14,12 @@ CLUSTER = "a.example.com"
 LB = "arn:aws:elasticloadbalancing:us-east-1:123456789012:loadbalancer/net/api-a-example-com/1"
 RULE = "arn:aws:events:us-east-1:123456789012:rule/a.example.com-ASGLifecycle"
 OWNED = [{"Key": "KubernetesCluster", "Value": CLUSTER}, {"Key": "kubernetes.io/cluster/%s" % CLUSTER, "Value": "owned"}]
-REQUEST = {"TagFilters": [{"Key": "KubernetesCluster", "Values": [CLUSTER]}],
+# The cluster and its look-alikes (whose balancer, target group and queue names are the same under kops' rules:
+# model/aws/lookalike.py reads their ownership from the same call).
+REQUEST = {"TagFilters": [{"Key": "KubernetesCluster", "Values": [CLUSTER, "a-example-com", "a-example.com",
+                                                                   "a.example-com"]}],
            "ResourceTypeFilters": ["elasticloadbalancing:loadbalancer", "elasticloadbalancing:targetgroup",
-                                   "events:rule"]}
+                                   "events:rule", "sqs"]}
 
 
 def _cloud():
@@ -76,3 +79,38 @@ def test_other_errors_fail_the_lookup():
     stub.add_client_error("get_resources", "InvalidParameterException", "bad", 400, expected_params=REQUEST)
     with stub, pytest.raises(Exception, match="InvalidParameterException"):
         cloud.tags_of(LB, _no_own_call)
+
+
+def test_look_alike_names():
+    assert aws.lookalike_cluster_names("a.example.com") == ["a-example-com", "a-example.com", "a.example-com"]
+    assert aws.lookalike_cluster_names("my-cluster.k8s.local") == sorted(
+        "my%scluster%sk8s%slocal" % (a, b, c) for a in ".-" for b in ".-" for c in ".-"
+        if (a, b, c) != ("-", ".", "."))
+    assert aws.lookalike_cluster_names("50%.x") == ["50%-x"]  # a "%" in a name is kept as it is
+    assert aws.lookalike_cluster_names("local") == []
+
+
+def test_many_look_alikes_are_asked_twenty_to_a_call():
+    name = "a.b.c.d.e"  # 4 separators: itself and 15 look-alikes in one call; 5 would take two
+    cloud = aws.AwsCloud(name, "us-east-1")
+    api = boto3.session.Session(aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1").client(
+        "resourcegroupstaggingapi")
+    cloud._clients["resourcegroupstaggingapi"] = api
+    stub = Stubber(api)
+    values = [name] + aws.lookalike_cluster_names(name)
+    assert len(values) == 16
+    stub.add_response("get_resources", {"ResourceTagMappingList": []},
+                      dict(REQUEST, TagFilters=[{"Key": "KubernetesCluster", "Values": values}]))
+    with stub:
+        assert cloud.tagged_resources() == {}
+    stub.assert_no_pending_responses()
+
+    longer = aws.AwsCloud("a.b.c.d.e.f", "us-east-1")
+    longer._clients["resourcegroupstaggingapi"] = api
+    values = ["a.b.c.d.e.f"] + aws.lookalike_cluster_names("a.b.c.d.e.f")
+    for start in (0, 20):
+        stub.add_response("get_resources", {"ResourceTagMappingList": []},
+                          dict(REQUEST, TagFilters=[{"Key": "KubernetesCluster", "Values": values[start:start + 20]}]))
+    with stub:
+        assert longer.tagged_resources() == {}
+    stub.assert_no_pending_responses()

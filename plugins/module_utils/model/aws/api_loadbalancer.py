@@ -9,7 +9,7 @@ API's clients, the nodes and the control plane."""
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.firewall import _cidr_peer, access_label
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags, resource_name_32
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import balancer_name, cluster_tags
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, elbv2
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 
@@ -81,7 +81,7 @@ def build_api_loadbalancer(cluster, tasks, vpc, subnets, groups):
     # is reached through the balancer (dns None), else as the spec says (off by default).
     dualstack = {"ip_address_type": "dualstack"} if chosen and all(s.get("ipv6CIDR") for s in chosen) else {}
     balancer = _add(tasks, elbv2.LoadBalancer(
-        "api.%s" % name, name=resource_name_32(name, "api"), load_balancer_type="network", internal=internal,
+        "api.%s" % name, name=balancer_name(cluster, "api"), load_balancer_type="network", internal=internal,
         enable_cross_zone_load_balancing=dns_none or bool(balancer_spec.get("crossZoneLoadBalancing", False)),
         # the user's additionalSecurityGroups, then the api-elb group (kops' order in its Terraform output)
         security_groups=list(balancer_spec.get("additionalSecurityGroups") or []) + [_group_id(elb)],
@@ -102,7 +102,7 @@ def build_api_loadbalancer(cluster, tasks, vpc, subnets, groups):
         listeners.append((KOPS_CONTROLLER_PORT, "TCP", {}, "kops-controller", KOPS_CONTROLLER_PORT, "TCP",
                           dict(HEALTH_CHECK, protocol="HTTPS", path="/healthz")))
     for port, protocol, tls_fields, prefix, target_port, target_protocol, check in listeners:
-        group_name = resource_name_32(name, prefix)
+        group_name = balancer_name(cluster, prefix)
         target = _add(tasks, elbv2.TargetGroup(
             group_name, name=group_name, port=target_port, protocol=target_protocol, vpc_id=Ref(vpc),
             connection_termination="true", deregistration_delay="30", health_check=check,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags, resource_name_32
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import balancer_name, cluster_tags
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 
@@ -187,15 +187,14 @@ def warm_pool_enabled(pool):
 def _target_groups(cluster, group, tasks):
     """The NLB target groups a group's instances join (kops: tcp for API servers, kops-controller for
     the control plane with dns None, the bastion's SSH target group for bastions)."""
-    name = cluster["metadata"]["name"]
     wanted = []
     role = group["spec"].get("role")
     if role in ("ControlPlane", "Master", "APIServer"):
-        wanted += [resource_name_32(name, "tcp"), resource_name_32(name, "tls")]
+        wanted += [balancer_name(cluster, "tcp"), balancer_name(cluster, "tls")]
         if role != "APIServer":
-            wanted.append(resource_name_32(name, "kops-controller"))
+            wanted.append(balancer_name(cluster, "kops-controller"))
     if role == "Bastion":
-        wanted.append(resource_name_32(name, "bastion"))
+        wanted.append(balancer_name(cluster, "bastion"))
     found = [tasks["aws_lb_target_group/" + n] for n in wanted if "aws_lb_target_group/" + n in tasks]
     return sorted(found, key=lambda t: t.name)
 

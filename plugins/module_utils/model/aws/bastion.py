@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import dns
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.firewall import _cidr_peer, _egress, _rule
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags, resource_name_32
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import balancer_name, cluster_tags
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, elbv2
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 
@@ -117,7 +117,7 @@ def build_bastion(cluster, instance_groups, tasks, vpc, subnets, groups):
     _rule(tasks, elb, bastion.name, "ingress", "icmp", 3, 4, source_security_group_id=Ref(bastion))
 
     balancer_fields = dict(
-        name=resource_name_32(name, "bastion"), load_balancer_type="network", internal=balancer_type == "Internal",
+        name=balancer_name(cluster, "bastion"), load_balancer_type="network", internal=balancer_type == "Internal",
         enable_cross_zone_load_balancing=False,
         security_groups=[Ref(elb)] + list(balancer_spec.get("additionalSecurityGroups") or []),
         subnet_mapping=[{"subnet_id": Ref(subnets[s])} for s in balancer_subnets],
@@ -126,7 +126,7 @@ def build_bastion(cluster, instance_groups, tasks, vpc, subnets, groups):
         balancer_fields["ip_address_type"] = "dualstack"
     balancer = _add(tasks, elbv2.LoadBalancer(bastion_name, **balancer_fields))
 
-    target_name = resource_name_32(name, "bastion")
+    target_name = balancer_name(cluster, "bastion")
     target = _add(tasks, elbv2.TargetGroup(
         target_name, name=target_name, port=SSH, protocol="TCP", vpc_id=Ref(vpc), connection_termination="true",
         deregistration_delay="30", health_check=dict(HEALTH_CHECK), tags=cluster_tags(name, target_name)))

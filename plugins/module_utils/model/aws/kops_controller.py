@@ -15,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 import time
 
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import resource_name_32
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import balancer_name
 
 
 def uses_load_balancer(spec):
@@ -62,7 +62,7 @@ def find_addresses(cloud, completed):
     spec = completed["spec"]
     if not uses_load_balancer(spec):
         return []
-    prefix = "ELB net/%s/" % resource_name_32(completed["metadata"]["name"], "api")
+    prefix = "ELB net/%s/" % balancer_name(completed, "api")
     found = []
     pages = cloud.client("ec2").get_paginator("describe_network_interfaces").paginate(
         Filters=[{"Name": "description", "Values": [prefix + "*"]}])
@@ -79,7 +79,7 @@ def find_addresses(cloud, completed):
 def wait_until_active(cloud, completed, timeout, sleep=time.sleep, clock=time.monotonic):
     """Wait for the API balancer this run made to be active (kops' SetWaitForLoadBalancerReady for dns None: its
     network interfaces, whose addresses the workers need, exist by then). Raises ValueError after timeout seconds."""
-    name = resource_name_32(completed["metadata"]["name"], "api")
+    name = balancer_name(completed, "api")
     end = clock() + timeout
     while True:
         balancers = cloud.client("elbv2").describe_load_balancers(Names=[name]).get("LoadBalancers") or []

@@ -31,9 +31,29 @@ def cluster_tags(cluster_name, name, shared=False, extra=None):
     return tags
 
 
-def resource_name_32(cluster_name, prefix):
-    """Load balancer / target group names: <prefix>-<cluster with dots as dashes>, 32 chars, hashed."""
-    return truncate("%s-%s" % (prefix, cluster_name.replace(".", "-")), 32, always_hash=True)
+# Look-alike cluster names (model/aws/lookalike.py): a cluster whose kops-derived names another cluster already
+# holds (a.example.com beside a-example.com) carries this annotation in its completed spec, from the record in its
+# store, and its load balancer, target group and NTH queue names end with a hash of the full cluster name instead.
+UNIQUE_NAMES_ANNOTATION = "kubeops.kops/aws-names"
+UNIQUE_NAMES = "unique"
+# Every resource_name_32 prefix the model uses (balancers and target groups).
+RESOURCE_NAME_PREFIXES = ("api", "tcp", "tls", "kops-controller", "bastion")
+
+
+def uses_unique_names(cluster):
+    return ((cluster.get("metadata") or {}).get("annotations") or {}).get(UNIQUE_NAMES_ANNOTATION) == UNIQUE_NAMES
+
+
+def resource_name_32(cluster_name, prefix, unique=False):
+    """Load balancer / target group names: <prefix>-<cluster with dots as dashes>, 32 chars, hashed (kops hashes
+    that text; with unique, the hash is of <prefix>-<cluster name> with its dots, kops' truncation otherwise kept)."""
+    text = "%s-%s" % (prefix, cluster_name.replace(".", "-"))
+    return truncate(text, 32, always_hash=True, hash_of="%s-%s" % (prefix, cluster_name) if unique else None)
+
+
+def balancer_name(cluster, prefix):
+    """resource_name_32 of a (completed) cluster, as its look-alike record says."""
+    return resource_name_32(cluster["metadata"]["name"], prefix, uses_unique_names(cluster))
 
 
 def cidr_label(cidr):
@@ -46,9 +66,28 @@ def iam_role_name(role_prefix, cluster_name):
     return truncate("%s.%s" % (role_prefix, cluster_name), MAX_IAM_ROLE_NAME)
 
 
-def queue_name(cluster_name):
-    """node-termination-handler's SQS queue: <c with dots as dashes, hashed to 75>-nth (kops' QueueNamePrefix)."""
-    return truncate(cluster_name.replace(".", "-"), MAX_QUEUE_NAME_PREFIX) + "-nth"
+def queue_name(cluster_name, unique=False):
+    """node-termination-handler's SQS queue: <c with dots as dashes, hashed to 75>-nth (kops' QueueNamePrefix);
+    with unique, always hashed, the hash of the cluster name with its dots."""
+    return truncate(cluster_name.replace(".", "-"), MAX_QUEUE_NAME_PREFIX, always_hash=unique,
+                    hash_of=cluster_name if unique else None) + "-nth"
+
+
+def queue_name_prefix(cluster_name):
+    """What every queue_name of the cluster starts with, kops' or unique, however long the name (truncate keeps
+    this much before its "-<hash>")."""
+    return cluster_name.replace(".", "-")[:MAX_QUEUE_NAME_PREFIX - 7]
+
+
+def cluster_queue_name(cluster):
+    """queue_name of a (completed) cluster, as its look-alike record says."""
+    return queue_name(cluster["metadata"]["name"], uses_unique_names(cluster))
+
+
+def kops_derived_names(cluster_name):
+    """The AWS names kops derives from the cluster name with its dots as dashes, which a look-alike cluster
+    would share: every balancer and target group name, and the NTH queue's."""
+    return {resource_name_32(cluster_name, p) for p in RESOURCE_NAME_PREFIXES} | {queue_name(cluster_name)}
 
 
 def event_rule_name(cluster_name, event):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_tags, event_rule_name
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import queue_name as nth_queue_name
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_queue_name
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import nth
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 
@@ -38,7 +38,7 @@ def build_nth(cluster, tasks):
     if not handler.get("enabled") or handler.get("enableSQSTerminationDraining") is False:
         return None
     name = cluster["metadata"]["name"]
-    queue_name = nth_queue_name(name)
+    queue_name = cluster_queue_name(cluster)
     queue = nth.SQSQueue(queue_name, name=queue_name, message_retention_seconds=QUEUE_RETENTION_SECONDS,
                          tags=cluster_tags(name, queue_name))
     tasks[queue.key] = queue

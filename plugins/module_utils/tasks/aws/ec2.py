@@ -603,6 +603,13 @@ REMOVE_EXTRA_RULE_PORTS = {
     "bastion": (22,),
     "bastion-elb": (22,),
 }
+# Beyond kops: the path-MTU rules the model derives from each access CIDR (kubernetesApiAccess on api-elb,
+# sshAccess and the subnets on bastion-elb) go with that CIDR.  kops' RemoveExtraRules judges ports only, so
+# after narrowing kops keeps "icmp 3-4 from 0.0.0.0/0" and "icmpv6 from ::/0" open; here an unwanted rule of
+# exactly that shape (ICMP type 3 code 4, or all ICMPv6, from a CIDR or prefix list) on these groups is deleted,
+# unless it carries tags that are not this cluster's (someone else's rule).
+PMTU_RULE_GROUPS = ("api-elb", "bastion-elb")
+PMTU_RULE_SHAPES = {("icmp", 3, 4), ("1", 3, 4), ("icmpv6", -1, -1), ("58", -1, -1)}
 
 
 def rule_signature(egress, protocol, from_port, to_port, peer):
@@ -692,8 +699,10 @@ class SecurityGroupRule(Task):
             permission["UserIdGroupPairs"] = [{"GroupId": d["source_security_group_id"]}]
         authorize = cloud.ec2.authorize_security_group_egress if d["type"] == "egress" \
             else cloud.ec2.authorize_security_group_ingress
+        tags = self.api_tags()
+        extra = {"TagSpecifications": [{"ResourceType": "security-group-rule", "Tags": tag_list(tags)}]} if tags else {}
         try:
-            result = authorize(GroupId=d["security_group_id"], IpPermissions=[permission])
+            result = authorize(GroupId=d["security_group_id"], IpPermissions=[permission], **extra)
         except Exception as exc:
             if error_code(exc) != "InvalidPermission.Duplicate":
                 raise
@@ -705,6 +714,14 @@ class SecurityGroupRule(Task):
         rules = result.get("SecurityGroupRules") or [{}]
         self.outputs["id"] = rules[0].get("SecurityGroupRuleId", self.name)
         _forget_rules(cloud, d["security_group_id"])
+
+    def api_tags(self):
+        """kops' AddDirectionalGroupRule tags: its group's tags and Name, the rule's name.  Sent at create only
+        (Terraform and CloudFormation carry none, as kops renders them); they tell the cluster's rules from others'
+        (see _is_our_pmtu_rule).  A rule on a group the user brought (a plain id) gets none."""
+        group = self.fields["security_group_id"]
+        group_tags = (group.task.fields.get("tags") or {}) if isinstance(group, Ref) else {}
+        return dict(group_tags, Name=self.name) if group_tags else {}
 
     def render_cloudformation(self):
         egress = self.fields["type"] == "egress"
@@ -744,15 +761,37 @@ class SecurityGroupRule(Task):
             if not ports or group_id in unknown:
                 continue
             for rule in _group_rules(cloud, group_id):
-                if rule.get("FromPort") != rule.get("ToPort") or rule.get("FromPort") not in ports \
-                        or described_rule_signature(rule) in wanted_by_group.get(group_id, ()):
+                if described_rule_signature(rule) in wanted_by_group.get(group_id, ()):
                     continue
-                egress, protocol, _ports, peer = described_rule_signature(rule)
-                what = "%s %s port %s from %s" % ("egress" if egress else "ingress", protocol, rule["FromPort"], peer)
+                if _judged_by_port(rule, ports):
+                    what = "%s %s port %s" % ("egress" if rule.get("IsEgress") else "ingress", rule.get("IpProtocol"),
+                                              rule["FromPort"])
+                elif role in PMTU_RULE_GROUPS and _is_our_pmtu_rule(rule, cloud.cluster_name):
+                    what = "ingress %s %s-%s (path MTU)" % (rule.get("IpProtocol"), rule["FromPort"], rule["ToPort"])
+                else:
+                    continue
+                egress, _protocol, _ports, peer = described_rule_signature(rule)
+                what = "%s from %s" % (what, peer)
                 deletions.append(Deletion(cls.kind, "%s:%s" % (group_name, what), rule["SecurityGroupRuleId"],
                                           _revoke(group_id, rule["SecurityGroupRuleId"], egress),
                                           order=ORDER_RULES, detail=what))
         return deletions
+
+
+def _judged_by_port(rule, ports):
+    """kops' port=N removal rule: the rule's from and to port are both one of the group's ports."""
+    return rule.get("FromPort") == rule.get("ToPort") and rule.get("FromPort") in ports
+
+
+def _is_our_pmtu_rule(rule, cluster_name):
+    """An ingress path-MTU rule from a CIDR or prefix list, untagged (made before rules were tagged) or tagged as
+    this cluster's."""
+    if rule.get("IsEgress") or (rule.get("ReferencedGroupInfo") or {}).get("GroupId"):
+        return False
+    if (str(rule.get("IpProtocol")).lower(), rule.get("FromPort"), rule.get("ToPort")) not in PMTU_RULE_SHAPES:
+        return False
+    tags = tag_dict(rule.get("Tags"))
+    return not tags or tags.get("KubernetesCluster") == cluster_name
 
 
 def _revoke(group_id, rule_id, egress):

@@ -1,0 +1,164 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""Look-alike cluster names: a.example.com and a-example.com (any names that differ only by "." and "-").
+
+kops derives some AWS names from the cluster name with its dots written as dashes: the load balancers and target
+groups (names.resource_name_32: api, tcp, tls, kops-controller, bastion) and the node-termination-handler queue
+(names.queue_name).  Two look-alike clusters would share them, and AWS names are unique per region, so kops cannot
+run both.  Here the second one gets names that cannot collide: kops' truncation, but hashed, with the hash of the
+full cluster name (dots kept) as the suffix.
+
+Who is second is decided once, at plan time, and recorded in the cluster's store (RECORD), so later runs are
+stable whatever the other cluster does afterwards:
+
+- a record says "unique": unique names (the choice stands, even after the other cluster is deleted);
+- else the cloud is asked which of this cluster's kops-derived names are held, and by whom (the ownership tag of
+  objects tagged as this cluster's or as a look-alike's: the Resource Groups Tagging API GetResources the run
+  makes anyway, or, without tag:GetResources, each name asked of elbv2 and SQS);
+- some held by this cluster itself: kops' names (a cluster already built keeps what it has);
+- else some held by a look-alike: unique names, recorded by a real run; the plan has an entry saying so;
+- else kops' names, unrecorded (a kops-named cluster with no look-alike keeps kops' names and its store files).
+
+The choice reaches the model as an annotation of the completed spec (names.UNIQUE_NAMES_ANNOTATION), set from the
+record whenever the cluster is loaded for an update or a render, never from the user's spec.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import (
+    MAX_LOOKALIKES, TAG_FILTER_VALUES, error_code, lookalike_cluster_names, tag_dict)
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.runner import PlanEntry
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import (
+    RESOURCE_NAME_PREFIXES, UNIQUE_NAMES, UNIQUE_NAMES_ANNOTATION, kops_derived_names, queue_name, resource_name_32)
+
+# Beside kops' files in <store>/<cluster>/ (kops ignores it); deleted with the cluster.
+RECORD = ".kubeops-aws-names"
+PLAN_KIND = "kubeops_aws_names"
+BALANCER_PREFIXES = ("api", "bastion")
+NOT_FOUND = ("LoadBalancerNotFound", "TargetGroupNotFound", "AWS.SimpleQueueService.NonExistentQueue",
+             "QueueDoesNotExist")
+
+
+def read_record(store):
+    """The cluster's names record ({"names": "unique", ...}) or None."""
+    data = store.read(RECORD)
+    if not data:
+        return None
+    try:
+        record = json.loads(data.decode("utf-8"))
+    except ValueError:
+        raise ValueError("%s in the state store is not JSON; restore it (its \"names\" says whether this cluster's "
+                         "AWS names are kops' or unique) or delete it to decide again" % store.path(RECORD))
+    if not isinstance(record, dict) or record.get("names") != UNIQUE_NAMES:
+        raise ValueError("%s in the state store: names must be %r, not %r" % (
+            store.path(RECORD), UNIQUE_NAMES, record.get("names") if isinstance(record, dict) else record))
+    return record
+
+
+def apply_record(store, completed):
+    """Set the unique-names annotation on the completed cluster from its record (and drop one the spec carries
+    without a record: the record alone decides); returns the record or None."""
+    record = read_record(store)
+    _annotate(completed, record is not None)
+    return record
+
+
+def _annotate(completed, unique):
+    metadata = completed["metadata"]
+    if unique:
+        metadata.setdefault("annotations", {})[UNIQUE_NAMES_ANNOTATION] = UNIQUE_NAMES
+    elif UNIQUE_NAMES_ANNOTATION in (metadata.get("annotations") or {}):
+        del metadata["annotations"][UNIQUE_NAMES_ANNOTATION]
+
+
+def choose(cloud, store, completed, dry_run):
+    """Decide this cluster's AWS names (see the module doc), annotate completed, record a new unique choice
+    unless dry_run; returns the plan entries that say so (none for kops' names)."""
+    name = completed["metadata"]["name"]
+    record = apply_record(store, completed)
+    if record is not None:
+        return [PlanEntry(PLAN_KIND, _describe(name, record), "unchanged")]
+    held = held_names(cloud, name)
+    if not held or name in held.values():
+        return []
+    lookalikes = set(lookalike_cluster_names(name))
+    others = sorted({owner for owner in held.values() if owner in lookalikes})
+    if not others:
+        return []  # held by no look-alike (an untagged object): the task refuses it, naming it, as before
+    record = {"names": UNIQUE_NAMES, "lookalikes": others,
+              "held": sorted(n for n, owner in held.items() if owner in lookalikes)}
+    _annotate(completed, True)
+    if not dry_run:
+        store.apply([(RECORD, (json.dumps(record, indent=2, sort_keys=True) + "\n").encode("utf-8"))])
+    return [PlanEntry(PLAN_KIND, _describe(name, record), "create")]
+
+
+def _describe(name, record):
+    return "%s: unique AWS names (a hash of the full cluster name): look-alike cluster %s holds kops' names %s" % (
+        name, " and ".join(record.get("lookalikes") or ["?"]), ", ".join(record.get("held") or []))
+
+
+def held_names(cloud, cluster_name):
+    """{kops-derived name of this cluster: KubernetesCluster tag of the object that holds it} for the balancers,
+    target groups and queue that exist with those names."""
+    wanted = kops_derived_names(cluster_name)
+    tagged = cloud.tagged_resources() if len(lookalike_cluster_names(cluster_name)) <= MAX_LOOKALIKES else None
+    if tagged is None:
+        return _held_by_name(cloud, cluster_name)
+    held = {}
+    for arn, tags in tagged.items():
+        owner = tag_dict(tags).get("KubernetesCluster")
+        object_name = name_in_arn(arn)
+        if owner and object_name in wanted:
+            held[object_name] = owner
+    return held
+
+
+def name_in_arn(arn):
+    """The name in a balancer's, target group's or queue's ARN (loadbalancer/net/<name>/<id>,
+    targetgroup/<name>/<id>, <queue name>)."""
+    resource = arn.split(":", 5)[-1]
+    return resource.split("/")[-2] if "/" in resource else resource
+
+
+def _held_by_name(cloud, cluster_name):
+    """held_names without tag:GetResources: each name asked of its service (6 balancer and target group calls,
+    one DescribeTags, and the queue's two)."""
+    import botocore.exceptions
+
+    elbv2 = cloud.client("elbv2")
+    names = {}
+    lookups = [("describe_load_balancers", "LoadBalancers", "LoadBalancerArn", p) for p in BALANCER_PREFIXES]
+    lookups += [("describe_target_groups", "TargetGroups", "TargetGroupArn", p) for p in RESOURCE_NAME_PREFIXES
+                if p != "api"]
+    for operation, key, arn_key, prefix in lookups:
+        name = resource_name_32(cluster_name, prefix)
+        try:
+            found = getattr(elbv2, operation)(Names=[name]).get(key) or []
+        except botocore.exceptions.ClientError as exc:
+            if error_code(exc) in NOT_FOUND:
+                continue
+            raise
+        names.update((item[arn_key], name) for item in found)
+    held = {}
+    arns = sorted(names)
+    for start in range(0, len(arns), TAG_FILTER_VALUES):
+        for description in elbv2.describe_tags(ResourceArns=arns[start:start + TAG_FILTER_VALUES])["TagDescriptions"]:
+            owner = tag_dict(description.get("Tags")).get("KubernetesCluster")
+            if owner:
+                held[names[description["ResourceArn"]]] = owner
+    sqs = cloud.client("sqs")
+    queue = queue_name(cluster_name)
+    try:
+        url = sqs.get_queue_url(QueueName=queue)["QueueUrl"]
+        owner = (sqs.list_queue_tags(QueueUrl=url).get("Tags") or {}).get("KubernetesCluster")
+    except botocore.exceptions.ClientError as exc:
+        if error_code(exc) not in NOT_FOUND:
+            raise
+        owner = None
+    if owner:
+        held[queue] = owner
+    return held
