@@ -28,6 +28,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.providers import driv
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import discovery as discovery_store
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
+from ansible_collections.kubeops.kops.plugins.module_utils.atomic import atomic_write
 
 TARGETS = ("direct", "terraform", "cloudformation")
 
@@ -369,7 +370,6 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
 
 def _write_if_changed(path, text, dry_run):
     """Write text (str) or data (bytes) at path unless it is there already; (path, changed, text)."""
-    out_dir = os.path.dirname(path)
     binary = isinstance(text, bytes)
     try:
         with open(path, "rb" if binary else "r") as handle:
@@ -380,11 +380,7 @@ def _write_if_changed(path, text, dry_run):
         raise UpdateError("out_dir: cannot read %s (%s); give a directory you can write" % (path, exc.strerror))
     if changed and not dry_run:
         try:
-            os.makedirs(out_dir, exist_ok=True)
-            temp = path + ".tmp"
-            with open(temp, "wb" if binary else "w") as handle:
-                handle.write(text)
-            os.replace(temp, path)
+            atomic_write(path, 0o644, text)
         except OSError as exc:
             raise UpdateError("out_dir: cannot write %s (%s); give a directory you can write" % (path, exc.strerror))
     return path, changed, text

@@ -95,8 +95,8 @@ import base64
 import datetime
 import os
 import pathlib
-import tempfile
 
+from ansible_collections.kubeops.kops.plugins.module_utils.atomic import atomic_write
 from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsModule, reports_errors
 
 
@@ -118,19 +118,7 @@ def _redacted(document):
 
 
 def _write(path, document, dump):
-    directory = os.path.dirname(path)
-    if not os.path.isdir(directory):
-        os.makedirs(directory, mode=0o700)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".kubeconfig-")
-    try:
-        os.fchmod(handle, 0o600)
-        with os.fdopen(handle, "w") as stream:
-            stream.write(dump(document))
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    atomic_write(path, 0o600, dump(document), dir_mode=0o700)
 
 
 @reports_errors

@@ -103,11 +103,10 @@ nodeup_config:
 """
 
 import datetime
-import os
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.kubeops.kops.plugins.module_utils.atomic import atomic_write
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import bootstrap_service
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
 
@@ -123,18 +122,7 @@ def _read(path):
 
 
 def _write(path, data, mode):
-    directory = os.path.dirname(path) or "."
-    os.makedirs(directory, mode=0o755, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=directory, prefix=".kubeops-")
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.rename(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
+    atomic_write(path, mode, data)
 
 
 def _current(item, cas, now):

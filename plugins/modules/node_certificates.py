@@ -164,10 +164,10 @@ import datetime
 import os
 import shutil
 import socket
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.kubeops.kops.plugins.module_utils.atomic import atomic_write
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
 
 
@@ -185,20 +185,7 @@ def write_file(module, path, data, mode):
         return False
     if module.check_mode:
         return True
-    directory = os.path.dirname(path) or "."
-    os.makedirs(directory, mode=0o755, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=directory, prefix=".kubeops-")
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.rename(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
+    atomic_write(path, mode, data)
     return True
 
 

@@ -37,6 +37,7 @@ import urllib.request
 from xml.etree import ElementTree
 
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
+from ansible_collections.kubeops.kops.plugins.module_utils.atomic import atomic_write
 
 API_VERSION = "bootstrap.kops.k8s.io/v1alpha1"
 TOKEN_PREFIX = "x-aws-sts "  # kops' V1 token, what kops' nodeup sends
@@ -512,7 +513,6 @@ def fetch_node_config(settings, sha256, dest, credentials=None):
 
     settings: the boot script's {server, region, caCert, stsEndpoint?}.  Returns an exit code (0, EXIT_RETRY,
     EXIT_REFUSED) and writes dest (0600) only when the config is the pinned one."""
-    import os
     if credentials is None:
         import botocore.session
         found = botocore.session.get_session().get_credentials()
@@ -537,10 +537,7 @@ def fetch_node_config(settings, sha256, dest, credentials=None):
         _stderr("the nodeup config the bootstrap service answered has sha256 %s, not the pinned %s: refused"
                 % (digest, sha256))
         return EXIT_REFUSED
-    fd = os.open(dest + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    os.rename(dest + ".tmp", dest)
+    atomic_write(dest, 0o600, data)
     return 0
 
 

@@ -31,6 +31,8 @@ import sys
 import tempfile
 import urllib.parse
 
+from ansible_collections.kubeops.kops.plugins.module_utils.atomic import atomic_write
+
 DATA_FILENAME = "etcd.backup.gz"
 META_FILENAME = "_etcd_backup.meta"
 MIN_RETENTION = datetime.timedelta(hours=1)
@@ -211,13 +213,7 @@ def fetch_backup(store, name, dest):
     """Write the backup's snapshot (gunzipped) to dest; returns the resolved name."""
     name = resolve_name(store, name)
     data = gzip.decompress(store.read("%s/%s" % (name, DATA_FILENAME)))
-    directory = os.path.dirname(dest) or "."
-    os.makedirs(directory, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=directory, prefix=".snapshot-")
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    os.chmod(temp, 0o600)
-    os.replace(temp, dest)
+    atomic_write(dest, 0o600, data)
     return name
 
 

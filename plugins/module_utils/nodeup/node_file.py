@@ -8,7 +8,8 @@ from __future__ import annotations
 import base64
 import json
 import os
-import tempfile
+
+from ansible_collections.kubeops.kops.plugins.module_utils.atomic import atomic_write
 
 
 class NodeFile(object):
@@ -52,19 +53,5 @@ def read_current(path):
 
 
 def write_atomically(path, mode, fill):
-    """Write path through a temporary file renamed over it: fill(handle) writes the content.  A reader never sees a
-    half-written file, and a running binary replaced this way keeps its old inode."""
-    directory = os.path.dirname(path)
-    os.makedirs(directory, mode=0o755, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=directory, prefix=".kubeops-")
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as handle:
-            fill(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.rename(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
+    """Write path through a temporary file renamed over it: fill(handle) writes the content (atomic.atomic_write)."""
+    atomic_write(path, mode, fill)
