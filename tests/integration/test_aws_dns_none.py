@@ -16,7 +16,7 @@ import pytest
 
 from ansible_collections.kubeops.kops.plugins.module_utils import clusters, updates
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import kops_controller
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import resource_name_32
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import resource_name_32
 
 CLUSTER = "k8s.example.com"
 MOTO_AMI = "ami-1e749f67"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ipaddress
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import cluster_queue_name
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import cluster_queue_name
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
 

@@ -9,7 +9,8 @@ import json
 import botocore.exceptions
 import pytest
 
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import lookalike, names
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import lookalike
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import names
 
 FIRST, SECOND = "a.example.com", "a-example.com"
 ARN = "arn:aws:elasticloadbalancing:us-east-1:123456789012:"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 import time
 
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import balancer_name
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import balancer_name
 
 
 def uses_load_balancer(spec):

@@ -31,7 +31,7 @@ import json
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import (
     MAX_LOOKALIKES, TAG_FILTER_VALUES, error_code, lookalike_cluster_names, tag_dict)
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.runner import PlanEntry
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.names import (
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import (
     RESOURCE_NAME_PREFIXES, UNIQUE_NAMES, UNIQUE_NAMES_ANNOTATION, kops_derived_names, queue_name, resource_name_32)
 
 # Beside kops' files in <store>/<cluster>/ (kops ignores it); deleted with the cluster.
