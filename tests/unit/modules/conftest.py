@@ -9,7 +9,12 @@ from ansible.module_utils.testing import patch_module_args
 
 
 @pytest.fixture
-def run_module(capsys):
+def run_module(capsys, monkeypatch):
+    # A module runs in a process of its own, where ansible-core's is_controller is False; a test of a controller
+    # plugin earlier in this worker sets it True, and module.warn() would then go to the Display, not the result.
+    from ansible.module_utils import _internal
+    monkeypatch.setattr(_internal, "is_controller", False)
+
     def run(module, check_mode=False, diff=False, **args):
         args = dict(args, _ansible_check_mode=check_mode, _ansible_diff=diff)
         with patch_module_args(args):
