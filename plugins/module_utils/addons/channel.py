@@ -24,7 +24,8 @@ except ImportError:  # objects.require_yaml names the fix when a manifest is dum
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import (
     amazon_vpc, aws, aws_load_balancer_controller, calico, cert_manager, cilium, cluster_autoscaler, core, flannel, gce,
-    kindnet, kube_router, metrics_server, node_local_dns)
+    kindnet, kube_router, metrics_server, node_local_dns, node_problem_detector, nvidia,
+    snapshot_controller)
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError, Facts
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 
@@ -118,6 +119,9 @@ ADDONS = (
           metrics_server.objects, selector={"k8s-app": "metrics-server"}, needs_pki=metrics_server.needs_pki),
     Addon("certmanager.io", "k8s-1.16", _cert_manager, cert_manager.objects, selector={}, prune=True),
     Addon("node-termination-handler.aws", "k8s-1.11", _nth, aws.node_termination_handler, prune=True),
+    Addon("node-problem-detector.addons.k8s.io", "k8s-1.17", lambda facts: _enabled(facts, "nodeProblemDetector"),
+          node_problem_detector.objects, prune=True),
+    Addon("nvidia.addons.k8s.io", "k8s-1.16", nvidia.applies, nvidia.objects),
     Addon("aws-load-balancer-controller.addons.k8s.io", "k8s-1.19", lambda facts: _aws(facts) and _enabled(facts, "awsLoadBalancerController"),
           aws_load_balancer_controller.objects, prune=True, needs_pki=lambda facts: True),
     Addon("storage-aws.addons.k8s.io", "v1.15.0", _storage("aws"), core.storage_aws),
@@ -137,6 +141,8 @@ ADDONS = (
           manifest="networking.cilium.io/k8s-1.16-v1.15.yaml", selector=NETWORKING_SELECTOR, needs_rolling_update="all"),
     Addon("aws-cloud-controller.addons.k8s.io", "k8s-1.18", _aws, aws.cloud_controller),
     Addon("aws-ebs-csi-driver.addons.k8s.io", "k8s-1.17", _ebs_csi, aws.ebs_csi_driver),
+    Addon("snapshot-controller.addons.k8s.io", "k8s-1.20", lambda facts: _enabled(facts, "snapshotController"),
+          snapshot_controller.objects, needs_pki=lambda facts: True),
 )
 
 # What kops would add to the channel that this collection does not render yet: (name, applies).
@@ -144,12 +150,9 @@ NOT_RENDERED = (
     ("kube-dns.addons.k8s.io", lambda facts: facts.kube_dns.get("provider") == "KubeDNS"),
     ("external-dns.addons.k8s.io", lambda facts: facts.section("externalDns").get("provider") == "external-dns"),
     ("cluster-autoscaler.addons.k8s.io", lambda facts: not _aws(facts) and _enabled(facts, "clusterAutoscaler")),
-    ("node-problem-detector.addons.k8s.io", lambda facts: _enabled(facts, "nodeProblemDetector")),
-    ("nvidia.addons.k8s.io", lambda facts: bool((facts.section("containerd").get("nvidiaGPU") or {}).get("enabled"))),
     ("eks-pod-identity-webhook.addons.k8s.io", lambda facts: _aws(facts) and _enabled(facts, "podIdentityWebhook")),
     ("gcp-pd-csi-driver.addons.k8s.io",
      lambda facts: _gce(facts) and bool((facts.section("cloudConfig").get("gcpPDCSIDriver") or {}).get("enabled"))),
-    ("snapshot-controller.addons.k8s.io", lambda facts: _enabled(facts, "snapshotController")),
     ("karpenter.sh", lambda facts: _enabled(facts, "karpenter")),
 ) + tuple((name, _networking(kind)) for kind, name in (
     ("kopeio", "networking.kope.io"),

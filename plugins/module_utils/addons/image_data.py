@@ -53,4 +53,11 @@ IMAGES = {
         'docker.io/calico/node': 'v3.31.6',
         'docker.io/calico/typha': 'v3.31.6',
     },
+    'snapshot-controller.addons.k8s.io': {
+        'registry.k8s.io/sig-storage/snapshot-controller': 'v6.0.1',
+        'registry.k8s.io/sig-storage/snapshot-validation-webhook': 'v6.0.1',
+    },
+    'nvidia.addons.k8s.io': {
+        'nvcr.io/nvidia/k8s/dcgm-exporter': '2.4.6-2.6.10-ubuntu20.04',
+    },
 }

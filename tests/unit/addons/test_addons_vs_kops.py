@@ -57,6 +57,9 @@ FIGURES = {
     "aws-load-balancer-controller.addons.k8s.io-k8s-1.19": (2, 2, 38, 38, 38, 2),
     "certmanager.io-k8s-1.16": (4, 4, 192, 192, 192, 4),  # all 7 of kops' rendered alone: test_cert_manager.py
     "networking.projectcalico.org-k8s-1.25": (2, 2, 78, 78, 78, 2),
+    "snapshot-controller.addons.k8s.io-k8s-1.20": (2, 2, 26, 26, 26, 2),  # many-addons-ccm-irsa refused (IRSA)
+    "node-problem-detector.addons.k8s.io-k8s-1.17": (1, 1, 3, 3, 3, 1),
+    "nvidia.addons.k8s.io-k8s-1.16": (1, 1, 2, 2, 2, 1),
 }
 
 

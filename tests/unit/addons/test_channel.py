@@ -7,14 +7,16 @@ import copy
 import hashlib
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
+import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
 
-from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel, image_data
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import cert_manager_crds, channel, image_data
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
@@ -80,6 +82,7 @@ VARIANTS = {
                                                       metricsServer={"enabled": True}),
     "kube-router-node-local-dns": lambda: _populated(networking={"kuberouter": {}}, kubeProxy={"enabled": False},
                                                      kubeDNS={"nodeLocalDNS": {"enabled": True}}),
+    "nvidia-dcgm": lambda: _populated(containerd={"nvidiaGPU": {"enabled": True, "dcgmExporter": {"enabled": True}}}),
     "cert-manager-options": lambda: _case(certManager={"enabled": True, "defaultIssuer": "letsencrypt",
                                                        "nameservers": ["1.1.1.1"], "featureGates": {"B": False, "A": True}}),
 }
@@ -90,14 +93,25 @@ def test_every_manifest_validates_strictly(variant):
     completed, groups = VARIANTS[variant]()
     version = completed["spec"]["kubernetesVersion"].lstrip("v")
     files = channel.render(completed, groups, account_id=ACCOUNT)
-    count = 0
-    for path, data in files:
-        if path == channel.CHANNEL_PATH:
-            continue
-        for document in yaml.safe_load_all(data):
+    documents = [document for path, data in files if path != channel.CHANNEL_PATH for document in yaml.safe_load_all(data)]
+    # Kinds a CRD defines (the addon's own, or cert-manager's that a needsPKI addon's Certificate uses) have no
+    # Kubernetes schema: they are checked against the CRD's served version schema instead.
+    crd_schemas = {}
+    for crd in [d for d in documents if d["kind"] == "CustomResourceDefinition"] + cert_manager_crds_objects():
+        for served in crd["spec"]["versions"]:
+            crd_schemas["%s/%s" % (crd["spec"]["group"], served["name"]), crd["spec"]["names"]["kind"]] = \
+                served["schema"]["openAPIV3Schema"]
+    for document in documents:
+        schema = crd_schemas.get((document["apiVersion"], document["kind"]))
+        if schema is not None:
+            jsonschema.validate(document, schema)
+        else:
             kubernetes_validate.validate(document, version, strict=True)
-            count += 1
-    assert count > 10
+    assert len(documents) > 10
+
+
+def cert_manager_crds_objects():
+    return [{"kind": "CustomResourceDefinition", "spec": spec} for spec in cert_manager_crds.CRDS.values()]
 
 
 def test_validation_would_catch_a_misspelt_field():
@@ -229,9 +243,8 @@ def test_service_account_permissions_are_refused_naming_the_field():
 
 
 def test_addons_kops_would_add_are_named_when_not_rendered():
-    completed, groups = _case(networking={"kopeio": {}}, nodeProblemDetector={"enabled": True})
-    assert channel.not_rendered(channel.Facts(completed, groups)) == ["node-problem-detector.addons.k8s.io",
-                                                                      "networking.kope.io"]
+    completed, groups = _case(networking={"kopeio": {}}, externalDns={"provider": "external-dns"})
+    assert channel.not_rendered(channel.Facts(completed, groups)) == ["external-dns.addons.k8s.io", "networking.kope.io"]
 
 
 def test_store_files_list_the_kubelet_bootstrap_addon_last():
@@ -264,7 +277,7 @@ def test_store_files_list_the_kubelet_bootstrap_addon_last():
 def test_image_table_pins_every_image_the_templates_ask_for():
     images = set()
     cases = [VARIANTS[v]() for v in ("autoscaler-priority-metrics", "snapshot-ipv6-selinux", "flannel", "amazon-vpc-ipv6",
-                                     "kube-router-node-local-dns", "cert-manager-options", "calico-typha")]
+                                     "kube-router-node-local-dns", "cert-manager-options", "calico-typha", "nvidia-dcgm")]
     for completed, groups in cases + [alb_case()]:
         for path, data in channel.render(completed, groups, account_id=ACCOUNT):
             if path != channel.CHANNEL_PATH:
@@ -277,7 +290,8 @@ def test_image_table_pins_every_image_the_templates_ask_for():
                 images |= {arg.partition("=")[2] for c in containers for arg in c.get("args", []) if "-image=" in arg}
     pinned = {"%s:%s" % item for table in image_data.IMAGES.values() for item in table.items()}
     assert pinned <= images
-    assert all(tag.startswith("v") for table in image_data.IMAGES.values() for tag in table.values())
+    # Version tags (the DCGM exporter's are <DCGM version>-<exporter version>-<base image>, without a v).
+    assert all(re.match(r"v?[0-9]+\.[0-9]+", tag) for table in image_data.IMAGES.values() for tag in table.values())
 
 
 def _generator(kops, *args):
@@ -316,6 +330,13 @@ def _mini_kops(tmp_path, coredns_line="        image: {{ if X }}{{ X }}{{ else }
     (root / "certmanager.io/k8s-1.16.yaml.template").write_text(
         '          image: "quay.io/jetstack/cert-manager-controller:v0.0.3"\n'
         "          - --acme-http01-solver-image=quay.io/jetstack/cert-manager-acmesolver:v0.0.3\n")
+    (root / "nvidia.addons.k8s.io").mkdir()
+    (root / "nvidia.addons.k8s.io/k8s-1.16.yaml.template").write_text(
+        "      - image: {{ $.Containerd.NvidiaGPU.DevicePluginImage }}\n"
+        '        image: "nvcr.io/nvidia/k8s/dcgm-exporter:1.2.3-4.5.6-ubuntu"\n')
+    (root / "snapshot-controller.addons.k8s.io").mkdir()
+    (root / "snapshot-controller.addons.k8s.io/k8s-1.20.yaml.template").write_text(
+        "        image: registry.k8s.io/sig-storage/snapshot-controller:v0.0.4\n")
     (tmp_path / "kops-version.go").write_text('const KOPS_RELEASE_VERSION = "1.99.0"\n')
     return tmp_path
 
@@ -337,6 +358,8 @@ def test_generator_reads_pins_and_skips_templated_tags(tmp_path):
         "certmanager.io": {"quay.io/jetstack/cert-manager-controller": "v0.0.3",
                            "quay.io/jetstack/cert-manager-acmesolver": "v0.0.3"},
         "networking.projectcalico.org": {"docker.io/calico/cni": "v0.0.3"},
+        "snapshot-controller.addons.k8s.io": {"registry.k8s.io/sig-storage/snapshot-controller": "v0.0.4"},
+        "nvidia.addons.k8s.io": {"nvcr.io/nvidia/k8s/dcgm-exporter": "1.2.3-4.5.6-ubuntu"},
     }
 
 

@@ -1,0 +1,306 @@
+"""The addons a spec switches on beyond kops' defaults: snapshot-controller, node-problem-detector and the NVIDIA
+device plugin.
+
+In CI (our own specs): the objects each renders, what the spec changes, the channel entry as kops' builder
+writes it (bootstrapchannelbuilder.go), strict schema validation, refusals, and the snapshot CRD generator.
+With KOPS_SOURCE: byte equality with kops' rendered files in the fixtures that enable them (many-addons,
+many-addons-ccm, nvidia), and the committed CRD and DCGM metrics tables equal to what kops' templates generate.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import pathlib
+import subprocess
+import sys
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel, image_data
+from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
+from ansible_collections.kubeops.kops.plugins.module_utils.addons.nvidia_data import DCGM_METRICS
+from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
+
+from tests.conformance import kops_fixtures
+from tests.unit.addons.test_addons_vs_kops import ACCOUNT, kops_files, load_case
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+KOPS = os.environ.get("KOPS_SOURCE")
+NEEDS_KOPS = pytest.mark.skipif(not KOPS, reason="KOPS_SOURCE is not set: point it at a kops checkout to compare "
+                                                  "with kops' rendered files")
+SNAPSHOT = "addons/snapshot-controller.addons.k8s.io/k8s-1.20.yaml"
+NPD = "addons/node-problem-detector.addons.k8s.io/k8s-1.17.yaml"
+CRD_DATA = REPO / "plugins/module_utils/addons/snapshot_controller_crds.py"
+NVIDIA = "addons/nvidia.addons.k8s.io/k8s-1.16.yaml"
+NVIDIA_DATA = REPO / "plugins/module_utils/addons/nvidia_data.py"
+
+
+def _case(**spec):
+    completed, groups = load_case(kops_fixtures.UPDATE_CLUSTER / "minimal-aws")
+    completed = copy.deepcopy(completed)
+    completed["spec"].update(spec)
+    return completed, groups
+
+
+def _render(completed, groups):
+    files = dict(channel.render(completed, groups, account_id=ACCOUNT))
+    entries = {e["name"]: e for e in yaml.safe_load(files[channel.CHANNEL_PATH])["spec"]["addons"]}
+    return files, entries
+
+
+def _objects(data):
+    return {(d["kind"], d["metadata"].get("namespace", ""), d["metadata"]["name"]): d for d in yaml.safe_load_all(data)}
+
+
+def _npd_spec(**fields):
+    return dict({"enabled": True, "image": "registry.k8s.io/node-problem-detector/node-problem-detector:v0.8.18",
+                 "cpuRequest": "20m", "memoryRequest": "100Mi", "memoryLimit": "100Mi"}, **fields)
+
+
+# ---------------------------------------------------------------- snapshot-controller
+
+
+def test_snapshot_controller_objects_and_channel_entry():
+    completed, groups = _case(snapshotController={"enabled": True})
+    files, entries = _render(completed, groups)
+    found = _objects(files[SNAPSHOT])
+    assert sorted(found) == sorted([
+        ("CustomResourceDefinition", "", "volumesnapshotclasses.snapshot.storage.k8s.io"),
+        ("CustomResourceDefinition", "", "volumesnapshotcontents.snapshot.storage.k8s.io"),
+        ("CustomResourceDefinition", "", "volumesnapshots.snapshot.storage.k8s.io"),
+        ("ServiceAccount", "kube-system", "snapshot-controller"),
+        ("Role", "kube-system", "snapshot-controller-leaderelection"),
+        ("ClusterRole", "", "snapshot-controller-runner"),
+        ("RoleBinding", "kube-system", "snapshot-controller-leaderelection"),
+        ("ClusterRoleBinding", "", "snapshot-controller-role"),
+        ("Deployment", "kube-system", "snapshot-controller"),
+        ("Deployment", "kube-system", "snapshot-validation-deployment"),
+        ("Service", "kube-system", "snapshot-validation-service"),
+        ("ValidatingWebhookConfiguration", "", "validation-webhook.snapshot.storage.k8s.io"),
+        ("Certificate", "kube-system", "snapshot-validation-service"),
+    ])
+    certificate = found["Certificate", "kube-system", "snapshot-validation-service"]
+    assert certificate["spec"]["dnsNames"][1] == "snapshot-validation-service.kube-system.svc.minimal-aws.example.com"
+    assert certificate["spec"]["issuerRef"] == {"kind": "Issuer", "name": "snapshot-controller.addons.k8s.io"}
+    pinned = image_data.IMAGES["snapshot-controller.addons.k8s.io"]
+    images = {c["image"] for key, d in found.items() if key[0] == "Deployment"
+              for c in d["spec"]["template"]["spec"]["containers"]}
+    assert images == {"%s:%s" % item for item in pinned.items()} and len(images) == 2
+    for document in found.values():
+        assert document["metadata"]["labels"]["k8s-addon"] == "snapshot-controller.addons.k8s.io"
+    entry = entries["snapshot-controller.addons.k8s.io"]
+    assert entry["needsPKI"] is True and "prune" not in entry and entry["id"] == "k8s-1.20"
+    # kops lists it after the EBS CSI driver, the last of the addons before it.
+    assert list(entries).index("snapshot-controller.addons.k8s.io") == list(entries).index(
+        "aws-ebs-csi-driver.addons.k8s.io") + 1
+
+
+def test_snapshot_controller_default_class_is_the_ebs_drivers():
+    completed, groups = _case(snapshotController={"enabled": True, "installDefaultClass": True})
+    files, _entries = _render(completed, groups)
+    snapshot_class = _objects(files[SNAPSHOT])["VolumeSnapshotClass", "", "csi-hostpath-snapclass"]
+    assert snapshot_class["driver"] == "ebs.csi.aws.com" and snapshot_class["deletionPolicy"] == "Delete"
+    assert snapshot_class["metadata"]["annotations"] == {"snapshot.storage.kubernetes.io/is-default-class": "true"}
+    completed, groups = _case(snapshotController={"enabled": False})
+    assert SNAPSHOT not in _render(completed, groups)[0]
+
+
+# ---------------------------------------------------------------- node-problem-detector
+
+
+def test_node_problem_detector_takes_image_and_resources_from_the_spec():
+    completed, groups = _case(nodeProblemDetector=_npd_spec(image="example.com/npd:v1", cpuLimit="200m",
+                                                            memoryLimit="1Gi", cpuRequest="1"))
+    files, entries = _render(completed, groups)
+    found = _objects(files[NPD])
+    assert sorted(found) == [("ClusterRoleBinding", "", "node-problem-detector"),
+                             ("DaemonSet", "kube-system", "node-problem-detector"),
+                             ("ServiceAccount", "kube-system", "node-problem-detector")]
+    container = found["DaemonSet", "kube-system", "node-problem-detector"]["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] == "example.com/npd:v1"
+    assert container["resources"] == {"limits": {"cpu": "200m", "memory": "1Gi"}, "requests": {"cpu": 1, "memory": "100Mi"}}
+    assert "--config.system-stats-monitor=/config/system-stats-monitor.json" in container["command"]
+    entry = entries["node-problem-detector.addons.k8s.io"]
+    assert [k for k in entry["prune"]["kinds"] if k["kind"] == "DaemonSet"][0]["namespaces"] == ["kube-system"]
+    assert "needsPKI" not in entry
+    completed, groups = _case(nodeProblemDetector=_npd_spec())
+    files, _entries = _render(completed, groups)
+    container = _objects(files[NPD])["DaemonSet", "kube-system", "node-problem-detector"]["spec"]["template"]["spec"][
+        "containers"][0]
+    assert container["resources"]["limits"] == {"memory": "100Mi"}  # no CPU limit unless the spec sets one
+
+
+def test_node_problem_detector_needs_a_completed_spec():
+    completed, groups = _case(nodeProblemDetector={"enabled": True})
+    with pytest.raises(AddonError, match=r"spec.nodeProblemDetector.image is missing from the completed spec"):
+        channel.render(completed, groups, account_id=ACCOUNT)
+
+
+def test_manifests_validate_strictly():
+    completed, groups = _case(nodeProblemDetector=_npd_spec(cpuLimit="1"), snapshotController={"enabled": True})
+    files, _entries = _render(completed, groups)
+    version = completed["spec"]["kubernetesVersion"].lstrip("v")
+    checked = 0
+    for path in (NPD, SNAPSHOT):
+        for document in yaml.safe_load_all(files[path]):
+            if document["kind"] in ("Certificate",):  # a cert-manager kind: test_channel checks it against its CRD
+                continue
+            kubernetes_validate.validate(document, version, strict=True)
+            checked += 1
+    assert checked == 15
+
+
+# ---------------------------------------------------------------- nvidia
+
+
+def _nvidia_case(cluster_gpu, group_gpu=None):
+    """minimal-aws completed with the NVIDIA runtime on the cluster and/or on the nodes group."""
+    directory = kops_fixtures.UPDATE_CLUSTER / "minimal-aws"
+    cluster, groups = objects.split_objects([d for d in yaml.safe_load_all((directory / "in-v1alpha2.yaml").read_text())
+                                             if d])
+    if cluster_gpu is not None:
+        cluster["spec"]["containerd"] = {"nvidiaGPU": cluster_gpu}
+    if group_gpu is not None:
+        for group in groups:
+            if group["spec"]["role"] == "Node":
+                group["spec"]["containerd"] = {"nvidiaGPU": group_gpu}
+    return populate.populate_cluster_spec(cluster, groups, cloudfacts.kops_test_cloud()), groups
+
+
+def test_nvidia_device_plugin_runs_on_gpu_nodes():
+    completed, groups = _nvidia_case({"enabled": True})
+    files, entries = _render(completed, groups)
+    found = _objects(files[NVIDIA])
+    assert sorted(found) == [("DaemonSet", "kube-system", "nvidia-device-plugin-daemonset"), ("RuntimeClass", "", "nvidia")]
+    pod = found["DaemonSet", "kube-system", "nvidia-device-plugin-daemonset"]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.17.3"  # completion's default
+    assert pod["nodeSelector"] == {"kops.k8s.io/gpu": "1"} and pod["runtimeClassName"] == "nvidia"
+    assert found["RuntimeClass", "", "nvidia"]["scheduling"]["tolerations"] == [
+        {"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"}]
+    assert entries["nvidia.addons.k8s.io"] == {
+        "name": "nvidia.addons.k8s.io", "id": "k8s-1.16", "manifest": "nvidia.addons.k8s.io/k8s-1.16.yaml",
+        "manifestHash": entries["nvidia.addons.k8s.io"]["manifestHash"], "selector": {"k8s-addon": "nvidia.addons.k8s.io"}}
+    assert "nvidia.addons.k8s.io" not in channel.not_rendered(channel.Facts(completed, groups))
+
+
+def test_nvidia_dcgm_exporter_and_selinux():
+    completed, groups = _nvidia_case({"enabled": True, "image": "example.com/plugin:v1", "dcgmExporter": {"enabled": True}})
+    completed["spec"]["containerd"]["seLinuxEnabled"] = True
+    found = _objects(_render(completed, groups)[0][NVIDIA])
+    assert {key[2] for key in found} == {"nvidia-device-plugin-daemonset", "nvidia", "dcgm-exporter",
+                                         "exporter-metrics-config-map", "dcgm-exporter-read-cm"}
+    assert found["ConfigMap", "kube-system", "exporter-metrics-config-map"]["data"]["metrics"] == DCGM_METRICS
+    exporter = found["DaemonSet", "kube-system", "dcgm-exporter"]
+    assert exporter["metadata"]["labels"]["app.kubernetes.io/version"] == "2.6.10"
+    container = exporter["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] == "nvcr.io/nvidia/k8s/dcgm-exporter:2.4.6-2.6.10-ubuntu20.04"
+    assert container["securityContext"]["seLinuxOptions"] == {"level": "s0", "type": "spc_t"}
+    plugin = found["DaemonSet", "kube-system", "nvidia-device-plugin-daemonset"]["spec"]["template"]["spec"]["containers"][0]
+    assert plugin["image"] == "example.com/plugin:v1" and plugin["securityContext"]["seLinuxOptions"]["type"] == "spc_t"
+
+
+def test_nvidia_on_a_group_alone_names_the_missing_image():
+    """kops adds the addon for a group's runtime too, but its template reads the cluster's image."""
+    completed, groups = _nvidia_case(None, {"enabled": True})
+    assert channel.ADDONS[[a.name for a in channel.ADDONS].index("nvidia.addons.k8s.io")].applies(
+        channel.Facts(completed, groups))
+    with pytest.raises(AddonError, match=r"spec.containerd.nvidiaGPU.image is missing"):
+        channel.render(completed, groups, account_id=ACCOUNT)
+    completed["spec"]["containerd"]["nvidiaGPU"] = {"image": "example.com/plugin:v1"}
+    assert _objects(_render(completed, groups)[0][NVIDIA])
+
+
+def _nvidia_generator(kops, *args):
+    return subprocess.run([sys.executable, str(REPO / "hack" / "gen_nvidia_data.py"), "--kops", str(kops)] + list(args),
+                          capture_output=True, text=True, check=False, timeout=120)
+
+
+def test_nvidia_generator_copies_the_metrics_config_map(tmp_path):
+    template = tmp_path / "upup/models/cloudup/resources/addons/nvidia.addons.k8s.io"
+    template.mkdir(parents=True)
+    (template / "k8s-1.16.yaml.template").write_text(
+        "kind: RuntimeClass\n{{ with .X }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+        "  name: exporter-metrics-config-map\ndata:\n  metrics: |\n      # Format\n      A, gauge, it's a\n---\n{{ end }}\n")
+    (tmp_path / "kops-version.go").write_text('const KOPS_RELEASE_VERSION = "1.99.0"\n')
+    result = _nvidia_generator(tmp_path, "--commit", "abcdef1234")
+    assert result.returncode == 0, result.stderr
+    table = {}
+    exec(compile(result.stdout, "nvidia_data", "exec"), table)  # pylint: disable=exec-used  # our generator's output
+    assert table["DCGM_METRICS"] == "# Format\nA, gauge, it's a\n"
+    (template / "k8s-1.16.yaml.template").write_text("kind: RuntimeClass\n")
+    result = _nvidia_generator(tmp_path, "--commit", "abcdef1234")
+    assert result.returncode == 1 and "no ConfigMap exporter-metrics-config-map" in result.stderr
+
+
+@NEEDS_KOPS
+def test_committed_dcgm_metrics_are_what_kops_source_generates():
+    args = ["--commit", os.environ["KOPS_COMMIT"]] if os.environ.get("KOPS_COMMIT") else []
+    result = _nvidia_generator(KOPS, *args)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == NVIDIA_DATA.read_text()
+
+
+# ---------------------------------------------------------------- the CRD generator
+
+
+def _generator(kops, *args):
+    return subprocess.run([sys.executable, str(REPO / "hack" / "gen_snapshot_controller_crds.py"), "--kops", str(kops)]
+                          + list(args), capture_output=True, text=True, check=False, timeout=120)
+
+
+def _mini_kops(tmp_path, crd_name="widgets.example.com"):
+    template = tmp_path / "upup/models/cloudup/resources/addons/snapshot-controller.addons.k8s.io"
+    template.mkdir(parents=True)
+    (template / "k8s-1.20.yaml.template").write_text(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: %s\n"
+        "spec:\n  group: example.com\n---\napiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata:\n"
+        "  name: {{ ClusterName }}\n" % crd_name)
+    (tmp_path / "kops-version.go").write_text('const KOPS_RELEASE_VERSION = "1.99.0"\n')
+    return tmp_path
+
+
+def test_generator_keeps_the_crds_only(tmp_path):
+    result = _generator(_mini_kops(tmp_path), "--commit", "abcdef1234")
+    assert result.returncode == 0, result.stderr
+    table = {}
+    exec(compile(result.stdout, "crds", "exec"), table)  # pylint: disable=exec-used  # our generator's output
+    assert table["CRDS"] == [{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                              "metadata": {"name": "widgets.example.com"}, "spec": {"group": "example.com"}}]
+
+
+def test_generator_refuses_a_crd_that_depends_on_the_cluster(tmp_path):
+    result = _generator(_mini_kops(tmp_path, crd_name="{{ ClusterName }}.example.com"), "--commit", "abcdef1234")
+    assert result.returncode == 1 and "holds a template action" in result.stderr
+
+
+@NEEDS_KOPS
+def test_committed_crds_are_what_kops_source_generates():
+    args = ["--commit", os.environ["KOPS_COMMIT"]] if os.environ.get("KOPS_COMMIT") else []
+    result = _generator(KOPS, *args)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == CRD_DATA.read_text()
+
+
+# ---------------------------------------------------------------- kops' rendered files
+
+
+@NEEDS_KOPS
+@pytest.mark.parametrize("fixture, addons", [
+    ("many-addons", ("snapshot-controller.addons.k8s.io-k8s-1.20", "node-problem-detector.addons.k8s.io-k8s-1.17")),
+    ("many-addons-ccm", ("snapshot-controller.addons.k8s.io-k8s-1.20",)),
+    ("nvidia", ("nvidia.addons.k8s.io-k8s-1.16",)),
+])
+def test_byte_equal_to_kops(fixture, addons):
+    directory = pathlib.Path(KOPS) / "tests/integration/update_cluster" / fixture
+    completed, groups = load_case(directory)
+    theirs = kops_files(directory, completed["metadata"]["name"])
+    files, entries = _render(completed, groups)
+    their_entries = {e["name"]: e for e in yaml.safe_load(theirs["bootstrap"])["spec"]["addons"]}
+    for key in addons:
+        name, _sep, addon_id = key.partition("-k8s-")
+        assert files["addons/%s/k8s-%s.yaml" % (name, addon_id)] == theirs[key], key
+        assert entries[name] == their_entries[name]
