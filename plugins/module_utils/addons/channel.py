@@ -23,8 +23,8 @@ except ImportError:  # objects.require_yaml names the fix when a manifest is dum
     yaml = None
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import (
-    amazon_vpc, aws, aws_load_balancer_controller, calico, cert_manager, cilium, cluster_autoscaler, core, flannel, gce,
-    kindnet, kube_router, metrics_server, node_local_dns, node_problem_detector, nvidia,
+    amazon_vpc, aws, aws_load_balancer_controller, calico, cert_manager, cilium, cluster_autoscaler, core, external_dns, flannel,
+    gce, gcp_pd_csi, kindnet, kube_router, metrics_server, node_local_dns, node_problem_detector, nvidia,
     snapshot_controller)
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError, Facts
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
@@ -112,6 +112,7 @@ ADDONS = (
     Addon("kubelet-api.rbac.addons.k8s.io", "k8s-1.9", lambda facts: True, core.kubelet_api_rbac),
     Addon("limit-range.addons.k8s.io", None, lambda facts: True, core.limit_range,
           manifest="limit-range.addons.k8s.io/v1.5.0.yaml"),
+    Addon("external-dns.addons.k8s.io", "k8s-1.19", external_dns.applies, external_dns.objects),
     Addon("nodelocaldns.addons.k8s.io", "k8s-1.12", node_local_dns.applies, node_local_dns.objects, needs_rolling_update="all"),
     Addon("cluster-autoscaler.addons.k8s.io", "k8s-1.15", lambda facts: _aws(facts) and _enabled(facts, "clusterAutoscaler"),
           cluster_autoscaler.objects),
@@ -126,6 +127,7 @@ ADDONS = (
           aws_load_balancer_controller.objects, prune=True, needs_pki=lambda facts: True),
     Addon("storage-aws.addons.k8s.io", "v1.15.0", _storage("aws"), core.storage_aws),
     Addon("storage-gce.addons.k8s.io", "v1.7.0", _storage("gce"), core.storage_gce),
+    Addon("gcp-pd-csi-driver.addons.k8s.io", "k8s-1.23", gcp_pd_csi.applies, gcp_pd_csi.objects),
     Addon("gcp-cloud-controller.addons.k8s.io", "k8s-1.23", _gce, gce.cloud_controller, prune=True),
     Addon("networking.flannel", "k8s-1.25", lambda facts: "flannel" in facts.networking, flannel.objects,
           selector=NETWORKING_SELECTOR, prune=True),
@@ -148,11 +150,8 @@ ADDONS = (
 # What kops would add to the channel that this collection does not render yet: (name, applies).
 NOT_RENDERED = (
     ("kube-dns.addons.k8s.io", lambda facts: facts.kube_dns.get("provider") == "KubeDNS"),
-    ("external-dns.addons.k8s.io", lambda facts: facts.section("externalDns").get("provider") == "external-dns"),
     ("cluster-autoscaler.addons.k8s.io", lambda facts: not _aws(facts) and _enabled(facts, "clusterAutoscaler")),
     ("eks-pod-identity-webhook.addons.k8s.io", lambda facts: _aws(facts) and _enabled(facts, "podIdentityWebhook")),
-    ("gcp-pd-csi-driver.addons.k8s.io",
-     lambda facts: _gce(facts) and bool((facts.section("cloudConfig").get("gcpPDCSIDriver") or {}).get("enabled"))),
     ("karpenter.sh", lambda facts: _enabled(facts, "karpenter")),
 ) + tuple((name, _networking(kind)) for kind, name in (
     ("kopeio", "networking.kope.io"),

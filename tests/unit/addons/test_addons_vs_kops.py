@@ -60,6 +60,8 @@ FIGURES = {
     "snapshot-controller.addons.k8s.io-k8s-1.20": (2, 2, 26, 26, 26, 2),  # many-addons-ccm-irsa refused (IRSA)
     "node-problem-detector.addons.k8s.io-k8s-1.17": (1, 1, 3, 3, 3, 1),
     "nvidia.addons.k8s.io-k8s-1.16": (1, 1, 2, 2, 2, 1),
+    "gcp-pd-csi-driver.addons.k8s.io-k8s-1.23": (10, 10, 250, 250, 250, 10),
+    "external-dns.addons.k8s.io-k8s-1.19": (1, 1, 5, 5, 5, 1),  # external_dns_irsa refused (IRSA)
 }
 
 

@@ -82,6 +82,9 @@ VARIANTS = {
                                                       metricsServer={"enabled": True}),
     "kube-router-node-local-dns": lambda: _populated(networking={"kuberouter": {}}, kubeProxy={"enabled": False},
                                                      kubeDNS={"nodeLocalDNS": {"enabled": True}}),
+    "gce-pd-csi-balanced-storage": lambda: _populated("minimal_gce", cloudConfig={
+        "gceServiceAccount": "default", "gcpPDCSIDriver": {"enabled": True, "defaultStorageClassName": "balanced-storage"}}),
+    "external-dns-gce": lambda: _populated("minimal_gce", externalDns={"provider": "external-dns", "watchIngress": False}),
     "nvidia-dcgm": lambda: _populated(containerd={"nvidiaGPU": {"enabled": True, "dcgmExporter": {"enabled": True}}}),
     "cert-manager-options": lambda: _case(certManager={"enabled": True, "defaultIssuer": "letsencrypt",
                                                        "nameservers": ["1.1.1.1"], "featureGates": {"B": False, "A": True}}),
@@ -243,8 +246,8 @@ def test_service_account_permissions_are_refused_naming_the_field():
 
 
 def test_addons_kops_would_add_are_named_when_not_rendered():
-    completed, groups = _case(networking={"kopeio": {}}, externalDns={"provider": "external-dns"})
-    assert channel.not_rendered(channel.Facts(completed, groups)) == ["external-dns.addons.k8s.io", "networking.kope.io"]
+    completed, groups = _case(networking={"kopeio": {}}, kubeDNS={"provider": "KubeDNS"})
+    assert channel.not_rendered(channel.Facts(completed, groups)) == ["kube-dns.addons.k8s.io", "networking.kope.io"]
 
 
 def test_store_files_list_the_kubelet_bootstrap_addon_last():
@@ -277,7 +280,8 @@ def test_store_files_list_the_kubelet_bootstrap_addon_last():
 def test_image_table_pins_every_image_the_templates_ask_for():
     images = set()
     cases = [VARIANTS[v]() for v in ("autoscaler-priority-metrics", "snapshot-ipv6-selinux", "flannel", "amazon-vpc-ipv6",
-                                     "kube-router-node-local-dns", "cert-manager-options", "calico-typha", "nvidia-dcgm")]
+                                     "kube-router-node-local-dns", "cert-manager-options", "calico-typha", "nvidia-dcgm",
+                                     "gce-pd-csi-balanced-storage", "external-dns-gce")]
     for completed, groups in cases + [alb_case()]:
         for path, data in channel.render(completed, groups, account_id=ACCOUNT):
             if path != channel.CHANNEL_PATH:
@@ -334,6 +338,13 @@ def _mini_kops(tmp_path, coredns_line="        image: {{ if X }}{{ X }}{{ else }
     (root / "nvidia.addons.k8s.io/k8s-1.16.yaml.template").write_text(
         "      - image: {{ $.Containerd.NvidiaGPU.DevicePluginImage }}\n"
         '        image: "nvcr.io/nvidia/k8s/dcgm-exporter:1.2.3-4.5.6-ubuntu"\n')
+    (root / "gcp-pd-csi-driver.addons.k8s.io").mkdir()
+    (root / "gcp-pd-csi-driver.addons.k8s.io/k8s-1.23.yaml.template").write_text(
+        "        image: registry.k8s.io/cloud-provider-gcp/gcp-compute-persistent-disk-csi-driver:{{ .Version }}\n"
+        "        image: registry.k8s.io/sig-storage/csi-resizer:v0.0.5\n")
+    (root / "external-dns.addons.k8s.io").mkdir()
+    (root / "external-dns.addons.k8s.io/k8s-1.19.yaml.template").write_text(
+        "        image: registry.k8s.io/external-dns/external-dns:v0.0.6\n")
     (root / "snapshot-controller.addons.k8s.io").mkdir()
     (root / "snapshot-controller.addons.k8s.io/k8s-1.20.yaml.template").write_text(
         "        image: registry.k8s.io/sig-storage/snapshot-controller:v0.0.4\n")
@@ -360,6 +371,8 @@ def test_generator_reads_pins_and_skips_templated_tags(tmp_path):
         "networking.projectcalico.org": {"docker.io/calico/cni": "v0.0.3"},
         "snapshot-controller.addons.k8s.io": {"registry.k8s.io/sig-storage/snapshot-controller": "v0.0.4"},
         "nvidia.addons.k8s.io": {"nvcr.io/nvidia/k8s/dcgm-exporter": "1.2.3-4.5.6-ubuntu"},
+        "gcp-pd-csi-driver.addons.k8s.io": {"registry.k8s.io/sig-storage/csi-resizer": "v0.0.5"},
+        "external-dns.addons.k8s.io": {"registry.k8s.io/external-dns/external-dns": "v0.0.6"},
     }
 
 

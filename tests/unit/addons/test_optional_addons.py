@@ -1,10 +1,10 @@
-"""The addons a spec switches on beyond kops' defaults: snapshot-controller, node-problem-detector and the NVIDIA
-device plugin.
+"""The addons a spec switches on beyond kops' defaults: snapshot-controller, node-problem-detector, the NVIDIA
+device plugin, the GCE PD CSI driver and external-dns.
 
 In CI (our own specs): the objects each renders, what the spec changes, the channel entry as kops' builder
 writes it (bootstrapchannelbuilder.go), strict schema validation, refusals, and the snapshot CRD generator.
 With KOPS_SOURCE: byte equality with kops' rendered files in the fixtures that enable them (many-addons,
-many-addons-ccm, nvidia), and the committed CRD and DCGM metrics tables equal to what kops' templates generate.
+many-addons-ccm, nvidia, external_dns, the 10 GCE fixtures with the PD CSI driver), and the committed CRD and DCGM metrics tables equal to what kops' templates generate.
 """
 
 from __future__ import annotations
@@ -37,6 +37,11 @@ NPD = "addons/node-problem-detector.addons.k8s.io/k8s-1.17.yaml"
 CRD_DATA = REPO / "plugins/module_utils/addons/snapshot_controller_crds.py"
 NVIDIA = "addons/nvidia.addons.k8s.io/k8s-1.16.yaml"
 NVIDIA_DATA = REPO / "plugins/module_utils/addons/nvidia_data.py"
+EXTERNAL_DNS = "addons/external-dns.addons.k8s.io/k8s-1.19.yaml"
+GCP_PD = "addons/gcp-pd-csi-driver.addons.k8s.io/k8s-1.23.yaml"
+GCE_PD_FIXTURES = ("ha_gce", "many-addons-gce", "minimal_gce_dns-none", "minimal_gce_ilb", "minimal_gce_ilb_cilium_etcd",
+                   "minimal_gce_ilb_longclustername", "minimal_gce_longclustername", "minimal_gce_plb",
+                   "minimal_gce_plb_apiserver", "minimal_gce_private")
 
 
 def _case(**spec):
@@ -242,6 +247,122 @@ def test_committed_dcgm_metrics_are_what_kops_source_generates():
     result = _nvidia_generator(KOPS, *args)
     assert result.returncode == 0, result.stderr
     assert result.stdout == NVIDIA_DATA.read_text()
+
+
+# ---------------------------------------------------------------- gcp-pd-csi-driver
+
+
+def _gce_case(**driver):
+    """ha_gce (the conformance fixture that enables the driver), completed, its driver settings changed."""
+    completed, groups = load_case(kops_fixtures.UPDATE_CLUSTER / "ha_gce")
+    completed = copy.deepcopy(completed)
+    completed["spec"]["cloudConfig"]["gcpPDCSIDriver"].update(driver)
+    return completed, groups
+
+
+def test_gcp_pd_csi_driver_objects_and_default_class():
+    completed, groups = _gce_case()
+    files, entries = _render(completed, groups)
+    found = _objects(files[GCP_PD])
+    assert len(found) == 25
+    assert {key[2] for key in found if key[0] == "StorageClass"} == {"standard-csi", "balanced-csi", "balanced-storage",
+                                                                      "ssd-csi"}
+    defaults = {key[2]: (d["metadata"].get("annotations") or {}).get("storageclass.kubernetes.io/is-default-class")
+                for key, d in found.items() if key[0] == "StorageClass"}
+    assert defaults == {"standard-csi": "false", "balanced-csi": "true", "balanced-storage": None, "ssd-csi": None}
+    controller = found["Deployment", "gce-pd-csi-driver", "csi-gce-pd-controller"]["spec"]["template"]["spec"]
+    driver = next(c for c in controller["containers"] if c["name"] == "gce-pd-driver")
+    assert driver["image"] == ("registry.k8s.io/cloud-provider-gcp/gcp-compute-persistent-disk-csi-driver:%s"
+                               % completed["spec"]["cloudConfig"]["gcpPDCSIDriver"]["version"])
+    assert "--extra-labels=k8s-io-cluster-name=%s" % completed["metadata"]["name"].replace(".", "-") in driver["args"]
+    sidecars = {c["image"] for c in controller["containers"] if c["name"] != "gce-pd-driver"}
+    pinned = image_data.IMAGES["gcp-pd-csi-driver.addons.k8s.io"]
+    assert sidecars <= {"%s:%s" % item for item in pinned.items()} and len(sidecars) == 4
+    assert entries["gcp-pd-csi-driver.addons.k8s.io"] == {
+        "name": "gcp-pd-csi-driver.addons.k8s.io", "id": "k8s-1.23", "manifest": "gcp-pd-csi-driver.addons.k8s.io/k8s-1.23.yaml",
+        "manifestHash": entries["gcp-pd-csi-driver.addons.k8s.io"]["manifestHash"],
+        "selector": {"k8s-addon": "gcp-pd-csi-driver.addons.k8s.io"}}
+    names = list(entries)
+    assert names.index("storage-gce.addons.k8s.io") < names.index("gcp-pd-csi-driver.addons.k8s.io") < names.index(
+        "gcp-cloud-controller.addons.k8s.io")
+
+
+def test_gcp_pd_csi_driver_follows_the_spec():
+    completed, groups = _gce_case(defaultStorageClassName="balanced-storage", version="v9.9.9")
+    found = _objects(_render(completed, groups)[0][GCP_PD])
+    assert found["StorageClass", "", "balanced-storage"]["metadata"]["annotations"] == {
+        "storageclass.kubernetes.io/is-default-class": "true"}
+    assert "annotations" not in found["StorageClass", "", "balanced-csi"]["metadata"]
+    node = found["DaemonSet", "gce-pd-csi-driver", "csi-gce-pd-node"]["spec"]["template"]["spec"]
+    assert next(c for c in node["containers"] if c["name"] == "gce-pd-driver")["image"].endswith(":v9.9.9")
+    completed["spec"]["cloudConfig"]["manageStorageClasses"] = False
+    found = _objects(_render(completed, groups)[0][GCP_PD])
+    assert not [key for key in found if key[0] == "StorageClass"] and len(found) == 21
+    completed, groups = _gce_case(enabled=False)
+    assert GCP_PD not in _render(completed, groups)[0]
+    completed, groups = _gce_case(version=None)
+    with pytest.raises(AddonError, match=r"spec.cloudConfig.gcpPDCSIDriver.version is missing"):
+        channel.render(completed, groups, account_id=ACCOUNT)
+
+
+@NEEDS_KOPS
+@pytest.mark.parametrize("fixture", GCE_PD_FIXTURES)
+def test_gcp_pd_csi_driver_byte_equal_to_kops(fixture):
+    directory = pathlib.Path(KOPS) / "tests/integration/update_cluster" / fixture
+    completed, groups = load_case(directory)
+    theirs = kops_files(directory, completed["metadata"]["name"])
+    files, entries = _render(completed, groups)
+    assert files[GCP_PD] == theirs["gcp-pd-csi-driver.addons.k8s.io-k8s-1.23"]
+    their_entries = {e["name"]: e for e in yaml.safe_load(theirs["bootstrap"])["spec"]["addons"]}
+    assert entries["gcp-pd-csi-driver.addons.k8s.io"] == their_entries["gcp-pd-csi-driver.addons.k8s.io"]
+
+
+# ---------------------------------------------------------------- external-dns
+
+
+def _external_dns_args(files):
+    deployment = _objects(files[EXTERNAL_DNS])["Deployment", "kube-system", "external-dns"]
+    return deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
+def test_external_dns_replaces_dns_controller_on_aws_and_gce():
+    completed, groups = _case(externalDns={"provider": "external-dns"}, dnsZone="Z1EXAMPLE")
+    files, entries = _render(completed, groups)
+    assert sorted(_objects(files[EXTERNAL_DNS])) == [
+        ("ClusterRole", "", "kops:external-dns"), ("ClusterRoleBinding", "", "kops:external-dns"),
+        ("Deployment", "kube-system", "external-dns"), ("Service", "kube-system", "external-dns"),
+        ("ServiceAccount", "kube-system", "external-dns")]
+    assert _external_dns_args(files) == [
+        "--provider=aws", "--events", "--source=ingress", "--source=pod", "--source=service",
+        "--compatibility=kops-dns-controller", "--registry=txt", "--txt-owner-id=kops-minimal-aws.example.com",
+        "--zone-id-filter=Z1EXAMPLE"]
+    assert entries["external-dns.addons.k8s.io"]["id"] == "k8s-1.19" and "prune" not in entries["external-dns.addons.k8s.io"]
+    names = list(entries)
+    assert names.index("limit-range.addons.k8s.io") < names.index("external-dns.addons.k8s.io")
+    completed, groups = load_case(kops_fixtures.UPDATE_CLUSTER / "minimal_gce")
+    completed = copy.deepcopy(completed)
+    completed["spec"]["externalDns"] = {"provider": "external-dns", "watchIngress": False, "watchNamespace": "web"}
+    args = _external_dns_args(_render(completed, groups)[0])
+    assert args[:3] == ["--provider=google", "--google-project=%s" % completed["spec"]["project"], "--events"]
+    assert "--source=ingress" not in args and args[-1] == "--namespace=web"
+
+
+def test_external_dns_needs_published_records():
+    completed, groups = _case(externalDns={"provider": "external-dns"}, topology={"dns": {"type": "None"}})
+    assert EXTERNAL_DNS not in _render(completed, groups)[0]
+    completed, groups = _case(externalDns={"provider": "dns-controller"})
+    assert EXTERNAL_DNS not in _render(completed, groups)[0]
+
+
+@NEEDS_KOPS
+def test_external_dns_byte_equal_to_kops():
+    directory = pathlib.Path(KOPS) / "tests/integration/update_cluster/external_dns"
+    completed, groups = load_case(directory)
+    theirs = kops_files(directory, completed["metadata"]["name"])
+    files, entries = _render(completed, groups)
+    assert files[EXTERNAL_DNS] == theirs["external-dns.addons.k8s.io-k8s-1.19"]
+    their_entries = {e["name"]: e for e in yaml.safe_load(theirs["bootstrap"])["spec"]["addons"]}
+    assert entries["external-dns.addons.k8s.io"] == their_entries["external-dns.addons.k8s.io"]
 
 
 # ---------------------------------------------------------------- the CRD generator
