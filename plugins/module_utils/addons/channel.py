@@ -114,7 +114,7 @@ ADDONS = (
           manifest="limit-range.addons.k8s.io/v1.5.0.yaml"),
     Addon("external-dns.addons.k8s.io", "k8s-1.19", external_dns.applies, external_dns.objects),
     Addon("nodelocaldns.addons.k8s.io", "k8s-1.12", node_local_dns.applies, node_local_dns.objects, needs_rolling_update="all"),
-    Addon("cluster-autoscaler.addons.k8s.io", "k8s-1.15", lambda facts: _aws(facts) and _enabled(facts, "clusterAutoscaler"),
+    Addon("cluster-autoscaler.addons.k8s.io", "k8s-1.15", lambda facts: (_aws(facts) or _gce(facts)) and _enabled(facts, "clusterAutoscaler"),
           cluster_autoscaler.objects),
     Addon("metrics-server.addons.k8s.io", "k8s-1.11", lambda facts: _enabled(facts, "metricsServer"),
           metrics_server.objects, selector={"k8s-app": "metrics-server"}, needs_pki=metrics_server.needs_pki),
@@ -150,7 +150,8 @@ ADDONS = (
 # What kops would add to the channel that this collection does not render yet: (name, applies).
 NOT_RENDERED = (
     ("kube-dns.addons.k8s.io", lambda facts: facts.kube_dns.get("provider") == "KubeDNS"),
-    ("cluster-autoscaler.addons.k8s.io", lambda facts: not _aws(facts) and _enabled(facts, "clusterAutoscaler")),
+    ("cluster-autoscaler.addons.k8s.io",
+     lambda facts: not (_aws(facts) or _gce(facts)) and _enabled(facts, "clusterAutoscaler")),
     ("eks-pod-identity-webhook.addons.k8s.io", lambda facts: _aws(facts) and _enabled(facts, "podIdentityWebhook")),
     ("karpenter.sh", lambda facts: _enabled(facts, "karpenter")),
 ) + tuple((name, _networking(kind)) for kind, name in (

@@ -226,6 +226,32 @@ def test_cluster_autoscaler_scales_the_node_groups_asgs_by_priority():
     assert entries["metrics-server.addons.k8s.io"]["selector"] == {"k8s-app": "metrics-server"}
 
 
+def test_cluster_autoscaler_on_gce_scales_each_zones_instance_group_manager():
+    completed, groups = load_case(kops_fixtures.UPDATE_CLUSTER / "ha_gce")
+    path = "addons/cluster-autoscaler.addons.k8s.io/k8s-1.15.yaml"
+    url = "https://www.googleapis.com/compute/v1/projects/%s/zones/us-test1-%%s/instanceGroups/%%s-nodes-ha-gce-example-com" % (
+        completed["spec"]["project"])
+
+    def nodes_flags(groups):
+        files = channel.render(completed, groups, account_id=ACCOUNT)
+        container = _workload(files, path, "Deployment")["spec"]["template"]["spec"]["containers"][0]
+        assert "env" not in container and "--cloud-provider=gce" in container["command"]
+        assert not [arg for arg in container["command"] if arg.startswith("--aws-")]
+        return [arg for arg in container["command"] if arg.startswith("--nodes=")]
+
+    # 2 nodes over 3 zones: the third zone's manager can hold none, so the autoscaler is not told of it.
+    assert nodes_flags(groups) == ["--nodes=1:1:" + url % ("a", "a"), "--nodes=1:1:" + url % ("b", "b")]
+    groups = copy.deepcopy(groups)
+    nodes = next(g for g in groups if g["metadata"]["name"] == "nodes")
+    nodes["spec"].update(minSize=1, maxSize=4)
+    assert nodes_flags(groups) == ["--nodes=1:2:" + url % ("a", "a"), "--nodes=0:1:" + url % ("b", "b"),
+                                   "--nodes=0:1:" + url % ("c", "c")]
+    nodes["spec"]["zones"] = ["us-test1-b"]
+    assert nodes_flags(groups) == ["--nodes=1:4:" + url % ("b", "b")]
+    nodes["spec"]["autoscale"] = False
+    assert nodes_flags(groups) == []
+
+
 def test_amazon_vpc_env_is_kops_defaults_then_the_spec_then_the_cluster():
     completed, groups = VARIANTS["amazon-vpc-ipv6"]()
     files = channel.render(completed, groups, account_id=ACCOUNT)
