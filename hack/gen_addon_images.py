@@ -37,6 +37,7 @@ ADDONS = (
     ("nvidia.addons.k8s.io", "k8s-1.16.yaml.template"),
     ("gcp-pd-csi-driver.addons.k8s.io", "k8s-1.23.yaml.template"),
     ("external-dns.addons.k8s.io", "k8s-1.19.yaml.template"),
+    ("authentication.aws", "k8s-1.12.yaml.template"),
 )
 # A pinned image: host/path:tag with no template action in it.
 IMAGE = re.compile(r"(?<![\w{.])((?:[a-z0-9-]+\.)+[a-z]{2,}/[a-z0-9._/-]+):([A-Za-z0-9._-]+)(?![\w.-])")

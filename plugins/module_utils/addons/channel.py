@@ -23,9 +23,9 @@ except ImportError:  # objects.require_yaml names the fix when a manifest is dum
     yaml = None
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import (
-    amazon_vpc, aws, aws_load_balancer_controller, calico, cert_manager, cilium, cluster_autoscaler, core, external_dns, flannel,
-    gce, gcp_pd_csi, kindnet, kube_router, metrics_server, node_local_dns, node_problem_detector, nvidia,
-    snapshot_controller)
+    amazon_vpc, aws, aws_iam_authenticator, aws_load_balancer_controller, calico, cert_manager, cilium,
+    cluster_autoscaler, core, external_dns, flannel, gce, gcp_pd_csi, kindnet, kube_router, metrics_server,
+    node_local_dns, node_problem_detector, nvidia, snapshot_controller)
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError, Facts
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 
@@ -45,6 +45,7 @@ PRUNED_GROUP_KINDS = sorted([
 ])
 GO_YAML_WIDTH = 80  # go-yaml's best_width
 NETWORKING_SELECTOR = {"role.kubernetes.io/networking": "1"}
+AUTHENTICATION_SELECTOR = {"role.kubernetes.io/authentication": "1"}
 # go-yaml's named escapes in a double-quoted scalar (every other unprintable character is \xXX, \uXXXX or \UXXXXXXXX).
 _GO_YAML_ESCAPES = {"\0": "0", "\x07": "a", "\b": "b", "\t": "t", "\n": "n", "\x0b": "v", "\x0c": "f", "\r": "r",
                     "\x1b": "e", '"': '"', "\\": "\\", "\x85": "N", "\xa0": "_", "\u2028": "L", "\u2029": "P"}
@@ -141,6 +142,8 @@ ADDONS = (
           selector=NETWORKING_SELECTOR, needs_rolling_update="all"),
     Addon("networking.cilium.io", "k8s-1.16", lambda facts: "cilium" in facts.networking, cilium.objects,
           manifest="networking.cilium.io/k8s-1.16-v1.15.yaml", selector=NETWORKING_SELECTOR, needs_rolling_update="all"),
+    Addon("authentication.aws", "k8s-1.12", aws_iam_authenticator.applies, aws_iam_authenticator.objects,
+          selector=AUTHENTICATION_SELECTOR),
     Addon("aws-cloud-controller.addons.k8s.io", "k8s-1.18", _aws, aws.cloud_controller),
     Addon("aws-ebs-csi-driver.addons.k8s.io", "k8s-1.17", _ebs_csi, aws.ebs_csi_driver),
     Addon("snapshot-controller.addons.k8s.io", "k8s-1.20", lambda facts: _enabled(facts, "snapshotController"),
@@ -158,7 +161,6 @@ NOT_RENDERED = (
     ("kopeio", "networking.kope.io"),
 )) + (
     ("authentication.kope.io", lambda facts: "kopeio" in facts.section("authentication")),
-    ("authentication.aws", lambda facts: "aws" in facts.section("authentication")),
 )
 
 

@@ -70,4 +70,7 @@ IMAGES = {
     'external-dns.addons.k8s.io': {
         'registry.k8s.io/external-dns/external-dns': 'v0.14.1',
     },
+    'authentication.aws': {
+        'public.ecr.aws/eks-distro/kubernetes-sigs/aws-iam-authenticator': 'v0.6.20-eks-1-30-7',
+    },
 }

@@ -85,6 +85,8 @@ VARIANTS = {
     "gce-pd-csi-balanced-storage": lambda: _populated("minimal_gce", cloudConfig={
         "gceServiceAccount": "default", "gcpPDCSIDriver": {"enabled": True, "defaultStorageClassName": "balanced-storage"}}),
     "external-dns-gce": lambda: _populated("minimal_gce", externalDns={"provider": "external-dns", "watchIngress": False}),
+    "aws-iam-authenticator-crd": lambda: _case(authentication={"aws": {"backendMode": "CRD", "identityMappings": [
+        {"arn": "arn:aws:iam::123456789012:role/dev", "username": "dev", "groups": ["dev"]}]}}),
     "nvidia-dcgm": lambda: _populated(containerd={"nvidiaGPU": {"enabled": True, "dcgmExporter": {"enabled": True}}}),
     "cert-manager-options": lambda: _case(certManager={"enabled": True, "defaultIssuer": "letsencrypt",
                                                        "nameservers": ["1.1.1.1"], "featureGates": {"B": False, "A": True}}),
@@ -307,7 +309,7 @@ def test_image_table_pins_every_image_the_templates_ask_for():
     images = set()
     cases = [VARIANTS[v]() for v in ("autoscaler-priority-metrics", "snapshot-ipv6-selinux", "flannel", "amazon-vpc-ipv6",
                                      "kube-router-node-local-dns", "cert-manager-options", "calico-typha", "nvidia-dcgm",
-                                     "gce-pd-csi-balanced-storage", "external-dns-gce")]
+                                     "gce-pd-csi-balanced-storage", "external-dns-gce", "aws-iam-authenticator-crd")]
     for completed, groups in cases + [alb_case()]:
         for path, data in channel.render(completed, groups, account_id=ACCOUNT):
             if path != channel.CHANNEL_PATH:
@@ -371,6 +373,9 @@ def _mini_kops(tmp_path, coredns_line="        image: {{ if X }}{{ X }}{{ else }
     (root / "external-dns.addons.k8s.io").mkdir()
     (root / "external-dns.addons.k8s.io/k8s-1.19.yaml.template").write_text(
         "        image: registry.k8s.io/external-dns/external-dns:v0.0.6\n")
+    (root / "authentication.aws").mkdir()
+    (root / "authentication.aws/k8s-1.12.yaml.template").write_text(
+        '        image: {{ or .Authentication.AWS.Image "public.ecr.aws/eks-distro/kubernetes-sigs/aws-iam-authenticator:v0.0.7" }}\n')
     (root / "snapshot-controller.addons.k8s.io").mkdir()
     (root / "snapshot-controller.addons.k8s.io/k8s-1.20.yaml.template").write_text(
         "        image: registry.k8s.io/sig-storage/snapshot-controller:v0.0.4\n")
@@ -399,6 +404,7 @@ def test_generator_reads_pins_and_skips_templated_tags(tmp_path):
         "nvidia.addons.k8s.io": {"nvcr.io/nvidia/k8s/dcgm-exporter": "1.2.3-4.5.6-ubuntu"},
         "gcp-pd-csi-driver.addons.k8s.io": {"registry.k8s.io/sig-storage/csi-resizer": "v0.0.5"},
         "external-dns.addons.k8s.io": {"registry.k8s.io/external-dns/external-dns": "v0.0.6"},
+        "authentication.aws": {"public.ecr.aws/eks-distro/kubernetes-sigs/aws-iam-authenticator": "v0.0.7"},
     }
 
 

@@ -1,10 +1,10 @@
 """The addons a spec switches on beyond kops' defaults: snapshot-controller, node-problem-detector, the NVIDIA
-device plugin, the GCE PD CSI driver and external-dns.
+device plugin, the GCE PD CSI driver, external-dns and aws-iam-authenticator (authentication.aws).
 
 In CI (our own specs): the objects each renders, what the spec changes, the channel entry as kops' builder
 writes it (bootstrapchannelbuilder.go), strict schema validation, refusals, and the snapshot CRD generator.
 With KOPS_SOURCE: byte equality with kops' rendered files in the fixtures that enable them (many-addons,
-many-addons-ccm, nvidia, external_dns, the 10 GCE fixtures with the PD CSI driver), and the committed CRD and DCGM metrics tables equal to what kops' templates generate.
+many-addons-ccm, nvidia, external_dns, complex, the 10 GCE fixtures with the PD CSI driver), and the committed CRD and DCGM metrics tables equal to what kops' templates generate.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ NPD = "addons/node-problem-detector.addons.k8s.io/k8s-1.17.yaml"
 CRD_DATA = REPO / "plugins/module_utils/addons/snapshot_controller_crds.py"
 NVIDIA = "addons/nvidia.addons.k8s.io/k8s-1.16.yaml"
 NVIDIA_DATA = REPO / "plugins/module_utils/addons/nvidia_data.py"
+AUTHENTICATOR = "addons/authentication.aws/k8s-1.12.yaml"
 EXTERNAL_DNS = "addons/external-dns.addons.k8s.io/k8s-1.19.yaml"
 GCP_PD = "addons/gcp-pd-csi-driver.addons.k8s.io/k8s-1.23.yaml"
 GCE_PD_FIXTURES = ("ha_gce", "many-addons-gce", "minimal_gce_dns-none", "minimal_gce_ilb", "minimal_gce_ilb_cilium_etcd",
@@ -363,6 +364,66 @@ def test_external_dns_byte_equal_to_kops():
     assert files[EXTERNAL_DNS] == theirs["external-dns.addons.k8s.io-k8s-1.19"]
     their_entries = {e["name"]: e for e in yaml.safe_load(theirs["bootstrap"])["spec"]["addons"]}
     assert entries["external-dns.addons.k8s.io"] == their_entries["external-dns.addons.k8s.io"]
+
+
+# ---------------------------------------------------------------- aws-iam-authenticator
+
+
+def _authenticator(files):
+    found = _objects(files[AUTHENTICATOR])
+    return found, found["DaemonSet", "kube-system", "aws-iam-authenticator"]["spec"]["template"]["spec"]
+
+
+def test_aws_iam_authenticator_with_crd_mappings():
+    mapping = {"arn": "arn:aws:iam::123456789012:role/dev", "username": "dev:{{SessionName}}", "groups": ["dev"]}
+    completed, groups = _case(authentication={"aws": {"backendMode": "CRD", "identityMappings": [mapping],
+                                                      "cpuLimit": "100m"}})
+    files, entries = _render(completed, groups)
+    found, pod = _authenticator(files)
+    assert sorted(found) == [
+        ("ClusterRole", "", "aws-iam-authenticator"), ("ClusterRoleBinding", "", "aws-iam-authenticator"),
+        ("CustomResourceDefinition", "", "iamidentitymappings.iamauthenticator.k8s.aws"),
+        ("DaemonSet", "kube-system", "aws-iam-authenticator"), ("IAMIdentityMapping", "", "iam-identity-mapping-0"),
+        ("ServiceAccount", "kube-system", "aws-iam-authenticator")]
+    assert found["IAMIdentityMapping", "", "iam-identity-mapping-0"]["spec"] == mapping
+    container = pod["containers"][0]
+    # a CRD backend without a cluster id: the cluster's name; no mounted config file
+    assert container["args"] == ["server", "--cluster-id=minimal-aws.example.com", "--state-dir=/var/aws-iam-authenticator",
+                                 "--kubeconfig-pregenerated=true", "--backend-mode=CRD"]
+    assert container["resources"]["limits"] == {"cpu": "100m", "memory": "20Mi"}
+    assert [v["name"] for v in pod["volumes"]] == ["output", "state"]
+    assert pod["nodeSelector"] == {"node-role.kubernetes.io/control-plane": ""} and pod["hostNetwork"] is True
+    assert container["image"] == "%s:%s" % next(iter(image_data.IMAGES["authentication.aws"].items()))
+    entry = entries["authentication.aws"]
+    assert entry["selector"] == {"role.kubernetes.io/authentication": "1"} and entry["id"] == "k8s-1.12"
+    names = list(entries)
+    assert names.index("authentication.aws") + 1 == names.index("aws-cloud-controller.addons.k8s.io")
+    for document in found.values():
+        assert document["metadata"]["labels"]["role.kubernetes.io/authentication"] == "1"
+
+
+def test_aws_iam_authenticator_mounted_file_mode():
+    completed, groups = _case(authentication={"aws": {"image": "example.com/authenticator:v1", "memoryRequest": "64Mi"}},
+                              containerd={"seLinuxEnabled": True})
+    found, pod = _authenticator(_render(completed, groups)[0])
+    container = pod["containers"][0]
+    assert container["args"][:2] == ["server", "--config=/etc/aws-iam-authenticator/config.yaml"]
+    assert not [arg for arg in container["args"] if arg.startswith(("--cluster-id", "--backend-mode"))]
+    assert pod["volumes"][0] == {"configMap": {"name": "aws-iam-authenticator"}, "name": "config"}
+    assert container["image"] == "example.com/authenticator:v1" and container["resources"]["requests"]["memory"] == "64Mi"
+    assert pod["securityContext"] == {"seLinuxOptions": {"level": "s0", "type": "spc_t"}}
+    assert not [key for key in found if key[0] == "IAMIdentityMapping"]
+
+
+@NEEDS_KOPS
+def test_aws_iam_authenticator_byte_equal_to_kops():
+    directory = pathlib.Path(KOPS) / "tests/integration/update_cluster/complex"
+    completed, groups = load_case(directory)
+    theirs = kops_files(directory, completed["metadata"]["name"])
+    files, entries = _render(completed, groups)
+    assert files[AUTHENTICATOR] == theirs["authentication.aws-k8s-1.12"]
+    their_entries = {e["name"]: e for e in yaml.safe_load(theirs["bootstrap"])["spec"]["addons"]}
+    assert entries["authentication.aws"] == their_entries["authentication.aws"]
 
 
 # ---------------------------------------------------------------- the CRD generator
