@@ -24,7 +24,7 @@ except ImportError:  # objects.require_yaml names the fix when a manifest is dum
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import (
     amazon_vpc, aws, aws_iam_authenticator, aws_load_balancer_controller, calico, cert_manager, cilium,
-    cluster_autoscaler, core, external_dns, flannel, gce, gcp_pd_csi, kindnet, kube_router, metrics_server,
+    cluster_autoscaler, core, external_dns, flannel, gce, gcp_pd_csi, kindnet, kopeio, kube_router, metrics_server,
     node_local_dns, node_problem_detector, nvidia, snapshot_controller)
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError, Facts
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
@@ -130,6 +130,7 @@ ADDONS = (
     Addon("storage-gce.addons.k8s.io", "v1.7.0", _storage("gce"), core.storage_gce),
     Addon("gcp-pd-csi-driver.addons.k8s.io", "k8s-1.23", gcp_pd_csi.applies, gcp_pd_csi.objects),
     Addon("gcp-cloud-controller.addons.k8s.io", "k8s-1.23", _gce, gce.cloud_controller, prune=True),
+    Addon("networking.kope.io", "k8s-1.12", _networking("kopeio"), kopeio.objects, selector=NETWORKING_SELECTOR, prune=True),
     Addon("networking.flannel", "k8s-1.25", lambda facts: "flannel" in facts.networking, flannel.objects,
           selector=NETWORKING_SELECTOR, prune=True),
     Addon("networking.projectcalico.org", "k8s-1.25", _networking("calico"), calico.objects, selector=NETWORKING_SELECTOR,
@@ -157,9 +158,6 @@ NOT_RENDERED = (
      lambda facts: not (_aws(facts) or _gce(facts)) and _enabled(facts, "clusterAutoscaler")),
     ("eks-pod-identity-webhook.addons.k8s.io", lambda facts: _aws(facts) and _enabled(facts, "podIdentityWebhook")),
     ("karpenter.sh", lambda facts: _enabled(facts, "karpenter")),
-) + tuple((name, _networking(kind)) for kind, name in (
-    ("kopeio", "networking.kope.io"),
-)) + (
     ("authentication.kope.io", lambda facts: "kopeio" in facts.section("authentication")),
 )
 

@@ -63,6 +63,7 @@ FIGURES = {
     "gcp-pd-csi-driver.addons.k8s.io-k8s-1.23": (10, 10, 250, 250, 250, 10),
     "external-dns.addons.k8s.io-k8s-1.19": (1, 1, 5, 5, 5, 1),  # external_dns_irsa refused (IRSA)
     "authentication.aws-k8s-1.12": (1, 1, 6, 6, 6, 1),
+    "networking.kope.io-k8s-1.12": (1, 1, 4, 4, 4, 1),
 }
 
 

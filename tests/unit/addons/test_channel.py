@@ -87,6 +87,7 @@ VARIANTS = {
     "external-dns-gce": lambda: _populated("minimal_gce", externalDns={"provider": "external-dns", "watchIngress": False}),
     "aws-iam-authenticator-crd": lambda: _case(authentication={"aws": {"backendMode": "CRD", "identityMappings": [
         {"arn": "arn:aws:iam::123456789012:role/dev", "username": "dev", "groups": ["dev"]}]}}),
+    "kopeio": lambda: _populated(networking={"kopeio": {}}),
     "nvidia-dcgm": lambda: _populated(containerd={"nvidiaGPU": {"enabled": True, "dcgmExporter": {"enabled": True}}}),
     "cert-manager-options": lambda: _case(certManager={"enabled": True, "defaultIssuer": "letsencrypt",
                                                        "nameservers": ["1.1.1.1"], "featureGates": {"B": False, "A": True}}),
@@ -274,8 +275,8 @@ def test_service_account_permissions_are_refused_naming_the_field():
 
 
 def test_addons_kops_would_add_are_named_when_not_rendered():
-    completed, groups = _case(networking={"kopeio": {}}, kubeDNS={"provider": "KubeDNS"})
-    assert channel.not_rendered(channel.Facts(completed, groups)) == ["kube-dns.addons.k8s.io", "networking.kope.io"]
+    completed, groups = _case(authentication={"kopeio": {}}, kubeDNS={"provider": "KubeDNS"})
+    assert channel.not_rendered(channel.Facts(completed, groups)) == ["kube-dns.addons.k8s.io", "authentication.kope.io"]
 
 
 def test_store_files_list_the_kubelet_bootstrap_addon_last():

@@ -1,10 +1,10 @@
 """The addons a spec switches on beyond kops' defaults: snapshot-controller, node-problem-detector, the NVIDIA
-device plugin, the GCE PD CSI driver, external-dns and aws-iam-authenticator (authentication.aws).
+device plugin, the GCE PD CSI driver, external-dns, aws-iam-authenticator (authentication.aws) and kopeio networking.
 
 In CI (our own specs): the objects each renders, what the spec changes, the channel entry as kops' builder
 writes it (bootstrapchannelbuilder.go), strict schema validation, refusals, and the snapshot CRD generator.
 With KOPS_SOURCE: byte equality with kops' rendered files in the fixtures that enable them (many-addons,
-many-addons-ccm, nvidia, external_dns, complex, the 10 GCE fixtures with the PD CSI driver), and the committed CRD and DCGM metrics tables equal to what kops' templates generate.
+many-addons-ccm, nvidia, external_dns, complex, privatekopeio, the 10 GCE fixtures with the PD CSI driver), and the committed CRD and DCGM metrics tables equal to what kops' templates generate.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ NPD = "addons/node-problem-detector.addons.k8s.io/k8s-1.17.yaml"
 CRD_DATA = REPO / "plugins/module_utils/addons/snapshot_controller_crds.py"
 NVIDIA = "addons/nvidia.addons.k8s.io/k8s-1.16.yaml"
 NVIDIA_DATA = REPO / "plugins/module_utils/addons/nvidia_data.py"
+KOPEIO = "addons/networking.kope.io/k8s-1.12.yaml"
 AUTHENTICATOR = "addons/authentication.aws/k8s-1.12.yaml"
 EXTERNAL_DNS = "addons/external-dns.addons.k8s.io/k8s-1.19.yaml"
 GCP_PD = "addons/gcp-pd-csi-driver.addons.k8s.io/k8s-1.23.yaml"
@@ -424,6 +425,47 @@ def test_aws_iam_authenticator_byte_equal_to_kops():
     assert files[AUTHENTICATOR] == theirs["authentication.aws-k8s-1.12"]
     their_entries = {e["name"]: e for e in yaml.safe_load(theirs["bootstrap"])["spec"]["addons"]}
     assert entries["authentication.aws"] == their_entries["authentication.aws"]
+
+
+# ---------------------------------------------------------------- kopeio networking
+
+
+def test_kopeio_networking_agent_on_every_node():
+    completed, groups = _case(networking={"kopeio": {}})
+    files, entries = _render(completed, groups)
+    found = _objects(files[KOPEIO])
+    assert sorted(found) == [("ClusterRole", "", "kopeio:networking-agent"),
+                             ("ClusterRoleBinding", "", "kopeio:networking-agent"),
+                             ("DaemonSet", "kube-system", "kopeio-networking-agent"),
+                             ("ServiceAccount", "kube-system", "kopeio-networking-agent")]
+    pod = found["DaemonSet", "kube-system", "kopeio-networking-agent"]["spec"]["template"]["spec"]
+    assert pod["hostNetwork"] and pod["hostPID"] and pod["tolerations"][0] == {"effect": "NoSchedule", "operator": "Exists"}
+    for document in found.values():
+        assert document["metadata"]["labels"]["role.kubernetes.io/networking"] == "1"
+    entry = entries["networking.kope.io"]
+    assert entry["selector"] == {"role.kubernetes.io/networking": "1"} and entry["prune"]["kinds"]
+    assert "networking.kope.io" not in channel.not_rendered(channel.Facts(completed, groups))
+
+
+@NEEDS_KOPS
+def test_kopeio_objects_are_kops_static_manifest():
+    """kops' manifest is a plain file (no template): every object, relabelled, equals ours field by field."""
+    manifest = pathlib.Path(KOPS) / "upup/models/cloudup/resources/addons/networking.kope.io/k8s-1.12.yaml"
+    addon = next(a for a in channel.ADDONS if a.name == "networking.kope.io")
+    theirs = channel.remap(addon, [d for d in yaml.safe_load_all(manifest.read_text()) if d])
+    completed, groups = _case(networking={"kopeio": {}})
+    assert list(yaml.safe_load_all(_render(completed, groups)[0][KOPEIO])) == theirs
+
+
+@NEEDS_KOPS
+def test_kopeio_byte_equal_to_kops():
+    directory = pathlib.Path(KOPS) / "tests/integration/update_cluster/privatekopeio"
+    completed, groups = load_case(directory)
+    theirs = kops_files(directory, completed["metadata"]["name"])
+    files, entries = _render(completed, groups)
+    assert files[KOPEIO] == theirs["networking.kope.io-k8s-1.12"]
+    their_entries = {e["name"]: e for e in yaml.safe_load(theirs["bootstrap"])["spec"]["addons"]}
+    assert entries["networking.kope.io"] == their_entries["networking.kope.io"]
 
 
 # ---------------------------------------------------------------- the CRD generator
