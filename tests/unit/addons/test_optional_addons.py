@@ -1,10 +1,13 @@
 """The addons a spec switches on beyond kops' defaults: snapshot-controller, node-problem-detector, the NVIDIA
 device plugin, the GCE PD CSI driver, external-dns, aws-iam-authenticator (authentication.aws) and kopeio networking.
+(cluster-autoscaler on GCE: test_channel.py.)
 
 In CI (our own specs): the objects each renders, what the spec changes, the channel entry as kops' builder
-writes it (bootstrapchannelbuilder.go), strict schema validation, refusals, and the snapshot CRD generator.
+writes it (bootstrapchannelbuilder.go), strict schema validation, refusals, and the data generators.
 With KOPS_SOURCE: byte equality with kops' rendered files in the fixtures that enable them (many-addons,
-many-addons-ccm, nvidia, external_dns, complex, privatekopeio, the 10 GCE fixtures with the PD CSI driver), and the committed CRD and DCGM metrics tables equal to what kops' templates generate.
+many-addons-ccm, nvidia, external_dns, complex, privatekopeio, the 10 GCE fixtures with the PD CSI driver),
+kopeio's objects equal to kops' static manifest, and the committed CRD and DCGM metrics tables equal to what
+kops' templates generate.
 """
 
 from __future__ import annotations
