@@ -33,6 +33,11 @@ ADDONS = (
     ("aws-load-balancer-controller.addons.k8s.io", "k8s-1.19.yaml.template"),
     ("certmanager.io", "k8s-1.16.yaml.template"),
     ("networking.projectcalico.org", "k8s-1.25.yaml.template"),
+    ("snapshot-controller.addons.k8s.io", "k8s-1.20.yaml.template"),
+    ("nvidia.addons.k8s.io", "k8s-1.16.yaml.template"),
+    ("gcp-pd-csi-driver.addons.k8s.io", "k8s-1.23.yaml.template"),
+    ("external-dns.addons.k8s.io", "k8s-1.19.yaml.template"),
+    ("authentication.aws", "k8s-1.12.yaml.template"),
 )
 # A pinned image: host/path:tag with no template action in it.
 IMAGE = re.compile(r"(?<![\w{.])((?:[a-z0-9-]+\.)+[a-z]{2,}/[a-z0-9._/-]+):([A-Za-z0-9._-]+)(?![\w.-])")

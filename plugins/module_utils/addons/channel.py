@@ -26,7 +26,8 @@ except ImportError:  # objects.require_yaml names the fix when a manifest is dum
 # balancer controller, the autoscaler, GCE's controller) is imported when it is rendered (_render_* below): its
 # manifests and CRDs are a large share of the module's imports, which Ansible's module payload compiles on each run.
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import (
-    aws, core, metrics_server, node_local_dns, pod_identity_webhook, service_accounts)
+    aws, aws_iam_authenticator, core, external_dns, gcp_pd_csi, kopeio, metrics_server, node_local_dns,
+    node_problem_detector, nvidia, pod_identity_webhook, service_accounts, snapshot_controller)
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError, Facts
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 
@@ -46,6 +47,7 @@ PRUNED_GROUP_KINDS = sorted([
 ])
 GO_YAML_WIDTH = 80  # go-yaml's best_width
 NETWORKING_SELECTOR = {"role.kubernetes.io/networking": "1"}
+AUTHENTICATION_SELECTOR = {"role.kubernetes.io/authentication": "1"}
 # go-yaml's named escapes in a double-quoted scalar (every other unprintable character is \xXX, \uXXXX or \UXXXXXXXX).
 _GO_YAML_ESCAPES = {"\0": "0", "\x07": "a", "\b": "b", "\t": "t", "\n": "n", "\x0b": "v", "\x0c": "f", "\r": "r",
                     "\x1b": "e", '"': '"', "\\": "\\", "\x85": "N", "\xa0": "_", "\u2028": "L", "\u2029": "P"}
@@ -168,13 +170,17 @@ ADDONS = (
     Addon("kubelet-api.rbac.addons.k8s.io", "k8s-1.9", lambda facts: True, core.kubelet_api_rbac),
     Addon("limit-range.addons.k8s.io", None, lambda facts: True, core.limit_range,
           manifest="limit-range.addons.k8s.io/v1.5.0.yaml"),
+    Addon("external-dns.addons.k8s.io", "k8s-1.19", external_dns.applies, external_dns.objects),
     Addon("nodelocaldns.addons.k8s.io", "k8s-1.12", node_local_dns.applies, node_local_dns.objects, needs_rolling_update="all"),
-    Addon("cluster-autoscaler.addons.k8s.io", "k8s-1.15", lambda facts: _aws(facts) and _enabled(facts, "clusterAutoscaler"),
+    Addon("cluster-autoscaler.addons.k8s.io", "k8s-1.15", lambda facts: (_aws(facts) or _gce(facts)) and _enabled(facts, "clusterAutoscaler"),
           _render_cluster_autoscaler),
     Addon("metrics-server.addons.k8s.io", "k8s-1.11", lambda facts: _enabled(facts, "metricsServer"),
           metrics_server.objects, selector={"k8s-app": "metrics-server"}, needs_pki=metrics_server.needs_pki),
     Addon("certmanager.io", "k8s-1.16", _cert_manager, _render_cert_manager, selector={}, prune=True),
     Addon("node-termination-handler.aws", "k8s-1.11", _nth, aws.node_termination_handler, prune=True),
+    Addon("node-problem-detector.addons.k8s.io", "k8s-1.17", lambda facts: _enabled(facts, "nodeProblemDetector"),
+          node_problem_detector.objects, prune=True),
+    Addon("nvidia.addons.k8s.io", "k8s-1.16", nvidia.applies, nvidia.objects),
     Addon("aws-load-balancer-controller.addons.k8s.io", "k8s-1.19",
           lambda facts: _load_balancer_controller(facts) and not facts.use_service_account_external_permissions,
           _render_aws_load_balancer_controller, prune=True, needs_pki=lambda facts: True),
@@ -185,7 +191,9 @@ ADDONS = (
           needs_pki=lambda facts: True),
     Addon("storage-aws.addons.k8s.io", "v1.15.0", _storage("aws"), core.storage_aws),
     Addon("storage-gce.addons.k8s.io", "v1.7.0", _storage("gce"), core.storage_gce),
+    Addon("gcp-pd-csi-driver.addons.k8s.io", "k8s-1.23", gcp_pd_csi.applies, gcp_pd_csi.objects),
     Addon("gcp-cloud-controller.addons.k8s.io", "k8s-1.23", _gce, _render_gce_cloud_controller, prune=True),
+    Addon("networking.kope.io", "k8s-1.12", _networking("kopeio"), kopeio.objects, selector=NETWORKING_SELECTOR, prune=True),
     Addon("networking.flannel", "k8s-1.25", lambda facts: "flannel" in facts.networking, _render_flannel,
           selector=NETWORKING_SELECTOR, prune=True),
     Addon("networking.projectcalico.org", "k8s-1.25", _networking("calico"), _render_calico, selector=NETWORKING_SELECTOR,
@@ -198,26 +206,21 @@ ADDONS = (
           selector=NETWORKING_SELECTOR, needs_rolling_update="all"),
     Addon("networking.cilium.io", "k8s-1.16", lambda facts: "cilium" in facts.networking, _render_cilium,
           manifest="networking.cilium.io/k8s-1.16-v1.15.yaml", selector=NETWORKING_SELECTOR, needs_rolling_update="all"),
+    Addon("authentication.aws", "k8s-1.12", aws_iam_authenticator.applies, aws_iam_authenticator.objects,
+          selector=AUTHENTICATION_SELECTOR),
     Addon("aws-cloud-controller.addons.k8s.io", "k8s-1.18", _aws, aws.cloud_controller),
     Addon("aws-ebs-csi-driver.addons.k8s.io", "k8s-1.17", _ebs_csi, aws.ebs_csi_driver),
+    Addon("snapshot-controller.addons.k8s.io", "k8s-1.20", lambda facts: _enabled(facts, "snapshotController"),
+          snapshot_controller.objects, needs_pki=lambda facts: True),
 )
 
 # What kops would add to the channel that this collection does not render yet: (name, applies).
 NOT_RENDERED = (
     ("kube-dns.addons.k8s.io", lambda facts: facts.kube_dns.get("provider") == "KubeDNS"),
-    ("external-dns.addons.k8s.io", lambda facts: facts.section("externalDns").get("provider") == "external-dns"),
-    ("cluster-autoscaler.addons.k8s.io", lambda facts: not _aws(facts) and _enabled(facts, "clusterAutoscaler")),
-    ("node-problem-detector.addons.k8s.io", lambda facts: _enabled(facts, "nodeProblemDetector")),
-    ("nvidia.addons.k8s.io", lambda facts: bool((facts.section("containerd").get("nvidiaGPU") or {}).get("enabled"))),
-    ("gcp-pd-csi-driver.addons.k8s.io",
-     lambda facts: _gce(facts) and bool((facts.section("cloudConfig").get("gcpPDCSIDriver") or {}).get("enabled"))),
-    ("snapshot-controller.addons.k8s.io", lambda facts: _enabled(facts, "snapshotController")),
+    ("cluster-autoscaler.addons.k8s.io",
+     lambda facts: not (_aws(facts) or _gce(facts)) and _enabled(facts, "clusterAutoscaler")),
     ("karpenter.sh", lambda facts: _enabled(facts, "karpenter")),
-) + tuple((name, _networking(kind)) for kind, name in (
-    ("kopeio", "networking.kope.io"),
-)) + (
     ("authentication.kope.io", lambda facts: "kopeio" in facts.section("authentication")),
-    ("authentication.aws", lambda facts: "aws" in facts.section("authentication")),
 )
 
 

@@ -1,15 +1,21 @@
 # -*- coding: utf-8 -*-
 # Copyright: kubeops.kops contributors
 # Apache License 2.0 (see LICENSE)
-"""cluster-autoscaler (cluster-autoscaler.addons.k8s.io) on AWS, when spec.clusterAutoscaler.enabled: one
-Deployment on the control plane scaling each autoscaled node group's ASG (<group>.<cluster>) between its
-minSize and maxSize, and with the priority expander kops' priorities ConfigMap.  Objects before kops'
-relabelling (channel.remap)."""
+"""cluster-autoscaler (cluster-autoscaler.addons.k8s.io) on AWS and GCE, when spec.clusterAutoscaler.enabled: one
+Deployment on the control plane scaling each autoscaled node group between its minSize and maxSize (on AWS its
+ASG, <group>.<cluster>; on GCE each zone's instance group manager, the sizes split across the zones as the
+managers' are), and with the priority expander kops' priorities ConfigMap.  Objects before kops' relabelling
+(channel.remap)."""
 
 from __future__ import annotations
 
+from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects as api_objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
+from ansible_collections.kubeops.kops.plugins.module_utils.model.gce.instances import split_across_zones
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import names as gce_names
+
+GCE_INSTANCE_GROUP_URL = "https://www.googleapis.com/compute/v1/projects/%s/zones/%s/instanceGroups/%s"
 
 
 def _node_groups(facts):
@@ -22,12 +28,37 @@ def _node_groups(facts):
 
 
 def node_group_flags(facts):
-    """--nodes=min:max:<asg> for every Node group not marked autoscale: false, by group name."""
-    flags = []
-    for name, spec in sorted(_node_groups(facts).items()):
-        if spec.get("autoscale", True) is not False:
-            flags.append("--nodes=%s:%s:%s.%s" % (spec.get("minSize", 0), spec.get("maxSize", 0), name, facts.name))
-    return flags
+    """--nodes=min:max:<group> for every Node group not marked autoscale: false, sorted by kops' key (the group's
+    name; on GCE <group>-<zone> for a group in several zones)."""
+    found = {}
+    for name, spec in _node_groups(facts).items():
+        if spec.get("autoscale", True) is False:
+            continue
+        if facts.provider == "gce":
+            found.update(_gce_node_groups(facts, name, spec))
+        else:
+            found[name] = (spec.get("minSize", 0), spec.get("maxSize", 0), "%s.%s" % (name, facts.name))
+    return ["--nodes=%s:%s:%s" % found[key] for key in sorted(found)]
+
+
+def _gce_node_groups(facts, name, spec):
+    """kops' GCE node groups: one per zone's instance group manager (a zone that can hold no instance left out)."""
+    zones = spec.get("zones") or []
+    if not zones:
+        raise AddonError("addon cluster-autoscaler.addons.k8s.io: instance group %s has no spec.zones; GCE instance "
+                         "groups are zonal (complete the instance group first)" % name)
+    if not facts.spec.get("project"):
+        raise AddonError("addon cluster-autoscaler.addons.k8s.io: spec.project is missing; set spec.project")
+    mins = split_across_zones(int(spec.get("minSize", 0)), zones)
+    maxes = split_across_zones(int(spec.get("maxSize", 0)), zones)
+    found = {}
+    for zone in zones:
+        if len(zones) > 1 and maxes[zone] == 0:
+            continue
+        url = GCE_INSTANCE_GROUP_URL % (facts.spec["project"], zone,
+                                        gce_names.instance_group_manager_name(facts.name, name, zone))
+        found[name if len(zones) == 1 else "%s-%s" % (name, zone)] = (mins[zone], maxes[zone], url)
+    return found
 
 
 def priorities(facts, config):
@@ -54,9 +85,10 @@ def command(facts, config):
     return (["./cluster-autoscaler",
              "--balance-similar-node-groups=%s" % _flag(config.get("balanceSimilarNodeGroups")),
              "--emit-per-nodegroup-metrics=%s" % _flag(config.get("emitPerNodegroupMetrics")),
-             "--cloud-provider=aws",
-             "--aws-use-static-instance-list=%s" % _flag(config.get("awsUseStaticInstanceList")),
-             "--expander=%s" % config.get("expander")]
+             "--cloud-provider=%s" % facts.provider]
+            + (["--aws-use-static-instance-list=%s" % _flag(config.get("awsUseStaticInstanceList"))]
+               if facts.provider == "aws" else [])
+            + ["--expander=%s" % config.get("expander")]
             + node_group_flags(facts)
             + ["--ignore-daemonsets-utilization=%s" % _flag(config.get("ignoreDaemonSetsUtilization")),
                "--scale-down-utilization-threshold=%s" % config.get("scaleDownUtilizationThreshold"),
@@ -79,6 +111,8 @@ def objects(facts):
                      "complete the cluster spec first")
     found = _objects(facts, config)
     deployment = next(d for d in found if d["kind"] == "Deployment")
+    if facts.provider != "aws":  # the region is AWS's alone (GCE's autoscaler reads the instance groups' URLs)
+        del deployment["spec"]["template"]["spec"]["containers"][0]["env"]
     if config.get("podAnnotations"):
         deployment["spec"]["template"]["metadata"]["annotations"].update(
             {key: str(value) for key, value in config["podAnnotations"].items()})

@@ -53,4 +53,24 @@ IMAGES = {
         'docker.io/calico/node': 'v3.31.6',
         'docker.io/calico/typha': 'v3.31.6',
     },
+    'snapshot-controller.addons.k8s.io': {
+        'registry.k8s.io/sig-storage/snapshot-controller': 'v6.0.1',
+        'registry.k8s.io/sig-storage/snapshot-validation-webhook': 'v6.0.1',
+    },
+    'nvidia.addons.k8s.io': {
+        'nvcr.io/nvidia/k8s/dcgm-exporter': '2.4.6-2.6.10-ubuntu20.04',
+    },
+    'gcp-pd-csi-driver.addons.k8s.io': {
+        'registry.k8s.io/sig-storage/csi-attacher': 'v4.8.1',
+        'registry.k8s.io/sig-storage/csi-node-driver-registrar': 'v2.13.0',
+        'registry.k8s.io/sig-storage/csi-provisioner': 'v6.0.0',
+        'registry.k8s.io/sig-storage/csi-resizer': 'v2.0.0',
+        'registry.k8s.io/sig-storage/csi-snapshotter': 'v8.2.1',
+    },
+    'external-dns.addons.k8s.io': {
+        'registry.k8s.io/external-dns/external-dns': 'v0.14.1',
+    },
+    'authentication.aws': {
+        'public.ecr.aws/eks-distro/kubernetes-sigs/aws-iam-authenticator': 'v0.6.20-eks-1-30-7',
+    },
 }

@@ -7,14 +7,16 @@ import copy
 import hashlib
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
+import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
 
-from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel, image_data
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import cert_manager_crds, channel, image_data
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
@@ -80,6 +82,13 @@ VARIANTS = {
                                                       metricsServer={"enabled": True}),
     "kube-router-node-local-dns": lambda: _populated(networking={"kuberouter": {}}, kubeProxy={"enabled": False},
                                                      kubeDNS={"nodeLocalDNS": {"enabled": True}}),
+    "gce-pd-csi-balanced-storage": lambda: _populated("minimal_gce", cloudConfig={
+        "gceServiceAccount": "default", "gcpPDCSIDriver": {"enabled": True, "defaultStorageClassName": "balanced-storage"}}),
+    "external-dns-gce": lambda: _populated("minimal_gce", externalDns={"provider": "external-dns", "watchIngress": False}),
+    "aws-iam-authenticator-crd": lambda: _case(authentication={"aws": {"backendMode": "CRD", "identityMappings": [
+        {"arn": "arn:aws:iam::123456789012:role/dev", "username": "dev", "groups": ["dev"]}]}}),
+    "kopeio": lambda: _populated(networking={"kopeio": {}}),
+    "nvidia-dcgm": lambda: _populated(containerd={"nvidiaGPU": {"enabled": True, "dcgmExporter": {"enabled": True}}}),
     "cert-manager-options": lambda: _case(certManager={"enabled": True, "defaultIssuer": "letsencrypt",
                                                        "nameservers": ["1.1.1.1"], "featureGates": {"B": False, "A": True}}),
 }
@@ -90,14 +99,25 @@ def test_every_manifest_validates_strictly(variant):
     completed, groups = VARIANTS[variant]()
     version = completed["spec"]["kubernetesVersion"].lstrip("v")
     files = channel.render(completed, groups, account_id=ACCOUNT)
-    count = 0
-    for path, data in files:
-        if path == channel.CHANNEL_PATH:
-            continue
-        for document in yaml.safe_load_all(data):
+    documents = [document for path, data in files if path != channel.CHANNEL_PATH for document in yaml.safe_load_all(data)]
+    # Kinds a CRD defines (the addon's own, or cert-manager's that a needsPKI addon's Certificate uses) have no
+    # Kubernetes schema: they are checked against the CRD's served version schema instead.
+    crd_schemas = {}
+    for crd in [d for d in documents if d["kind"] == "CustomResourceDefinition"] + cert_manager_crds_objects():
+        for served in crd["spec"]["versions"]:
+            crd_schemas["%s/%s" % (crd["spec"]["group"], served["name"]), crd["spec"]["names"]["kind"]] = \
+                served["schema"]["openAPIV3Schema"]
+    for document in documents:
+        schema = crd_schemas.get((document["apiVersion"], document["kind"]))
+        if schema is not None:
+            jsonschema.validate(document, schema)
+        else:
             kubernetes_validate.validate(document, version, strict=True)
-            count += 1
-    assert count > 10
+    assert len(documents) > 10
+
+
+def cert_manager_crds_objects():
+    return [{"kind": "CustomResourceDefinition", "spec": spec} for spec in cert_manager_crds.CRDS.values()]
 
 
 def test_validation_would_catch_a_misspelt_field():
@@ -209,6 +229,32 @@ def test_cluster_autoscaler_scales_the_node_groups_asgs_by_priority():
     assert entries["metrics-server.addons.k8s.io"]["selector"] == {"k8s-app": "metrics-server"}
 
 
+def test_cluster_autoscaler_on_gce_scales_each_zones_instance_group_manager():
+    completed, groups = load_case(kops_fixtures.UPDATE_CLUSTER / "ha_gce")
+    path = "addons/cluster-autoscaler.addons.k8s.io/k8s-1.15.yaml"
+    url = "https://www.googleapis.com/compute/v1/projects/%s/zones/us-test1-%%s/instanceGroups/%%s-nodes-ha-gce-example-com" % (
+        completed["spec"]["project"])
+
+    def nodes_flags(groups):
+        files = channel.render(completed, groups, account_id=ACCOUNT)
+        container = _workload(files, path, "Deployment")["spec"]["template"]["spec"]["containers"][0]
+        assert "env" not in container and "--cloud-provider=gce" in container["command"]
+        assert not [arg for arg in container["command"] if arg.startswith("--aws-")]
+        return [arg for arg in container["command"] if arg.startswith("--nodes=")]
+
+    # 2 nodes over 3 zones: the third zone's manager can hold none, so the autoscaler is not told of it.
+    assert nodes_flags(groups) == ["--nodes=1:1:" + url % ("a", "a"), "--nodes=1:1:" + url % ("b", "b")]
+    groups = copy.deepcopy(groups)
+    nodes = next(g for g in groups if g["metadata"]["name"] == "nodes")
+    nodes["spec"].update(minSize=1, maxSize=4)
+    assert nodes_flags(groups) == ["--nodes=1:2:" + url % ("a", "a"), "--nodes=0:1:" + url % ("b", "b"),
+                                   "--nodes=0:1:" + url % ("c", "c")]
+    nodes["spec"]["zones"] = ["us-test1-b"]
+    assert nodes_flags(groups) == ["--nodes=1:4:" + url % ("b", "b")]
+    nodes["spec"]["autoscale"] = False
+    assert nodes_flags(groups) == []
+
+
 def test_amazon_vpc_env_is_kops_defaults_then_the_spec_then_the_cluster():
     completed, groups = VARIANTS["amazon-vpc-ipv6"]()
     files = channel.render(completed, groups, account_id=ACCOUNT)
@@ -241,9 +287,8 @@ def test_service_account_permissions_wire_every_aws_addon_to_its_role():
 
 
 def test_addons_kops_would_add_are_named_when_not_rendered():
-    completed, groups = _case(networking={"kopeio": {}}, nodeProblemDetector={"enabled": True})
-    assert channel.not_rendered(channel.Facts(completed, groups)) == ["node-problem-detector.addons.k8s.io",
-                                                                      "networking.kope.io"]
+    completed, groups = _case(authentication={"kopeio": {}}, kubeDNS={"provider": "KubeDNS"})
+    assert channel.not_rendered(channel.Facts(completed, groups)) == ["kube-dns.addons.k8s.io", "authentication.kope.io"]
 
 
 def test_store_files_list_the_kubelet_bootstrap_addon_last():
@@ -276,7 +321,8 @@ def test_store_files_list_the_kubelet_bootstrap_addon_last():
 def test_image_table_pins_every_image_the_templates_ask_for():
     images = set()
     cases = [VARIANTS[v]() for v in ("autoscaler-priority-metrics", "snapshot-ipv6-selinux", "flannel", "amazon-vpc-ipv6",
-                                     "kube-router-node-local-dns", "cert-manager-options", "calico-typha")]
+                                     "kube-router-node-local-dns", "cert-manager-options", "calico-typha", "nvidia-dcgm",
+                                     "gce-pd-csi-balanced-storage", "external-dns-gce", "aws-iam-authenticator-crd")]
     for completed, groups in cases + [alb_case()]:
         for path, data in channel.render(completed, groups, account_id=ACCOUNT):
             if path != channel.CHANNEL_PATH:
@@ -289,7 +335,8 @@ def test_image_table_pins_every_image_the_templates_ask_for():
                 images |= {arg.partition("=")[2] for c in containers for arg in c.get("args", []) if "-image=" in arg}
     pinned = {"%s:%s" % item for table in image_data.IMAGES.values() for item in table.items()}
     assert pinned <= images
-    assert all(tag.startswith("v") for table in image_data.IMAGES.values() for tag in table.values())
+    # Version tags (the DCGM exporter's are <DCGM version>-<exporter version>-<base image>, without a v).
+    assert all(re.match(r"v?[0-9]+\.[0-9]+", tag) for table in image_data.IMAGES.values() for tag in table.values())
 
 
 def _generator(kops, *args):
@@ -328,6 +375,23 @@ def _mini_kops(tmp_path, coredns_line="        image: {{ if X }}{{ X }}{{ else }
     (root / "certmanager.io/k8s-1.16.yaml.template").write_text(
         '          image: "quay.io/jetstack/cert-manager-controller:v0.0.3"\n'
         "          - --acme-http01-solver-image=quay.io/jetstack/cert-manager-acmesolver:v0.0.3\n")
+    (root / "nvidia.addons.k8s.io").mkdir()
+    (root / "nvidia.addons.k8s.io/k8s-1.16.yaml.template").write_text(
+        "      - image: {{ $.Containerd.NvidiaGPU.DevicePluginImage }}\n"
+        '        image: "nvcr.io/nvidia/k8s/dcgm-exporter:1.2.3-4.5.6-ubuntu"\n')
+    (root / "gcp-pd-csi-driver.addons.k8s.io").mkdir()
+    (root / "gcp-pd-csi-driver.addons.k8s.io/k8s-1.23.yaml.template").write_text(
+        "        image: registry.k8s.io/cloud-provider-gcp/gcp-compute-persistent-disk-csi-driver:{{ .Version }}\n"
+        "        image: registry.k8s.io/sig-storage/csi-resizer:v0.0.5\n")
+    (root / "external-dns.addons.k8s.io").mkdir()
+    (root / "external-dns.addons.k8s.io/k8s-1.19.yaml.template").write_text(
+        "        image: registry.k8s.io/external-dns/external-dns:v0.0.6\n")
+    (root / "authentication.aws").mkdir()
+    (root / "authentication.aws/k8s-1.12.yaml.template").write_text(
+        '        image: {{ or .Authentication.AWS.Image "public.ecr.aws/eks-distro/kubernetes-sigs/aws-iam-authenticator:v0.0.7" }}\n')
+    (root / "snapshot-controller.addons.k8s.io").mkdir()
+    (root / "snapshot-controller.addons.k8s.io/k8s-1.20.yaml.template").write_text(
+        "        image: registry.k8s.io/sig-storage/snapshot-controller:v0.0.4\n")
     (tmp_path / "kops-version.go").write_text('const KOPS_RELEASE_VERSION = "1.99.0"\n')
     return tmp_path
 
@@ -349,6 +413,11 @@ def test_generator_reads_pins_and_skips_templated_tags(tmp_path):
         "certmanager.io": {"quay.io/jetstack/cert-manager-controller": "v0.0.3",
                            "quay.io/jetstack/cert-manager-acmesolver": "v0.0.3"},
         "networking.projectcalico.org": {"docker.io/calico/cni": "v0.0.3"},
+        "snapshot-controller.addons.k8s.io": {"registry.k8s.io/sig-storage/snapshot-controller": "v0.0.4"},
+        "nvidia.addons.k8s.io": {"nvcr.io/nvidia/k8s/dcgm-exporter": "1.2.3-4.5.6-ubuntu"},
+        "gcp-pd-csi-driver.addons.k8s.io": {"registry.k8s.io/sig-storage/csi-resizer": "v0.0.5"},
+        "external-dns.addons.k8s.io": {"registry.k8s.io/external-dns/external-dns": "v0.0.6"},
+        "authentication.aws": {"public.ecr.aws/eks-distro/kubernetes-sigs/aws-iam-authenticator": "v0.0.7"},
     }
 
 

@@ -97,15 +97,16 @@ def test_bad_zone_and_version_fail_with_field_and_fix(run_module, store_url):
 
 
 def test_addons_kubeops_does_not_render_are_named_never_dropped_silently(run_module, store_url, tmp_path):
-    """kopeio is kops' addon networking.kope.io, not rendered here: the pipeline warns with this list (the channel
-    goes without it) instead of writing a cluster without a CNI in silence; cilium and calico are rendered. (Asserted on what
-    the pipeline warns with: Ansible keeps module warnings process-wide across in-process runs.)"""
+    """kube-dns (spec.kubeDNS.provider: KubeDNS) is kops' addon kube-dns.addons.k8s.io, not rendered here: the pipeline
+    warns with this list (the channel goes without it) instead of writing a cluster without cluster DNS in silence;
+    cilium and calico are rendered. (Asserted on what the pipeline warns with: Ansible keeps module warnings
+    process-wide across in-process runs.)"""
     from ansible_collections.kubeops.kops.plugins.module_utils import clusters, updates
     run_module(cluster_module, state_store=store_url, options=dict(OPTIONS, cluster_name="c2.example.com",
                                                                    networking="cilium"))
     run_module(cluster_module, state_store=store_url, options=dict(OPTIONS, cluster_name="c3.example.com",
                                                                    networking="calico"))
-    run_module(cluster_module, state_store=store_url, options=dict(OPTIONS, networking="kopeio"))
+    run_module(cluster_module, state_store=store_url, options=dict(OPTIONS, sets=["spec.kubeDNS.provider=KubeDNS"]))
     service = clusters.ClusterService(store_url)
     warned = {}
     for name in ("c2.example.com", "c3.example.com", "k8s.example.com"):
@@ -113,7 +114,7 @@ def test_addons_kubeops_does_not_render_are_named_never_dropped_silently(run_mod
         updates.render_terraform(service, name, str(tmp_path / name), dry_run=True, warn=warned[name].append)
     assert not [w for w in warned["c2.example.com"] + warned["c3.example.com"] if "does not render" in w]
     assert [w for w in warned["k8s.example.com"] if "does not render" in w and w.endswith(
-        "without them: networking.kope.io (docs/addons.md; apply your own manifests for them)")]
+        "without them: kube-dns.addons.k8s.io (docs/addons.md; apply your own manifests for them)")]
     rendered = run_module(cluster_update, state_store=store_url, cluster_name="k8s.example.com", target="terraform",
                           out_dir=str(tmp_path / "tf"))
     assert rendered.get("changed") and "failed" not in rendered, rendered.get("msg")

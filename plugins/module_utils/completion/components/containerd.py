@@ -19,8 +19,8 @@ def build(spec, ctx):
         containerd["sandboxImage"] = ctx.remap_image(versions.SANDBOX_IMAGE)
     nvidia = containerd.get("nvidiaGPU") or {}
     if nvidia.get("enabled"):
-        context.fill(nvidia, {"driverPackage": versions.NVIDIA_DRIVER_PACKAGE,
-                              "devicePluginImage": versions.NVIDIA_DEVICE_PLUGIN_IMAGE})
+        context.fill(nvidia, {"package": versions.NVIDIA_DRIVER_PACKAGE,
+                              "image": versions.NVIDIA_DEVICE_PLUGIN_IMAGE})  # NvidiaGPUConfig's JSON names
     gvisor = containerd.get("gVisor") or {}
     if gvisor.get("enabled"):
         context.fill(gvisor, {"platform": versions.GVISOR_PLATFORM})
