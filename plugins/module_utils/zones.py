@@ -38,3 +38,11 @@ def region_of(spec):
         if subnet.get("zone"):
             return region_of_zone(provider, subnet["zone"])
     return None
+
+
+def split_across_zones(count, zones):
+    """kops' SplitCountAcrossZones: an even share per zone, the remainder to the first zones."""
+    sizes = [count // len(zones)] * len(zones)
+    for i in range(count - sum(sizes)):
+        sizes[i] += 1
+    return dict(zip(zones, sizes))

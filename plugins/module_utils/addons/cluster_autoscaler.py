@@ -12,7 +12,7 @@ from __future__ import annotations
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects as api_objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
-from ansible_collections.kubeops.kops.plugins.module_utils.model.gce.instances import split_across_zones
+from ansible_collections.kubeops.kops.plugins.module_utils.zones import split_across_zones
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import names as gce_names
 
 GCE_INSTANCE_GROUP_URL = "https://www.googleapis.com/compute/v1/projects/%s/zones/%s/instanceGroups/%s"

@@ -13,6 +13,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import name
 from ansible_collections.kubeops.kops.plugins.module_utils.model.gce.context import GceModelError
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import compute, iam
+from ansible_collections.kubeops.kops.plugins.module_utils.zones import split_across_zones
 
 # Role -> (service account name, its description); the API servers run as the control plane.
 ACCOUNTS = {objects.ROLE_CONTROL_PLANE: ("control-plane", "kubernetes control-plane instances"),
@@ -90,14 +91,6 @@ def image_url(project, image):
         raise GceModelError("image %r: expected <project>/<image> or <image>" % image)
     project, name = parts if len(parts) == 2 else (project, parts[0])
     return compute.url(project, "global/images/" + name)
-
-
-def split_across_zones(count, zones):
-    """kops' SplitCountAcrossZones: an even share per zone, the remainder to the first zones."""
-    sizes = [count // len(zones)] * len(zones)
-    for i in range(count - sum(sizes)):
-        sizes[i] += 1
-    return dict(zip(zones, sizes))
 
 
 def group_labels(ctx, group):
