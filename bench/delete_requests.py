@@ -217,7 +217,7 @@ def main():
             ours_cloud, ours_store = sum(calls.values()), sum(store_calls.values())
             kops_cloud = sum(listing.values()) + sum(deleting.values())
             print("cluster %s: %d groups; objects %s; %d store objects" % (name, args.groups, dict(found),
-                                                                            store_objects))
+                                                                           store_objects))
             print("ours: cloud %d calls (%d HTTP requests, %d mutating), store %d requests %s"
                   % (ours_cloud, sum(sent.values()), sum(v for k, v in calls.items() if not k.startswith(READ_PREFIXES)),
                      ours_store, dict(store_calls)))

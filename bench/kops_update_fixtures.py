@@ -165,7 +165,7 @@ def completed_spec_expected(directory):
 
 def reason(result):
     """A refusal in one line: the module's message, with its first problem when the message only leads in."""
-    message = " ".join(str(result.get("msg")).split("\n")[0].split())
+    message = " ".join(str(result.get("msg")).split("\n", maxsplit=1)[0].split())
     problems = result.get("errors") or []
     if problems and message.endswith(":"):
         message += " " + " ".join(str(problems[0]).split())
@@ -230,7 +230,7 @@ def run_fixture(name, directory, server, s3):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--only", help="comma-separated fixture names")
     parser.add_argument("--json", help="write the per-fixture figures here")
     parser.add_argument("--verbose", action="store_true", help="list missing/extra resources and differing bodies")

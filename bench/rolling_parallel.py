@@ -58,7 +58,7 @@ def playbook(*args):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--groups", type=int, default=4)
     parser.add_argument("--size", type=int, default=5)
     parser.add_argument("--budget", default="4")
@@ -76,7 +76,7 @@ def main():
     started = time.monotonic()
     service = rolling_fleet.make_cluster(store, options.groups, options.size, {"maxSurge": 1, "maxUnavailable": 1})
     print("cluster of %d node groups x %d nodes built on moto in %.0fs" % (options.groups, options.size,
-                                                                         time.monotonic() - started), flush=True)
+                                                                           time.monotonic() - started), flush=True)
     server = KubeAPIServer(ca=keystore.primary(keystore.load(service.cluster_store(rolling_fleet.CLUSTER),
                                                              "kubernetes-ca")), max_grace_seconds=1).start()
     fleet = rolling_fleet.Fleet(server, boot=options.boot)

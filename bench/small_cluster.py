@@ -103,8 +103,8 @@ def kops(server, work, binary):
         store = "file://%s/kops-state%d" % (work, run)
         base = [binary, "--state", store]
         times["first create"].append(_timed(base + ["create", "cluster", "--name", NAME, "--zones", "us-east-1a",
-                                                     "--networking", "cni", "--kubernetes-version", "v1.34.2",
-                                                     "--image", MOTO_AMI, "--yes"], work, env))
+                                                    "--networking", "cni", "--kubernetes-version", "v1.34.2",
+                                                    "--image", MOTO_AMI, "--yes"], work, env))
         times["no-op"].append(_timed(base + ["update", "cluster", "--name", NAME, "--yes"], work, env))
         times["render"].append(_timed(base + ["update", "cluster", "--name", NAME, "--target", "terraform",
                                               "--out", "%s/kops-tf%d" % (work, run)], work, env))
@@ -132,7 +132,7 @@ def breakdown(work):
     trivial = work / "trivial.yml"
     trivial.write_text("- hosts: localhost\n  gather_facts: false\n  tasks:\n    - ansible.builtin.debug: {msg: hi}\n")
     parts["Ansible start-up (a one-task playbook), wall"] = statistics.median(
-        _timed([str(BIN / "ansible-playbook"), str(trivial)], work, case="start-up") for _ in range(RUNS))
+        _timed([str(BIN / "ansible-playbook"), str(trivial)], work, case="start-up") for _run in range(RUNS))
     parts["Ansible start-up (a one-task playbook), CPU"] = statistics.median(CPU.pop("start-up"))
     parts["module packaging (AnsiballZ of create's two modules), CPU"] = _python("""
         import sys, time

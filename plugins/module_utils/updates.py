@@ -124,7 +124,7 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
             warn(entry.name)
     # Before the tasks: each launch template's user data pins its group's nodeup config hash.
     node_changes, hashes = nodeup_store.node_files(store, completed, groups,
-                                                     getattr(service.facts, "etcd_sha256", None), warn)
+                                                   getattr(service.facts, "etcd_sha256", None), warn)
     boot = boot_artifacts_for(service, completed, store, dry_run)
     # The store first (kops' keypair and managed-file tasks come before the launch templates that pin them): every
     # object a node's user data pins (nodeup configs, the keysets they carry, the boot artefacts above) is stored
@@ -341,7 +341,7 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     store = service.cluster_store(cluster_name)
     driver.recorded_names(store, completed)
     node_changes, hashes = nodeup_store.node_files(store, completed, groups,
-                                                     getattr(service.facts, "etcd_sha256", None), warn)
+                                                   getattr(service.facts, "etcd_sha256", None), warn)
     account = _render_account(
         completed, lambda: driver.cloud(cluster_name, region_of(completed["spec"]), spec=completed["spec"]), warn)
     files = managed_files(completed) + node_changes + addon_channel.store_files(completed, groups, node_changes,

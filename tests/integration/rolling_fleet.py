@@ -48,7 +48,7 @@ def make_cluster(store, groups=4, size=5, rolling=None):
     for name in node_group_names(groups):
         group = copy.deepcopy(template)
         group["metadata"] = {"name": name, "labels": dict(template["metadata"].get("labels") or {},
-                                                            **{"kops.k8s.io/cluster": CLUSTER})}
+                                                          **{"kops.k8s.io/cluster": CLUSTER})}
         group["spec"]["minSize"] = group["spec"]["maxSize"] = size
         if rolling:
             group["spec"]["rollingUpdate"] = dict(rolling)

@@ -43,7 +43,7 @@ def test_tarball_holds_only_the_collection(installed):
     assert (root / "playbooks" / "create_cluster.yml").exists()
     listed = json.loads((root / "FILES.json").read_text())["files"]
     assert not [f["name"] for f in listed if f["name"].split("/")[0] in ("bench", "hack", "build", "Makefile",
-                                                                          "ansible.cfg", "pytest.ini")]
+                                                                         "ansible.cfg", "pytest.ini")]
 
 
 @pytest.mark.parametrize("module", MODULES)

@@ -535,7 +535,7 @@ def test_budget_rolls_node_groups_side_by_side_and_stops_on_a_node_never_ready(a
         # Desired sizes kept, every member InService; nodes-a and nodes-b replaced their surge in wave 1, nodes-c's
         # detached instance (wave 2's) still runs, for the next run to replace last.
         assert [sizes["%s.%s" % (n, CLUSTER)] for n in ("nodes-a", "nodes-b", "nodes-c")] == [(2, 2, 0), (2, 2, 0),
-                                                                                            (2, 2, 1)], sizes
+                                                                                              (2, 2, 1)], sizes
         assert rolling_fleet.peak_unavailable(server.node_availability_record(), 6, since, until) <= 2
     finally:
         fleet.stop() if fleet.is_alive() else None

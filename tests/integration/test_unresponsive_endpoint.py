@@ -63,7 +63,7 @@ def test_an_unresponsive_s3_endpoint_is_announced_then_given_up(silent_endpoint,
             task_began = now
         lines.append((now - (task_began or 0), line.rstrip("\n")))
     assert proc.wait(timeout=120) != 0
-    text = "\n".join(line for _, line in lines)
+    text = "\n".join(line for _when, line in lines)
     notices = [(at, line) for at, line in lines if "waiting for AWS S3" in line]
     assert notices, text
     at, first = notices[0]

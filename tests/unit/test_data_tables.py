@@ -364,7 +364,7 @@ def test_schema_table_is_what_its_generator_writes_of_it():
 def test_flag_table_is_what_its_generator_writes_of_it():
     committed, version, commit = _source("flag_data")
     gen = _hack("gen_flag_data")
-    names = [n for n in re.findall(r"^([A-Z_]+) = \($", committed, re.M)]
+    names = re.findall(r"^([A-Z_]+) = \($", committed, re.M)
     assert set(names) == set(FLAG_STRUCTS)
     text = gen.HEADER % {"version": version, "commit": commit}
     for name in names:

@@ -230,7 +230,7 @@ class History(object):
             new_snapshots[number] = before
             head = entries[-1]
         if head is not None and after_sha == head["sha256"] and operation in (None, "create", "replace",
-                                                                                "instance_group", "upgrade", "rollback"):
+                                                                              "instance_group", "upgrade", "rollback"):
             if not new_snapshots:
                 return []  # the spec does not change: no revision
         else:

@@ -34,7 +34,7 @@ from tests.unit.addons.test_addons_vs_kops import ACCOUNT, kops_files, load_case
 REPO = pathlib.Path(__file__).resolve().parents[3]
 KOPS = os.environ.get("KOPS_SOURCE")
 NEEDS_KOPS = pytest.mark.skipif(not KOPS, reason="KOPS_SOURCE is not set: point it at a kops checkout to compare "
-                                                  "with kops' rendered files")
+                                "with kops' rendered files")
 SNAPSHOT = "addons/snapshot-controller.addons.k8s.io/k8s-1.20.yaml"
 NPD = "addons/node-problem-detector.addons.k8s.io/k8s-1.17.yaml"
 CRD_DATA = REPO / "plugins/module_utils/addons/snapshot_controller_crds.py"
@@ -271,7 +271,7 @@ def test_gcp_pd_csi_driver_objects_and_default_class():
     found = _objects(files[GCP_PD])
     assert len(found) == 25
     assert {key[2] for key in found if key[0] == "StorageClass"} == {"standard-csi", "balanced-csi", "balanced-storage",
-                                                                      "ssd-csi"}
+                                                                     "ssd-csi"}
     defaults = {key[2]: (d["metadata"].get("annotations") or {}).get("storageclass.kubernetes.io/is-default-class")
                 for key, d in found.items() if key[0] == "StorageClass"}
     assert defaults == {"standard-csi": "false", "balanced-csi": "true", "balanced-storage": None, "ssd-csi": None}

@@ -64,7 +64,7 @@ def test_other_unknown_fields_are_still_refused():
 def test_the_cluster_module_warns(run_module, tmp_path):  # noqa: F811
     """kops' minimal_gce with the fields minimal_gce_plb adds: stored, with a warning naming each."""
     documents = [d for d in yaml.safe_load_all((kops_fixtures.UPDATE_CLUSTER / "minimal_gce" / "in-v1alpha2.yaml")
-                                                .read_text()) if d]
+                                               .read_text()) if d]
     documents[0]["spec"]["etcdClusters"][0].update(volumeIops=6000, type="hyperdisk-balanced")
     next(d for d in documents if d["kind"] == "InstanceGroup")["spec"]["rootVolume"] = {"size": 100}
     result = run_module(cluster_module, definition=documents, force=True, state_store="file://%s" % tmp_path,

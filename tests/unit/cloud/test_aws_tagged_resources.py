@@ -17,7 +17,7 @@ OWNED = [{"Key": "KubernetesCluster", "Value": CLUSTER}, {"Key": "kubernetes.io/
 # The cluster and its look-alikes (whose balancer, target group and queue names are the same under kops' rules:
 # model/aws/lookalike.py reads their ownership from the same call).
 REQUEST = {"TagFilters": [{"Key": "KubernetesCluster", "Values": [CLUSTER, "a-example-com", "a-example.com",
-                                                                   "a.example-com"]}],
+                                                                  "a.example-com"]}],
            "ResourceTypeFilters": ["elasticloadbalancing:loadbalancer", "elasticloadbalancing:targetgroup",
                                    "events:rule", "sqs"]}
 

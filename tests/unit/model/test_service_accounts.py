@@ -103,12 +103,12 @@ def test_user_roles_wildcard_namespace_inline_policy_and_arns():
     assert attachments[0].name.startswith("external-app.team-wildcard.sa.")
     with pytest.raises(IAMPolicyError, match=r"serviceAccountExternalPermissions\[0\].aws.inlinePolicy"):
         _tasks({"iam": {"serviceAccountExternalPermissions": [{"name": "a", "namespace": "b",
-                                                                "aws": {"inlinePolicy": "{"}}]}})
+                                                               "aws": {"inlinePolicy": "{"}}]}})
 
 
 def _service_account_keyset(keys=2, distrusted=0):
     keyset = keystore.new_keyset("service-account")
-    for _ in range(keys - 1):
+    for _key in range(keys - 1):
         keyset = keystore.add_keypair(keyset)
     for item in keyset["spec"]["keys"][:distrusted]:
         item["distrustTimestamp"] = "2026-01-01T00:00:00Z"

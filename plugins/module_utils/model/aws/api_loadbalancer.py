@@ -34,7 +34,7 @@ def _access_logs(log):
     if not (log or {}).get("bucket"):
         return None
     return dict({"bucket": log["bucket"], "enabled": True}, **({"prefix": log["bucketPrefix"]}
-                                                              if log.get("bucketPrefix") else {}))
+                                                               if log.get("bucketPrefix") else {}))
 
 
 def _rule(tasks, name, group, **fields):

@@ -58,7 +58,7 @@ def karpenter_subnet_tags(groups, subnet_name):
     EC2NodeClass selects subnets by."""
     return {"kops.k8s.io/instance-group/" + (g.get("metadata") or {}).get("name"): "true" for g in groups
             if (g.get("spec") or {}).get("manager") == "Karpenter" and subnet_name in ((g.get("spec") or {}).get("subnets")
-                                                                                      or [])}
+                                                                                       or [])}
 
 
 def build_network(cluster, tasks, groups=()):

@@ -172,7 +172,7 @@ def build_service_account_iam(completed, groups, tasks, account_id):
         role = iam.IAMRole(role_name, export_with_id=addon_roles.role_key(namespace, name), name=role_name,
                            assume_role_policy=json.dumps(trust, indent=2, sort_keys=True),
                            tags=cluster_tags(cluster, role_name, extra={TAG_SA_NAME: name,
-                                                                         TAG_SA_NAMESPACE: namespace.replace("*", "wildcard")}),
+                                                                        TAG_SA_NAMESPACE: namespace.replace("*", "wildcard")}),
                            **({"permissions_boundary": boundary} if boundary else {}))
         tasks[role.key] = role
         if document is not None:
