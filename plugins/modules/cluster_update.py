@@ -183,8 +183,10 @@ def run(module):
         module.fail_json(msg="timeout: must be 1 second or more, not %d" % params["timeout"])
     service = module.service()
     if service.store.url("").startswith("file://"):
-        module.warn("the state store is file://, which no instance can read: the nodes of this cluster will not boot "
-                    "from it; use an s3:// (or gs://) store for a real cluster")
+        # Once, here: the playbooks no longer repeat it.
+        module.warn("the state store %s is a directory on this machine, which no instance can read: what target %s "
+                    "writes is for review only; the nodes of a cluster you mean to run need an s3:// (or gs://) store"
+                    % (service.store.url(""), module.params["target"]))
     planned = None
     if params["cluster"] is not None:
         if not module.check_mode:
