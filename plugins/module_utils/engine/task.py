@@ -13,7 +13,7 @@ sends, where the describe result holds it, whether it is compared and may be
 changed in place, and what CloudFormation calls it.  The create arguments, the
 actual state read back, the comparison, the Terraform body and the
 CloudFormation properties all derive from that table, so the targets cannot
-drift apart (tests/integration/test_task_parity.py checks it per kind).
+drift apart (tests/integration/test_task_parity.py and test_gce_task_parity.py check it per kind).
 
 The hooks a kind implements (the engine calls nothing else):
 

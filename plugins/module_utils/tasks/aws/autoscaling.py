@@ -68,6 +68,10 @@ class Image(Task):
     cloudformation_type = "AWS::EC2::Image"
     parameter_type = "AWS::EC2::Image::Id"
     shared = True
+    FIELDS = (
+        Field("image"),  # <owner>/<name>, a name, or an ami- id
+        Field("id"),     # the ami- id when the spec names one
+    )
 
     def find(self, cloud):
         image = self.fields["image"]

@@ -460,6 +460,12 @@ class SharedSubnet(Task):
     kind = "aws_subnet"
     cloudformation_type = "AWS::EC2::Subnet"
     shared = True
+    FIELDS = (
+        Field("id"),
+        Field("vpc_id"),
+        # The tags kops adds: compared as a subset of the subnet's own (compare below), never removed.
+        Field("tags", read="Tags", from_api=tag_dict, compare=False),
+    )
 
     def __init__(self, task_name, /, short_name=None, **fields):
         Task.__init__(self, task_name, **fields)
@@ -479,7 +485,7 @@ class SharedSubnet(Task):
             raise ValueError("spec.subnets[%s].id: subnet %s is in %s, not in the cluster's VPC %s" % (
                 self.short_name, item["SubnetId"], item["VpcId"], resolve(self.fields["vpc_id"])))
         self.outputs.update(id=item["SubnetId"], cidr_block=item.get("CidrBlock"))
-        return {"tags": tag_dict(item.get("Tags"))}
+        return self.read_actual(item)
 
     def compare(self, actual):
         wanted = self.fields.get("tags") or {}
@@ -946,6 +952,7 @@ class SharedVPC(Task):
     kind = "aws_vpc"
     cloudformation_type = "AWS::EC2::VPC"
     shared = True
+    FIELDS = (Field("id"),)  # spec.networkID
 
     def find(self, cloud):
         import botocore.exceptions
@@ -982,6 +989,7 @@ class SharedInternetGateway(Task):
     kind = "aws_internet_gateway"
     cloudformation_type = "AWS::EC2::InternetGateway"
     shared = True
+    FIELDS = (Field("vpc_id"),)  # the shared VPC it is attached to (found by that attachment)
 
     def find(self, cloud):
         vpc = self.desired()["vpc_id"]
