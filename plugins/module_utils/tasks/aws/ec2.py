@@ -18,10 +18,10 @@ and groups that the spec no longer asks for (docs/aws-model.md).
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation import get_att
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import (
     CREATE_TOKEN_TAG, as_wanted, create_once, error_code, paginate, tag_dict, tag_list)
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block, Expression
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation import get_att
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Deletion, Field, Ref, Task, resolve, to_terraform
 
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 import urllib.parse
 
-from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation import get_att
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import as_wanted, paginate, tag_list
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import (
     ApiField, ComparedTask, not_owned, own_tags)
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation import get_att
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Deletion, Field, Ref, Task
 
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation import get_att
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import paginate, tag_list
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression, literal
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import (
     ApiField, ComparedTask, not_owned, own_tags)
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation import get_att
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Field, Ref, Task
 
 SENDERS = ["events.amazonaws.com", "sqs.amazonaws.com"]
