@@ -165,5 +165,6 @@ def test_direct_create_sends_what_terraform_and_cloudformation_render(aws, tmp_p
     assert checkable and checkable == set(checked), sorted(checkable ^ set(checked))
     print("%s: %d fields of %d kinds checked" % (options, sum(checked.values()), len(checked)))
     assert sum(checked.values()) >= 50, checked
-    # The kinds whose create calls were written by hand before they had a table are among them.
-    assert {"aws_security_group_rule", "aws_cloudwatch_event_target"} <= set(checked), sorted(checked)
+    # Security group rules, whose create call was written by hand before they had a table, are among them (an
+    # event target's fields are both references).
+    assert "aws_security_group_rule" in checked, sorted(checked)
