@@ -12,7 +12,7 @@ Nothing is deleted.
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import paginate
-from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation import logical_id
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation import get_att
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import ApiField, ComparedTask
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Field, Task
@@ -165,9 +165,9 @@ class Record(ComparedTask):
             properties["HostedZoneName"] = _dns_name(zone.fields["dns_name"]) + "."
         alias = self.fields.get("alias")
         if alias:
-            balancer = logical_id(alias["name"].task)
-            properties["AliasTarget"] = {"DNSName": {"Fn::GetAtt": [balancer, "DNSName"]},
-                                         "HostedZoneId": {"Fn::GetAtt": [balancer, "CanonicalHostedZoneID"]},
+            balancer = alias["name"].task
+            properties["AliasTarget"] = {"DNSName": get_att(balancer, "DNSName"),
+                                         "HostedZoneId": get_att(balancer, "CanonicalHostedZoneID"),
                                          "EvaluateTargetHealth": bool(alias.get("evaluate_target_health"))}
         else:
             properties.update(TTL=str(self.fields.get("ttl") or DEFAULT_TTL), ResourceRecords=list(self.fields["records"]))
