@@ -71,13 +71,17 @@ def reconciled(monkeypatch):
 
 def _sent(arguments, parameter):
     """A parameter of a create call: inside the structure that carries the object's data (a launch template's
-    LaunchTemplateData), else at the top, else as a Key of a key/values list (DHCP options' DhcpConfigurations,
-    one value written bare)."""
+    LaunchTemplateData), else at the top, else in the one item of a list carrying it (a security group rule's
+    IpPermissions), else as a Key of a key/values list (DHCP options' DhcpConfigurations, one value written
+    bare)."""
     for value in arguments.values():
         if isinstance(value, dict) and parameter in value:
             return value[parameter]
     if parameter in arguments:
         return arguments[parameter]
+    for value in arguments.values():
+        if isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict) and parameter in value[0]:
+            return value[0][parameter]
     for value in arguments.values():
         for item in value if isinstance(value, list) else []:
             if isinstance(item, dict) and item.get("Key") == parameter and "Values" in item:
@@ -134,12 +138,17 @@ def test_direct_create_sends_what_terraform_and_cloudformation_render(aws, tmp_p
             cloudformation = task.render_cloudformation() or {}
         except ValueError:
             cloudformation = {}  # a kind the cloudformation target refuses, with a message
+        desired = task.desired()
         for field in task.FIELDS:
             value = task.fields.get(field.name)
             if not field.api or not _plain(value):
                 continue
             checked[task.kind] += 1
-            if field.to_api(value) != _sent(sent, field.api):
+            if not field.sent(desired):
+                # Not sent for these fields (a rule's ports for all protocols): the call must not carry it.
+                if _sent(sent, field.api) is not None:
+                    mismatches.append("%s %s: not to be sent, sent %r" % (key, field.name, _sent(sent, field.api)))
+            elif field.to_api(value) != _sent(sent, field.api):
                 mismatches.append("%s %s: to send %r, sent %r" % (
                     key, field.name, field.to_api(value), _sent(sent, field.api)))
             rendered = terraform.get(field.name)
@@ -154,4 +163,8 @@ def test_direct_create_sends_what_terraform_and_cloudformation_render(aws, tmp_p
     checkable = {built[key].kind for key in calls if key in built and not built[key].shared and any(
         f.api and _plain(built[key].fields.get(f.name)) for f in built[key].FIELDS)}
     assert checkable and checkable == set(checked), sorted(checkable ^ set(checked))
+    print("%s: %d fields of %d kinds checked" % (options, sum(checked.values()), len(checked)))
     assert sum(checked.values()) >= 50, checked
+    # Security group rules, whose create call was written by hand before they had a table, are among them (an
+    # event target's fields are both references).
+    assert "aws_security_group_rule" in checked, sorted(checked)

@@ -4,7 +4,8 @@
 """A CloudFormation template from the same tasks (kops wrote one until 1.26).
 
 Each task kind maps its fields to a resource type and properties; references
-between tasks become Ref / Fn::GetAtt on the logical id of the task referred to.
+between tasks become Ref on the logical id of the task referred to, or what the
+kind's cloudformation_value writes for the attribute (an Fn::GetAtt, get_att()).
 """
 
 from __future__ import annotations
@@ -15,23 +16,17 @@ import re
 from ansible_collections.kubeops.kops.plugins.module_utils.truncate import hash_string
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import map_refs
 
-# attribute a Ref asks for -> how CloudFormation gets it, per resource type
-# (None: the resource's Ref value is that attribute).
-GET_ATT = {
-    ("AWS::SQS::Queue", "arn"): "Arn",
-    ("AWS::Events::Rule", "arn"): "Arn",
-    ("AWS::IAM::Role", "arn"): "Arn",
-    ("AWS::IAM::InstanceProfile", "arn"): "Arn",
-    ("AWS::EC2::VPC", "cidr_block"): "CidrBlock",
-    ("AWS::EC2::EIP", "id"): "AllocationId",
-}
-
 
 def logical_id(task):
     """kops' old CloudFormation naming: the resource type and the name, letters and digits only,
     plus a short hash of the name so that names differing only in punctuation stay apart."""
     base = re.sub(r"[^A-Za-z0-9]", "", task.cloudformation_type.replace("AWS::", "") + task.name)
     return base + hash_string(task.name, 6).upper()
+
+
+def get_att(task, attribute):
+    """A Ref to task's CloudFormation attribute (a kind's cloudformation_value for what its Ref value is not)."""
+    return {"Fn::GetAtt": [logical_id(task), attribute]}
 
 
 def parameter_name(task):
@@ -48,9 +43,6 @@ def reference(ref):
         if task.fields.get("id"):
             return task.fields["id"]
         return {"Ref": parameter_name(task)}
-    attribute = GET_ATT.get((task.cloudformation_type, ref.attribute))
-    if attribute:
-        return {"Fn::GetAtt": [logical_id(task), attribute]}
     return {"Ref": logical_id(task)}
 
 

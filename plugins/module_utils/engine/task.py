@@ -13,7 +13,7 @@ sends, where the describe result holds it, whether it is compared and may be
 changed in place, and what CloudFormation calls it.  The create arguments, the
 actual state read back, the comparison, the Terraform body and the
 CloudFormation properties all derive from that table, so the targets cannot
-drift apart (tests/integration/test_task_parity.py checks it per kind).
+drift apart (tests/integration/test_task_parity.py and test_gce_task_parity.py check it per kind).
 
 The hooks a kind implements (the engine calls nothing else):
 
@@ -33,7 +33,7 @@ The hooks a kind implements (the engine calls nothing else):
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression, terraform_name
+from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block, Expression, terraform_name
 
 
 class Ref(object):
@@ -93,6 +93,18 @@ def _same(value):
     return value
 
 
+def as_blocks(value, nested=()):
+    """A value as Terraform writes a block field: a dict is one block, a list of dicts one block each; inside
+    them the keys named in nested are blocks too (access_config {} inside network_interface)."""
+    def block(body):
+        return Block({k: as_blocks(v, nested) if k in nested else v for k, v in body.items()})
+    if isinstance(value, dict):
+        return block(value)
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return [block(v) for v in value]
+    return value
+
+
 class Field(object):
     """One field of a kind, the single source of every rendering of it.
 
@@ -103,12 +115,19 @@ class Field(object):
     compare:  compared with the actual value on every run (needs read).
     mutable:  update() may change it in place; a difference in an immutable field is an error.
     to_api, from_api, to_cfn: conversions of the value (default: as is).
+    block:    Terraform writes it as nested block(s) (a dict: one, a list of dicts: one each), and inside
+              them the keys in nested as blocks too; render_terraform does it for every kind.
+    to_terraform: a conversion of the value as Terraform writes it, after references became expressions
+              (default: as is).
+    send_if:  desired -> whether the create call sends it (kops sends a rule's ports for some protocols only);
+              None: whenever it has a value.
     """
 
-    __slots__ = ("name", "api", "read", "cfn", "compare", "mutable", "to_api", "from_api", "to_cfn", "_expression")
+    __slots__ = ("name", "api", "read", "cfn", "compare", "mutable", "to_api", "from_api", "to_cfn", "block", "nested",
+                 "to_terraform", "send_if", "_expression")
 
     def __init__(self, name, api=None, read=None, cfn=None, compare=True, mutable=False,
-                 to_api=_same, from_api=_same, to_cfn=None):
+                 to_api=_same, from_api=_same, to_cfn=None, block=False, nested=(), to_terraform=None, send_if=None):
         self.name = name
         self.api = api
         self.read = read
@@ -118,7 +137,21 @@ class Field(object):
         self.to_api = to_api
         self.from_api = from_api
         self.to_cfn = to_cfn or to_api
+        self.block = block
+        self.nested = tuple(nested)
+        self.to_terraform = to_terraform
+        self.send_if = send_if
         self._expression = None  # compiled on first use: module_utils import without jmespath (sanity's import test)
+
+    def sent(self, desired):
+        """Whether the create call sends this field for these desired fields."""
+        return bool(self.api) and desired.get(self.name) is not None and (self.send_if is None or self.send_if(desired))
+
+    def terraform(self, value):
+        """The field as Terraform writes it, from its value with references already made expressions."""
+        if self.to_terraform is not None:
+            value = self.to_terraform(value)
+        return as_blocks(value, self.nested) if self.block else value
 
     def actual(self, item):
         if self._expression is None:
@@ -150,7 +183,6 @@ class Task(object):
 
     kind = None
     FIELDS = ()
-    compared = ()  # a kind not yet described by FIELDS: the fields it compares
     cloudformation_type = None
     shared = False  # referred to, never created, changed, deleted or rendered (a BYO VPC, an image)
     parameter_type = "String"  # CloudFormation parameter type of a shared object without an id
@@ -197,8 +229,7 @@ class Task(object):
     def create_args(self, desired=None):
         """The create call's parameters for the fields that have an API name and a value."""
         desired = self.desired() if desired is None else desired
-        return {f.api: f.to_api(desired[f.name]) for f in self.FIELDS
-                if f.api and desired.get(f.name) is not None}
+        return {f.api: f.to_api(desired[f.name]) for f in self.FIELDS if f.sent(desired)}
 
     def read_actual(self, item):
         """{field: actual value} from a describe item, for the fields that are read back."""
@@ -210,7 +241,7 @@ class Task(object):
                 if desired.get(name) is not None and actual.get(name) != desired[name]}
 
     def compared_fields(self):
-        return [f.name for f in self.FIELDS if f.compare] or list(self.compared)
+        return [f.name for f in self.FIELDS if f.compare]
 
     def immutable_changes(self, changes):
         """The changed fields update() cannot change in place, as an error naming each."""
@@ -237,21 +268,27 @@ class Task(object):
         return []
 
     def render_terraform(self):
+        """The fields with references as expressions, each written as its Field says (blocks, conversions);
+        unset (None) fields are left out."""
         if self.shared:
             return None
-        body = to_terraform(self.fields)
+        body = {k: v for k, v in to_terraform(self.fields).items() if v is not None}  # unset: left out
+        for f in self.FIELDS:
+            if f.name in body:
+                body[f.name] = f.terraform(body[f.name])
         if self.after:
             body["depends_on"] = [Expression("%s.%s" % (t.kind, t.terraform_name)) for t in self.after]
         return body
 
     def render_cloudformation(self):
-        """Properties from the fields' CloudFormation names (tags as CloudFormation's Key/Value list)."""
+        """Properties from the fields' CloudFormation names (tags as CloudFormation's Key/Value list); a field
+        whose to_cfn gives None is left out."""
         if self.shared:
             return None
         properties = {}
         for f in self.FIELDS:
             value = self.fields.get(f.name)
-            if f.cfn and value is not None:
+            if f.cfn and value is not None and f.to_cfn(value) is not None:
                 properties[f.cfn] = f.to_cfn(value)
         if self.fields.get("tags"):
             properties["Tags"] = [{"Key": k, "Value": v} for k, v in sorted(self.fields["tags"].items())]

@@ -68,6 +68,10 @@ class Image(Task):
     cloudformation_type = "AWS::EC2::Image"
     parameter_type = "AWS::EC2::Image::Id"
     shared = True
+    FIELDS = (
+        Field("image"),  # <owner>/<name>, a name, or an ami- id
+        Field("id"),     # the ami- id when the spec names one
+    )
 
     def find(self, cloud):
         image = self.fields["image"]
@@ -304,22 +308,23 @@ class LaunchTemplate(ComparedTask):
         ApiField("image_id", api="ImageId", read="ImageId", mutable=True),
         ApiField("instance_type", api="InstanceType", read="InstanceType", mutable=True),
         ApiField("key_name", api="KeyName", read="KeyName", mutable=True),
-        ApiField("iam_instance_profile", api="IamInstanceProfile", read="IamInstanceProfile", mutable=True,
+        ApiField("iam_instance_profile", api="IamInstanceProfile", read="IamInstanceProfile", mutable=True, block=True,
                  to_api=lambda v: {"Name": v["name"]}, from_api=lambda v: {"name": v.get("Name")} if v else None),
-        ApiField("metadata_options", api="MetadataOptions", read="MetadataOptions", mutable=True,
+        ApiField("metadata_options", api="MetadataOptions", read="MetadataOptions", mutable=True, block=True,
                  to_api=METADATA[0], from_api=METADATA[1]),
-        ApiField("monitoring", api="Monitoring", read="Monitoring", mutable=True,
+        ApiField("monitoring", api="Monitoring", read="Monitoring", mutable=True, block=True,
                  to_api=lambda v: {"Enabled": v["enabled"]}, from_api=lambda v: {"enabled": bool((v or {}).get("Enabled"))}),
-        ApiField("network_interfaces", api="NetworkInterfaces", read="NetworkInterfaces", mutable=True,
+        ApiField("network_interfaces", api="NetworkInterfaces", read="NetworkInterfaces", mutable=True, block=True,
                  to_api=_interface_api, from_api=_interface_fields),
         ApiField("block_device_mappings", api="BlockDeviceMappings", read="BlockDeviceMappings", mutable=True,
-                 to_api=_mappings_api, from_api=_mappings_fields),
-        ApiField("tag_specifications", api="TagSpecifications", read="TagSpecifications", mutable=True,
+                 block=True, nested=("ebs",), to_api=_mappings_api, from_api=_mappings_fields),
+        ApiField("tag_specifications", api="TagSpecifications", read="TagSpecifications", mutable=True, block=True,
                  to_api=_tag_specifications_api, from_api=_tag_specifications_fields),
         ApiField("user_data", api="UserData", read="UserData", mutable=True, from_api=lambda v: v or None),
         ApiField("credit_specification", api="CreditSpecification", read="CreditSpecification", mutable=True,
+                 block=True,
                  to_api=CREDITS[0], from_api=CREDITS[1]),
-        ApiField("placement", api="Placement", read="Placement", mutable=True,
+        ApiField("placement", api="Placement", read="Placement", mutable=True, block=True,
                  to_api=PLACEMENT[0], from_api=PLACEMENT[1]),
         # The template's own tags (on the template, set at create through TagSpecifications).
         ApiField("tags", read="Tags", mutable=True, to_api=tag_list, from_api=own_tags),
@@ -421,16 +426,7 @@ class LaunchTemplate(ComparedTask):
         return found
 
     def render_terraform(self):
-        body = to_terraform(dict(self.fields))
-        body["block_device_mappings"] = [Block(dict(m, ebs=Block(m["ebs"])) if "ebs" in m else m)
-                                         for m in body.get("block_device_mappings") or []]
-        body["tag_specifications"] = [Block(t) for t in body["tag_specifications"]]
-        for block in ("iam_instance_profile", "metadata_options", "monitoring", "network_interfaces",
-                      "credit_specification", "placement"):
-            if body.get(block) is not None:
-                body[block] = Block(body[block])
-        for empty in [k for k, v in body.items() if v is None]:
-            del body[empty]
+        body = Task.render_terraform(self)
         if self.fields.get("user_data"):
             # As kops writes it: the script in data/, read back with filebase64().
             body["user_data"] = Expression('filebase64("${path.module}/%s")' % self.user_data_file())
@@ -557,7 +553,7 @@ class AutoScalingGroup(ComparedTask):
                  to_api=",".join, from_api=lambda v: sorted(s for s in (v or "").split(",") if s), to_cfn=list,
                  mutable=True),
         ApiField("launch_template", read="LaunchTemplate || MixedInstancesPolicy.LaunchTemplate.LaunchTemplateSpecification",
-                 to_api=_template_latest, from_api=_template_fields, to_cfn=_template_pinned, mutable=True),
+                 to_api=_template_latest, from_api=_template_fields, to_cfn=_template_pinned, mutable=True, block=True),
         ApiField("mixed_instances_policy", read="MixedInstancesPolicy", mutable=True, same=_same_where_set,
                  to_api=lambda m: launch_template_properties(m, {})["MixedInstancesPolicy"], from_api=_mixed_fields),
         ApiField("target_group_arns", api="TargetGroupARNs", read="TargetGroupARNs", cfn="TargetGroupARNs",
@@ -576,7 +572,7 @@ class AutoScalingGroup(ComparedTask):
         ApiField("suspended_processes", read="SuspendedProcesses[].ProcessName", to_api=list, from_api=_sorted_list,
                  mutable=True),
         ApiField("warm_pool", read="WarmPoolConfiguration", to_api=_warm_pool_api, from_api=_warm_pool_fields,
-                 mutable=True),
+                 mutable=True, block=True),
         ApiField("tags", read="Tags", to_api=tag_list, from_api=own_tags, mutable=True),
     )
     # What UpdateAutoScalingGroup takes (attachments have their own calls).
@@ -716,10 +712,11 @@ class AutoScalingGroup(ComparedTask):
         return found
 
     def render_terraform(self):
-        body = to_terraform(dict(self.fields))
-        template = body.pop("launch_template")
+        body = Task.render_terraform(self)
         mixed = body.pop("mixed_instances_policy", None)
         if mixed:
+            # The launch template goes inside the policy.
+            template = body.pop("launch_template").body
             distribution = {k: mixed[k] for k in ("on_demand_allocation_strategy", "on_demand_base_capacity",
                                                   "on_demand_percentage_above_base_capacity",
                                                   "spot_allocation_strategy", "spot_instance_pools",
@@ -732,14 +729,9 @@ class AutoScalingGroup(ComparedTask):
                     "launch_template_specification": Block({"launch_template_id": template["id"],
                                                             "version": template["version"]}),
                     "override": [Block({"instance_type": t}) for t in mixed["instance_types"]]})})
-        else:
-            body["launch_template"] = Block(template)
         body["tag"] = [Block({"key": k, "value": v, "propagate_at_launch": True})
                        for k, v in sorted(body.pop("tags").items())]
-        warm_pool = body.pop("warm_pool", None)
-        if warm_pool:
-            body["warm_pool"] = Block(warm_pool)
-        for empty in [k for k, v in body.items() if v is None or v == []]:
+        for empty in [k for k, v in body.items() if v == []]:
             del body[empty]
         return body
 

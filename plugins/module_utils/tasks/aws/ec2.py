@@ -21,6 +21,7 @@ from __future__ import annotations
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import (
     CREATE_TOKEN_TAG, as_wanted, create_once, error_code, paginate, tag_dict, tag_list)
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block, Expression
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation import get_att
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Deletion, Field, Ref, Task, resolve, to_terraform
 
 
@@ -188,6 +189,10 @@ class VPC(TaggedEc2Task):
         Field("enable_dns_hostnames", read="EnableDnsHostnames", cfn="EnableDnsHostnames", mutable=True),
         Field("enable_dns_support", read="EnableDnsSupport", cfn="EnableDnsSupport", mutable=True),
     )
+
+    def cloudformation_value(self, attribute):
+        """Its CIDR block as Fn::GetAtt (its Ref is the id)."""
+        return get_att(self, "CidrBlock") if attribute == "cidr_block" else None
 
     def find(self, cloud):
         actual = TaggedEc2Task.find(self, cloud)
@@ -455,6 +460,12 @@ class SharedSubnet(Task):
     kind = "aws_subnet"
     cloudformation_type = "AWS::EC2::Subnet"
     shared = True
+    FIELDS = (
+        Field("id"),
+        Field("vpc_id"),
+        # The tags kops adds: compared as a subset of the subnet's own (compare below), never removed.
+        Field("tags", read="Tags", from_api=tag_dict, compare=False),
+    )
 
     def __init__(self, task_name, /, short_name=None, **fields):
         Task.__init__(self, task_name, **fields)
@@ -474,7 +485,7 @@ class SharedSubnet(Task):
             raise ValueError("spec.subnets[%s].id: subnet %s is in %s, not in the cluster's VPC %s" % (
                 self.short_name, item["SubnetId"], item["VpcId"], resolve(self.fields["vpc_id"])))
         self.outputs.update(id=item["SubnetId"], cidr_block=item.get("CidrBlock"))
-        return {"tags": tag_dict(item.get("Tags"))}
+        return self.read_actual(item)
 
     def compare(self, actual):
         wanted = self.fields.get("tags") or {}
@@ -658,11 +669,43 @@ def _forget_rules(cloud, group_id):
     cloud.forget("rules:" + group_id)
 
 
+def _given(name):
+    """send_if: the field is sent when it holds something (an empty peer list is not sent)."""
+    return lambda desired: bool(desired.get(name))
+
+
+def _first(values):
+    return values[0] if values else None
+
+
+# CloudFormation names an egress rule's peer its destination.
+EGRESS_CFN = {"SourcePrefixListId": "DestinationPrefixListId", "SourceSecurityGroupId": "DestinationSecurityGroupId"}
+
+
 class SecurityGroupRule(Task):
-    """One rule; its IpPermissions shape (one peer among four kinds, ports only for some protocols)
-    and CloudFormation's two resource types need explicit hooks."""
+    """One rule: its group (GroupId) and one permission (the other API fields: IpPermissions[0]) with one
+    peer among four kinds.  Found by its signature among its group's rules; nothing to compare (a rule
+    that differs is another rule).  CloudFormation holds one peer per rule and ports only for protocols
+    that have them, under two resource types (ingress, egress)."""
 
     kind = "aws_security_group_rule"
+    FIELDS = (
+        Field("type"),  # ingress or egress: which call (and which CloudFormation type) makes it
+        Field("security_group_id", api="GroupId", cfn="GroupId"),
+        Field("protocol", api="IpProtocol", cfn="IpProtocol", to_api=str),
+        # Sent for every protocol but all (-1), as kops: EC2 ignores them for others such as IP-in-IP (4), as
+        # the signature does; moto fails without them.
+        Field("from_port", api="FromPort", cfn="FromPort", send_if=lambda d: str(d["protocol"]) != "-1"),
+        Field("to_port", api="ToPort", cfn="ToPort", send_if=lambda d: str(d["protocol"]) != "-1"),
+        Field("cidr_blocks", api="IpRanges", cfn="CidrIp", send_if=_given("cidr_blocks"),
+              to_api=lambda cidrs: [{"CidrIp": c} for c in cidrs], to_cfn=_first),
+        Field("ipv6_cidr_blocks", api="Ipv6Ranges", cfn="CidrIpv6", send_if=_given("ipv6_cidr_blocks"),
+              to_api=lambda cidrs: [{"CidrIpv6": c} for c in cidrs], to_cfn=_first),
+        Field("prefix_list_ids", api="PrefixListIds", cfn="SourcePrefixListId", send_if=_given("prefix_list_ids"),
+              to_api=lambda ids: [{"PrefixListId": p} for p in ids], to_cfn=_first),
+        Field("source_security_group_id", api="UserIdGroupPairs", cfn="SourceSecurityGroupId",
+              send_if=_given("source_security_group_id"), to_api=lambda group: [{"GroupId": group}], to_cfn=lambda g: g),
+    )
 
     @property
     def cloudformation_type(self):
@@ -684,19 +727,8 @@ class SecurityGroupRule(Task):
 
     def create(self, cloud):
         d = self.desired()
-        permission = {"IpProtocol": str(d["protocol"])}
-        # Sent for every protocol but all (-1): EC2 ignores them for others such as IP-in-IP (4), as the
-        # signature does; moto fails without them.
-        if permission["IpProtocol"] != "-1":
-            permission.update(FromPort=d["from_port"], ToPort=d["to_port"])
-        if d.get("cidr_blocks"):
-            permission["IpRanges"] = [{"CidrIp": c} for c in d["cidr_blocks"]]
-        if d.get("ipv6_cidr_blocks"):
-            permission["Ipv6Ranges"] = [{"CidrIpv6": c} for c in d["ipv6_cidr_blocks"]]
-        if d.get("prefix_list_ids"):
-            permission["PrefixListIds"] = [{"PrefixListId": p} for p in d["prefix_list_ids"]]
-        if d.get("source_security_group_id"):
-            permission["UserIdGroupPairs"] = [{"GroupId": d["source_security_group_id"]}]
+        permission = self.create_args(d)
+        del permission["GroupId"]
         authorize = cloud.ec2.authorize_security_group_egress if d["type"] == "egress" \
             else cloud.ec2.authorize_security_group_ingress
         tags = self.api_tags()
@@ -724,19 +756,13 @@ class SecurityGroupRule(Task):
         return dict(group_tags, Name=self.name) if group_tags else {}
 
     def render_cloudformation(self):
-        egress = self.fields["type"] == "egress"
-        properties = {"GroupId": self.fields["security_group_id"], "IpProtocol": str(self.fields["protocol"])}
-        if has_ports(properties["IpProtocol"]):
-            properties.update(FromPort=self.fields["from_port"], ToPort=self.fields["to_port"])
-        if self.fields.get("cidr_blocks"):
-            properties["CidrIp"] = self.fields["cidr_blocks"][0]
-        if self.fields.get("ipv6_cidr_blocks"):
-            properties["CidrIpv6"] = self.fields["ipv6_cidr_blocks"][0]
-        if self.fields.get("prefix_list_ids"):
-            properties["DestinationPrefixListId" if egress else "SourcePrefixListId"] = self.fields["prefix_list_ids"][0]
-        if self.fields.get("source_security_group_id"):
-            key = "DestinationSecurityGroupId" if egress else "SourceSecurityGroupId"
-            properties[key] = self.fields["source_security_group_id"]
+        """The table's properties; ports only for protocols that have them, an egress rule's peer its destination."""
+        properties = Task.render_cloudformation(self)
+        if not has_ports(properties["IpProtocol"]):
+            properties.pop("FromPort", None)
+            properties.pop("ToPort", None)
+        if self.fields["type"] == "egress":
+            properties = {EGRESS_CFN.get(k, k): v for k, v in properties.items()}
         return properties
 
     @classmethod
@@ -811,6 +837,10 @@ class ElasticIP(TaggedEc2Task):
     id_key = "AllocationId"
     create_operation, create_result = "allocate_address", ("", "AllocationId")
     FIELDS = (Field("domain", api="Domain", read="Domain", cfn="Domain"),)
+
+    def cloudformation_value(self, attribute):
+        """The allocation id as Fn::GetAtt (an EIP's Ref is its public IP)."""
+        return get_att(self, "AllocationId") if attribute == "id" else None
 
     @classmethod
     def describe_cluster_objects(cls, cloud):
@@ -922,6 +952,7 @@ class SharedVPC(Task):
     kind = "aws_vpc"
     cloudformation_type = "AWS::EC2::VPC"
     shared = True
+    FIELDS = (Field("id"),)  # spec.networkID
 
     def find(self, cloud):
         import botocore.exceptions
@@ -958,6 +989,7 @@ class SharedInternetGateway(Task):
     kind = "aws_internet_gateway"
     cloudformation_type = "AWS::EC2::InternetGateway"
     shared = True
+    FIELDS = (Field("vpc_id"),)  # the shared VPC it is attached to (found by that attachment)
 
     def find(self, cloud):
         vpc = self.desired()["vpc_id"]

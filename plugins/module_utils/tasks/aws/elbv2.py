@@ -22,10 +22,9 @@ Listeners are found per balancer (one DescribeListeners per balancer and run).
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import paginate, tag_list
-from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import (
     ApiField, ComparedTask, _same_where_set, not_owned, own_tags)
-from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Task, to_terraform
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Task
 
 CROSS_ZONE = "load_balancing.cross_zone.enabled"
 DEREGISTRATION_DELAY = "deregistration_delay.timeout_seconds"
@@ -125,7 +124,7 @@ class LoadBalancer(ComparedTask):
         ApiField("internal", api="Scheme", read="Scheme", cfn="Scheme", to_api=_scheme,
                  from_api=lambda v: None if v is None else v == "internal"),
         ApiField("subnet_mapping", api="SubnetMappings", read="AvailabilityZones", cfn="SubnetMappings",
-                 to_api=_subnet_mapping_api, from_api=_subnet_ids, mutable=True),
+                 to_api=_subnet_mapping_api, from_api=_subnet_ids, mutable=True, block=True),
         ApiField("security_groups", api="SecurityGroups", read="SecurityGroups", cfn="SecurityGroups",
                  to_api=list, from_api=lambda v: sorted(v or []), mutable=True),
         # Unset is IPv4 (what the API reports for it).
@@ -135,7 +134,8 @@ class LoadBalancer(ComparedTask):
         ApiField("enable_cross_zone_load_balancing", read='Attributes."%s"' % CROSS_ZONE, to_api=_bool_text,
                  from_api=lambda v: v == "true", mutable=True),
         # spec.api.loadBalancer.accessLog: attributes too.
-        ApiField("access_logs", read="Attributes", to_api=_access_log_attributes, from_api=_access_logs, mutable=True),
+        ApiField("access_logs", read="Attributes", to_api=_access_log_attributes, from_api=_access_logs, mutable=True,
+                 block=True),
         TAGS,
     )
 
@@ -186,14 +186,6 @@ class LoadBalancer(ComparedTask):
             self._set_attributes(cloud, desired)
         _update_tags(cloud, arn, changes, desired["tags"])
 
-    def render_terraform(self):
-        body = to_terraform(dict(self.fields))
-        body["subnet_mapping"] = [Block(m) for m in body["subnet_mapping"]]
-        logs = body.pop("access_logs", None)
-        if logs:
-            body["access_logs"] = Block(logs)
-        return body
-
     def render_cloudformation(self):
         properties = Task.render_cloudformation(self)
         attributes = {CROSS_ZONE: _bool_text(self.fields["enable_cross_zone_load_balancing"])}
@@ -232,7 +224,7 @@ class TargetGroup(ComparedTask):
         ApiField("protocol", api="Protocol", read="Protocol", cfn="Protocol"),
         ApiField("vpc_id", api="VpcId", read="VpcId", cfn="VpcId"),
         ApiField("health_check", read="@", to_api=_health_check_api, from_api=_health_check_fields,
-                 same=_same_where_set, mutable=True),
+                 same=_same_where_set, mutable=True, block=True),
         # Second call after create (ModifyTargetGroupAttributes).
         ApiField("deregistration_delay", read='Attributes."%s"' % DEREGISTRATION_DELAY, mutable=True),
         ApiField("connection_termination", read='Attributes."%s"' % CONNECTION_TERMINATION, mutable=True),
@@ -282,11 +274,6 @@ class TargetGroup(ComparedTask):
             self._set_attributes(cloud, desired)
         _update_tags(cloud, arn, changes, desired["tags"])
 
-    def render_terraform(self):
-        body = to_terraform(dict(self.fields))
-        body["health_check"] = Block(body["health_check"])
-        return body
-
     def render_cloudformation(self):
         properties = Task.render_cloudformation(self)
         properties.update(_health_check_api(self.fields["health_check"]), TargetType="instance",
@@ -317,7 +304,7 @@ class Listener(ComparedTask):
         ApiField("port", api="Port", read="Port", cfn="Port", compare=False),
         ApiField("protocol", api="Protocol", read="Protocol", cfn="Protocol", mutable=True),
         ApiField("default_action", api="DefaultActions", read="DefaultActions", cfn="DefaultActions",
-                 to_api=_actions_api, from_api=_action_fields, mutable=True),
+                 to_api=_actions_api, from_api=_action_fields, mutable=True, block=True),
         ApiField("certificate_arn", api="Certificates", read="Certificates", cfn="Certificates",
                  to_api=lambda v: [{"CertificateArn": v}],
                  from_api=lambda v: (v or [{}])[0].get("CertificateArn") if v else None, mutable=True),
@@ -348,8 +335,3 @@ class Listener(ComparedTask):
         args = self.create_args()
         del args["LoadBalancerArn"]
         _elbv2(cloud).modify_listener(ListenerArn=self.outputs["id"], **args)
-
-    def render_terraform(self):
-        body = to_terraform(dict(self.fields))
-        body["default_action"] = Block(body["default_action"])
-        return body

@@ -16,6 +16,7 @@ import urllib.parse
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import as_wanted, paginate, tag_list
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import (
     ApiField, ComparedTask, not_owned, own_tags)
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation import get_att
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Deletion, Field, Ref, Task
 
 
@@ -74,6 +75,10 @@ class IAMRole(ComparedTask):
                  cfn="PermissionsBoundary", mutable=True),
         TAGS,
     )
+
+    def cloudformation_value(self, attribute):
+        """The ARN as Fn::GetAtt (a role's Ref is its name)."""
+        return get_att(self, "Arn") if attribute == "arn" else None
 
     # The managed policies spec.externalPolicies attaches (IAMRolePolicyAttachment tasks); any other policy
     # attached to the role is detached.  Set by the model; not a field (Terraform has one resource per policy).
@@ -208,6 +213,10 @@ class IAMInstanceProfile(ComparedTask):
                  from_api=lambda v: [r["RoleName"] for r in v or []], to_cfn=lambda v: [v], mutable=True),
         TAGS,
     )
+
+    def cloudformation_value(self, attribute):
+        """The ARN as Fn::GetAtt (an instance profile's Ref is its name)."""
+        return get_att(self, "Arn") if attribute == "arn" else None
 
     def find(self, cloud):
         found = _get(cloud, cloud.client("iam").get_instance_profile, InstanceProfileName=self.fields["name"])

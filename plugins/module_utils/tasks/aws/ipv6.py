@@ -182,6 +182,7 @@ class SharedEgressOnlyInternetGateway(Task):
 
     kind = "aws_egress_only_internet_gateway"
     shared = True
+    FIELDS = (Field("vpc_id"),)  # the shared VPC it is attached to (found by that attachment)
     cloudformation_type = "AWS::EC2::EgressOnlyInternetGateway"
 
     def find(self, cloud):

@@ -11,7 +11,8 @@ from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import pagi
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression, literal
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import (
     ApiField, ComparedTask, not_owned, own_tags)
-from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref, Task
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation import get_att
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Field, Ref, Task
 
 SENDERS = ["events.amazonaws.com", "sqs.amazonaws.com"]
 
@@ -45,6 +46,10 @@ class SQSQueue(ComparedTask):
         ApiField("tags", api="tags", read="Tags", to_api=dict, from_api=lambda v: own_tags(tag_list(v or {})),
                  mutable=True),
     )
+
+    def cloudformation_value(self, attribute):
+        """The ARN as Fn::GetAtt (a queue's Ref is its URL)."""
+        return get_att(self, "Arn") if attribute == "arn" else None
 
     def _arn(self, cloud):
         account = cloud.lookup("account", lambda: cloud.client("sts").get_caller_identity()["Account"])
@@ -133,6 +138,10 @@ class EventBridgeRule(ComparedTask):
         ApiField("tags", api="Tags", read="Tags", to_api=tag_list, from_api=own_tags, mutable=True),
     )
 
+    def cloudformation_value(self, attribute):
+        """The ARN as Fn::GetAtt (a rule's Ref is its name)."""
+        return get_att(self, "Arn") if attribute == "arn" else None
+
     def find(self, cloud):
         prefix = self.fields["name"].rsplit("-", 1)[0] + "-"
         rule = _cluster_rules(cloud, prefix).get(self.fields["name"])
@@ -170,11 +179,16 @@ class EventBridgeRule(ComparedTask):
 
 class EventBridgeTarget(Task):
     """The queue as a rule's target; the rules that target the queue come from one
-    ListRuleNamesByTarget per queue and run (not one ListTargetsByRule per rule)."""
+    ListRuleNamesByTarget per queue and run (not one ListTargetsByRule per rule).
+    fields: rule (the rule's name, a Ref) and arn (the queue's, a Ref); the target's id is kops' "1"."""
 
     kind = "aws_cloudwatch_event_target"
     cloudformation_type = "AWS::Events::Rule"
     TARGET_ID = "1"
+    FIELDS = (
+        Field("rule", api="Rule"),
+        Field("arn", api="Targets", to_api=lambda arn: [{"Id": EventBridgeTarget.TARGET_ID, "Arn": arn}]),
+    )
 
     def find(self, cloud):
         desired = self.desired()
@@ -186,8 +200,7 @@ class EventBridgeTarget(Task):
         return {}
 
     def create(self, cloud):
-        desired = self.desired()
-        cloud.client("events").put_targets(Rule=desired["rule"], Targets=[{"Id": self.TARGET_ID, "Arn": desired["arn"]}])
+        cloud.client("events").put_targets(**self.create_args())
         self.outputs["id"] = self.TARGET_ID
 
     def render_cloudformation(self):

@@ -12,10 +12,10 @@ Nothing is deleted.
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import paginate
-from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation import logical_id
-from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block, Expression
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation import get_att
+from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import ApiField, ComparedTask
-from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Task, to_terraform
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Field, Task
 
 ZONE_PREFIX = "/hostedzone/"
 DEFAULT_TTL = 60
@@ -44,6 +44,12 @@ class HostedZone(Task):
 
     kind = "aws_route53_zone"
     cloudformation_type = "AWS::Route53::HostedZone"
+    # Read from ListHostedZones to find the zone; nothing is compared or changed (the zone is the user's).
+    FIELDS = (
+        Field("zone_id", read="Id", from_api=zone_id_of, compare=False),
+        Field("dns_name", read="Name", from_api=_dns_name, compare=False),
+        Field("private", read="Config.PrivateZone", from_api=bool, compare=False),
+    )
 
     @property
     def zone_id(self):
@@ -53,14 +59,14 @@ class HostedZone(Task):
         zones = cloud.lookup(self.kind, lambda: paginate(_route53(cloud), "list_hosted_zones", "HostedZones"))
         private = bool(self.fields.get("private"))
         for zone in zones:
+            actual = self.read_actual(zone)
             if self.zone_id:
-                matched = zone_id_of(zone["Id"]) == self.zone_id
+                matched = actual["zone_id"] == self.zone_id
             else:
-                matched = _dns_name(zone["Name"]) == _dns_name(self.fields["dns_name"]) and \
-                    bool((zone.get("Config") or {}).get("PrivateZone")) == private
+                matched = actual["dns_name"] == _dns_name(self.fields["dns_name"]) and actual["private"] == private
             if matched:
-                self.outputs.update(id=zone_id_of(zone["Id"]), name=_dns_name(zone["Name"]))
-                return {}
+                self.outputs.update(id=actual["zone_id"], name=actual["dns_name"])
+                return actual
         raise ValueError("spec.dnsZone: hosted zone %s not found (kops does not create it either)"
                          % (self.fields.get("zone_id") or self.fields.get("dns_name")))
 
@@ -108,7 +114,7 @@ class Record(ComparedTask):
         ApiField("name", api="Name", read="Name", compare=False),
         ApiField("type", api="Type", read="Type", compare=False),
         ApiField("alias", api="AliasTarget", read="AliasTarget", to_api=_alias_api, from_api=_alias_fields,
-                 mutable=True),
+                 mutable=True, block=True),
         # Unset: the default TTL (a plain record's), whatever the record has.
         ApiField("ttl", api="TTL", read="TTL", to_api=int, mutable=True,
                  same=lambda actual, desired: desired is None or actual == desired),
@@ -150,12 +156,6 @@ class Record(ComparedTask):
     def update(self, cloud, actual, changes):
         self._upsert(cloud)
 
-    def render_terraform(self):
-        body = to_terraform(dict(self.fields))
-        if body.get("alias"):
-            body["alias"] = Block(body["alias"])
-        return body
-
     def render_cloudformation(self):
         zone = self._zone()
         properties = {"Name": self.fields["name"], "Type": self.fields["type"]}
@@ -165,9 +165,9 @@ class Record(ComparedTask):
             properties["HostedZoneName"] = _dns_name(zone.fields["dns_name"]) + "."
         alias = self.fields.get("alias")
         if alias:
-            balancer = logical_id(alias["name"].task)
-            properties["AliasTarget"] = {"DNSName": {"Fn::GetAtt": [balancer, "DNSName"]},
-                                         "HostedZoneId": {"Fn::GetAtt": [balancer, "CanonicalHostedZoneID"]},
+            balancer = alias["name"].task
+            properties["AliasTarget"] = {"DNSName": get_att(balancer, "DNSName"),
+                                         "HostedZoneId": get_att(balancer, "CanonicalHostedZoneID"),
                                          "EvaluateTargetHealth": bool(alias.get("evaluate_target_health"))}
         else:
             properties.update(TTL=str(self.fields.get("ttl") or DEFAULT_TTL), ResourceRecords=list(self.fields["records"]))

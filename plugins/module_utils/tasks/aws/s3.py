@@ -15,20 +15,29 @@ directly too (render_cloudformation returns nothing).
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
-from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Task
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Field, Task
 
 
 class S3Object(Task):
+    """fields: bucket, key, content (bytes, written to data/ and read with file()) and acl (public-read for the
+    IRSA discovery documents).  kops writes the files through the aws.files provider, encrypted with AES256."""
+
     kind = "aws_s3_object"
+    FIELDS = (
+        Field("bucket"),
+        Field("key"),
+        Field("content"),
+        Field("acl"),
+    )
 
     def data_file(self):
         return "data/aws_s3_object_%s_content" % self.name
 
     def render_terraform(self):
-        return {"bucket": self.fields["bucket"], "key": self.fields["key"],
-                "content": Expression('file("${path.module}/%s")' % self.data_file()),
-                "provider": Expression("aws.files"), "server_side_encryption": "AES256",
-                **({"acl": self.fields["acl"]} if self.fields.get("acl") else {})}
+        body = Task.render_terraform(self)
+        body.update(content=Expression('file("${path.module}/%s")' % self.data_file()), provider=Expression("aws.files"),
+                    server_side_encryption="AES256")
+        return body
 
     def terraform_files(self):
         return [(self.data_file(), self.fields["content"])]

@@ -7,15 +7,14 @@ created and owned (kops' gcetasks Find / RenderGCE).
 A task's fields are its Terraform attributes (plain data and Refs); its FIELDS table maps
 them to the API body (``api``, ``to_api``) and reads them back from the GET answer
 (``read``, ``from_api``), so the create body, the comparison and the Terraform body come
-from one table as on AWS.  Fields named in BLOCKS are written as nested Terraform blocks.
+from one table as on AWS, nested Terraform blocks included (Field's block flag).
 Every mutating call goes through GceCloud.insert / call / delete, so check mode (find and
 compare only) makes none.
 """
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block
-from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Field, Task, to_terraform
+from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Field, Task
 
 COMPUTE = "https://www.googleapis.com/compute/v1/"
 
@@ -34,18 +33,6 @@ def url(project, path):
     return COMPUTE + "projects/%s/%s" % (project, path)
 
 
-def as_blocks(value, nested=()):
-    """A field's value as Terraform blocks (a dict: one block, a list of dicts: one each), and inside
-    them the keys named in nested too (access_config {} inside network_interface)."""
-    def block(body):
-        return Block({k: as_blocks(v, nested) if k in nested else v for k, v in body.items()})
-    if isinstance(value, dict):
-        return block(value)
-    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-        return [block(v) for v in value]
-    return value
-
-
 class OwnershipError(ValueError):
     pass
 
@@ -57,7 +44,6 @@ class GceTask(Task):
     scope = "global"          # "global", "region" or "zone" (the zone is the task's ``zone`` field)
     collection = None         # the REST collection: "networks", "firewalls", ...
     labelled = False          # True: owned by the k8s-io-cluster-name label; False: by kops' name rule
-    BLOCKS = ()               # fields written as nested Terraform blocks
 
     @property
     def object_name(self):
@@ -75,12 +61,11 @@ class GceTask(Task):
 
     # -- the API body --------------------------------------------------------------------------------
     def api_body(self, cloud, desired):
-        """The insert body: the FIELDS' API names (links made into URLs by to_api(value, cloud))."""
+        """The insert body: the object's name and the FIELDS' API names (links made into URLs by to_api(value, cloud))."""
         body = {"name": self.object_name}
         for f in self.FIELDS:
-            value = desired.get(f.name)
-            if f.api and value is not None:
-                body[f.api] = f.to_api(value, cloud)
+            if f.sent(desired):
+                body[f.api] = f.to_api(desired[f.name], cloud)
         return body
 
     def remember(self, item):
@@ -115,16 +100,12 @@ class GceTask(Task):
         """Change the mutable fields in place (a kind with mutable fields implements it)."""
         raise ValueError("%s: %s cannot be changed in place" % (self.key, ", ".join(sorted(changes))))
 
-    def render_terraform(self):
-        body = {k: as_blocks(v, self.BLOCKS) if k in self.BLOCKS else v for k, v in to_terraform(self.fields).items()
-                if v is not None}
-        return body
 
-
-def field(name, api=None, read=None, mutable=False, to_api=None, from_api=None, compare=True):
-    """A GCE Field: to_api(value, cloud) may build URLs from the cloud's project and region."""
+def field(name, api=None, read=None, mutable=False, to_api=None, from_api=None, compare=True, **terraform):
+    """A GCE Field: to_api(value, cloud) may build URLs from the cloud's project and region.
+    terraform: how Terraform writes it (Field's block, nested, to_terraform)."""
     return Field(name, api=api, read=read, mutable=mutable, compare=compare,
-                 to_api=to_api or (lambda value, cloud: value), from_api=from_api or (lambda value: value))
+                 to_api=to_api or (lambda value, cloud: value), from_api=from_api or (lambda value: value), **terraform)
 
 
 def link(template):

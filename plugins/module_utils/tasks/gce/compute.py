@@ -30,7 +30,7 @@ class Network(GceTask):
     kind = "google_compute_network"
     collection = "networks"
     FIELDS = (
-        field("name"),
+        field("name", api="name", read="name"),
         field("auto_create_subnetworks", api="autoCreateSubnetworks", read="autoCreateSubnetworks",
               from_api=bool),
     )
@@ -40,15 +40,14 @@ class Subnetwork(GceTask):
     kind = "google_compute_subnetwork"
     scope = "region"
     collection = "subnetworks"
-    BLOCKS = ("secondary_ip_range",)
     FIELDS = (
-        field("name"),
+        field("name", api="name", read="name"),
         field("network", api="network", read="network", to_api=link(NETWORK), from_api=last),
         field("region", read="region", from_api=last),
         field("ip_cidr_range", api="ipCidrRange", read="ipCidrRange"),
         field("stack_type", api="stackType", read="stackType"),
         field("ipv6_access_type", api="ipv6AccessType", read="ipv6AccessType"),
-        field("secondary_ip_range", api="secondaryIpRanges", read="secondaryIpRanges",
+        field("secondary_ip_range", api="secondaryIpRanges", read="secondaryIpRanges", block=True,
               to_api=lambda ranges, cloud: [{"rangeName": r["range_name"], "ipCidrRange": r["ip_cidr_range"]}
                                             for r in ranges],
               from_api=lambda ranges: [{"ip_cidr_range": r.get("ipCidrRange"), "range_name": r.get("rangeName")}
@@ -68,11 +67,11 @@ def _allowed_from_api(rules):
 class Firewall(GceTask):
     kind = "google_compute_firewall"
     collection = "firewalls"
-    BLOCKS = ("allow",)
     FIELDS = (
-        field("name"),
+        field("name", api="name", read="name"),
         field("network", api="network", read="network", to_api=link(NETWORK), from_api=last),
-        field("allow", api="allowed", read="allowed", mutable=True, to_api=_allowed_to_api, from_api=_allowed_from_api),
+        field("allow", api="allowed", read="allowed", mutable=True, to_api=_allowed_to_api, from_api=_allowed_from_api,
+              block=True),
         field("source_ranges", api="sourceRanges", read="sourceRanges", mutable=True),
         field("source_tags", api="sourceTags", read="sourceTags", mutable=True),
         field("target_tags", api="targetTags", read="targetTags", mutable=True),
@@ -111,7 +110,7 @@ class Router(GceTask):
     scope = "region"
     collection = "routers"
     FIELDS = (
-        field("name"),
+        field("name", api="name", read="name"),
         field("network", api="network", read="network", to_api=link(NETWORK), from_api=last),
     )
 
@@ -122,15 +121,14 @@ class RouterNat(GceTask):
     kind = "google_compute_router_nat"
     scope = "region"
     collection = "routers"
-    BLOCKS = ("subnetwork",)
     FIELDS = (
-        field("name"),
+        field("name", api="name", read="name"),
         field("region"),
         field("router"),
         field("nat_ip_allocate_option", api="natIpAllocateOption", read="natIpAllocateOption", mutable=True),
         field("source_subnetwork_ip_ranges_to_nat", api="sourceSubnetworkIpRangesToNat",
               read="sourceSubnetworkIpRangesToNat", mutable=True),
-        field("subnetwork", api="subnetworks", read="subnetworks", mutable=True,
+        field("subnetwork", api="subnetworks", read="subnetworks", mutable=True, block=True,
               to_api=lambda subnets, cloud: [
                   {"name": url(cloud.project, SUBNETWORK.format(region=cloud.region, name=s["name"])),
                    "sourceIpRangesToNat": s["source_ip_ranges_to_nat"]} for s in subnets],
@@ -173,7 +171,7 @@ class Address(GceTask):
     scope = "region"
     collection = "addresses"
     FIELDS = (
-        field("name"),
+        field("name", api="name", read="name"),
         field("address_type", api="addressType", read="addressType"),
         field("purpose", api="purpose", read="purpose"),
         field("subnetwork", api="subnetwork", read="subnetwork", to_api=link(SUBNETWORK), from_api=last),
@@ -192,7 +190,7 @@ class Disk(GceTask):
     collection = "disks"
     labelled = True
     FIELDS = (
-        field("name"),
+        field("name", api="name", read="name"),
         field("zone"),
         field("size", api="sizeGb", read="sizeGb", to_api=lambda v, cloud: str(v),
               from_api=lambda v: int(v) if v is not None else None),
@@ -224,76 +222,83 @@ SCOPES = {"compute-rw": "https://www.googleapis.com/auth/compute",
           "storage-rw": "https://www.googleapis.com/auth/devstorage.read_write"}
 
 
+def _disk_api(disk, cloud):
+    params = {"sourceImage": disk["source_image"], "diskSizeGb": str(disk["disk_size_gb"]), "diskType": disk["disk_type"]}
+    if disk.get("provisioned_iops"):
+        params["provisionedIops"] = str(disk["provisioned_iops"])
+    if disk.get("provisioned_throughput"):
+        params["provisionedThroughput"] = str(disk["provisioned_throughput"])
+    return [{"boot": True, "autoDelete": True, "deviceName": disk["device_name"], "mode": "READ_WRITE",
+             "type": "PERSISTENT", "initializeParams": params}]
+
+
+def _disk_read(disks):
+    params = (disks or [{}])[0].get("initializeParams") or {}
+    return (last(params.get("sourceImage")), str(params.get("diskSizeGb")), last(params.get("diskType")),
+            str(params.get("provisionedIops") or ""), str(params.get("provisionedThroughput") or ""))
+
+
+def _interface_api(nic, cloud):
+    interface = {"network": url(cloud.project, NETWORK.format(name=nic["network"])),
+                 "subnetwork": url(cloud.project, SUBNETWORK.format(region=cloud.region, name=nic["subnetwork"])),
+                 "stackType": nic["stack_type"]}
+    if "access_config" in nic:
+        interface["accessConfigs"] = [{"type": "ONE_TO_ONE_NAT", "networkTier": "PREMIUM"}]
+    if nic.get("alias_ip_range"):
+        interface["aliasIpRanges"] = [{"subnetworkRangeName": r["subnetwork_range_name"], "ipCidrRange": r["ip_cidr_range"]}
+                                      for r in nic["alias_ip_range"]]
+    return [interface]
+
+
+def _interface_read(nics):
+    nic = (nics or [{}])[0]
+    return (last(nic.get("network")), last(nic.get("subnetwork")), nic.get("stackType"), bool(nic.get("accessConfigs")),
+            sorted((r.get("subnetworkRangeName"), r.get("ipCidrRange")) for r in nic.get("aliasIpRanges") or []))
+
+
+def _scheduling_api(scheduling, cloud):
+    return {"automaticRestart": scheduling["automatic_restart"], "onHostMaintenance": scheduling["on_host_maintenance"],
+            "preemptible": scheduling["preemptible"], "provisioningModel": scheduling["provisioning_model"]}
+
+
 class InstanceTemplate(GceTask):
     """An instance group's template.  Templates cannot change: like kops, a template whose name starts
     with the prefix and whose properties are the wanted ones is found; otherwise a new one is made
-    (<prefix>-<unix time>) and the instance group managers move to it."""
+    (<prefix>-<unix time>) and the instance group managers move to it.
+
+    The table's API fields are the template's properties (kops' mapToGCE); each reads back in a form
+    that leaves out what GCE adds (kinds, fingerprints, indexes) and holds links by name, and a template
+    is the wanted one when all of them read the same (none is compared or changed on its own)."""
 
     kind = "google_compute_instance_template"
     collection = "instanceTemplates"
     labelled = True
-    BLOCKS = ("disk", "lifecycle", "network_interface", "scheduling", "service_account", "access_config",
-              "alias_ip_range")
-    compared = ("properties",)
+    FIELDS = (
+        field("name_prefix", compare=False),
+        field("can_ip_forward", api="canIpForward", read="properties.canIpForward", from_api=bool, compare=False),
+        field("disk", api="disks", read="properties.disks", to_api=_disk_api, from_api=_disk_read, compare=False,
+              block=True),
+        field("machine_type", api="machineType", read="properties.machineType", from_api=last, compare=False),
+        field("metadata", api="metadata", read="properties.metadata", compare=False,
+              to_api=lambda metadata, cloud: {"items": [{"key": k, "value": v} for k, v in sorted(metadata.items())]},
+              from_api=lambda v: sorted((i.get("key"), i.get("value")) for i in (v or {}).get("items") or [])),
+        field("network_interface", api="networkInterfaces", read="properties.networkInterfaces", to_api=_interface_api,
+              from_api=_interface_read, compare=False, block=True, nested=("access_config", "alias_ip_range")),
+        field("scheduling", api="scheduling", read="properties.scheduling", to_api=_scheduling_api,
+              from_api=lambda v: sorted((v or {}).items()), compare=False, block=True),
+        field("service_account", api="serviceAccounts", read="properties.serviceAccounts", compare=False, block=True,
+              to_api=lambda account, cloud: [{"email": account["email"], "scopes": account["scopes"]}],
+              from_api=lambda accounts: [(a.get("email"), sorted(a.get("scopes") or [])) for a in accounts or []]),
+        field("labels", api="labels", read="properties.labels", from_api=lambda v: v or {}, compare=False),
+        field("tags", api="tags", read="properties.tags", to_api=lambda tags, cloud: {"items": tags},
+              from_api=lambda v: sorted((v or {}).get("items") or []), compare=False),
+        field("lifecycle", block=True),  # Terraform's alone: a new template before the old one goes
+    )
 
     def properties(self, cloud):
-        """The template's API properties, as kops' mapToGCE builds them."""
-        f = self.desired()
-        disk = f["disk"]
-        params = {"sourceImage": disk["source_image"], "diskSizeGb": str(disk["disk_size_gb"]),
-                  "diskType": disk["disk_type"]}
-        if disk.get("provisioned_iops"):
-            params["provisionedIops"] = str(disk["provisioned_iops"])
-        if disk.get("provisioned_throughput"):
-            params["provisionedThroughput"] = str(disk["provisioned_throughput"])
-        nic = f["network_interface"]
-        interface = {"network": url(cloud.project, NETWORK.format(name=nic["network"])),
-                     "subnetwork": url(cloud.project, SUBNETWORK.format(region=cloud.region, name=nic["subnetwork"])),
-                     "stackType": nic["stack_type"]}
-        if "access_config" in nic:
-            interface["accessConfigs"] = [{"type": "ONE_TO_ONE_NAT", "networkTier": "PREMIUM"}]
-        if nic.get("alias_ip_range"):
-            interface["aliasIpRanges"] = [{"subnetworkRangeName": r["subnetwork_range_name"],
-                                           "ipCidrRange": r["ip_cidr_range"]} for r in nic["alias_ip_range"]]
-        scheduling = f["scheduling"]
-        return {
-            "canIpForward": f["can_ip_forward"],
-            "disks": [{"boot": True, "autoDelete": True, "deviceName": disk["device_name"], "mode": "READ_WRITE",
-                       "type": "PERSISTENT", "initializeParams": params}],
-            "machineType": f["machine_type"],
-            "metadata": {"items": [{"key": k, "value": v} for k, v in sorted(f["metadata"].items())]},
-            "networkInterfaces": [interface],
-            "scheduling": {"automaticRestart": scheduling["automatic_restart"],
-                           "onHostMaintenance": scheduling["on_host_maintenance"],
-                           "preemptible": scheduling["preemptible"],
-                           "provisioningModel": scheduling["provisioning_model"]},
-            "serviceAccounts": [{"email": f["service_account"]["email"], "scopes": f["service_account"]["scopes"]}],
-            "labels": f["labels"],
-            "tags": {"items": f["tags"]},
-        }
-
-    @staticmethod
-    def normalized(properties):
-        """The properties as compared: what GCE adds (kinds, fingerprints, names, indexes) left out, links by name."""
-        props = properties or {}
-        disks = props.get("disks") or [{}]
-        params = disks[0].get("initializeParams") or {}
-        nics = props.get("networkInterfaces") or [{}]
-        return {
-            "canIpForward": bool(props.get("canIpForward")),
-            "disk": (last(params.get("sourceImage")), str(params.get("diskSizeGb")), last(params.get("diskType")),
-                     str(params.get("provisionedIops") or ""), str(params.get("provisionedThroughput") or "")),
-            "machineType": last(props.get("machineType")),
-            "metadata": sorted((i.get("key"), i.get("value")) for i in (props.get("metadata") or {}).get("items") or []),
-            "network": (last(nics[0].get("network")), last(nics[0].get("subnetwork")), nics[0].get("stackType"),
-                        bool(nics[0].get("accessConfigs")),
-                        sorted((r.get("subnetworkRangeName"), r.get("ipCidrRange"))
-                               for r in nics[0].get("aliasIpRanges") or [])),
-            "scheduling": sorted((props.get("scheduling") or {}).items()),
-            "serviceAccounts": [(s.get("email"), sorted(s.get("scopes") or [])) for s in props.get("serviceAccounts") or []],
-            "labels": props.get("labels") or {},
-            "tags": sorted((props.get("tags") or {}).get("items") or []),
-        }
+        """The template's API properties: the table's API fields."""
+        desired = self.desired()
+        return {f.api: f.to_api(desired[f.name], cloud) for f in self.FIELDS if f.sent(desired)}
 
     def _templates(self, cloud):
         return cloud.lookup("gce:instanceTemplates", lambda: cloud.list(
@@ -301,16 +306,14 @@ class InstanceTemplate(GceTask):
 
     def find(self, cloud):
         prefix = self.fields["name_prefix"]
-        wanted = self.normalized(self.properties(cloud))
+        wanted = self.read_actual({"properties": self.properties(cloud)})
         for item in sorted(self._templates(cloud), key=lambda i: i.get("name", ""), reverse=True):
-            if item.get("name", "").startswith(prefix) and cloud.owns((item.get("properties") or {}).get("labels")) \
-                    and self.normalized(item.get("properties")) == wanted:
-                self.remember(item)
-                return {"properties": "found"}
+            if item.get("name", "").startswith(prefix) and cloud.owns((item.get("properties") or {}).get("labels")):
+                actual = self.read_actual(item)
+                if actual == wanted:
+                    self.remember(item)
+                    return actual
         return None
-
-    def compare(self, actual):
-        return {}
 
     def new_name(self, cloud):
         """kops' name: the prefix and the time in seconds; past the newest template of the prefix, so that a second
@@ -348,18 +351,19 @@ class InstanceGroupManager(GceTask):
     kind = "google_compute_instance_group_manager"
     scope = "zone"
     collection = "instanceGroupManagers"
-    BLOCKS = ("lifecycle", "update_policy", "version")
     FIELDS = (
-        field("name"),
+        field("name", api="name", read="name"),
         field("zone"),
         field("base_instance_name", api="baseInstanceName", read="baseInstanceName"),
-        field("version", read="instanceTemplate", mutable=True, from_api=lambda v: {"instance_template": last(v)}),
+        field("version", read="instanceTemplate", mutable=True, from_api=lambda v: {"instance_template": last(v)},
+              block=True),
         field("target_size", api="targetSize", read="targetSize", mutable=True),
         field("target_pools", api="targetPools", read="targetPools", mutable=True, from_api=lasts),
         field("list_managed_instances_results", api="listManagedInstancesResults", read="listManagedInstancesResults"),
-        field("update_policy", api="updatePolicy", read="updatePolicy",
+        field("update_policy", api="updatePolicy", read="updatePolicy", block=True,
               to_api=lambda p, cloud: {"minimalAction": p["minimal_action"], "type": p["type"]},
               from_api=lambda p: {"minimal_action": (p or {}).get("minimalAction"), "type": (p or {}).get("type")}),
+        field("lifecycle", block=True),  # Terraform's alone: target_size is left to the autoscaler
     )
 
     def desired(self):
@@ -399,7 +403,7 @@ class HttpHealthCheck(GceTask):
     kind = "google_compute_http_health_check"
     collection = "httpHealthChecks"
     FIELDS = (
-        field("name"),
+        field("name", api="name", read="name"),
         field("port", api="port", read="port"),
         field("request_path", api="requestPath", read="requestPath"),
     )
@@ -410,7 +414,7 @@ class TargetPool(GceTask):
     scope = "region"
     collection = "targetPools"
     FIELDS = (
-        field("name"),
+        field("name", api="name", read="name"),
         field("health_checks", api="healthChecks", read="healthChecks", to_api=lambda v, cloud: v, from_api=lasts),
     )
 
@@ -431,12 +435,11 @@ class RegionHealthCheck(GceTask):
     kind = "google_compute_region_health_check"
     scope = "region"
     collection = "healthChecks"
-    BLOCKS = ("tcp_health_check", "ssl_health_check")
     FIELDS = (
-        field("name"),
-        field("tcp_health_check", api="tcpHealthCheck", read="tcpHealthCheck",
+        field("name", api="name", read="name"),
+        field("tcp_health_check", api="tcpHealthCheck", read="tcpHealthCheck", block=True,
               from_api=lambda v: {"port": v["port"]} if v else None),
-        field("ssl_health_check", api="sslHealthCheck", read="sslHealthCheck",
+        field("ssl_health_check", api="sslHealthCheck", read="sslHealthCheck", block=True,
               from_api=lambda v: {"port": v["port"]} if v else None),
     )
 
@@ -450,13 +453,12 @@ class RegionBackendService(GceTask):
     kind = "google_compute_region_backend_service"
     scope = "region"
     collection = "backendServices"
-    BLOCKS = ("backend",)
     FIELDS = (
-        field("name"),
+        field("name", api="name", read="name"),
         field("protocol", api="protocol", read="protocol"),
         field("load_balancing_scheme", api="loadBalancingScheme", read="loadBalancingScheme"),
         field("health_checks", api="healthChecks", read="healthChecks", from_api=lasts),
-        field("backend", api="backends", read="backends", mutable=True,
+        field("backend", api="backends", read="backends", mutable=True, block=True,
               to_api=lambda backends, cloud: [{"group": b["group"], "balancingMode": b["balancing_mode"]}
                                               for b in backends],
               from_api=lambda backends: [{"balancing_mode": b.get("balancingMode"), "group": last(b.get("group"))}
@@ -488,7 +490,7 @@ class ForwardingRule(GceTask):
     collection = "forwardingRules"
     labelled = True
     FIELDS = (
-        field("name"),
+        field("name", api="name", read="name"),
         field("ip_address", api="IPAddress", read="IPAddress"),
         field("ip_protocol", api="IPProtocol", read="IPProtocol"),
         field("load_balancing_scheme", api="loadBalancingScheme", read="loadBalancingScheme"),

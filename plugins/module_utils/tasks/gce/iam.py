@@ -16,11 +16,12 @@ class ServiceAccount(GceTask):
 
     kind = "google_service_account"
     api = "iam"
+    # The create call: {"accountId": ..., "serviceAccount": {the other API fields}}.
     FIELDS = (
-        field("account_id"),
+        field("account_id", api="accountId"),
         field("project"),
-        field("display_name", read="displayName", mutable=True),
-        field("description", read="description", mutable=True),
+        field("display_name", api="displayName", read="displayName", mutable=True),
+        field("description", api="description", read="description", mutable=True),
     )
 
     def email(self):
@@ -40,31 +41,43 @@ class ServiceAccount(GceTask):
         self.remember(item)
         return self.read_actual(item)
 
+    def _account(self, cloud):
+        """The table's API fields but the id: the serviceAccount body."""
+        body = self.api_body(cloud, self.desired())
+        return {k: v for k, v in body.items() if k not in ("name", "accountId")}
+
     def create(self, cloud):
         desired = self.desired()
         item = cloud.call(self.api, "POST", "projects/%s/serviceAccounts" % desired["project"], {
-            "accountId": desired["account_id"],
-            "serviceAccount": {"displayName": desired["display_name"], "description": desired["description"]}})
+            "accountId": desired["account_id"], "serviceAccount": self._account(cloud)})
         self.remember(item or {})
 
     def apply_changes(self, cloud, actual, changes):
-        desired = self.desired()
-        cloud.call(self.api, "PATCH", self.path(), {
-            "serviceAccount": {"displayName": desired["display_name"], "description": desired["description"]},
-            "updateMask": "displayName,description"})
+        account = self._account(cloud)
+        cloud.call(self.api, "PATCH", self.path(), {"serviceAccount": account, "updateMask": ",".join(account)})
+
+
+MEMBER_PREFIX = "serviceAccount:"
 
 
 class ProjectIamBinding(GceTask):
     """One role of the project for the cluster's service account.  Direct adds the member to the role's
     binding in the project's policy and leaves other members alone (Terraform's binding is
-    authoritative for the role, as kops renders it)."""
+    authoritative for the role, as kops renders it): found when the role's binding holds every member."""
 
     kind = "google_project_iam_binding"
     api = "crm"
-    compared = ("member",)
+    FIELDS = (
+        field("project"),
+        field("role", api="role", read="role", compare=False),
+        field("members", api="members", read="members", compare=False,
+              to_api=lambda emails, cloud: [MEMBER_PREFIX + e for e in emails],
+              from_api=lambda members: sorted(m[len(MEMBER_PREFIX):] for m in members or [] if m.startswith(MEMBER_PREFIX)),
+              to_terraform=lambda emails: [Expression('format("%s%%s", %s)' % (MEMBER_PREFIX, e)) for e in emails]),
+    )
 
     def __init__(self, task_name, /, project, role, service_account):
-        GceTask.__init__(self, task_name, project=project, role=role, member=Ref(service_account, "email"))
+        GceTask.__init__(self, task_name, project=project, role=role, members=[Ref(service_account, "email")])
 
     def _policy(self, cloud):
         return cloud.call(self.api, "POST", "projects/%s:getIamPolicy" % self.fields["project"], {}) or {}
@@ -73,26 +86,23 @@ class ProjectIamBinding(GceTask):
         return next((b for b in policy.get("bindings") or [] if b.get("role") == self.fields["role"]), None)
 
     def find(self, cloud):
-        member = "serviceAccount:" + self.desired()["member"]
         binding = self._binding(self._policy(cloud))
-        if binding is None or member not in (binding.get("members") or []):
+        if binding is None:
+            return None
+        actual = self.read_actual(binding)
+        if not set(self.desired()["members"]) <= set(actual["members"]):
             return None
         self.outputs["id"] = "%s/%s" % (self.fields["project"], self.fields["role"])
-        return {"member": self.desired()["member"]}
+        return actual
 
     def create(self, cloud):
-        member = "serviceAccount:" + self.desired()["member"]
+        wanted = self.api_body(cloud, self.desired())
         policy = self._policy(cloud)
         binding = self._binding(policy)
         if binding is None:
-            binding = {"role": self.fields["role"], "members": []}
+            binding = {"role": wanted["role"], "members": []}
             policy.setdefault("bindings", []).append(binding)
-        binding["members"] = sorted(set(binding.get("members") or []) | {member})
+        binding["members"] = sorted(set(binding.get("members") or []) | set(wanted["members"]))
         # The policy's etag makes a concurrent change fail instead of being overwritten.
         cloud.call(self.api, "POST", "projects/%s:setIamPolicy" % self.fields["project"], {"policy": policy})
         self.outputs["id"] = "%s/%s" % (self.fields["project"], self.fields["role"])
-
-    def render_terraform(self):
-        email = self.fields["member"].terraform()
-        return {"members": [Expression('format("serviceAccount:%%s", %s)' % email)],
-                "project": self.fields["project"], "role": self.fields["role"]}
