@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import SpecError
+
 # The error kinds of k8s.io/apimachinery/pkg/util/validation/field.
 REQUIRED = "Required value"
 INVALID = "Invalid value"
@@ -87,7 +89,7 @@ def unknown_field(path, detail=""):
     return FieldError(path, UNKNOWN_FIELD, detail)
 
 
-class ValidationError(ValueError):
+class ValidationError(SpecError):
     """Raised with every FieldError found; nothing has been written when it is."""
 
     def __init__(self, errors, subject=""):

@@ -28,6 +28,7 @@ import os
 import time
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import Cloud, Failure
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import CloudError
 
 ENDPOINT_ENV = "KOPS_GCE_ENDPOINT"
 # Each API's base URL; under KOPS_GCE_ENDPOINT the same path prefixes hang off that one base.
@@ -66,7 +67,7 @@ HINTS = {
 RETRYABLE_REASONS = ("resourceNotReady", "resourceInUseByAnotherResource")
 
 
-class GceError(ValueError):
+class GceError(CloudError):
     """One failed Google API call: HTTP status, the API's reason ("notFound", "alreadyExists",
     "resourceNotReady" ...), its message, and the method and path called."""
 

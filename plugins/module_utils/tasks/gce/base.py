@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Field, Task, to_terraform
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import TaskError
 
 COMPUTE = "https://www.googleapis.com/compute/v1/"
 
@@ -46,7 +47,7 @@ def as_blocks(value, nested=()):
     return value
 
 
-class OwnershipError(ValueError):
+class OwnershipError(TaskError):
     pass
 
 
