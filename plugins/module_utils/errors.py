@@ -24,7 +24,6 @@ class KopsError(ValueError):
     fix = None  # what to do, when the error knows it apart from its message (it is also in str(error))
 
     def __init__(self, message="", fix=None):
-        self.message = message
         if fix:
             self.fix = fix
         ValueError.__init__(self, "%s; %s" % (message, fix) if fix else message)

@@ -95,7 +95,7 @@ class ValidationError(SpecError):
     def __init__(self, errors, subject=""):
         self.errors = list(errors)
         self.subject = subject
-        ValueError.__init__(self, self.message())
+        SpecError.__init__(self, self.message())
 
     def message(self):
         head = "%s is not valid" % self.subject if self.subject else "spec is not valid"

@@ -78,7 +78,7 @@ class GceError(CloudError):
         self.method = method
         self.path = path
         where = "%s %s: " % (method, path) if method else ""
-        ValueError.__init__(self, "%s%s%s" % (where, "%s: " % self.reason if self.reason else "", self.message))
+        CloudError.__init__(self, "%s%s%s" % (where, "%s: " % self.reason if self.reason else "", self.message))
 
 
 def gce_cluster_label(cluster_name):

@@ -37,7 +37,7 @@ class DeletionError(ServiceError):
     """The cluster's objects could not all be deleted; objects holds the report."""
 
     def __init__(self, message, objects=None):
-        ValueError.__init__(self, message)
+        ServiceError.__init__(self, message)
         self.objects = objects or []
         self.errors = ["%s %s (%s): %s" % (o["kind"], o["id"], o["name"], o.get("reason") or o["result"])
                        for o in self.objects if o["result"] in (BLOCKED, FAILED, WAITING)]

@@ -52,7 +52,7 @@ class TaskFailed(TaskError):
         self.failures = failures  # [(task key, str)]
         self.plan = plan or []
         self.errors = ["%s: %s" % (key, text) for key, text in failures]
-        ValueError.__init__(self, "%d cloud object%s failed:\n%s" % (
+        TaskError.__init__(self, "%d cloud object%s failed:\n%s" % (
             len(failures), "" if len(failures) == 1 else "s", "\n".join(self.errors)))
 
 
