@@ -22,12 +22,13 @@ from ansible_collections.kubeops.kops.plugins.module_utils.completion import cha
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import StaticCloudFacts
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import history, layout, vfs
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import ServiceError
 
 # Metadata the store manages itself; comparing specs ignores it.
 VOLATILE_METADATA = ("creationTimestamp", "generation", "resourceVersion", "uid")
 
 
-class ClusterError(ValueError):
+class ClusterError(ServiceError):
     """A request that cannot be honoured; the message says what to change."""
 
 

@@ -15,6 +15,7 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
+from ansible_collections.kubeops.kops.plugins.module_utils import errors
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
 
@@ -87,17 +88,23 @@ class KopsModule(AnsibleModule):
         return AwsCloudFacts(region, data)
 
     def fail_from(self, exc):
-        # msg lists each problem (one line each); a second copy in the result would print every problem twice.
-        self.fail_json(msg=str(exc), exception=traceback.format_exc())
+        """One fail_json for an error: a KopsError's message and fix once, never a traceback (it is bad input or a
+        refusal, not a bug); any other ValueError (a library refusing a value) also with its traceback."""
+        if isinstance(exc, errors.KopsError):
+            self.fail_json(**exc.result())
+        else:
+            self.fail_json(msg=str(exc), exception=traceback.format_exc())
 
 
 def reports_errors(run):
-    """Run a module's main body, turning our errors into fail_json (nothing else is caught)."""
+    """Run a module's main body, turning our errors into fail_json (nothing else is caught).
+
+    Every error the layers raise is a KopsError (a ValueError; a cloud task's failure too): a module needs no
+    try/except of its own, only where it adds something (context, or result keys besides msg)."""
     @functools.wraps(run)
     def wrapper(module):
-        from ansible_collections.kubeops.kops.plugins.module_utils.engine.runner import TaskFailed
         try:
             return run(module)
-        except (ValueError, TaskFailed) as exc:  # our errors are ValueErrors by design; a cloud task's failure
+        except ValueError as exc:
             module.fail_from(exc)
     return wrapper

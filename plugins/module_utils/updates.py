@@ -29,11 +29,12 @@ from ansible_collections.kubeops.kops.plugins.module_utils.statestore import dis
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 from ansible_collections.kubeops.kops.plugins.module_utils.atomic import atomic_write
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import ServiceError
 
 TARGETS = ("direct", "terraform", "cloudformation")
 
 
-class UpdateError(ValueError):
+class UpdateError(ServiceError):
     pass
 
 

@@ -27,6 +27,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.api.validation import
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.instance_groups import machine_architecture
 from ansible_collections.kubeops.kops.plugins.module_utils.kops_version import KOPS_VERSION
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import ServiceError
 
 # Images kops' channels have shipped (kops Channel.HasUpstreamImagePrefix): an instance group running one of
 # these follows the channel; any other image is the user's choice and is kept.
@@ -50,7 +51,7 @@ UPSTREAM_IMAGE_PREFIXES = (
 Action = collections.namedtuple("Action", "item property old new field")
 
 
-class UpgradeError(ValueError):
+class UpgradeError(ServiceError):
     """An upgrade kops' rules refuse; the message names the versions to take instead."""
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import CloudError
+
 # eu-west-1a, us-gov-west-1b, kops' test zone us-test-1a; local zones us-west-2-lax-1a belong to us-west-2.
 _AWS_ZONE = re.compile(r"^([a-z]{2}(?:-[a-z0-9]+)*?-[a-z]+-\d+)(?:[a-z]|-[a-z]+-\d+[a-z])$")
 # us-central1-a, europe-west4-b
@@ -14,7 +16,7 @@ _GCE_ZONE = re.compile(r"^([a-z]+-[a-z]+\d+)-[a-z]$")
 ZONE_PATTERNS = {"aws": (_AWS_ZONE, "us-east-1a"), "gce": (_GCE_ZONE, "us-central1-a")}
 
 
-class ZoneError(ValueError):
+class ZoneError(CloudError):
     pass
 
 

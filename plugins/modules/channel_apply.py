@@ -115,6 +115,7 @@ channel:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import reported
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
 
 
@@ -136,6 +137,7 @@ def api_service(params):
     return channels.ApiService.from_credentials(server, ca_pem, certificate_pem, key_pem)
 
 
+@reported  # ChannelError, CredentialsError, StoreError, KubeClientError: they name the fix
 def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils.kube import channels
     params = module.params
@@ -175,10 +177,7 @@ def main():
         endpoint=dict(type="str"),
     )), required_one_of=[("config_base", "kubeconfig"), ("config_base", "channel")], supports_check_mode=True)
     aws.configure_module(module)
-    try:
-        run(module)
-    except ValueError as exc:  # ChannelError, CredentialsError, StoreError, KubeClientError: they name the fix
-        module.fail_json(msg=str(exc))
+    run(module)
 
 
 if __name__ == "__main__":

@@ -7,9 +7,13 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: node_assets
-short_description: Plan and install a node's binaries from its nodeup config's assets, as kops' nodeup does
+short_description: Plan and install a node's binaries and packages from its nodeup config, as kops' nodeup does
 version_added: 0.1.0
 description:
+  - With O(state=plan), returns what the node installs, decided here so the role only loops over it. That is
+    its architecture (from O(arch), else the node's machine), the assets to download (as O(state=download)), and
+    every distribution package in one list (O(distro_packages), O(control_plane_packages),
+    O(worker_packages), O(update_package)). Changes nothing.
   - With O(state=download), returns the assets of the node's architecture to download (URL, sha256, cache file
     name), less those that distribution packages replace. Changes nothing.
   - With O(state=install), reads the archives unpacked under O(cache)C(/extracted/<file>) and installs each binary
@@ -23,14 +27,22 @@ options:
     type: dict
     required: true
   state:
-    description: C(download) to plan the downloads, C(install) to install the downloaded binaries.
+    description:
+      - C(plan) to plan the node's architecture, downloads and packages; C(download) to plan the downloads only;
+        C(install) to install the downloaded binaries.
     type: str
-    choices: [download, install]
+    choices: [plan, download, install]
     default: download
   arch:
-    description: The node's architecture (amd64 or arm64).
+    description:
+      - The node's architecture (amd64 or arm64).
+      - Empty, the node's own (C(x86_64) is amd64, C(aarch64) arm64; another machine fails).
     type: str
-    required: true
+    default: ""
+  assets:
+    description: With O(state=plan), C(false) plans no downloads (the node's image brings its binaries).
+    type: bool
+    default: true
   distribution:
     description:
       - The node's distribution as kops names it (C(flatcar), C(containeros), C(debian12), ...).
@@ -38,10 +50,25 @@ options:
     type: str
     default: ""
   distro_packages:
-    description: Asset names (containerd, runc, kubelet, ...) installed from distribution packages instead.
+    description:
+      - Assets (containerd, runc, kubelet, ...) installed from distribution packages instead.
+      - A list of asset names, or a mapping of asset name to its package (O(state=plan) installs those packages).
+    type: raw
+    default: []
+  control_plane_packages:
+    description: With O(state=plan), packages a node that runs an API server or the control plane's services needs.
     type: list
     elements: str
     default: []
+  worker_packages:
+    description: With O(state=plan), packages a node that asks the bootstrap service (and does not serve it) needs.
+    type: list
+    elements: str
+    default: []
+  update_package:
+    description: With O(state=plan), the package of kops' update service, unless the spec's updatePolicy is external.
+    type: str
+    default: ""
   file_repository:
     description: A mirror base URL that replaces the release hosts (same paths, same sha256).
     type: str
@@ -68,11 +95,29 @@ EXAMPLES = r"""
     nodeup_config: "{{ nodeup_document }}"
     arch: amd64
   register: plan
+
+- name: Plan what this node installs
+  kubeops.kops.node_assets:
+    nodeup_config: "{{ nodeup_document }}"
+    state: plan
+    distro_packages: {containerd: containerd}
+    update_package: unattended-upgrades
+  register: node_plan
 """
 
 RETURN = r"""
+arch:
+  description: The node's architecture as kops names it (state=plan).
+  returned: when state is plan
+  type: str
+  sample: amd64
+packages:
+  description: Every distribution package the node installs, in one list (state=plan).
+  returned: when state is plan
+  type: list
+  elements: str
 downloads:
-  description: What to download (state=download); checksum is C(sha256:<hex>) or the release's C(<url>.sha256).
+  description: What to download (state=plan, download); checksum is C(sha256:<hex>) or the release's C(<url>.sha256).
   returned: always
   type: list
   elements: dict
@@ -89,6 +134,7 @@ changed_files:
 """
 
 import os
+import platform
 import shutil
 
 from ansible.module_utils.basic import AnsibleModule
@@ -113,10 +159,14 @@ def _install(source, path, mode):
 def main():
     module = AnsibleModule(argument_spec=dict(
         nodeup_config=dict(type="dict", required=True),
-        state=dict(type="str", choices=["download", "install"], default="download"),
-        arch=dict(type="str", required=True),
+        state=dict(type="str", choices=["plan", "download", "install"], default="download"),
+        arch=dict(type="str", default=""),
+        assets=dict(type="bool", default=True),
         distribution=dict(type="str", default=""),
-        distro_packages=dict(type="list", elements="str", default=[]),
+        distro_packages=dict(type="raw", default=[]),
+        control_plane_packages=dict(type="list", elements="str", default=[]),
+        worker_packages=dict(type="list", elements="str", default=[]),
+        update_package=dict(type="str", default=""),
         file_repository=dict(type="str", default=""),
         cache=dict(type="path", default="/opt/kubeops/assets"),
         root=dict(type="path", default="/"),
@@ -124,13 +174,27 @@ def main():
     from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import assets, distribution
 
     params = module.params
+    distro_packages = params["distro_packages"] or []
+    if not isinstance(distro_packages, (list, dict)) or not all(isinstance(name, str) for name in distro_packages):
+        module.fail_json(msg="distro_packages: give asset names or {asset name: package}, not %r" % (distro_packages,))
     try:
-        planned = assets.downloads(params["nodeup_config"], params["arch"], params["distro_packages"],
-                                   params["file_repository"])
+        arch = params["arch"] or assets.arch_of(platform.machine())
+    except ValueError as exc:
+        module.fail_json(msg="arch: %s; give arch" % exc)
+    try:
+        planned = assets.downloads(params["nodeup_config"], arch, list(distro_packages), params["file_repository"]) \
+            if params["state"] != "plan" or params["assets"] else []
     except ValueError as exc:
         module.fail_json(msg="nodeup_config: %s" % exc)
     listing = [dict(name=d.name, url=d.url, file=d.file, archive=d.archive,
                     checksum=("sha256:%s" % d.sha256) if d.sha256 else "sha256:%s.sha256" % d.url) for d in planned]
+    if params["state"] == "plan":
+        module.exit_json(changed=False, arch=arch, downloads=listing,
+                         packages=assets.packages(params["nodeup_config"],
+                                                  distro_packages if isinstance(distro_packages, dict) else {},
+                                                  params["control_plane_packages"], params["worker_packages"],
+                                                  params["update_package"]),
+                         installs=[], changed_files=[])
     if params["state"] == "download":
         module.exit_json(changed=False, downloads=listing, installs=[], changed_files=[])
     extracted = os.path.join(params["cache"], "extracted")

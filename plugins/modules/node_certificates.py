@@ -167,6 +167,7 @@ import socket
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import reported
 from ansible_collections.kubeops.kops.plugins.module_utils.atomic import atomic_write
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
 
@@ -203,6 +204,7 @@ def split_config_base(config_base):
     return store_url, cluster_name
 
 
+@reported  # NodeCertificateError, StoreError: messages name the certificate or store
 def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs, node_certs
     from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
@@ -305,8 +307,6 @@ def main():
     try:
         run(module)
     except ImportError as exc:
-        module.fail_json(msg=str(exc))
-    except ValueError as exc:  # NodeCertificateError, StoreError: messages name the certificate or store
         module.fail_json(msg=str(exc))
 
 

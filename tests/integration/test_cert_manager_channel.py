@@ -28,7 +28,8 @@ def _render(root):
 
 
 def _issuer_schema():
-    version = next(v for v in cert_manager_crds.CRDS["issuers.cert-manager.io"]["versions"] if v["storage"])
+    issuers = next(c for c in cert_manager_crds.CRDS if c["metadata"]["name"] == "issuers.cert-manager.io")
+    version = next(v for v in issuers["spec"]["versions"] if v["storage"])
     return version["schema"]["openAPIV3Schema"]
 
 
@@ -55,7 +56,7 @@ def test_cert_manager_serves_the_issuer_needs_pki_makes(kube_api, tmp_path):
     client = kubernetes.config.new_client_from_config(config_file=kube_api.kubeconfig_path)
     crds = kubernetes.client.ApiextensionsV1Api(client).list_custom_resource_definition(
         label_selector="addon.kops.k8s.io/name=certmanager.io").items
-    assert sorted(c.metadata.name for c in crds) == sorted(cert_manager_crds.CRDS)
+    assert sorted(c.metadata.name for c in crds) == sorted(c["metadata"]["name"] for c in cert_manager_crds.CRDS)
     deployments = kubernetes.client.AppsV1Api(client).list_namespaced_deployment(
         "kube-system", label_selector="addon.kops.k8s.io/name=certmanager.io").items
     assert sorted(d.metadata.name for d in deployments) == ["cert-manager", "cert-manager-cainjector",

@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """Calico (networking.projectcalico.org), when spec.networking.calico: the calico-node DaemonSet, the
 kube-controllers Deployment, Typha when spec.networking.calico.typhaReplicas is set, their RBAC, the
-calico-config ConfigMap and Calico's CRDs (calico_crds, generated from kops by hack/gen_calico_crds.py),
+calico-config ConfigMap and Calico's CRDs (calico_crds, generated from kops by hack/gen_crds.py),
 built from the completed spec as kops' k8s-1.25 template does.  Objects before kops' relabelling
 (channel.remap)."""
 

@@ -76,9 +76,10 @@ def check(facts):
                      "remove it; spec.assets.containerRegistry or containerProxy move every image")
 
 
-def _crd(name):
+def _crd(crd):
+    """kops' CRD with the labels kops gives cert-manager's parts (the chart's own are not kept)."""
     return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"labels": labels(CRD_PART), "name": name}, "spec": CRDS[name]}
+            "metadata": {"labels": labels(CRD_PART), "name": crd["metadata"]["name"]}, "spec": crd["spec"]}
 
 
 def _cluster_roles():
@@ -289,7 +290,7 @@ def objects(facts):
         [dict(service_account(name, labels=labels(part)), automountServiceAccountToken=True)
          for name, part in (("cert-manager-cainjector", CAINJECTOR), ("cert-manager", CONTROLLER),
                             ("cert-manager-webhook", WEBHOOK))]
-        + [_crd(name) for name in CRDS]
+        + [_crd(crd) for crd in CRDS]
         + _cluster_roles() + _cluster_role_bindings() + _roles_and_bindings()
         + [
             _service("cert-manager-cainjector", CAINJECTOR, [{"name": "http-metrics", "port": 9402, "protocol": "TCP"}]),

@@ -8,12 +8,9 @@ from __future__ import annotations
 import ipaddress
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import AddonError  # this layer's error, raised here
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import cluster_queue_name
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
-
-
-class AddonError(ValueError):
-    """An addon cannot be rendered from this spec (the message names the field and the fix)."""
 
 
 class Facts(object):

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import SpecError
+
 # The error kinds of k8s.io/apimachinery/pkg/util/validation/field.
 REQUIRED = "Required value"
 INVALID = "Invalid value"
@@ -87,13 +89,13 @@ def unknown_field(path, detail=""):
     return FieldError(path, UNKNOWN_FIELD, detail)
 
 
-class ValidationError(ValueError):
+class ValidationError(SpecError):
     """Raised with every FieldError found; nothing has been written when it is."""
 
     def __init__(self, errors, subject=""):
         self.errors = list(errors)
         self.subject = subject
-        ValueError.__init__(self, self.message())
+        SpecError.__init__(self, self.message())
 
     def message(self):
         head = "%s is not valid" % self.subject if self.subject else "spec is not valid"

@@ -19,6 +19,8 @@ and never answers kept a run busy 692 s): with the defaults, 3 x 20 s and the ba
 
 from __future__ import annotations
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import CloudError
+
 import copy
 import os
 import threading
@@ -59,7 +61,7 @@ AWS_OPTION_NAMES = tuple(AWS_ARGS)
 GLOBAL_SERVICE_REGION = "us-east-1"
 
 
-class AwsError(ValueError):
+class AwsError(CloudError):
     """An AWS call failed; the message names the call and what to check."""
 
 

@@ -28,6 +28,7 @@ import os
 import time
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import Cloud, Failure
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import CloudError
 
 ENDPOINT_ENV = "KOPS_GCE_ENDPOINT"
 # Each API's base URL; under KOPS_GCE_ENDPOINT the same path prefixes hang off that one base.
@@ -66,7 +67,7 @@ HINTS = {
 RETRYABLE_REASONS = ("resourceNotReady", "resourceInUseByAnotherResource")
 
 
-class GceError(ValueError):
+class GceError(CloudError):
     """One failed Google API call: HTTP status, the API's reason ("notFound", "alreadyExists",
     "resourceNotReady" ...), its message, and the method and path called."""
 
@@ -77,7 +78,7 @@ class GceError(ValueError):
         self.method = method
         self.path = path
         where = "%s %s: " % (method, path) if method else ""
-        ValueError.__init__(self, "%s%s%s" % (where, "%s: " % self.reason if self.reason else "", self.message))
+        CloudError.__init__(self, "%s%s%s" % (where, "%s: " % self.reason if self.reason else "", self.message))
 
 
 def gce_cluster_label(cluster_name):

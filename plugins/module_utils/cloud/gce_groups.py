@@ -17,6 +17,8 @@ listManagedInstances is a POST in the Compute API, but it changes nothing.
 
 from __future__ import annotations
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import CloudError
+
 CLUSTER_NAME_METADATA = "cluster-name"
 INSTANCE_GROUP_METADATA = "kops-k8s-io-instance-group-name"
 CLUSTER_LABEL = "k8s-io-cluster-name"
@@ -26,7 +28,7 @@ LEAVING_ACTIONS = ("DELETING", "ABANDONING")
 SCHEMES = {"EXTERNAL": 0, "EXTERNAL_MANAGED": 0, "INTERNAL": 1, "INTERNAL_MANAGED": 1, "INTERNAL_SELF_MANAGED": 1}
 
 
-class GceReadError(ValueError):
+class GceReadError(CloudError):
     """What the cloud holds cannot be read as a kops cluster; the message names the object."""
 
 

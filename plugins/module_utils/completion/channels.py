@@ -10,12 +10,13 @@ from ansible_collections.kubeops.kops.plugins.module_utils import semver
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.channel_data import CHANNEL_TEXT
 # The kops release whose behaviour this collection reproduces; channels pick their recommendations by it.
 from ansible_collections.kubeops.kops.plugins.module_utils.kops_version import KOPS_VERSION
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import SpecError
 DEFAULT_CHANNEL = "stable"
 ARCH_AMD64 = "amd64"
 ARCH_ARM64 = "arm64"
 
 
-class ChannelError(ValueError):
+class ChannelError(SpecError):
     pass
 
 

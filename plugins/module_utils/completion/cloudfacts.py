@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import SpecError
+
 # kops' instance type preferences (awsup DefaultInstanceType): the first one
 # offered in every zone of the group and matching the image architecture wins.
 AWS_MACHINE_TYPE_CANDIDATES = {
@@ -26,7 +28,7 @@ AWS_MACHINE_TYPE_CANDIDATES = {
 GCE_MACHINE_TYPES = {"Master": "e2-medium", "Node": "e2-medium", "APIServer": "e2-medium", "Bastion": "e2-micro"}
 
 
-class CloudFactsError(ValueError):
+class CloudFactsError(SpecError):
     pass
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import SpecError
+
 # Internal (pkg/apis/kops) path prefix -> v1alpha2 path prefix, longest first.
 INTERNAL_TO_V1ALPHA2 = (
     ("spec.networking.networkCIDR", "spec.networkCIDR"),
@@ -53,7 +55,7 @@ LIST_FIELDS = frozenset((
 _SEGMENT = re.compile(r"^([A-Za-z0-9_.\-/]+?)(?:\[(\d+)\])?$")
 
 
-class FieldPathError(ValueError):
+class FieldPathError(SpecError):
     pass
 
 

@@ -16,6 +16,7 @@ import re
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import CloudFactsError, UnknownZoneError
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import SpecError
 
 GRAVITON_TYPE = re.compile(r"^[a-z]+\d+g[a-z]*\.")
 # Default (minSize, maxSize) per role when the user gives none (kops PopulateInstanceGroupSpec).
@@ -31,7 +32,7 @@ DEFAULTED_FIELDS = ("role", "image", "machineType", "subnets", "minSize", "maxSi
 DEFAULT_SUBNET_EXCLUSIONS = (("DualStack", "Utility"), ("Utility",))
 
 
-class InstanceGroupDefaultsError(ValueError):
+class InstanceGroupDefaultsError(SpecError):
     pass
 
 

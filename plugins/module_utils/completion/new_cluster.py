@@ -27,6 +27,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils import semver
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import subnets as subnet_alloc
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import (
     REGION_OF_ZONE, CloudFactsError, StaticCloudFacts)
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import SpecError
 
 MASTER, NODE, BASTION, APISERVER = (objects.ROLE_CONTROL_PLANE, objects.ROLE_NODE,
                                     objects.ROLE_BASTION, objects.ROLE_APISERVER)
@@ -157,7 +158,7 @@ OPTION_DEFAULTS = {name: spec.get("default") for name, spec in OPTION_SPEC.items
 COUNT_OPTIONS = tuple(name for name, spec in OPTION_SPEC.items() if spec["type"] == "int")
 
 
-class CreateClusterError(ValueError):
+class CreateClusterError(SpecError):
     """A bad create-cluster option: the message names the option and the fix."""
 
 

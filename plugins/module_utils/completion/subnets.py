@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import CloudFactsError
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import SpecError
 
 BIG_SUBNET_TYPES = ("Public", "Private", "DualStack")
 UTILITY = "Utility"
@@ -20,7 +21,7 @@ GCE_SUBNET_RANGE = "10.0.0.0/8"
 GCE_SUBNET_PREFIX = 20
 
 
-class AllocationError(ValueError):
+class AllocationError(SpecError):
     pass
 
 

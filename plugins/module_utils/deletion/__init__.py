@@ -27,16 +27,17 @@ from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import Try
 from ansible_collections.kubeops.kops.plugins.module_utils.deletion.base import (  # noqa: F401 - re-exported
     ALREADY_GONE, BLOCKED, DELETED, FAILED, GONE, PLANNED, UNTAGGED, WAITING, Resource, each_object)
 from ansible_collections.kubeops.kops.plugins.module_utils.deletion import aws, gce
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import ServiceError
 
 DEFAULT_TIMEOUT = 1200
 DEFAULT_INTERVAL = 10
 
 
-class DeletionError(ValueError):
+class DeletionError(ServiceError):
     """The cluster's objects could not all be deleted; objects holds the report."""
 
     def __init__(self, message, objects=None):
-        ValueError.__init__(self, message)
+        ServiceError.__init__(self, message)
         self.objects = objects or []
         self.errors = ["%s %s (%s): %s" % (o["kind"], o["id"], o["name"], o.get("reason") or o["result"])
                        for o in self.objects if o["result"] in (BLOCKED, FAILED, WAITING)]

@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import TaskError
 
-class CycleError(ValueError):
+
+class CycleError(TaskError):
     pass
 
 

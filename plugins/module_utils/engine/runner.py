@@ -20,6 +20,7 @@ import concurrent.futures
 import time
 
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import graph
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import TaskError
 
 CREATE, UPDATE, DELETE, UNCHANGED = "create", "update", "delete", "unchanged"
 ACTIONS = (CREATE, UPDATE, DELETE, UNCHANGED)
@@ -44,14 +45,14 @@ class PlanEntry(object):
         return entry
 
 
-class TaskFailed(ValueError):
+class TaskFailed(TaskError):
     """One or more tasks failed; the message has one line per failure (kind/name: code: message (what to do))."""
 
     def __init__(self, failures, plan=None):
         self.failures = failures  # [(task key, str)]
         self.plan = plan or []
         self.errors = ["%s: %s" % (key, text) for key, text in failures]
-        ValueError.__init__(self, "%d cloud object%s failed:\n%s" % (
+        TaskError.__init__(self, "%d cloud object%s failed:\n%s" % (
             len(failures), "" if len(failures) == 1 else "s", "\n".join(self.errors)))
 
 

@@ -22,6 +22,8 @@ import hashlib
 import json
 import posixpath
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import KubeError
+
 ANNOTATION_PREFIX = "addons.k8s.io/"
 SYSTEM_GENERATION = 1  # kops' CurrentSystemGeneration: 1 since prune exists
 DEFAULT_NAMESPACE = "kube-system"
@@ -45,7 +47,7 @@ ADDON_FIELDS = {"name", "namespace", "selector", "manifest", "manifestHash", "ku
 PRUNE_KIND_FIELDS = {"group", "kind", "namespaces", "labelSelector", "fieldSelector"}
 
 
-class ChannelError(ValueError):
+class ChannelError(KubeError):
     pass
 
 

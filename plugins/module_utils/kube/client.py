@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import KubeError
+
 KUBERNETES_LIBRARY = "kubernetes"
 PAGE_SIZE = 500
 
 
-class KubeClientError(ValueError):
+class KubeClientError(KubeError):
     pass
 
 

@@ -20,6 +20,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws_grou
 from ansible_collections.kubeops.kops.plugins.module_utils.rolling.aws import AwsRolling
 from ansible_collections.kubeops.kops.plugins.module_utils.rolling.gce import GceRolling
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import CloudError
 
 Day2Cloud = collections.namedtuple("Day2Cloud", "reader rolling spec_options")
 
@@ -29,7 +30,7 @@ DAY2 = {
 }
 
 
-class CloudReaderError(ValueError):
+class CloudReaderError(CloudError):
     pass
 
 

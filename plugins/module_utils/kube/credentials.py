@@ -15,13 +15,14 @@ import copy
 import datetime
 
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs, keystore
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import KubeError
 
 CA_KEYSET = "kubernetes-ca"
 ADMIN_GROUP = "system:masters"
 DEFAULT_LIFETIME = datetime.timedelta(hours=18)  # kops export kubeconfig --admin
 
 
-class CredentialsError(ValueError):
+class CredentialsError(KubeError):
     pass
 
 

@@ -7,8 +7,10 @@ defaults to api.<cluster>; an explicit api_server wins."""
 
 from __future__ import annotations
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import KubeError
 
-class EndpointError(ValueError):
+
+class EndpointError(KubeError):
     pass
 
 

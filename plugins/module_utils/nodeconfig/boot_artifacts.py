@@ -44,6 +44,7 @@ import time
 
 from ansible_collections.kubeops.kops.plugins.module_utils import waits
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import vfs
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeConfigError
 
 # The node side's Python closure, every version pinned (what `pip download` resolved for
 # ansible-core, cryptography, PyYAML, boto3, google-auth and requests on 2026-11-23).
@@ -74,7 +75,7 @@ WRITABLE_SCHEMES = ("file", "s3", "gs")
 _BUILT = {}
 
 
-class BootArtifactError(ValueError):
+class BootArtifactError(NodeConfigError):
     """A boot artefact that cannot be built or found; the message names the fix."""
 
 

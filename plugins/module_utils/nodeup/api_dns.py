@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import AwsError, paginate
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
 
 
 def zone_id(route53, dns_zone):
@@ -60,7 +61,7 @@ GCE_CLUSTER_LABEL = "k8s-io-cluster-name"
 GCE_CONTROL_PLANE_LABELS = ("k8s-io-role-control-plane", "k8s-io-role-master")
 
 
-class CloudDnsError(ValueError):
+class CloudDnsError(NodeError):
     """The zone or the control plane cannot be found; the message says what to set."""
 
 

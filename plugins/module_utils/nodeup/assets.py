@@ -27,6 +27,8 @@ Download = collections.namedtuple("Download", "name url sha256 file archive")
 Install = collections.namedtuple("Install", "path mode file member key")
 
 ARCHITECTURES = ("amd64", "arm64")
+# A node's machine name (uname -m, Python's platform.machine()) -> kops' name of its architecture.
+MACHINES = {"x86_64": "amd64", "aarch64": "arm64"}
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz")
 CNI_BIN_DIR = "/opt/cni/bin"
 
@@ -92,6 +94,33 @@ def downloads(config, arch, distro_packages=(), file_repository=""):
             continue
         result.append(Download(name, mirrored(url, file_repository), digest, file_name, _is_archive(file_name)))
     return result
+
+
+def arch_of(machine):
+    """kops' name (amd64, arm64) of a node's machine (x86_64, aarch64); ValueError for one kops builds no node for."""
+    if machine not in MACHINES:
+        raise ValueError("the node's machine %r is not one kops builds nodes for (%s)" % (
+            machine, ", ".join("%s: %s" % item for item in MACHINES.items())))
+    return MACHINES[machine]
+
+
+def packages(config, distro_packages=None, control_plane_packages=(), worker_packages=(), update_package=""):
+    """Every distribution package the node installs, in one apt call (the role installs this list as it is).
+
+    distro_packages: {asset name: package} that replace the config's downloads; control_plane_packages: the Python
+    libraries node_certificates needs on a node that runs an API server or the control plane's services;
+    worker_packages: node_bootstrap's, on a node that asks the bootstrap service (not one that serves it);
+    update_package: kops' update service (unattended-upgrades), unless the spec's updatePolicy is external.
+    """
+    found = list((distro_packages or {}).values())
+    if "APIServerConfig" in config or "ControlPlaneConfig" in config:
+        found += control_plane_packages
+    kubeops = config.get("kubeops") or {}
+    if "bootstrapService" in kubeops and "serverCert" not in (kubeops["bootstrapService"] or {}):
+        found += worker_packages
+    if update_package and config.get("UpdatePolicy", "automatic") != "external":
+        found.append(update_package)
+    return found
 
 
 def _skips_containerd(config, distribution):

@@ -38,6 +38,7 @@ from xml.etree import ElementTree
 
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
 from ansible_collections.kubeops.kops.plugins.module_utils.atomic import atomic_write
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
 
 API_VERSION = "bootstrap.kops.k8s.io/v1alpha1"
 TOKEN_PREFIX = "x-aws-sts "  # kops' V1 token, what kops' nodeup sends
@@ -57,7 +58,7 @@ LEAF_VALIDITY_HOURS = 455 * 24
 VALIDITY_SKEW_HOURS = 30 * 24
 
 
-class Refused(ValueError):
+class Refused(NodeError):
     """A bootstrap request that is not honoured; status is the HTTP answer."""
 
     def __init__(self, message, status=403):

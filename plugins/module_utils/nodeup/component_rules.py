@@ -28,6 +28,7 @@ except ImportError:  # Python < 3.11: the containerd check needs a TOML reader
     tomllib = None
 
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import component_rules_data as data
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
 
 KUBELET_CONFIG_SOURCE = "k8s.io/kubelet config/v1beta1/types.go"
 LABELS_SOURCE = "k8s.io/kubelet pkg/apis/well_known_labels.go, kubelet options.go ValidateKubeletFlags"
@@ -35,7 +36,7 @@ LABEL_SYNTAX_SOURCE = "k8s.io/apimachinery pkg/util/validation"
 CONTAINERD_SOURCE = "containerd %s config structs"
 
 
-class RulesUnknown(ValueError):
+class RulesUnknown(NodeError):
     """No table covers the version asked for: the check cannot be made (never falls back to another version)."""
 
 

@@ -32,6 +32,7 @@ import tempfile
 import urllib.parse
 
 from ansible_collections.kubeops.kops.plugins.module_utils.atomic import atomic_write
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
 
 DATA_FILENAME = "etcd.backup.gz"
 META_FILENAME = "_etcd_backup.meta"
@@ -43,7 +44,7 @@ ETCDCTL_TIMEOUT = "5s"
 CONNECT_TIMEOUT = 5.0
 
 
-class EtcdError(ValueError):
+class EtcdError(NodeError):
     """etcdctl or the backup store failed; the message says which command or object."""
 
 

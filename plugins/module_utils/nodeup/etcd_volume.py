@@ -18,6 +18,7 @@ import os
 
 from ansible.module_utils.urls import open_url
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import AwsError
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
 
 IMDS = "http://169.254.169.254"
 DEFAULT_DEVICE = "/dev/xvdu"  # etcd-manager's first device name
@@ -89,7 +90,7 @@ GCE_ETCD_LABEL_PREFIX = "k8s-io-etcd-"
 GCE_DEVICE_PREFIX = "/dev/disk/by-id/google-"  # GCE names an attached disk's link by its device name
 
 
-class GceVolumeError(ValueError):
+class GceVolumeError(NodeError):
     """The member's disk cannot be found or used; the message names the labels and the fix."""
 
 

@@ -18,6 +18,7 @@ import ipaddress
 
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import flag_data, goyaml, manifests
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.node_file import NodeFile, kubeconfig
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
 
 KUBELET_CONFIG = "/var/lib/kubelet/kubelet.conf"
 KUBELET_KUBECONFIG = "/var/lib/kubelet/kubeconfig"
@@ -130,7 +131,7 @@ providers:
 """
 
 
-class KubeletConfigError(ValueError):
+class KubeletConfigError(NodeError):
     """A KubeletConfig value kops would refuse: names the field and the fix."""
 
 

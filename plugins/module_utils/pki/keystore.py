@@ -17,6 +17,7 @@ import datetime
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import PkiError
 
 KEYSET_DIR = "pki/private/%s/keyset.yaml"
 # The CAs and keys kops keeps for every cluster (upup/pkg/fi/cloudup: PKIModelBuilder), by name -> CN.
@@ -30,7 +31,7 @@ CLUSTER_KEYSETS = {
 ETCD_KEYSETS = ("etcd-manager-ca-%s", "etcd-peers-ca-%s")
 
 
-class KeystoreError(ValueError):
+class KeystoreError(PkiError):
     pass
 
 

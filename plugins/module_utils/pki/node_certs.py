@@ -16,12 +16,13 @@ import datetime
 import ipaddress
 
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs, keystore
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import PkiError
 
 RENEW_BEFORE = datetime.timedelta(days=30)
 USAGE_OIDS = {"client": "1.3.6.1.5.5.7.3.2", "server": "1.3.6.1.5.5.7.3.1"}
 
 
-class NodeCertificateError(ValueError):
+class NodeCertificateError(PkiError):
     pass
 
 

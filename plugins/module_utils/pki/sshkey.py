@@ -8,10 +8,12 @@ from __future__ import annotations
 import base64
 import hashlib
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import PkiError
+
 SSH_KEY_DIR = "pki/ssh/public/admin/"
 
 
-class SSHKeyError(ValueError):
+class SSHKeyError(PkiError):
     pass
 
 

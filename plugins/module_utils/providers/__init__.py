@@ -13,6 +13,8 @@ modules, and nothing else changes.
 
 from __future__ import annotations
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import CloudError
+
 
 def _aws():
     # Imported here, not at the top, so a GCE run never loads boto3-facing code; written as a plain
@@ -30,7 +32,7 @@ def _gce():
 DRIVERS = {"aws": _aws, "gce": _gce}
 
 
-class DriverError(ValueError):
+class DriverError(CloudError):
     pass
 
 

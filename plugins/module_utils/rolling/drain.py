@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import time
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import RollingError
+
 STRATEGIC_MERGE = "application/strategic-merge-patch+json"
 EXCLUDE_LB_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
@@ -23,7 +25,7 @@ EVICTION_RETRY = 5.0
 GONE_POLL = 1.0
 
 
-class DrainFailed(ValueError):
+class DrainFailed(RollingError):
     pass
 
 

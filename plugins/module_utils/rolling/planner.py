@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 import re
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import RollingError
+
 NEEDS_UPDATE_ANNOTATION = "kops.k8s.io/needs-update"
 
 # The phases, in kops' order (rollingupdate.go): bastions, control plane, API servers, nodes.
@@ -29,7 +31,7 @@ SURGING_CLOUDS = ("aws",)
 KARPENTER = "Karpenter"
 
 
-class PlanError(ValueError):
+class PlanError(RollingError):
     """A request the rolling update cannot honour; the message says what to change."""
 
 

@@ -15,6 +15,7 @@ import concurrent.futures
 import time
 
 from ansible_collections.kubeops.kops.plugins.module_utils.rolling import budget, planner
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import RollingError
 
 DEFAULTS = {"force": False, "cloud_only": False, "fail_on_validate_error": True, "fail_on_drain_error": True,
             "drain_timeout": 900, "validation_timeout": 900, "post_drain_delay": 5, "interval": 15,
@@ -22,7 +23,7 @@ DEFAULTS = {"force": False, "cloud_only": False, "fail_on_validate_error": True,
             "deregister_control_plane": True, "pending_pods_timeout": 300}
 
 
-class RollError(ValueError):
+class RollError(RollingError):
     """The roll stopped; the message says where and why (the log says what was done before)."""
 
 

@@ -27,6 +27,8 @@ import json
 import os
 import socket
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import StateStoreError
+
 HISTORY_DIR = ".kubeops-history/"
 INDEX = HISTORY_DIR + "index.json"
 SNAPSHOT = HISTORY_DIR + "r%08d.json"
@@ -39,7 +41,7 @@ INSTANCE_GROUP_DIR = "instancegroup/"
 OPERATIONS = ("create", "replace", "rollback", "instance_group", "upgrade", "keypair", "outside", "found")
 
 
-class HistoryError(ValueError):
+class HistoryError(StateStoreError):
     """A revision that is not kept, or a history that cannot be read."""
 
 

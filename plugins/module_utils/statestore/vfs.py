@@ -17,6 +17,8 @@ import itertools
 import os
 import threading
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import StateStoreError
+
 STATE_STORE_ENV = "KOPS_STATE_STORE"
 # Files under these prefixes hold private keys and secrets: 0600 on disk.
 PRIVATE_PREFIXES = ("pki/", "secrets/")
@@ -24,7 +26,7 @@ PRIVATE_PREFIXES = ("pki/", "secrets/")
 CACHED_CONTENT_LIMIT = 4 * 1024 * 1024
 
 
-class StoreError(ValueError):
+class StoreError(StateStoreError):
     """The state store could not be used; the message names the URL and the fix."""
 
 

@@ -172,8 +172,8 @@ def test_per_service_account_permissions_render_kops_irsa_variant():
 
 
 def _generator(kops, *args):
-    return subprocess.run([sys.executable, str(REPO / "hack" / "gen_alb_crds.py"), "--kops", str(kops)] + list(args),
-                          capture_output=True, text=True, check=False, timeout=120)
+    return subprocess.run([sys.executable, str(REPO / "hack" / "gen_crds.py"), "--addon", "aws-load-balancer-controller", "--kops", str(kops)]
+                          + list(args), capture_output=True, text=True, check=False, timeout=300)
 
 
 def _mini_kops(tmp_path, crd_name="widgets.example.com"):

@@ -172,8 +172,8 @@ def test_double_quoted_scalars_fold_as_go_yaml():
 
 
 def _generator(kops, *args):
-    return subprocess.run([sys.executable, str(REPO / "hack" / "gen_calico_crds.py"), "--kops", str(kops)] + list(args),
-                          capture_output=True, text=True, check=False, timeout=120)
+    return subprocess.run([sys.executable, str(REPO / "hack" / "gen_crds.py"), "--addon", "calico", "--kops", str(kops)]
+                          + list(args), capture_output=True, text=True, check=False, timeout=300)
 
 
 def _mini_kops(tmp_path, crd_name="a.crd.projectcalico.org"):

@@ -133,7 +133,7 @@ def test_the_image_kops_runs_may_be_named():
 
 
 def _generator(kops, *args):
-    return subprocess.run([sys.executable, str(REPO / "hack" / "gen_cert_manager_crds.py"), "--kops", str(kops)]
+    return subprocess.run([sys.executable, str(REPO / "hack" / "gen_crds.py"), "--addon", "cert-manager", "--kops", str(kops)]
                           + list(args), capture_output=True, text=True, check=False, timeout=300)
 
 
@@ -160,10 +160,11 @@ def test_generator_writes_the_crds_once_sharing_their_common_schema(tmp_path):
     assert "cert-manager v9.9.9" in result.stdout and max(len(line) for line in result.stdout.splitlines()) <= 160
     table = {}
     exec(compile(result.stdout, "cert_manager_crds", "exec"), table)  # pylint: disable=exec-used  # our generator's
-    assert list(table["CRDS"]) == ["as.example.com", "bs.example.com"]
-    assert table["CRDS"]["as.example.com"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["f19"] == {
+    crds = {crd["metadata"]["name"]: crd["spec"] for crd in table["CRDS"]}
+    assert list(crds) == ["as.example.com", "bs.example.com"]
+    assert crds["as.example.com"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["f19"] == {
         "description": "x" * 120, "type": "string"}
-    assert table["CRDS"]["as.example.com"]["versions"] == table["CRDS"]["bs.example.com"]["versions"]
+    assert crds["as.example.com"]["versions"] == crds["bs.example.com"]["versions"]
     assert result.stdout.count("'f19'") == 1  # the schema both CRDs have is written once, as _S1
     assert "_S1 = " in result.stdout
 

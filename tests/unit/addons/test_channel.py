@@ -117,7 +117,7 @@ def test_every_manifest_validates_strictly(variant):
 
 
 def cert_manager_crds_objects():
-    return [{"kind": "CustomResourceDefinition", "spec": spec} for spec in cert_manager_crds.CRDS.values()]
+    return [{"kind": "CustomResourceDefinition", "spec": crd["spec"]} for crd in cert_manager_crds.CRDS]
 
 
 def test_validation_would_catch_a_misspelt_field():

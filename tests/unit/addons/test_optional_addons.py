@@ -475,8 +475,8 @@ def test_kopeio_byte_equal_to_kops():
 
 
 def _generator(kops, *args):
-    return subprocess.run([sys.executable, str(REPO / "hack" / "gen_snapshot_controller_crds.py"), "--kops", str(kops)]
-                          + list(args), capture_output=True, text=True, check=False, timeout=120)
+    return subprocess.run([sys.executable, str(REPO / "hack" / "gen_crds.py"), "--addon", "snapshot-controller", "--kops", str(kops)]
+                          + list(args), capture_output=True, text=True, check=False, timeout=300)
 
 
 def _mini_kops(tmp_path, crd_name="widgets.example.com"):

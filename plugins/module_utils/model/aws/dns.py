@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import route53
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import ModelError
 
 
 def publishes_dns_records(cluster):
@@ -49,7 +50,7 @@ def alias_records(tasks, zone, name, balancer):
     return records
 
 
-class DNSZoneError(ValueError):
+class DNSZoneError(ModelError):
     pass
 
 

@@ -23,6 +23,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names impor
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import iam
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import ModelError
 
 ROLE_PREFIX = {objects.ROLE_CONTROL_PLANE: "masters", objects.ROLE_NODE: "nodes",
                objects.ROLE_BASTION: "bastions", objects.ROLE_APISERVER: "apiservers"}
@@ -43,7 +44,7 @@ EMULATED_READ_BUCKET = {"memfs": "placeholder-read-bucket"}
 EMULATED_WRITE_BUCKET = {"memfs": "placeholder-write-bucket"}
 
 
-class IAMPolicyError(ValueError):
+class IAMPolicyError(ModelError):
     pass
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import names
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import ModelError
 
 
-class GceModelError(ValueError):
+class GceModelError(ModelError):
     pass
 
 

@@ -15,6 +15,7 @@ compare only) makes none.
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Field, Task
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import TaskError
 
 COMPUTE = "https://www.googleapis.com/compute/v1/"
 
@@ -33,7 +34,7 @@ def url(project, path):
     return COMPUTE + "projects/%s/%s" % (project, path)
 
 
-class OwnershipError(ValueError):
+class OwnershipError(TaskError):
     pass
 
 
