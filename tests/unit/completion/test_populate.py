@@ -220,7 +220,7 @@ def test_cilium_defaults():
     cluster["spec"]["kubeProxy"] = {"enabled": False}
     spec = populate.populate_cluster_spec(cluster, groups, _cloud(cluster))["spec"]
     cilium = spec["networking"]["cilium"]
-    assert (cilium["tunnel"], cilium["version"], cilium["masquerade"]) == ("vxlan", versions.CILIUM_VERSION, True)
+    assert (cilium["tunnel"], cilium["version"], cilium["disableMasquerade"]) == ("vxlan", versions.CILIUM_VERSION, False)
     assert cilium["hubble"] == {"enabled": True} and cilium["ingress"] == {"enabled": False}
     assert spec["kubeProxy"]["enabled"] is False
 
