@@ -10,7 +10,7 @@ are the inputs.  For each AWS or GCE fixture with a single kubernetes.tf:
 
 both on an s3:// state store on moto's server (tests/moto_server.py, on 127.0.0.1), offline for everything else:
 cloud_lookup false and the cloud facts of kops' own test harness (pkg/testutils/integrationtestharness.go: the
-shared VPC, its three subnets, the three hosted zones).  Then it compares, per fixture:
+shared VPC, its three subnets and egress-only gateway, the three hosted zones).  Then it compares, per fixture:
 
   - a refusal (either module failed): its one-line reason;
   - the resources (type + name) of our kubernetes.tf against the fixture's: matched, missing (kops has, we
@@ -56,6 +56,7 @@ HARNESS_FACTS = {
     },
     "hosted_zones": {"example.com": "Z1AFAKE1ZON3YO", "internal.example.com": "Z2AFAKE1ZON3NO",
                      "private.example.com": "Z3AFAKE1ZOMORE"},
+    "egress_only_internet_gateways": {"vpc-12345678": "eigw-1"},
 }
 # kops' mock GCE DNS has one managed zone for example.com, named "1" (completion/cloudfacts.kops_test_cloud).
 GCE_HARNESS_FACTS = {"hosted_zones": {"example.com": "1"}}
