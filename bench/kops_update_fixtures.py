@@ -46,20 +46,7 @@ from ansible.module_utils.testing import patch_module_args  # noqa: E402
 from tests import servers  # noqa: E402
 from tests.conformance import kops_fixtures  # noqa: E402
 
-# The world kops' integration tests run in (pkg/testutils/integrationtestharness.go), as our cloud facts.
-HARNESS_FACTS = {
-    "vpcs": {"vpc-12345678": "172.20.0.0/16"},
-    "subnets": {
-        "subnet-12345678": {"cidr": "172.20.32.0/19", "zone": "us-test-1a", "vpc": "vpc-12345678"},
-        "subnet-abcdef": {"cidr": "172.20.4.0/22", "zone": "us-test-1a", "vpc": "vpc-12345678"},
-        "subnet-b2345678": {"cidr": "172.20.8.0/22", "zone": "us-test-1b", "vpc": "vpc-12345678"},
-    },
-    "hosted_zones": {"example.com": "Z1AFAKE1ZON3YO", "internal.example.com": "Z2AFAKE1ZON3NO",
-                     "private.example.com": "Z3AFAKE1ZOMORE"},
-    "egress_only_internet_gateways": {"vpc-12345678": "eigw-1"},
-}
-# kops' mock GCE DNS has one managed zone for example.com, named "1" (completion/cloudfacts.kops_test_cloud).
-GCE_HARNESS_FACTS = {"hosted_zones": {"example.com": "1"}}
+HARNESS_FACTS, GCE_HARNESS_FACTS = kops_fixtures.HARNESS_FACTS, kops_fixtures.GCE_HARNESS_FACTS
 CLOUDS = ("aws", "gce")
 KEEP = os.environ.get("KOPS_FIXTURES_KEEP")  # a directory to keep each fixture's output in (out_dir/<fixture>)
 BUCKET = "testingBucket"  # kops' Terraform output names its test store (memfs://) so

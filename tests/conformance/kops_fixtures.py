@@ -48,6 +48,21 @@ def load_expected(case):
 # ---- kops' update_cluster fixtures: the 9 under ROOT (CI), or all of a kops checkout's (opt-in, KOPS_SOURCE)
 
 SOURCE_UPDATE_CLUSTER = "tests/integration/update_cluster"
+# The world kops' update_cluster tests run in (its pkg/testutils/integrationtestharness.go), as our cloud facts: the
+# shared VPC, its three subnets and egress-only gateway, the three hosted zones.  kops' mock GCE DNS has one
+# managed zone for example.com, named "1".
+HARNESS_FACTS = {
+    "vpcs": {"vpc-12345678": "172.20.0.0/16"},
+    "subnets": {
+        "subnet-12345678": {"cidr": "172.20.32.0/19", "zone": "us-test-1a", "vpc": "vpc-12345678"},
+        "subnet-abcdef": {"cidr": "172.20.4.0/22", "zone": "us-test-1a", "vpc": "vpc-12345678"},
+        "subnet-b2345678": {"cidr": "172.20.8.0/22", "zone": "us-test-1b", "vpc": "vpc-12345678"},
+    },
+    "hosted_zones": {"example.com": "Z1AFAKE1ZON3YO", "internal.example.com": "Z2AFAKE1ZON3NO",
+                     "private.example.com": "Z3AFAKE1ZOMORE"},
+    "egress_only_internet_gateways": {"vpc-12345678": "eigw-1"},
+}
+GCE_HARNESS_FACTS = {"hosted_zones": {"example.com": "1"}}
 SKIP_WITHOUT_SOURCE = "KOPS_SOURCE is not set: point it at a kops checkout (its %s) to compare with all of kops' " \
                       "fixtures" % SOURCE_UPDATE_CLUSTER
 

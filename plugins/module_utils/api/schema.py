@@ -117,13 +117,21 @@ def field_type(kind, path):
     return _resolve(go_type)
 
 
-def canonical_quantities(obj):
-    """obj (a Cluster or InstanceGroup dict) with every resource.Quantity written as kops writes it (3.14 -> 3140m:
-    api/quantity.py), in place; values that are not quantities are left to check_fields."""
+def canonical_values(obj):
+    """obj (a Cluster or InstanceGroup dict) with its values as kops writes them back, in place: every
+    resource.Quantity canonical (3.14 -> 3140m: api/quantity.py), the keys of map[string] fields strings (YAML's
+    100: is Go's "100").  Values that are not quantities are left to check_fields."""
     root = ROOTS.get(obj.get("kind"))
     if root and isinstance(obj.get("spec"), dict):
         obj["spec"] = _canonical(obj["spec"], root)
     return obj
+
+
+def _map_key(key):
+    """A YAML mapping key as Go's YAML-to-JSON decoding makes it a map[string] key."""
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return key if isinstance(key, str) else str(key)
 
 
 def _canonical(value, go_type):
@@ -134,7 +142,8 @@ def _canonical(value, go_type):
         return [_canonical(item, go_type[2:]) for item in value] if isinstance(value, list) else value
     match = _MAP.match(go_type)
     if match:
-        return {k: _canonical(v, match.group(1)) for k, v in value.items()} if isinstance(value, dict) else value
+        return {_map_key(k): _canonical(v, match.group(1)) for k, v in value.items()} if isinstance(value, dict) \
+            else value
     fields = _struct(go_type)
     if fields is not None:
         return {k: _canonical(v, fields[k]) if k in fields else v for k, v in value.items()} \

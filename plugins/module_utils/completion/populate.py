@@ -72,7 +72,7 @@ def populate_cluster_spec(cluster, instance_groups, cloud_facts):
     spec["topology"] = user_topology
     for field in UNWRITTEN_FIELDS:
         spec.pop(field, None)
-    return schema.canonical_quantities(completed)
+    return schema.canonical_values(completed)
 
 
 def apply_read_defaults(spec):
