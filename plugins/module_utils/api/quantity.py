@@ -59,3 +59,17 @@ def canonical(value):
     if form == "decimal" and exponent in _DECIMAL_SUFFIX:
         return "%d%s" % (mantissa, _DECIMAL_SUFFIX[exponent])
     return "%d%s" % (mantissa, "e%d" % exponent if exponent else "")
+
+
+def as_number(value):
+    """A quantity as kops writes it into a component's config file (AsDec, then a float64): 3140m -> 3.14, 3 -> 3."""
+    text = canonical(value)
+    match = _PARSE.match(text)
+    number, suffix = decimal.Decimal(match.group(1)), match.group(2) or ""
+    if suffix in _BINARY:
+        number *= 1024 ** _BINARY[suffix]
+    elif suffix[:1] in ("e", "E"):
+        number = number.scaleb(int(suffix[1:]))
+    else:
+        number = number.scaleb(_DECIMAL[suffix])
+    return int(number) if number == number.to_integral_value() else float(number)

@@ -59,7 +59,8 @@ def _group(groups, name):
 
 def _as_stored(directory, facts):
     """The completed spec of a fixture's objects (loaded as the cluster module loads them), as the store holds it."""
-    cluster, groups = objects.split_objects(objects.load_objects((directory / "in-v1alpha2.yaml").read_text()))
+    documents = objects.load_objects((directory / "in-v1alpha2.yaml").read_text(), additional=[])
+    cluster, groups = objects.split_objects(documents)
     return yaml.safe_load(objects.dump_object(populate.populate_cluster_spec(cluster, groups, facts)))
 
 
@@ -70,8 +71,6 @@ def test_completed_spec_matches_kops_exactly(name):
 
 
 SOURCE = kops_fixtures.source_update_cluster()
-# kops fixtures whose spec this collection still refuses, with why (checked to still fail, so a fix is noticed).
-STILL_REFUSED = {"additionalobjects": "objects other than Cluster and InstanceGroup (additionalObjects) are refused"}
 
 
 @pytest.mark.skipif(SOURCE is None, reason=kops_fixtures.SKIP_WITHOUT_SOURCE)
@@ -90,8 +89,8 @@ def test_completed_spec_matches_kops_on_all_its_fixtures():
             if _as_stored(directory, facts) != expected:
                 differ.append(directory.name)
         except errors.ValidationError as error:
-            differ.append(directory.name if directory.name in STILL_REFUSED else "%s (%s)" % (directory.name, error))
-    assert compared >= 70 and differ == sorted(STILL_REFUSED)
+            differ.append("%s (%s)" % (directory.name, error))
+    assert compared >= 70 and differ == []
 
 
 def test_completed_spec_leaves_out_what_kops_never_writes():
