@@ -10,7 +10,7 @@ are the inputs.  For each AWS or GCE fixture with a single kubernetes.tf:
 
 both on an s3:// state store on moto's server (tests/moto_server.py, on 127.0.0.1), offline for everything else:
 cloud_lookup false and the cloud facts of kops' own test harness (pkg/testutils/integrationtestharness.go: the
-shared VPC, its three subnets, the three hosted zones).  Then it compares, per fixture:
+shared VPC, its three subnets and egress-only gateway, the three hosted zones).  Then it compares, per fixture:
 
   - a refusal (either module failed): its one-line reason;
   - the resources (type + name) of our kubernetes.tf against the fixture's: matched, missing (kops has, we
@@ -40,24 +40,13 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "build" / "collections"), str(REPO)]
 
 import boto3  # noqa: E402
-import hcl2  # noqa: E402
-import yaml  # noqa: E402
 from ansible.module_utils.common import warnings as ansible_warnings  # noqa: E402
 from ansible.module_utils.testing import patch_module_args  # noqa: E402
 
 from tests import servers  # noqa: E402
+from tests.conformance import kops_fixtures  # noqa: E402
 
-# The world kops' integration tests run in (pkg/testutils/integrationtestharness.go), as our cloud facts.
-HARNESS_FACTS = {
-    "vpcs": {"vpc-12345678": "172.20.0.0/16"},
-    "subnets": {
-        "subnet-12345678": {"cidr": "172.20.32.0/19", "zone": "us-test-1a", "vpc": "vpc-12345678"},
-        "subnet-abcdef": {"cidr": "172.20.4.0/22", "zone": "us-test-1a", "vpc": "vpc-12345678"},
-        "subnet-b2345678": {"cidr": "172.20.8.0/22", "zone": "us-test-1b", "vpc": "vpc-12345678"},
-    },
-    "hosted_zones": {"example.com": "Z1AFAKE1ZON3YO", "internal.example.com": "Z2AFAKE1ZON3NO",
-                     "private.example.com": "Z3AFAKE1ZOMORE"},
-}
+HARNESS_FACTS, GCE_HARNESS_FACTS = kops_fixtures.HARNESS_FACTS, kops_fixtures.GCE_HARNESS_FACTS
 CLOUDS = ("aws", "gce")
 KEEP = os.environ.get("KOPS_FIXTURES_KEEP")  # a directory to keep each fixture's output in (out_dir/<fixture>)
 BUCKET = "testingBucket"  # kops' Terraform output names its test store (memfs://) so
@@ -72,7 +61,7 @@ def fixtures(root, only=None):
             continue
         if only and directory.name not in only:
             continue
-        cluster = next(d for d in yaml.safe_load_all(spec.read_text()) if d and d.get("kind") == "Cluster")
+        cluster = kops_fixtures.fixture_cluster(directory)
         if (cluster.get("spec") or {}).get("cloudProvider") in CLOUDS or only:
             found.append((directory.name, directory))
     return found
@@ -104,63 +93,15 @@ def run_module(module, **args):
         return {"failed": True, "msg": "no JSON from the module: %r" % out.getvalue()[:200]}
 
 
-def _unquoted(value):
-    """python-hcl2 keeps quotes on strings and quoted keys; kops quotes every tag key, we only where needed."""
-    if isinstance(value, dict):
-        return {k.strip('"'): _unquoted(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_unquoted(v) for v in value]
-    return value.strip('"') if isinstance(value, str) else value
-
-
-FILE_REFERENCE = re.compile(r'^\$\{file\("\$\{path\.module\}/([^"]+)"\)\}$')
 # kops' harness resolves the image to this AMI (integrationtestharness.go); we render the aws_ami data source,
 # which Terraform resolves to it.  Counted equal, so that launch templates compare on everything else.
 HARNESS_IMAGE = ((re.compile(r"^\$\{data\.aws_ami\.[^.]+\.id\}$"), "ami-12345678"),
                  (re.compile(r"^\$\{data\.aws_ami\.[^.]+\.root_device_name\}$"), "/dev/xvda"))
 
 
-def _value(value, directory):
-    """A body value to compare: file() references read from directory, JSON documents parsed, the image as
-    the harness resolves it."""
-    if isinstance(value, dict):
-        return {k: _value(v, directory) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_value(v, directory) for v in value]
-    if not isinstance(value, str):
-        return value
-    match = FILE_REFERENCE.match(value)
-    if match:
-        path = directory / match.group(1)
-        # kops' fixture files end with a newline its writer adds; the objects are compared without it
-        value = path.read_text().rstrip("\n") if path.is_file() else value
-    elif "\\" in value:
-        value = value.encode("utf-8").decode("unicode_escape")
-    for pattern, replacement in HARNESS_IMAGE:
-        value = pattern.sub(replacement, value)
-    if value[:1] in "{[":
-        try:
-            return json.loads(value)
-        except ValueError:
-            pass
-    return value
-
-
 def resources(directory):
-    """{type.name: body} of directory's kubernetes.tf."""
-    found = {}
-    for resource in hcl2.loads((directory / "kubernetes.tf").read_text()).get("resource", []):
-        for kind, named in resource.items():
-            for name, body in named.items():
-                found["%s.%s" % (kind.strip('"'), name.strip('"'))] = _value(_unquoted(body), directory)
-    return found
-
-
-def completed_spec_expected(directory):
-    """The completed spec a kubernetes.tf's directory holds as data (kops' name for it), or None."""
-    for path in sorted((directory / "data").glob("*_cluster-completed.spec_content")):
-        return yaml.safe_load(path.read_text())
-    return None
+    """{type.name: body} of directory's kubernetes.tf (tests/conformance/kops_fixtures.py, the one loader)."""
+    return kops_fixtures.fixture_resources(directory, HARNESS_IMAGE)
 
 
 def reason(result):
@@ -177,7 +118,7 @@ def run_fixture(name, directory, server, s3):
     from ansible_collections.kubeops.kops.plugins.modules import cluster_update as update_module
 
     text = (directory / "in-v1alpha2.yaml").read_text()
-    cluster = next(d for d in yaml.safe_load_all(text) if d and d.get("kind") == "Cluster")
+    cluster = kops_fixtures.fixture_cluster(directory)
     cluster_name = cluster["metadata"]["name"]
     # The store where kops' test keeps it (its memfs:// configBase, which its Terraform output names as
     # the bucket testingBucket), so that the store objects' bucket and keys compare.
@@ -187,7 +128,7 @@ def run_fixture(name, directory, server, s3):
     server.reset()
     s3.create_bucket(Bucket=BUCKET)
     store = "s3://%s/%s" % (BUCKET, prefix)
-    facts = dict(HARNESS_FACTS)
+    facts = dict(HARNESS_FACTS if (cluster.get("spec") or {}).get("cloudProvider") != "gce" else GCE_HARNESS_FACTS)
     unpinned = unpinned_etcd_versions(cluster)
     if unpinned:
         # The user-given path (cloud_facts.etcd_sha256) for an etcd version we do not pin (minimal-etcd's 3.6.99 is
@@ -197,7 +138,7 @@ def run_fixture(name, directory, server, s3):
     theirs = resources(directory)
     row = {"fixture": name, "kops": len(theirs), "refused": None, "matched": 0, "missing": sorted(theirs),
            "extra": [], "bodies_equal": 0, "bodies_differ": [], "spec_equal": None, "warnings": [],
-           "kops_spec": completed_spec_expected(directory) is not None,
+           "kops_spec": kops_fixtures.completed_spec(directory) is not None,
            "note": "etcd %s sha256 given (placeholder)" % ", ".join(unpinned) if unpinned else ""}
     result = run_module(cluster_module, definition=text, force=True, **common)
     row["warnings"] += result.get("warnings", [])
@@ -215,7 +156,7 @@ def run_fixture(name, directory, server, s3):
             row["refused"] = "cluster_update: " + reason(result)
             return row
         ours = resources(pathlib.Path(out_dir))
-        written = completed_spec_expected(pathlib.Path(out_dir))  # Terraform writes it as a store object's data
+        written = kops_fixtures.completed_spec(pathlib.Path(out_dir))  # Terraform writes it as a store object's data
     row["matched"] = len(set(ours) & set(theirs))
     row["missing"] = sorted(set(theirs) - set(ours))
     row["extra"] = sorted(set(ours) - set(theirs))
@@ -223,7 +164,7 @@ def run_fixture(name, directory, server, s3):
     row["field_diffs"] = {k: sorted(f for f in set(ours[k]) | set(theirs[k]) if ours[k].get(f) != theirs[k].get(f))
                           for k in row["bodies_differ"]}
     row["bodies_equal"] = row["matched"] - len(row["bodies_differ"])
-    expected = completed_spec_expected(directory)
+    expected = kops_fixtures.completed_spec(directory)
     if expected is not None:
         row["spec_equal"] = written == expected
     return row
@@ -235,9 +176,11 @@ def main():
     parser.add_argument("--json", help="write the per-fixture figures here")
     parser.add_argument("--verbose", action="store_true", help="list missing/extra resources and differing bodies")
     args = parser.parse_args()
-    root = pathlib.Path(os.environ.get("KOPS_SOURCE", "/work/kops-src")) / "tests/integration/update_cluster"
-    if not root.is_dir():
-        raise SystemExit("no kops fixtures at %s: set KOPS_SOURCE to a kops checkout" % root)
+    os.environ.setdefault("KOPS_SOURCE", "/work/kops-src")
+    try:
+        root = kops_fixtures.source_update_cluster(required=True)
+    except RuntimeError as error:
+        raise SystemExit(str(error))
     only = set(args.only.split(",")) if args.only else None
     os.environ.setdefault("KUBEOPS_BOOT_WHEELHOUSE", str(REPO / "build" / "boot-wheels"))
     # On a loaded machine moto takes longer than the test suite's 20 s to come up.

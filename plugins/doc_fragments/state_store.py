@@ -21,6 +21,8 @@ options:
         with O(cloud_lookup=false) they are the only source (an offline run).
       - "Keys: C(machine_types) (cloud -> role -> machine type), C(vpcs) (VPC id -> CIDR),
         C(subnets) (subnet id -> C(cidr), C(zone), C(vpc)), C(hosted_zones) (DNS name -> zone id),
+        C(egress_only_internet_gateways) (shared VPC id -> the id of its egress-only internet gateway, which the
+        Terraform output of an IPv6 cluster's private routes names),
         C(gce_used_cidrs) (list of CIDRs already used in the GCE network), C(etcd_sha256) (etcd version ->
         C(amd64)/C(arm64) -> sha256 of its release tarball, for a version the collection does not pin; read from
         the release's published C(SHA256SUMS) when not given)."

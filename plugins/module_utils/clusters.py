@@ -93,6 +93,9 @@ class Plan(object):
         self.raw_before = None
         self.raw_after = None
         self.restores = None
+        # Store files written beside the spec's objects, {relpath: bytes}: kops' additional objects.
+        self.files_before = {}
+        self.files_after = {}
 
     @property
     def changed_paths(self):
@@ -100,7 +103,8 @@ class Plan(object):
             paths = set(self.raw_before) | set(self.raw_after)
             return sorted(p for p in paths if self.raw_before.get(p) != self.raw_after.get(p))
         paths = set(self.before) | set(self.after)
-        return sorted(p for p in paths if comparable(self.before.get(p)) != comparable(self.after.get(p)))
+        return sorted([p for p in paths if comparable(self.before.get(p)) != comparable(self.after.get(p))] +
+                      [p for p, data in self.files_after.items() if self.files_before.get(p) != data])
 
     @property
     def changed(self):
@@ -120,9 +124,12 @@ class Plan(object):
             }
         before = [self.before[p] for p in paths if self.before.get(p) is not None]
         after = [self.after[p] for p in paths if self.after.get(p) is not None]
+        files = [p for p in paths if p in self.files_after]
         return {
-            "before": objects.dump_objects(before) if before else "",
-            "after": objects.dump_objects(after) if after else "",
+            "before": "---\n".join(([objects.dump_objects(before)] if before else []) +
+                                   [self.files_before[p].decode("utf-8") for p in files if self.files_before.get(p)]),
+            "after": "---\n".join(([objects.dump_objects(after)] if after else []) +
+                                  [self.files_after[p].decode("utf-8") for p in files]),
             "before_header": "%s (state store)" % self.cluster_name,
             "after_header": "%s (planned)" % self.cluster_name,
         }
@@ -207,7 +214,7 @@ class ClusterService(object):
                     % (name, state_store))
         return self._plan_objects(name, cluster, igs, current, prune=overwrite, operation="create")
 
-    def plan_replace(self, documents, force=False, prune=False, revision=None):
+    def plan_replace(self, documents, force=False, prune=False, revision=None, additional_objects=None):
         """Plan `kops replace -f`: the Cluster and/or InstanceGroups given replace the stored ones.
 
         A new cluster needs force=True (kops replace --force).  With
@@ -215,8 +222,14 @@ class ClusterService(object):
         revision: the revision the documents were read at (get_cluster.yml's first line); when the store
         moved on since, the replace is refused naming both, unless force=True: it would write back over the
         other edit.  The writes are conditional on this same read, so a change landing after it is a conflict.
+        additional_objects: kops' additional objects (api/objects.py), given with the Cluster; they replace the stored
+        ones (clusteraddons/default) as ``kops create -f`` does; none given leaves the stored ones alone.
         """
         cluster, igs = objects.split_objects(documents)
+        if additional_objects and cluster is None:
+            raise ClusterError("the definition's additional objects (%s) need the Cluster object in the same definition, "
+                               "as kops create -f needs it" % ", ".join(sorted({str(o.get("kind")) for o in
+                                                                                 additional_objects})))
         name = objects.name_of(cluster) if cluster else _cluster_of_groups(igs)
         if revision and not force:
             try:
@@ -242,8 +255,13 @@ class ClusterService(object):
             cluster = self._assign_new_cluster(cluster)
         kept = {objects.name_of(ig): ig for ig in self._stored_groups(current)} if not prune else {}
         kept.update({objects.name_of(ig): ig for ig in igs})
-        return self._plan_objects(name, cluster, list(kept.values()), current, prune=True,
+        plan = self._plan_objects(name, cluster, list(kept.values()), current, prune=True,
                                   operation="create" if not current else "replace")
+        if additional_objects:
+            path = objects.ADDITIONAL_OBJECTS_PATH
+            plan.files_before[path] = self.cluster_store(name).read(path)
+            plan.files_after[path] = objects.dump_additional_objects(additional_objects).encode("utf-8")
+        return plan
 
     def plan_rollback(self, name, number):
         """Plan writing back the spec stored at revision number, byte for byte (the config and every instance group
@@ -333,6 +351,9 @@ class ClusterService(object):
             for path in plan.changed_paths:
                 if plan.raw_after is not None:
                     changes.append((path, plan.raw_after.get(path)))
+                    continue
+                if path in plan.files_after:
+                    changes.append((path, plan.files_after[path]))
                     continue
                 obj = plan.after.get(path)
                 changes.append((path, objects.dump_object(obj).encode("utf-8") if obj is not None else None))

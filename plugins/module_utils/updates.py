@@ -20,6 +20,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects, validation_aws
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import cloudformation, runner, terraform
+from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import CloudFactsError
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import boot_artifacts, bootstrap
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import store as nodeup_store
@@ -351,6 +352,7 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot, node_changes)
     files += karpenter_scripts(groups, user_data)
     tasks = driver.build_tasks(completed, groups, keys, user_data, account_id=account)
+    resolve_from_facts(tasks.values(), service.facts)
     documents = discovery_documents(store, completed, node_changes)
     covered, published = [], []
     if store_objects:
@@ -367,6 +369,18 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     discovery_changed = discovery_store.publish(completed, documents, dry_run, warn)
     return (completed, groups, list(tasks.values()),
             bool(changes) or keys_changed or bool(boot.uploaded) or discovery_changed)
+
+
+def resolve_from_facts(tasks, facts):
+    """What kops looks up in the cloud while it renders (the id of a hosted zone named by name, a shared VPC's
+    egress-only gateway), from the cloud facts, for the tasks that take it (resolve_from_facts)."""
+    for task in tasks:
+        resolve = getattr(task, "resolve_from_facts", None)
+        if resolve is not None:
+            try:
+                resolve(facts)
+            except CloudFactsError:
+                pass  # not found or not askable: the task renders without it (a data source, or one line naming it)
 
 
 def _write_if_changed(path, text, dry_run):

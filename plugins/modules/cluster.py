@@ -292,6 +292,10 @@ options:
     description:
       - Cluster and/or InstanceGroup objects, as YAML text (multi-document) or a list of dicts.
       - Like C(kops replace -f); a new cluster also needs O(force=true).
+      - Other Kubernetes objects given with the Cluster (kops' additional objects, as C(kops create -f) takes them) are
+        stored as kops stores them (C(clusteraddons/default)), replacing the stored ones. A
+        C(KubeSchedulerConfiguration) (at most one, without C(clientConnection.kubeconfig)) becomes the control plane's
+        kube-scheduler configuration; the bootstrap channel does not yet apply the others (a warning names them).
     type: raw
   definition_source:
     description:
@@ -453,10 +457,12 @@ def run(module):
         plan = service.plan_create(options, overwrite=params["overwrite"])
         service.cluster_store(plan.cluster_name).refuse_while_deleting("cluster create")
     else:
-        documents = _load_definition(module)
+        additional = []
+        documents = _load_definition(module, additional)
         from ansible_collections.kubeops.kops.plugins.module_utils.clusters import revision_in
         revision = params["revision"] or revision_in(params["definition"])
-        plan = service.plan_replace(documents, force=params["force"], prune=params["prune"], revision=revision)
+        plan = service.plan_replace(documents, force=params["force"], prune=params["prune"], revision=revision,
+                                    additional_objects=additional)
         # Planning only reads; a replace during a delete would write back a cluster being taken apart.
         service.cluster_store(plan.cluster_name).refuse_while_deleting("cluster replace")
 
@@ -480,7 +486,9 @@ def run(module):
     module.exit_json(**result)
 
 
-def _load_definition(module):
+def _load_definition(module, additional=None):
+    """The definition's kops objects; with additional (a list), its other Kubernetes objects go there (kops'
+    additional objects) instead of being refused."""
     from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 
     definition = module.params["definition"]
@@ -488,10 +496,12 @@ def _load_definition(module):
         module.fail_json(msg="state=present needs options (create-cluster options) or definition (Cluster/InstanceGroup YAML)")
     warnings = []
     if isinstance(definition, str):
-        documents = objects.load_objects(definition, source=module.params["definition_source"] or "definition", warnings=warnings)
+        documents = objects.load_objects(definition, source=module.params["definition_source"] or "definition", warnings=warnings,
+                                         additional=additional)
     else:
         documents = definition if isinstance(definition, list) else [definition]
-        documents = objects.load_objects(objects.dump_objects(documents), source="definition", warnings=warnings)
+        documents = objects.load_objects(objects.dump_objects(documents), source="definition", warnings=warnings,
+                                         additional=additional)
     for warning in warnings:
         module.warn(warning)
     return documents

@@ -30,6 +30,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.addons import (
     node_problem_detector, nvidia, pod_identity_webhook, service_accounts, snapshot_controller)
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError, Facts
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.completion.components.context import normalize_image
 
 CHANNEL_PATH = "addons/bootstrap-channel.yaml"
 ADDON_LABEL = "addon.kops.k8s.io/name"
@@ -253,23 +254,6 @@ def remap(addon, documents):
             document["spec"] = dict(document["spec"], template=dict(template, metadata=pod_metadata))
         remapped.append(document)
     return remapped
-
-
-def normalize_image(assets, image):
-    """kops' NormalizeImage: the image through spec.assets.containerProxy, then containerRegistry."""
-    proxy = (assets.get("containerProxy") or "").rstrip("/")
-    if proxy:
-        first, _sep, rest = image.partition("/")
-        if image.count("/") <= 1 and not any(c in first for c in ".:"):
-            image = proxy + "/" + image  # a Docker Hub image (library/x or x)
-        else:  # the registry host replaced (kops does this to a tagged one-part name too: nginx:1)
-            image = proxy + ("/" + rest if rest else "")
-    registry = assets.get("containerRegistry")
-    if registry:
-        name = image[len("registry.k8s.io/"):] if image.startswith("registry.k8s.io/") else image
-        if not name.startswith(registry + "/"):
-            image = registry + "/" + name.replace("/", "-")
-    return image
 
 
 def remap_images(assets, value, parent=None):

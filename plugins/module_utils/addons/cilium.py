@@ -184,7 +184,7 @@ def config_data(facts, cilium):
         "preallocate-bpf-maps": _bool(cilium.get("preallocateBPFMaps")),
         "cluster-name": str(cilium.get("clusterName") or ""),
         "enable-l7-proxy": _bool(cilium.get("enableL7Proxy")),
-        "enable-ipv4-masquerade": _bool(cilium.get("masquerade")),
+        "enable-ipv4-masquerade": _bool(not cilium.get("disableMasquerade")),
         "enable-bpf-masquerade": _bool(cilium.get("enableBPFMasquerade") and not ipv6),
         "auto-direct-node-routes": _bool(cilium.get("autoDirectNodeRoutes")),
         "enable-local-redirect-policy": _bool(cilium.get("enableLocalRedirectPolicy")),
@@ -226,8 +226,8 @@ def config_data(facts, cilium):
 
 
 def api_internal_name(facts):
-    """kops APIInternalName: spec.masterInternalName, else api.internal.<cluster>."""
-    return facts.spec.get("masterInternalName") or "api.internal." + facts.name
+    """kops APIInternalName: api.internal.<cluster> (kops ignores spec.masterInternalName)."""
+    return "api.internal." + facts.name
 
 
 def _insert_after(items, name, new):

@@ -147,17 +147,27 @@ def _drop_ignored_fields(obj, where, warnings):
                                     "(%s)" % (where, path, why))
 
 
-def load_objects(text, source="<input>", warnings=None):
+def load_objects(text, source="<input>", warnings=None, additional=None):
     """Load kops objects from YAML, rejecting anything kops would reject on read.
 
     Checks apiVersion/kind and, through the schema, every field path (an
     unknown field is an error naming its path, as kops' strict decoding does),
     except the fields kops reads and drops (IGNORED_ON_READ): those are removed,
     and named in `warnings` (a list) when given.
+
+    additional (a list): objects of other API groups (kops' additional objects, ``kops create -f``) are moved
+    there, checked as kops checks them (additional_object_problems), instead of refused.
     """
     from ansible_collections.kubeops.kops.plugins.module_utils.api import schema
 
     objs = load_yaml_documents(text, source)
+    if additional is not None:
+        others = [(i, o) for i, o in enumerate(objs) if _is_additional_object(o)]
+        problems = additional_object_problems([o for _i, o in others], source)
+        if problems:
+            raise errors.ValidationError(problems, subject=source)
+        additional.extend(o for _i, o in others)
+        objs = [o for o in objs if not _is_additional_object(o)]
     for obj in objs:
         refuse_unbuilt_cloud(obj)
     for index, obj in enumerate(objs):
@@ -179,6 +189,59 @@ def load_objects(text, source="<input>", warnings=None):
     if problems:
         raise errors.ValidationError(problems, subject=source)
     return objs
+
+
+# kops' additional objects: the Kubernetes objects of a definition besides its Cluster and InstanceGroups, stored
+# as one YAML stream at <cluster>/clusteraddons/default (vfsclientset/addons.go).  The kube-scheduler reads a
+# KubeSchedulerConfiguration from it (nodes' /var/lib/kube-scheduler/config.yaml); kops applies the others to the
+# cluster as its cluster-addons.kops.k8s.io addon.
+ADDITIONAL_OBJECTS_PATH = "clusteraddons/default"
+KUBE_SCHEDULER_CONFIGURATION = ("kubescheduler.config.k8s.io", "KubeSchedulerConfiguration")
+ADDITIONAL_OBJECTS_SEPARATOR = "\n---\n\n"  # kubemanifest.ObjectList.ToYAML
+
+
+def _is_additional_object(obj):
+    """A Kubernetes object of another API group than kops' (a Cluster or InstanceGroup of any apiVersion is kops')."""
+    return isinstance(obj, dict) and isinstance(obj.get("apiVersion"), str) and obj.get("kind") not in KINDS \
+        and group_kind(obj)[0] != API_VERSION.split("/")[0]
+
+
+def group_kind(obj):
+    """(API group, kind) of an object: apiVersion's group ("" for the core group), kind."""
+    api_version = str(obj.get("apiVersion") or "")
+    return (api_version.rsplit("/", 1)[0] if "/" in api_version else "", obj.get("kind"))
+
+
+def additional_object_problems(objs, source="<input>"):
+    """What kops refuses in additional objects: an object without kind, a KubeSchedulerConfiguration that sets
+    clientConnection.kubeconfig (kops controls it), more than one KubeSchedulerConfiguration."""
+    problems, schedulers = [], []
+    for obj in objs:
+        where = "%s: %s %s" % (source, obj.get("apiVersion"), obj.get("kind") or "")
+        if not isinstance(obj.get("kind"), str) or not obj["kind"]:
+            problems.append(errors.required("%s.kind" % where.rstrip()))
+            continue
+        if group_kind(obj) == KUBE_SCHEDULER_CONFIGURATION:
+            schedulers.append(obj)
+            kubeconfig = (obj.get("clientConnection") or {}).get("kubeconfig") \
+                if isinstance(obj.get("clientConnection"), dict) else None
+            if kubeconfig:
+                problems.append(errors.invalid("%s.clientConnection.kubeconfig" % where, kubeconfig,
+                                               "value is controlled by kOps and should not be set; remove it"))
+    if len(schedulers) > 1:
+        problems.append(errors.invalid("%s: KubeSchedulerConfiguration" % source, len(schedulers),
+                                       "give at most one KubeSchedulerConfiguration (kops' kube-scheduler reads one)"))
+    return problems
+
+
+def dump_additional_objects(objs):
+    """The objects as kops stores them (clusteraddons/default): each as sorted-key YAML, joined by kops' separator."""
+    return ADDITIONAL_OBJECTS_SEPARATOR.join(dump_object(obj) for obj in objs if obj)
+
+
+def load_additional_objects(text, source="<input>"):
+    """The objects of a stored clusteraddons/default."""
+    return [o for o in load_yaml_documents(text, source) if isinstance(o, dict) and o]
 
 
 # The clouds this collection builds; kops also runs the others (its cloudProvider values, v1alpha2 and v1alpha3).

@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from ansible_collections.kubeops.kops.plugins.module_utils.api import errors
+from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, quantity
 from ansible_collections.kubeops.kops.plugins.module_utils.api.schema_data import ALIASES, STRUCTS
 
 # Types from outside kops' API package, described the same way.
@@ -115,6 +115,42 @@ def field_type(kind, path):
             return None
         go_type = fields[part]
     return _resolve(go_type)
+
+
+def canonical_values(obj):
+    """obj (a Cluster or InstanceGroup dict) with its values as kops writes them back, in place: every
+    resource.Quantity canonical (3.14 -> 3140m: api/quantity.py), the keys of map[string] fields strings (YAML's
+    100: is Go's "100").  Values that are not quantities are left to check_fields."""
+    root = ROOTS.get(obj.get("kind"))
+    if root and isinstance(obj.get("spec"), dict):
+        obj["spec"] = _canonical(obj["spec"], root)
+    return obj
+
+
+def _map_key(key):
+    """A YAML mapping key as Go's YAML-to-JSON decoding makes it a map[string] key."""
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return key if isinstance(key, str) else str(key)
+
+
+def _canonical(value, go_type):
+    go_type = _resolve(go_type)
+    if value is None:
+        return value
+    if go_type.startswith("[]"):
+        return [_canonical(item, go_type[2:]) for item in value] if isinstance(value, list) else value
+    match = _MAP.match(go_type)
+    if match:
+        return {_map_key(k): _canonical(v, match.group(1)) for k, v in value.items()} if isinstance(value, dict) \
+            else value
+    fields = _struct(go_type)
+    if fields is not None:
+        return {k: _canonical(v, fields[k]) if k in fields else v for k, v in value.items()} \
+            if isinstance(value, dict) else value
+    if SCALARS.get(go_type) == "quantity" and CHECKS["quantity"][0](value):
+        return quantity.canonical(value)
+    return value
 
 
 def _unknown(path, key, known, renamed=None):

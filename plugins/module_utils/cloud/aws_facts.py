@@ -157,6 +157,26 @@ class AwsCloudFacts(StaticCloudFacts):
         lookup = StaticCloudFacts({"hosted_zones": {z["Name"]: z["Id"].rsplit("/", 1)[-1] for z in zones}})
         return lookup.find_hosted_zone(name)
 
+    def hosted_zone_id(self, name):
+        known = StaticCloudFacts.hosted_zone_id(self, name)
+        if known:
+            return known
+        zones = self._guard("listing Route53 hosted zones", aws.paginate, self._client("route53"),
+                            "list_hosted_zones", "HostedZones")
+        return StaticCloudFacts({"hosted_zones": {z["Name"]: z["Id"].rsplit("/", 1)[-1] for z in zones}}) \
+            .hosted_zone_id(name)
+
+    def egress_only_internet_gateway(self, vpc_id):
+        known = StaticCloudFacts.egress_only_internet_gateway(self, vpc_id)
+        if known:
+            return known
+        found = self._call("describing the egress-only internet gateways of VPC %s" % vpc_id, "ec2",
+                           "describe_egress_only_internet_gateways",
+                           Filters=[{"Name": "attachment.vpc-id", "Values": [vpc_id]}]).get(
+                               "EgressOnlyInternetGateways") or []
+        return next((g["EgressOnlyInternetGatewayId"] for g in found
+                     if any(a.get("VpcId") == vpc_id for a in g.get("Attachments") or [])), None)
+
 
 _REGIONS = []
 

@@ -63,7 +63,8 @@ def gce_region_of_zone(zone):
 REGION_OF_ZONE = {"aws": aws_region_of_zone, "gce": gce_region_of_zone}
 
 
-FACT_KEYS = ("machine_types", "vpcs", "subnets", "hosted_zones", "gce_used_cidrs", "docker_tags", "etcd_sha256")
+FACT_KEYS = ("machine_types", "vpcs", "subnets", "hosted_zones", "gce_used_cidrs", "docker_tags", "etcd_sha256",
+             "egress_only_internet_gateways")
 RELEASE_FETCH_TIMEOUT = 30
 
 
@@ -89,6 +90,7 @@ class StaticCloudFacts(object):
       vpcs: {vpc_id: cidr}
       subnets: {subnet_id: {"cidr": ..., "zone": ..., "vpc": ...}}
       hosted_zones: {dns_name: zone_id}
+      egress_only_internet_gateways: {vpc_id: gateway_id} of shared VPCs (an IPv6 cluster's private routes use it)
       gce_used_cidrs: [cidr, ...] already used in the GCE network
       etcd_sha256: {version: {amd64: sha256, arm64: sha256}} of etcd's release tarballs, for a version the
         collection does not pin; read from the release's SHA256SUMS when not given (nodeconfig/etcd_assets.py)
@@ -110,6 +112,7 @@ class StaticCloudFacts(object):
         self.gce_used_cidrs = list(data.get("gce_used_cidrs") or [])
         self.docker_tags = dict(data.get("docker_tags") or {})
         self.etcd_sha256 = dict(data.get("etcd_sha256") or {})
+        self.egress_only_internet_gateways = dict(data.get("egress_only_internet_gateways") or {})
 
     def default_machine_type(self, cloud, role, zones, architecture="amd64"):
         chosen = (self.machine_types.get(cloud) or {}).get(role)
@@ -145,6 +148,16 @@ class StaticCloudFacts(object):
                 if best is None or len(zone_name) > len(best[0]):
                     best = (zone_name, zone_id)
         return best[1] if best else None
+
+    def hosted_zone_id(self, name):
+        """ID of the hosted zone named exactly ``name`` (spec.dnsZone given by name), or None."""
+        wanted = name.rstrip(".").lower()
+        return next((zone_id for zone_name, zone_id in self.hosted_zones.items()
+                     if zone_name.rstrip(".").lower() == wanted), None)
+
+    def egress_only_internet_gateway(self, vpc_id):
+        """ID of the egress-only internet gateway attached to a shared VPC, or None."""
+        return self.egress_only_internet_gateways.get(vpc_id)
 
     def used_gce_cidrs(self, network_name):
         return list(self.gce_used_cidrs)

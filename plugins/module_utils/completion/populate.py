@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import ipaddress
 
-from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, objects
+from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, objects, schema
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.components import (
     aws, calico, cilium, cloud_configuration, cloud_controller_manager, cluster_autoscaler, containerd, context,
     defaults, discovery, ebs_csi, etcd, gcp_pd_csi, karpenter, kindnet, kube_apiserver, kube_controller_manager,
@@ -38,6 +38,10 @@ DEFAULT_SERVICE_RANGE = {4: "100.64.0.0/13", 6: "fd00:5e4f:ce::/108"}
 DNS_PUBLIC, DNS_NONE = "Public", "None"
 LB_PUBLIC, LB_CLASSIC = "Public", "Classic"
 EXTERNAL_DNS_PROVIDER = "dns-controller"
+# Fields kops reads and never writes into the completed spec: masterInternalName (unused: kops' internal name is
+# always api.internal.<cluster>), containerRuntime (removed: containerd is the only runtime) and the retired
+# serviceOIDCProvider (not in kops' types; kept in the user's spec as written, schema.RETIRED_FIELDS).
+UNWRITTEN_FIELDS = ("masterInternalName", "containerRuntime") + tuple(schema.RETIRED_FIELDS["ClusterSpec"])
 
 
 def populate_cluster_spec(cluster, instance_groups, cloud_facts):
@@ -66,7 +70,9 @@ def populate_cluster_spec(cluster, instance_groups, cloud_facts):
                                               bucket_region=getattr(cloud_facts, "bucket_region", None),
                                               docker_tag=getattr(cloud_facts, "docker_tag", None)))
     spec["topology"] = user_topology
-    return completed
+    for field in UNWRITTEN_FIELDS:
+        spec.pop(field, None)
+    return schema.canonical_values(completed)
 
 
 def apply_read_defaults(spec):

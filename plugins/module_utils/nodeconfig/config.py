@@ -13,9 +13,10 @@ bootstrap against the API server instead of kops-controller's config server.
 
 from __future__ import annotations
 
+import copy
 import posixpath
 
-from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.api import objects, quantity
 from ansible_collections.kubeops.kops.plugins.module_utils import semver, zones
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import asset_data, credentials, etcd, node_labels
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
@@ -183,8 +184,9 @@ def load_keysets(cluster_store, completed_cluster):
             for keyset in [keystore.load(cluster_store, name)] if keyset is not None}
 
 
-def build_config(completed_cluster, instance_group, keysets, config_base, etcd_sha256=None):
-    """The nodeup config document (a dict) for one completed instance group."""
+def build_config(completed_cluster, instance_group, keysets, config_base, etcd_sha256=None, additional_objects=()):
+    """The nodeup config document (a dict) for one completed instance group; additional_objects: the cluster's
+    (kops' clusteraddons, api/objects.py), which the control plane's kube-scheduler configuration may come from."""
     cluster_spec = completed_cluster["spec"]
     ig_spec = instance_group["spec"]
     role = ig_spec.get("role") or objects.ROLE_NODE
@@ -268,7 +270,7 @@ def build_config(completed_cluster, instance_group, keysets, config_base, etcd_s
         config["ControlPlaneConfig"] = {"KubeControllerManager": cluster_spec.get("kubeControllerManager") or {},
                                         "KubeScheduler": cluster_spec.get("kubeScheduler") or {}}
         config["EtcdClusterNames"] = [c["name"] for c in cluster_spec.get("etcdClusters") or []]
-        file_assets.append(kube_scheduler_config_asset())
+        file_assets.append(kube_scheduler_config_asset(cluster_spec, additional_objects))
     if file_assets:
         config["FileAssets"] = file_assets
     sysctls = []
@@ -323,12 +325,27 @@ def warm_pool_settings(completed_cluster, instance_group, config):
     return settings
 
 
-def kube_scheduler_config_asset():
-    """kops' static file for the scheduler (KubeSchedulerConfiguration, v1)."""
-    content = ("apiVersion: kubescheduler.config.k8s.io/v1\n"
-               "clientConnection:\n  kubeconfig: /var/lib/kube-scheduler/kubeconfig\n"
-               "kind: KubeSchedulerConfiguration\n")
-    return {"content": content, "path": "/var/lib/kube-scheduler/config.yaml"}
+KUBE_SCHEDULER_CONFIG = "/var/lib/kube-scheduler/config.yaml"
+KUBE_SCHEDULER_KUBECONFIG = "/var/lib/kube-scheduler/kubeconfig"
+
+
+def kube_scheduler_config_asset(cluster_spec, additional_objects=()):
+    """kops' static file for the scheduler (KubeSchedulerBuilder): the user's KubeSchedulerConfiguration (an
+    additional object, api/objects.py) or an empty v1 one, with kops' kubeconfig and spec.kubeScheduler's qps and
+    burst (their config tags) over it."""
+    found = [o for o in additional_objects if objects.group_kind(o) == objects.KUBE_SCHEDULER_CONFIGURATION]
+    config = copy.deepcopy(found[0]) if found else {"apiVersion": "kubescheduler.config.k8s.io/v1",
+                                                     "kind": "KubeSchedulerConfiguration"}
+    if not isinstance(config.get("clientConnection"), dict):
+        config["clientConnection"] = {}
+    connection = config["clientConnection"]
+    connection["kubeconfig"] = KUBE_SCHEDULER_KUBECONFIG
+    scheduler = cluster_spec.get("kubeScheduler") or {}
+    if scheduler.get("qps") is not None:
+        connection["qps"] = quantity.as_number(scheduler["qps"])
+    if scheduler.get("burst"):
+        connection["burst"] = int(scheduler["burst"])
+    return {"content": objects.dump_object(config), "path": KUBE_SCHEDULER_CONFIG}
 
 
 def kubeops_section(completed_cluster, instance_group, config_base, etcd_sha256=None):

@@ -171,6 +171,12 @@ def dump_config(document):
     return objects.dump_object(document)
 
 
+def additional_objects(cluster_store):
+    """The cluster's additional objects as kops stores them (clusteraddons/default), [] when it has none."""
+    data = cluster_store.read(objects.ADDITIONAL_OBJECTS_PATH)
+    return objects.load_additional_objects(data.decode("utf-8"), objects.ADDITIONAL_OBJECTS_PATH) if data else []
+
+
 def node_files(cluster_store, completed, groups, etcd_sha256=None, warn=None):
     """([(cluster-relative path, bytes)] to write, {instance group: sha256 of its nodeup config}).
 
@@ -182,12 +188,19 @@ def node_files(cluster_store, completed, groups, etcd_sha256=None, warn=None):
     name = completed["metadata"]["name"]
     config_base = cluster_store.config_base()
     hashes, documents = {}, {}
+    additional = additional_objects(cluster_store)
+    unapplied = sorted({"%s/%s" % (o.get("apiVersion"), o.get("kind")) for o in additional
+                        if objects.group_kind(o) != objects.KUBE_SCHEDULER_CONFIGURATION})
+    if unapplied and warn:
+        warn("the cluster's additional objects %s are stored (%s) but not applied to the cluster: kops applies them as "
+             "its cluster-addons.kops.k8s.io addon, which kubeops.kops does not render yet; apply them yourself"
+             % (", ".join(unapplied), objects.ADDITIONAL_OBJECTS_PATH))
     for group in groups:
         if (group.get("spec") or {}).get("role") == objects.ROLE_BASTION:
             continue  # kops' bastions boot without nodeup: no config, and no user data pinning one
         completed_group = populate.populate_instance_group_spec(completed, group)
         documents[objects.name_of(group)] = nodeup_config.build_config(completed, completed_group, keysets, config_base,
-                                                                       etcd_sha256)
+                                                                       etcd_sha256, additional)
     said = set()
     for document in documents.values():  # how the hashes of an etcd version asset_data does not pin were obtained
         for etcd in (document.get("kubeops") or {}).get("etcdClusters") or []:

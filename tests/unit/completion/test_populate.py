@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, objects, validation
-from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.components import discovery, versions
 
 from tests.conformance import kops_fixtures
@@ -57,11 +57,72 @@ def _group(groups, name):
     return next(g for g in groups if objects.name_of(g) == name)
 
 
-@pytest.mark.parametrize("name", ["minimal-aws", "minimal_gce"])
+def _as_stored(directory, facts):
+    """The completed spec of a fixture's objects (loaded as the cluster module loads them), as the store holds it."""
+    documents = objects.load_objects((directory / "in-v1alpha2.yaml").read_text(), additional=[])
+    cluster, groups = objects.split_objects(documents)
+    return yaml.safe_load(objects.dump_object(populate.populate_cluster_spec(cluster, groups, facts)))
+
+
+@pytest.mark.parametrize("name", sorted(p.parent.parent.name for p in kops_fixtures.UPDATE_CLUSTER.glob(
+    "*/data/*cluster-completed.spec_content")))
 def test_completed_spec_matches_kops_exactly(name):
-    directory = kops_fixtures.UPDATE_CLUSTER / name / "data"
-    expected = yaml.safe_load(next(directory.glob("*cluster-completed.spec_content")).read_text())
-    assert _complete(name) == expected
+    assert _complete(name) == kops_fixtures.completed_spec(kops_fixtures.UPDATE_CLUSTER / name)
+
+
+SOURCE = kops_fixtures.source_update_cluster()
+
+
+@pytest.mark.skipif(SOURCE is None, reason=kops_fixtures.SKIP_WITHOUT_SOURCE)
+def test_completed_spec_matches_kops_on_all_its_fixtures():
+    """Opt-in: every AWS and GCE fixture of a kops checkout that keeps a completed spec, in kops' harness world."""
+    differ, compared = [], 0
+    for directory in sorted(SOURCE.iterdir()):
+        expected = kops_fixtures.completed_spec(directory) if (directory / "in-v1alpha2.yaml").is_file() else None
+        cloud = (kops_fixtures.fixture_cluster(directory).get("spec") or {}).get("cloudProvider") if expected else None
+        if cloud not in ("aws", "gce"):
+            continue
+        facts = cloudfacts.StaticCloudFacts(kops_fixtures.HARNESS_FACTS if cloud == "aws" else
+                                            kops_fixtures.GCE_HARNESS_FACTS)
+        compared += 1
+        try:
+            if _as_stored(directory, facts) != expected:
+                differ.append(directory.name)
+        except errors.ValidationError as error:
+            differ.append("%s (%s)" % (directory.name, error))
+    assert compared >= 70 and differ == []
+
+
+def test_completed_spec_leaves_out_what_kops_never_writes():
+    """Fields kops reads and never writes back into the completed spec; quantities as kops writes them."""
+    cluster, groups = _case("minimal-aws")
+    spec = cluster["spec"]
+    spec.update(masterInternalName="api.internal.elsewhere.example.com", containerRuntime="containerd",
+                serviceOIDCProvider={"issuerURL": "https://oidc.example.com"})
+    spec.setdefault("cloudConfig", {})["awsEBSCSIDriver"] = {"enabled": True}
+    spec["kubeAPIServer"] = {"auditWebhookBatchThrottleQps": 3.14}
+    completed = populate.populate_cluster_spec(cluster, groups, _cloud(cluster))["spec"]
+    assert not {"masterInternalName", "containerRuntime", "serviceOIDCProvider"} & set(completed)
+    assert "enabled" not in completed["cloudConfig"]["awsEBSCSIDriver"]
+    assert completed["cloudConfig"]["awsEBSCSIDriver"]["version"] == versions.AWS_EBS_CSI_DRIVER_VERSION
+    assert completed["kubeAPIServer"]["auditWebhookBatchThrottleQps"] == "3140m"
+    assert cluster["spec"]["masterInternalName"] == "api.internal.elsewhere.example.com"  # the user's spec keeps it
+
+
+@pytest.mark.parametrize("networking, disabled", [({"cilium": {}}, False), ({"cilium": {"disableMasquerade": True}}, True)])
+def test_cilium_masquerade_is_v1alpha2s_disable_masquerade(networking, disabled):
+    cluster, groups = _case("minimal-aws")
+    cluster["spec"]["networking"] = networking
+    cilium = populate.populate_cluster_spec(cluster, groups, _cloud(cluster))["spec"]["networking"]["cilium"]
+    assert cilium["disableMasquerade"] is disabled and "masquerade" not in cilium
+
+
+def test_container_proxy_moves_the_control_plane_images():
+    cluster, groups = _case("minimal-aws")
+    cluster["spec"]["assets"] = {"containerProxy": "proxy.example.com/"}
+    spec = populate.populate_cluster_spec(cluster, groups, _cloud(cluster))["spec"]
+    assert spec["kubeAPIServer"]["image"].startswith("proxy.example.com/kube-apiserver:v")
+    assert spec["containerd"]["sandboxImage"].startswith("proxy.example.com/pause:")
 
 
 @pytest.mark.parametrize("name, group, config", [
@@ -220,7 +281,7 @@ def test_cilium_defaults():
     cluster["spec"]["kubeProxy"] = {"enabled": False}
     spec = populate.populate_cluster_spec(cluster, groups, _cloud(cluster))["spec"]
     cilium = spec["networking"]["cilium"]
-    assert (cilium["tunnel"], cilium["version"], cilium["masquerade"]) == ("vxlan", versions.CILIUM_VERSION, True)
+    assert (cilium["tunnel"], cilium["version"], cilium["disableMasquerade"]) == ("vxlan", versions.CILIUM_VERSION, False)
     assert cilium["hubble"] == {"enabled": True} and cilium["ingress"] == {"enabled": False}
     assert spec["kubeProxy"]["enabled"] is False
 

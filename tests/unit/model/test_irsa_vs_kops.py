@@ -11,14 +11,9 @@ docs/aws-model.md); ``keys.json`` holds other keys (kops' tests sign with their 
 
 from __future__ import annotations
 
-import json
-import os
-import pathlib
 import re
 
-import hcl2
 import pytest
-import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
@@ -26,6 +21,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.engine import terrafo
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import service_accounts
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import discovery, keystore
+from tests.conformance import kops_fixtures
 
 ACCOUNT = "123456789012"  # kops' integration tests' AWS account
 FIXTURES = ["aws-lb-controller", "external_dns_irsa", "irsa", "karpenter", "many-addons-ccm-irsa",
@@ -33,55 +29,13 @@ FIXTURES = ["aws-lb-controller", "external_dns_irsa", "irsa", "karpenter", "many
 IRSA = re.compile(r"^aws_iam_openid_connect_provider\.|^aws_iam_role(_policy|_policy_attachment)?\..*-sa-|"
                   r"^aws_s3_object\.(discovery-json|keys-json)$")
 NOT_MADE = re.compile(r"\.dns-controller-kube-system-sa-")
-FILE = re.compile(r'^\$\{file\("\$\{path\.module\}/([^"]+)"\)\}$')
-SOURCE = os.environ.get("KOPS_SOURCE")
-pytestmark = pytest.mark.skipif(not SOURCE, reason="KOPS_SOURCE is not set: point it at a kops checkout to compare "
-                                                   "kops' IRSA fixtures")
-
-
-def _unquoted(value):
-    if isinstance(value, dict):
-        return {k.strip('"'): _unquoted(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_unquoted(v) for v in value]
-    return value.strip('"') if isinstance(value, str) else value
-
-
-def _value(value, read):
-    if isinstance(value, dict):
-        return {k: _value(v, read) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_value(v, read) for v in value]
-    if not isinstance(value, str):
-        return value
-    match = FILE.match(value)
-    if match:
-        value = read(match.group(1))
-    elif "\\" in value:  # a document written inline: HCL escapes
-        value = value.encode("utf-8").decode("unicode_escape")
-    value = value.replace("arn:aws-test:", "arn:aws:")
-    if value[:1] in "{[":
-        try:
-            return json.loads(value)
-        except ValueError:
-            pass
-    return value
-
-
-def _resources(text, read):
-    found = {}
-    for resource in hcl2.loads(text).get("resource", []):
-        for kind, named in resource.items():
-            for name, body in named.items():
-                key = "%s.%s" % (kind.strip('"'), name.strip('"'))
-                if IRSA.search(key):
-                    found[key] = _value(_unquoted(body), read)
-    return found
+TEST_PARTITION = ((re.compile(r"arn:aws-test:"), "arn:aws:"),)  # kops' tests name their partition aws-test
+SOURCE = kops_fixtures.source_update_cluster()
+pytestmark = pytest.mark.skipif(SOURCE is None, reason=kops_fixtures.SKIP_WITHOUT_SOURCE)
 
 
 def _ours(directory):
-    cluster, groups = objects.split_objects([d for d in yaml.safe_load_all((directory / "in-v1alpha2.yaml").read_text())
-                                             if d])
+    cluster, groups = objects.split_objects(kops_fixtures.fixture_objects(directory))
     completed = populate.populate_cluster_spec(cluster, groups, cloudfacts.kops_test_cloud())
     tasks = aws_model.build_tasks(completed, groups, [(directory / "id_rsa.pub").read_text()], account_id=ACCOUNT)
     documents = discovery.documents(completed, keystore.new_keyset(discovery.SIGNING_KEYSET))
@@ -89,7 +43,7 @@ def _ours(directory):
     tasks = list(tasks.values())
     files = {path: data.decode("utf-8") if isinstance(data, bytes) else data for path, data in terraform.data_files(tasks)}
     text = terraform.render(tasks, ([], {}), variables={})
-    return _resources(text, files.__getitem__)
+    return kops_fixtures.terraform_resources(text, files.get, TEST_PARTITION, IRSA.search)
 
 
 def _jwks_shape(document):
@@ -98,8 +52,8 @@ def _jwks_shape(document):
 
 @pytest.mark.parametrize("fixture", FIXTURES)
 def test_irsa_resources_equal_kops(fixture):
-    directory = pathlib.Path(SOURCE) / "tests" / "integration" / "update_cluster" / fixture
-    theirs = _resources((directory / "kubernetes.tf").read_text(), lambda path: (directory / path).read_text())
+    directory = SOURCE / fixture
+    theirs = kops_fixtures.fixture_resources(directory, TEST_PARTITION, IRSA.search)
     ours = _ours(directory)
     missing = sorted(k for k in set(theirs) - set(ours) if not NOT_MADE.search(k))
     assert missing == [] and sorted(set(ours) - set(theirs)) == []

@@ -33,8 +33,9 @@ def build(spec, ctx):
             cilium[key] = value
     ipv6 = context.is_ipv6_only(spec)
     eni = cilium["ipam"] == "eni"
-    if cilium.get("masquerade") is None:
-        cilium["masquerade"] = not ipv6
+    # kops' internal Masquerade (default: not IPv6-only) is v1alpha2's disableMasquerade, inverted.
+    if cilium.get("disableMasquerade") is None:
+        cilium["disableMasquerade"] = ipv6
     if not cilium.get("tunnel"):
         cilium["tunnel"] = "disabled" if eni or ipv6 else "vxlan"
     if cilium.get("enableBPFMasquerade") is None:

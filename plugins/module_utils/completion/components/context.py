@@ -34,17 +34,14 @@ class OptionsContext(object):
         # Nodes may lag the control plane when kops pins the kubelet below it (upgrade in progress).
         self.node_version = (semver.release(semver.parse(max_kubelet_version)) if max_kubelet_version
                              else self.control_plane_version)
-        self.container_registry = ((spec.get("assets") or {}).get("containerRegistry") or "").rstrip("/")
+        self.assets = dict(spec.get("assets") or {})
 
     def control_plane_below(self, version):
         return self.control_plane_version < semver.parse(version)
 
     def remap_image(self, image):
-        """An image moved to the user's mirror registry (spec.assets.containerRegistry), like kops' RemapImage."""
-        if not self.container_registry:
-            return image
-        name = image.split("/", 1)[1] if "." in image.split("/", 1)[0] and "/" in image else image
-        return "%s/%s" % (self.container_registry, name)
+        """An image through the user's proxy or mirror (spec.assets), like kops' RemapImage."""
+        return normalize_image(self.assets, image)
 
     def kubernetes_image(self, spec, component):
         """registry.k8s.io/<component>:v<kubernetesVersion>, remapped to the mirror registry if any.
@@ -132,3 +129,20 @@ def gce_cluster_prefixed_name(object_name, cluster_name, max_length=63):
     """<cluster-with-dashes>-<object>, the cluster part shortened with a hash to fit (kops ClusterPrefixedName)."""
     suffix = "-" + object_name
     return truncate(gce_safe_cluster_name(cluster_name), max_length - len(suffix)) + suffix
+
+
+def normalize_image(assets, image):
+    """kops' NormalizeImage: the image through spec.assets.containerProxy, then containerRegistry."""
+    proxy = (assets.get("containerProxy") or "").rstrip("/")
+    if proxy:
+        first, _sep, rest = image.partition("/")
+        if image.count("/") <= 1 and not any(c in first for c in ".:"):
+            image = proxy + "/" + image  # a Docker Hub image (library/x or x)
+        else:  # the registry host replaced (kops does this to a tagged one-part name too: nginx:1)
+            image = proxy + ("/" + rest if rest else "")
+    registry = assets.get("containerRegistry")
+    if registry:
+        name = image[len("registry.k8s.io/"):] if image.startswith("registry.k8s.io/") else image
+        if not name.startswith(registry + "/"):
+            image = registry + "/" + name.replace("/", "-")
+    return image

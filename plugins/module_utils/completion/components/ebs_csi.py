@@ -12,5 +12,7 @@ def build(spec, ctx):
     if ctx.cloud != context.CLOUD_AWS:
         return
     driver = context.section(context.section(spec, "cloudConfig"), "awsEBSCSIDriver")
+    # kops' internal EBSCSIDriverSpec.Enabled is json:"-": read (validation allows only true), never written back.
+    driver.pop("enabled", None)
     if driver.get("version") is None:
         driver["version"] = versions.AWS_EBS_CSI_DRIVER_VERSION

@@ -71,6 +71,6 @@ def build_dns(cluster, tasks, api_balancer):
     public_name = spec.get("masterPublicName") or "api." + name
     records += alias_records(tasks, zone, public_name, api_balancer)
     if ((spec.get("api") or {}).get("loadBalancer") or {}).get("useForInternalApi"):
-        internal_name = spec.get("masterInternalName") or "api.internal." + name
+        internal_name = "api.internal." + name  # kops' APIInternalName; it ignores spec.masterInternalName
         records += alias_records(tasks, zone, internal_name, api_balancer)
     return records

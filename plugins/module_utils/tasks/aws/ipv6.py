@@ -196,11 +196,24 @@ class SharedEgressOnlyInternetGateway(Task):
         self.outputs["id"] = attached[0]["EgressOnlyInternetGatewayId"]
         return {}
 
+    def resolve_from_facts(self, facts):
+        """A rendered target: the gateway's id from the cloud facts (given, or looked up), written as a literal as
+        kops writes the id it looks up when it renders."""
+        found = facts.egress_only_internet_gateway(self._vpc_id())
+        if found:
+            self.outputs["rendered_id"] = found
+
+    def _vpc_id(self):
+        return self.fields["vpc_id"].task.fields.get("id")
+
     def terraform_value(self, attribute):
+        if self.outputs.get("rendered_id"):
+            return self.outputs["rendered_id"]
         raise ValueError("shared VPC %s: Terraform cannot look up its egress-only internet gateway (the AWS provider "
-                         "has no data source for one), which the IPv6 routes of private subnets use; apply with "
-                         "target direct, or give the private subnets' IPv6 route yourself"
-                         % self.fields["vpc_id"].task.fields.get("id"))
+                         "has no data source for one), which the IPv6 routes of private subnets use; give its id in "
+                         "cloud_facts.egress_only_internet_gateways {%s: eigw-...}, let the module look it up (AWS "
+                         "credentials, cloud_lookup not false), or apply with target direct"
+                         % (self._vpc_id(), self._vpc_id()))
 
     def render_terraform(self):
         return None

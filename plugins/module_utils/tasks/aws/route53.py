@@ -38,8 +38,9 @@ def zone_id_of(value):
 class HostedZone(Task):
     """spec.dnsZone: a zone id (no dot) or a zone name; the zone is the user's, never created or changed.
 
-    Terraform gets the id as a literal (as kops writes it), or a ``data "aws_route53_zone"`` lookup
-    for a zone given by name (kops resolves the name through the API when it renders).
+    Terraform gets the id as a literal (as kops writes it); a zone given by name, the id the cloud facts give for
+    it (resolve_from_facts: kops resolves the name through the API when it renders), else a
+    ``data "aws_route53_zone"`` lookup.
     """
 
     kind = "aws_route53_zone"
@@ -73,13 +74,21 @@ class HostedZone(Task):
     def create(self, cloud):
         raise ValueError("hosted zone %s is not created by the cluster" % self.name)
 
+    def resolve_from_facts(self, facts):
+        """A rendered target: the id of the zone given by name, from the cloud facts (given, or looked up), written
+        as a literal as kops writes the id it looks up; unknown, Terraform looks the name up itself."""
+        if not self.zone_id:
+            found = facts.hosted_zone_id(self.fields["dns_name"])
+            if found:
+                self.outputs["rendered_id"] = zone_id_of(found)
+
     def terraform_value(self, attribute):
-        if self.zone_id:
-            return self.zone_id
+        if self.zone_id or self.outputs.get("rendered_id"):
+            return self.zone_id or self.outputs["rendered_id"]
         return Expression("data.aws_route53_zone.%s.zone_id" % self.terraform_name)
 
     def terraform_data(self):
-        if self.zone_id:
+        if self.zone_id or self.outputs.get("rendered_id"):
             return []
         body = {"name": _dns_name(self.fields["dns_name"])}
         if self.fields.get("private"):
