@@ -22,6 +22,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.addons import service
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import iam_statements
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.iam import (
     IAMPolicyError, partition_of, permissions_boundary, publishing_zone_id)
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import names
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import cluster_tags, iam_role_name
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import discovery
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import iam
@@ -33,8 +34,8 @@ from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_o
 DEFAULT_AUDIENCE = "amazonaws.com"
 # The SHA-1 fingerprints of the two root CAs S3 serves under (kops getFingerprints).
 S3_ROOT_THUMBPRINTS = ["9e99a48a9960b14926bb7f3b02e22da2b0ab7280", "a9d53002e97e00e043244f3d170d6f4c414104fd"]
-TAG_SA_NAME = "service-account.kops.k8s.io/name"
-TAG_SA_NAMESPACE = "service-account.kops.k8s.io/namespace"
+TAG_SA_NAME = names.TAG_SERVICE_ACCOUNT_NAME
+TAG_SA_NAMESPACE = names.TAG_SERVICE_ACCOUNT_NAMESPACE
 # kops' tests keep a memfs:// discovery store in their Terraform output's test bucket.
 EMULATED_BUCKET = {"memfs": "testingBucket"}
 
