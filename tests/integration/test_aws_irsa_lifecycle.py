@@ -310,3 +310,24 @@ def test_service_account_key_rotation_publishes_both_keys(irsa_cluster, run_modu
     assert signing_kid == new_kid and accepted == [new_kid]
     again, again_calls = _update(run_module, store, calls)
     assert again["changed"] is False and _mutating(again_calls) == {}
+
+
+def test_cluster_delete_removes_the_discovery_documents(irsa_cluster, run_module):  # noqa: F811
+    """kops' DeleteCluster removes the two discovery documents from the discovery store; the roles and the provider
+    go with the cluster's other IAM objects (kops' delete takes every role with the cluster's ownership tags, the
+    hand-made one too), the other cluster's and the untagged look-alike stay."""
+    from ansible_collections.kubeops.kops.plugins.modules import cluster_delete as cluster_delete_module
+    store, _created, s3, iam = irsa_cluster
+    prefix = CLUSTER + "/"
+    listed = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix=prefix).get("Contents") or [])
+    assert listed == [prefix + discovery.DISCOVERY_PATH, prefix + discovery.JWKS_PATH]
+    check = run_module(cluster_delete_module, check_mode=True, state_store=store, cluster_name=CLUSTER, yes=True)
+    assert "failed" not in check, check.get("msg")
+    assert len(s3.list_objects_v2(Bucket=BUCKET, Prefix=prefix).get("Contents") or []) == 2
+    deleted = run_module(cluster_delete_module, state_store=store, cluster_name=CLUSTER, region="us-east-1", yes=True)
+    assert "failed" not in deleted, deleted.get("msg")
+    assert deleted["store_deleted"] is True
+    assert s3.list_objects_v2(Bucket=BUCKET, Prefix=prefix).get("Contents") is None
+    assert sum("discovery document" in line for line in deleted["log"]) == 2
+    assert set(_sa_roles(iam)) == set(FOREIGN_ROLES) - {"by-hand.kube-system.sa.%s" % CLUSTER}
+    assert _providers(iam) == []
