@@ -21,6 +21,7 @@ import boto3
 import pytest
 import yaml
 
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import service_accounts as addon_roles
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import discovery
 from ansible_collections.kubeops.kops.plugins.modules import cluster as cluster_module
@@ -53,8 +54,14 @@ FOREIGN_ROLES = {
 }
 
 
-def _role(name):
-    return "%s.kube-system.sa.%s" % (name, CLUSTER)
+# A user's service account (spec.iam.serviceAccountExternalPermissions) whose role name is hashed down to 64
+# characters, cutting off its ".sa.<cluster>": found by its tags all the same; its managed policy is detached.
+USER_SA = ("a-long-service-account-name-for-the-reports", "reporting-namespace")
+USER_POLICY = "arn:aws:iam::123456789012:policy/reports-read"
+
+
+def _role(name, namespace="kube-system"):
+    return addon_roles.role_name(CLUSTER, namespace, name)
 
 
 @pytest.fixture
@@ -87,7 +94,9 @@ def _definition(cluster, groups, **spec):
 
 
 def _irsa_spec(cluster):
-    iam = dict(cluster["spec"].get("iam") or {}, useServiceAccountExternalPermissions=True)
+    iam = dict(cluster["spec"].get("iam") or {}, useServiceAccountExternalPermissions=True,
+               serviceAccountExternalPermissions=[{"name": USER_SA[0], "namespace": USER_SA[1], "aws": {
+                   "policyARNs": [USER_POLICY]}}])
     return {"iam": iam, "serviceAccountIssuerDiscovery": {"discoveryStore": "s3://%s/%s" % (BUCKET, CLUSTER),
                                                           "enableAWSOIDCProvider": True},
             "clusterAutoscaler": {"enabled": True}}
@@ -117,7 +126,7 @@ def _sa_roles(iam):
     found = {}
     for role in iam.list_roles()["Roles"]:
         tags = {t["Key"]: t["Value"] for t in iam.list_role_tags(RoleName=role["RoleName"])["Tags"]}
-        if role["RoleName"].startswith(tuple(SA_ROLES)) or SA_TAG in tags or ".sa." in role["RoleName"]:
+        if SA_TAG in tags or ".sa." in role["RoleName"]:
             found[role["RoleName"]] = tags
     return found
 
@@ -136,6 +145,8 @@ def irsa_cluster(aws, run_module, calls, tmp_path):  # noqa: F811
     s3 = boto3.client("s3", region_name="us-east-1")
     iam = boto3.client("iam", region_name="us-east-1")
     s3.create_bucket(Bucket=BUCKET)
+    iam.create_policy(PolicyName=USER_POLICY.rsplit("/", 1)[1], PolicyDocument=json.dumps({
+        "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:GetObject", "Resource": "*"}]}))
     for name, tags in FOREIGN_ROLES.items():
         iam.create_role(RoleName=name, AssumeRolePolicyDocument=TRUST, Tags=[{"Key": k, "Value": v}
                                                                             for k, v in tags.items()])
@@ -147,7 +158,11 @@ def irsa_cluster(aws, run_module, calls, tmp_path):  # noqa: F811
     _replace(run_module, store, created, **_irsa_spec(created["cluster"]))
     applied, _calls = _update(run_module, store, calls)
     assert applied["changed"] is True
-    assert set(_sa_roles(iam)) == {_role(n) for n in SA_ROLES} | set(FOREIGN_ROLES)
+    user_role = _role(*USER_SA)
+    assert len(user_role) == 64 and ".sa." not in user_role
+    assert set(_sa_roles(iam)) == {_role(n) for n in SA_ROLES} | {user_role} | set(FOREIGN_ROLES)
+    assert [p["PolicyArn"] for p in iam.list_attached_role_policies(RoleName=user_role)["AttachedPolicies"]] == [
+        USER_POLICY]
     assert len(_providers(iam)) == 1
     return store, created, s3, iam
 
@@ -160,9 +175,11 @@ def test_irsa_turned_off_deletes_its_roles_and_provider(irsa_cluster, run_module
     _replace(run_module, store, created)  # the spec as it was created: no IRSA, no discovery, no autoscaler
     check, check_calls = _update(run_module, store, calls, check_mode=True)
     assert _mutating(check_calls) == {}
-    expected = sorted([("aws_iam_role", _role(n)) for n in SA_ROLES]
-                      + [("aws_iam_role_policy", "%s:%s" % (_role(n), _role(n))) for n in SA_ROLES]
-                      + [("aws_iam_openid_connect_provider", provider.split(":oidc-provider/", 1)[1])])
+    roles = [_role(n) for n in SA_ROLES] + [_role(*USER_SA)]
+    expected = sorted([("aws_iam_role", r) for r in roles]
+                      + [("aws_iam_role_policy", "%s:%s" % (r, r)) for r in roles[:-1]]
+                      + [("aws_iam_role_policy_attachment", "%s:%s" % (_role(*USER_SA), USER_POLICY)),
+                         ("aws_iam_openid_connect_provider", provider.split(":oidc-provider/", 1)[1])])
     assert _deletions(check) == expected
     assert check["changed"] is True
     # Nothing was deleted by the check.
@@ -170,7 +187,8 @@ def test_irsa_turned_off_deletes_its_roles_and_provider(irsa_cluster, run_module
 
     applied, applied_calls = _update(run_module, store, calls)
     assert _deletions(applied) == expected
-    assert applied_calls.get("DeleteRole") == len(SA_ROLES) and applied_calls.get("DeleteOpenIDConnectProvider") == 1
+    assert applied_calls.get("DeleteRole") == len(roles) and applied_calls.get("DeleteOpenIDConnectProvider") == 1
+    assert applied_calls.get("DetachRolePolicy") == 1
     assert set(_sa_roles(iam)) == set(FOREIGN_ROLES)
     assert _providers(iam) == []
     # The look-alikes are untouched, their inline policies too.
@@ -197,7 +215,8 @@ def test_an_addon_removed_takes_its_role(irsa_cluster, run_module, calls):  # no
     assert _deletions(check) == [("aws_iam_role", removed), ("aws_iam_role_policy", "%s:%s" % (removed, removed))]
     applied, _calls = _update(run_module, store, calls)
     assert _deletions(applied) == _deletions(check)
-    assert set(_sa_roles(iam)) == {_role(n) for n in SA_ROLES if n != "cluster-autoscaler"} | set(FOREIGN_ROLES)
+    assert set(_sa_roles(iam)) == ({_role(n) for n in SA_ROLES if n != "cluster-autoscaler"} | {_role(*USER_SA)}
+                                   | set(FOREIGN_ROLES))
     assert len(_providers(iam)) == 1
     again, again_calls = _update(run_module, store, calls)
     assert again["changed"] is False and _mutating(again_calls) == {}
