@@ -181,7 +181,11 @@ def test_irsa_turned_off_deletes_its_roles_and_provider(irsa_cluster, run_module
                       + [("aws_iam_role_policy_attachment", "%s:%s" % (_role(*USER_SA), USER_POLICY)),
                          ("aws_iam_openid_connect_provider", provider.split(":oidc-provider/", 1)[1])])
     assert _deletions(check) == expected
-    assert check["changed"] is True
+    assert check["changed"] is True and check["summary"]["delete"] == len(expected)
+    # The plan as printed lists what goes away first.
+    assert sorted(check["lines"][:len(expected)]) == sorted(
+        "- %s %s (%s)" % (kind, name, next(e["id"] for e in check["plan"] if (e["kind"], e["name"]) == (kind, name)))
+        for kind, name in expected)
     # Nothing was deleted by the check.
     assert {_role(n) for n in SA_ROLES} <= set(_sa_roles(iam)) and _providers(iam) == [provider]
 
