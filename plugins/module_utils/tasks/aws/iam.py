@@ -17,7 +17,8 @@ from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import as_w
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import (
     ApiField, ComparedTask, not_owned, own_tags)
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Deletion, Field, Ref, Task
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import MAX_IAM_ROLE_NAME, TAG_SERVICE_ACCOUNT_NAME
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import (
+    MAX_IAM_ROLE_NAME, TAG_SERVICE_ACCOUNT_NAME, TAG_SERVICE_ACCOUNT_NAMESPACE)
 
 
 def _policy(document):
@@ -98,7 +99,7 @@ def service_account_role_orphans(cloud, wanted_names):
         deletions.append(Deletion(
             IAMRole.kind, name, role.get("Arn") or name, order=ORDER_ROLES,
             detail="service account %s/%s: no longer in the spec" % (
-                tags.get("service-account.kops.k8s.io/namespace", "?"), tags[TAG_SERVICE_ACCOUNT_NAME]),
+                tags.get(TAG_SERVICE_ACCOUNT_NAMESPACE, "?"), tags[TAG_SERVICE_ACCOUNT_NAME]),
             delete=lambda c, r=name: _delete_role(c.client("iam"), r)))
     return deletions
 
@@ -370,7 +371,8 @@ class IAMOIDCProvider(ComparedTask):
                 continue
             deletions.append(Deletion(
                 cls.kind, arn.split(":oidc-provider/", 1)[-1], arn, order=ORDER_OIDC_PROVIDER,
-                detail="the service-account issuer's provider: enableAWSOIDCProvider no longer asks for it",
+                detail="not the provider of the cluster's service-account issuer now (enableAWSOIDCProvider off, or "
+                       "another issuer)",
                 delete=lambda c, a=arn: _gone_ok(c.client("iam").delete_open_id_connect_provider,
                                                  OpenIDConnectProviderArn=a)))
         return deletions
