@@ -17,6 +17,10 @@ description:
     keypair that is trusted but does not sign yet (C(kops create keypair)), O(action=promote) makes it the one that
     signs (C(kops promote keypair)), O(action=distrust) removes the old ones from the trust bundles
     (C(kops distrust keypair)). Roll the nodes between the steps.
+  - The C(service-account) keyset signs the cluster's service-account tokens. With
+    C(spec.serviceAccountIssuerDiscovery.discoveryStore), M(kubeops.kops.cluster_update) run after each step publishes
+    every trusted key in the issuer's JWKS, so after O(action=rotate) and O(action=promote) tokens signed by the old
+    and the new key both verify; after O(action=distrust) only the new key is published.
   - Each action is idempotent; a second run changes nothing.
   - Private keys are written 0600 (C(file://)) or server-side encrypted (C(s3://)) and are never returned.
 options:

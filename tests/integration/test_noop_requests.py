@@ -24,8 +24,10 @@ STORE = "s3://kops-noop/state"
 # cloud 38) with the API balancer's addresses this cluster's workers pin (it has no DNS: one
 # DescribeNetworkInterfaces, model/aws/kops_controller.py) and no GetBucketLocation (botocore follows S3's
 # redirect to the bucket's region: statestore/s3.py).
+# 47 (store 7, cloud 40) on 26 Nov 2026: one ListRoles and one ListOpenIDConnectProviders find the service-account
+# roles and the OIDC provider the spec no longer asks for (IRSA turned off: tasks/aws/iam.py).
 # What remains is per object and has no batch form in the APIs used (docs/state-store.md).
-NOOP_REQUESTS = 45
+NOOP_REQUESTS = 47
 # The same no-op on a file:// store: backend calls (read, write, delete, list), bench/store_requests.py's figure:
 # one read per managed file (21, then 22 with the node labeller's RBAC addon, docs/node-labels.md).
 FILE_NOOP_CALLS = 22

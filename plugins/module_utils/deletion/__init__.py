@@ -341,6 +341,10 @@ def _delete(service, store, cluster_name, deleting, region, profile, timeout, in
                 "%s %s (%s): %s" % (o["kind"], o["id"], o["name"], o.get("reason") or o["result"]) for o in left)
                 or ", ".join(r.key for r in resources)), outcome.objects)
     if outcome.store_exists:
+        # kops' DeleteCluster: the service-account issuer's discovery documents go before the cluster's files.
+        from ansible_collections.kubeops.kops.plugins.module_utils.statestore import discovery as discovery_store
+        for url in discovery_store.unpublish(spec):
+            outcome.log.append("removed the service-account issuer's discovery document %s" % url)
         store.delete_cluster()
         outcome.store_deleted = True
     return outcome

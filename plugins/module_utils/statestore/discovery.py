@@ -73,3 +73,18 @@ def publish(completed, documents, dry_run=False, warn=None):
             store.client.put_object_acl(Bucket=store.bucket, Key=store._key(path),  # pylint: disable=protected-access
                                         ACL=PUBLIC_READ)
     return changed
+
+
+def unpublish(spec):
+    """Remove the discovery documents from spec.serviceAccountIssuerDiscovery.discoveryStore, as kops' delete
+    cluster does (absent ones are fine: a delete run again); the URLs removed, [] without a discovery store."""
+    url = discovery.discovery_store(spec or {})
+    if not url:
+        return []
+    store = vfs.open_store(url)
+    removed = []
+    for path in (discovery.JWKS_PATH, discovery.DISCOVERY_PATH):
+        if store.exists(path):
+            store.delete(path)
+            removed.append(store.url(path))
+    return removed

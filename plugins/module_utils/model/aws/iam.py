@@ -199,6 +199,44 @@ def permissions_boundary(cluster):
     return ((cluster["spec"].get("iam") or {}).get("permissionsBoundary")) or None
 
 
+def policy_json(document):
+    """A policy document as kops writes it (sorted keys, two-space indent)."""
+    return json.dumps(document, indent=2, sort_keys=True)
+
+
+def _attachment_name(role_name, arn):
+    """An instance-group role's spec.externalPolicies attachment: <role>-<the ARN's last path element>."""
+    return "%s-%s" % (role_name, arn.rsplit("/", 1)[-1])
+
+
+def build_role(cluster, tasks, role_name, trust, policies=(), external_arns=(), export_with_id=None, extra_tags=None,
+               attachment_name=_attachment_name):
+    """One IAM role with its inline policies and managed-policy attachments, the way every role of the cluster is
+    built (instance-group roles here, service-account roles in service_accounts.py); returns the role task.
+
+    trust: the assume-role policy as written (JSON text); policies: [(policy name, document or None)], a None
+    document making no policy; external_arns: managed policies attached, each named attachment_name(role, ARN)
+    and kept equal to the spec (IAMRole.external_policies: any other is detached).  spec.iam.permissionsBoundary
+    applies to every role."""
+    cluster_name = cluster["metadata"]["name"]
+    boundary = permissions_boundary(cluster)
+    role = iam.IAMRole(role_name, export_with_id=export_with_id, name=role_name, assume_role_policy=trust,
+                       tags=cluster_tags(cluster_name, role_name, extra=extra_tags),
+                       **({"permissions_boundary": boundary} if boundary else {}))
+    tasks[role.key] = role
+    for policy_name, document in policies:
+        if document is not None:
+            policy = iam.IAMRolePolicy(policy_name, name=policy_name, role=Ref(role, "name"),
+                                       policy=policy_json(document))
+            tasks[policy.key] = policy
+    role.external_policies = tuple(external_arns)
+    for arn in role.external_policies:
+        attachment = iam.IAMRolePolicyAttachment(attachment_name(role_name, arn), role=Ref(role, "name"),
+                                                 policy_arn=arn)
+        tasks[attachment.key] = attachment
+    return role
+
+
 def build_iam(cluster, groups, tasks):
     """Roles, profiles and policies; returns {IG role: instance profile task or external ARN}."""
     name = cluster["metadata"]["name"]
@@ -212,24 +250,12 @@ def build_iam(cluster, groups, tasks):
             profiles[role] = external.pop() if len(external) == 1 else sorted(external)
             continue
         iam_name = iam_role_name(prefix, name)
-        boundary = {"permissions_boundary": permissions_boundary(cluster)} if permissions_boundary(cluster) else {}
-        role_task = iam.IAMRole(iam_name, export_with_id=prefix, name=iam_name,
-                                assume_role_policy=json.dumps(ASSUME_ROLE_POLICY, indent=2),
-                                tags=cluster_tags(name, iam_name), **boundary)
+        role_task = build_role(cluster, tasks, iam_name, json.dumps(ASSUME_ROLE_POLICY, indent=2),
+                               policies=((iam_name, role_policy(cluster, groups, role)),
+                                         ("additional." + iam_name, additional_policy(cluster, role))),
+                               external_arns=external_policies(cluster, role), export_with_id=prefix)
         profile = iam.IAMInstanceProfile(iam_name, name=iam_name, role=Ref(role_task, "name"),
                                          tags=cluster_tags(name, iam_name))
-        tasks[role_task.key] = role_task
         tasks[profile.key] = profile
-        for policy_name, document in ((iam_name, role_policy(cluster, groups, role)),
-                                      ("additional." + iam_name, additional_policy(cluster, role))):
-            if document is not None:
-                policy = iam.IAMRolePolicy(policy_name, name=policy_name, role=Ref(role_task, "name"),
-                                           policy=json.dumps(document, indent=2, sort_keys=True))
-                tasks[policy.key] = policy
-        role_task.external_policies = tuple(external_policies(cluster, role))
-        for arn in role_task.external_policies:
-            attachment = iam.IAMRolePolicyAttachment("%s-%s" % (iam_name, arn.rsplit("/", 1)[-1]),
-                                                     role=Ref(role_task, "name"), policy_arn=arn)
-            tasks[attachment.key] = attachment
         profiles[role] = profile
     return profiles

@@ -21,20 +21,20 @@ import json
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import service_accounts as addon_roles
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import iam_statements
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.iam import (
-    IAMPolicyError, partition_of, permissions_boundary, publishing_zone_id)
+    IAMPolicyError, build_role, partition_of, policy_json, publishing_zone_id)
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import names
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import cluster_tags, iam_role_name
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import discovery
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import iam
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.s3 import S3Object
-from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 from ansible_collections.kubeops.kops.plugins.module_utils.truncate import fnv32a
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
 DEFAULT_AUDIENCE = "amazonaws.com"
 # The SHA-1 fingerprints of the two root CAs S3 serves under (kops getFingerprints).
 S3_ROOT_THUMBPRINTS = ["9e99a48a9960b14926bb7f3b02e22da2b0ab7280", "a9d53002e97e00e043244f3d170d6f4c414104fd"]
-TAG_SA_NAME = "service-account.kops.k8s.io/name"
-TAG_SA_NAMESPACE = "service-account.kops.k8s.io/namespace"
+TAG_SA_NAME = names.TAG_SERVICE_ACCOUNT_NAME
+TAG_SA_NAMESPACE = names.TAG_SERVICE_ACCOUNT_NAMESPACE
 # kops' tests keep a memfs:// discovery store in their Terraform output's test bucket.
 EMULATED_BUCKET = {"memfs": "testingBucket"}
 
@@ -151,6 +151,11 @@ def user_roles(spec):
     return found
 
 
+def _attachment_name(role_name, arn):
+    """kops' name of a service-account role's managed-policy attachment: external-<role>-<FNV-32a of the ARN>."""
+    return "external-%s-%d" % (role_name, fnv32a(arn))
+
+
 def build_service_account_iam(completed, groups, tasks, account_id):
     """The OIDC provider and every service-account role with its policy; returns the role tasks."""
     spec = completed["spec"]
@@ -164,28 +169,14 @@ def build_service_account_iam(completed, groups, tasks, account_id):
     if not account_id:
         raise IAMPolicyError("spec.iam.useServiceAccountExternalPermissions: the service-account roles' trust policies "
                              "name the AWS account; run with AWS credentials (sts:GetCallerIdentity)")
-    boundary = permissions_boundary(completed)
     made = []
     for namespace, name, document, arns in wanted:
         role_name = addon_roles.role_name(cluster, namespace, name)
         trust = addon_roles.trust_policy(spec, ctx.partition, account_id, namespace, name)
-        role = iam.IAMRole(role_name, export_with_id=addon_roles.role_key(namespace, name), name=role_name,
-                           assume_role_policy=json.dumps(trust, indent=2, sort_keys=True),
-                           tags=cluster_tags(cluster, role_name, extra={TAG_SA_NAME: name,
-                                                                        TAG_SA_NAMESPACE: namespace.replace("*", "wildcard")}),
-                           **({"permissions_boundary": boundary} if boundary else {}))
-        tasks[role.key] = role
-        if document is not None:
-            policy = iam.IAMRolePolicy(role_name, name=role_name, role=Ref(role, "name"),
-                                       policy=json.dumps(document, indent=2, sort_keys=True))
-            tasks[policy.key] = policy
-        role.external_policies = tuple(arns)
-        for arn in arns:
-            # kops' name: external-<role>-<FNV-32a of the ARN, in decimal>
-            attachment = iam.IAMRolePolicyAttachment("external-%s-%d" % (role_name, fnv32a(arn)),
-                                                     role=Ref(role, "name"), policy_arn=arn)
-            tasks[attachment.key] = attachment
-        made.append(role)
+        made.append(build_role(completed, tasks, role_name, policy_json(trust), policies=((role_name, document),),
+                               external_arns=arns, export_with_id=addon_roles.role_key(namespace, name),
+                               extra_tags={TAG_SA_NAME: name, TAG_SA_NAMESPACE: namespace.replace("*", "wildcard")},
+                               attachment_name=_attachment_name))
     return made
 
 

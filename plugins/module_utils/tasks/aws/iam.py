@@ -18,6 +18,8 @@ from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling
     ApiField, ComparedTask, not_owned, own_tags)
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation import get_att
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Deletion, Field, Ref, Task
+from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import (
+    MAX_IAM_ROLE_NAME, TAG_SERVICE_ACCOUNT_NAME, TAG_SERVICE_ACCOUNT_NAMESPACE)
 
 
 def _policy(document):
@@ -52,6 +54,71 @@ def _update_tags(iam_call, untag_call, changes, wanted, **name):
     extra = sorted(set(have) - set(wanted))
     if extra:
         untag_call(TagKeys=extra, **name)
+
+
+# The order deletions of service-account IAM run in: the roles' policies, then the roles, then the OIDC provider
+# their trust policies name.
+ORDER_ROLE_POLICIES, ORDER_ROLES, ORDER_OIDC_PROVIDER = 0, 1, 2
+
+
+def _service_account_role_candidate(name):
+    """Whether a role name may be one of kops' service-account roles (<sa>.<namespace>.sa.<cluster>, or that
+    hashed down to 64 characters, where the .sa. may be cut off): only those are asked for their tags."""
+    return ".sa." in name or len(name) == MAX_IAM_ROLE_NAME
+
+
+def service_account_role_orphans(cloud, wanted_names):
+    """Deletions of the cluster's service-account roles that no task asks for: roles carrying this cluster's
+    ownership tags and kops' service-account tag (never another cluster's, an untagged one or an instance-group
+    role), each with its inline policies and managed-policy attachments first.
+
+    One paginated ListRoles per run; the tags of a role are asked only for a name kops could have given it."""
+    iam = cloud.client("iam")
+    deletions = []
+    for role in cloud.lookup("iam-roles", lambda: paginate(iam, "list_roles", "Roles")):
+        name = role["RoleName"]
+        if name in wanted_names or not _service_account_role_candidate(name):
+            continue
+        tags = own_tags(_get(cloud, iam.list_role_tags, {}, RoleName=name).get("Tags"))
+        if not cloud.owns(tags) or TAG_SERVICE_ACCOUNT_NAME not in tags:
+            continue
+        policies = _get(cloud, paginate, [], api_client=iam, operation="list_role_policies", result_key="PolicyNames",
+                        RoleName=name)
+        attached = _get(cloud, paginate, [], api_client=iam, operation="list_attached_role_policies",
+                        result_key="AttachedPolicies", RoleName=name)
+        for policy in policies:
+            deletions.append(Deletion(
+                IAMRolePolicy.kind, "%s:%s" % (name, policy), "%s:%s" % (name, policy), order=ORDER_ROLE_POLICIES,
+                delete=lambda c, r=name, p=policy: _gone_ok(c.client("iam").delete_role_policy, RoleName=r,
+                                                             PolicyName=p)))
+        for item in attached:
+            arn = item["PolicyArn"]
+            deletions.append(Deletion(
+                IAMRolePolicyAttachment.kind, "%s:%s" % (name, arn), arn, order=ORDER_ROLE_POLICIES,
+                detail="detach from role %s" % name,
+                delete=lambda c, r=name, a=arn: _gone_ok(c.client("iam").detach_role_policy, RoleName=r, PolicyArn=a)))
+        deletions.append(Deletion(
+            IAMRole.kind, name, role.get("Arn") or name, order=ORDER_ROLES,
+            detail="service account %s/%s: no longer in the spec" % (
+                tags.get(TAG_SERVICE_ACCOUNT_NAMESPACE, "?"), tags[TAG_SERVICE_ACCOUNT_NAME]),
+            delete=lambda c, r=name: _delete_role(c.client("iam"), r)))
+    return deletions
+
+
+def _gone_ok(call, **kwargs):
+    """A deletion whose object is gone already (an earlier, interrupted run) is done."""
+    return _get(None, call, True, **kwargs)
+
+
+def _delete_role(iam, name):
+    """Whatever policies the role still has (one added since the plan was made), then the role."""
+    for policy in _get(None, paginate, [], api_client=iam, operation="list_role_policies", result_key="PolicyNames",
+                       RoleName=name):
+        _gone_ok(iam.delete_role_policy, RoleName=name, PolicyName=policy)
+    for item in _get(None, paginate, [], api_client=iam, operation="list_attached_role_policies",
+                     result_key="AttachedPolicies", RoleName=name):
+        _gone_ok(iam.detach_role_policy, RoleName=name, PolicyArn=item["PolicyArn"])
+    _gone_ok(iam.delete_role, RoleName=name)
 
 
 TAGS = ApiField("tags", api="Tags", read="Tags", to_api=tag_list, from_api=own_tags, mutable=True)
@@ -96,8 +163,9 @@ class IAMRole(ComparedTask):
 
     @classmethod
     def orphans(cls, cloud, wanted):
-        """Managed policies attached to the cluster's roles that spec.externalPolicies does not name."""
-        deletions = []
+        """Managed policies attached to the cluster's roles that spec.externalPolicies does not name, and the
+        cluster's service-account roles (IRSA) the spec no longer asks for."""
+        deletions = service_account_role_orphans(cloud, {role.fields["name"] for role in wanted})
         for role in wanted:
             if not role.outputs.get("name"):
                 continue  # not created yet: nothing attached
@@ -291,10 +359,36 @@ class IAMOIDCProvider(ComparedTask):
         return [("iam_openid_connect_provider_arn", Ref(self, "arn").terraform(), False),
                 ("iam_openid_connect_provider_issuer", _without_scheme(self.fields["url"]), False)]
 
+    @staticmethod
+    def provider_arns(cloud):
+        iam = cloud.client("iam")
+        return cloud.lookup("oidc-providers", lambda: [p["Arn"] for p in iam.list_open_id_connect_providers().get(
+            "OpenIDConnectProviderList") or []])
+
+    @classmethod
+    def orphans(cls, cloud, wanted):
+        """The cluster's OIDC providers no task asks for (enableAWSOIDCProvider turned off, or the issuer changed):
+        only one carrying this cluster's ownership tags."""
+        iam = cloud.client("iam")
+        wanted_arns = {task.outputs.get("arn") for task in wanted}
+        deletions = []
+        for arn in cls.provider_arns(cloud):
+            if arn in wanted_arns:
+                continue
+            found = _get(cloud, iam.get_open_id_connect_provider, OpenIDConnectProviderArn=arn)
+            if not found or not cloud.owns(own_tags(found.get("Tags"))):
+                continue
+            deletions.append(Deletion(
+                cls.kind, arn.split(":oidc-provider/", 1)[-1], arn, order=ORDER_OIDC_PROVIDER,
+                detail="not the provider of the cluster's service-account issuer now (enableAWSOIDCProvider off, or "
+                       "another issuer)",
+                delete=lambda c, a=arn: _gone_ok(c.client("iam").delete_open_id_connect_provider,
+                                                 OpenIDConnectProviderArn=a)))
+        return deletions
+
     def find(self, cloud):
         iam = cloud.client("iam")
-        arns = cloud.lookup("oidc-providers", lambda: [p["Arn"] for p in iam.list_open_id_connect_providers().get(
-            "OpenIDConnectProviderList") or []])
+        arns = self.provider_arns(cloud)
         wanted = _without_scheme(self.fields["url"])
         for arn in arns:
             if not arn.endswith(":oidc-provider/" + wanted):

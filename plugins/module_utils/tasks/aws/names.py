@@ -13,6 +13,9 @@ __all__ = ["terraform_name"]  # kops' names.go has it; the model imports it from
 TAG_CLUSTER = "KubernetesCluster"
 TAG_NAME = "Name"
 TAG_CLUSTER_OWNERSHIP = "kubernetes.io/cluster/%s"
+# kops' tags on a service-account role (IRSA): which service account it is for.
+TAG_SERVICE_ACCOUNT_NAME = "service-account.kops.k8s.io/name"
+TAG_SERVICE_ACCOUNT_NAMESPACE = "service-account.kops.k8s.io/namespace"
 # AWS name limits kops keeps to by truncating with a hash (pkg/truncate): IAM roles and instance profiles 64,
 # SQS queues 80 (kops: a 75-character prefix and "-nth"), EventBridge rules 64 (kops: a 40-character prefix).
 MAX_IAM_ROLE_NAME = 64
