@@ -24,6 +24,7 @@ import yaml
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import karpenter as karpenter_model
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import store_objects
 
 from tests.conformance import kops_fixtures
@@ -66,6 +67,7 @@ FIGURES = {
     "external-dns.addons.k8s.io-k8s-1.19": (1, 1, 5, 5, 5, 1),  # external_dns_irsa refused (IRSA)
     "authentication.aws-k8s-1.12": (1, 1, 6, 6, 6, 1),
     "networking.kope.io-k8s-1.12": (1, 1, 4, 4, 4, 1),
+    "karpenter.sh-k8s-1.19": (1, 1, 21, 21, 21, 1),  # given kops' harness boot scripts (kops_harness_nodes)
 }
 
 
@@ -100,7 +102,8 @@ def kops_partition_as_ours(files):
     converted = {}
     for key, data in files.items():
         # aws-iam-authenticator's ARNs are the spec's own (identityMappings), copied as written: not converted.
-        converted[key] = data if key in SPEC_ARNS else data.replace(b"arn:aws-test:", b"arn:aws:")
+        # Only IAM ARNs are the partition's own; others (Karpenter's root volume KMS key) are the spec's.
+        converted[key] = data if key in SPEC_ARNS else data.replace(b"arn:aws-test:iam:", b"arn:aws:iam:")
         if converted[key] != data:
             hashes[channel.manifest_hash(data)] = channel.manifest_hash(converted[key])
     if hashes and "bootstrap" in converted:
@@ -109,6 +112,20 @@ def kops_partition_as_ours(files):
             text = text.replace(old, new)
         converted["bootstrap"] = text.encode("utf-8")
     return converted
+
+
+def kops_harness_nodes(directory, completed, groups):
+    """What kops' test harness gives its Karpenter template (model/aws/karpenter.node_inputs): its mock cloud's
+    images (root device /dev/xvda) and the nodeupscript files it rendered as the groups' boot scripts (the golden
+    files end with a newline kops' own content does not have); None without Karpenter groups."""
+    karpenter_groups = karpenter_model.karpenter_groups(groups)
+    if not karpenter_groups:
+        return None
+    user_data = {g["metadata"]["name"]: (directory / "data" / ("aws_s3_object_nodeupscript-%s_content"
+                                                              % g["metadata"]["name"])).read_text().rstrip("\n")
+                 for g in karpenter_groups}
+    images = {(g.get("spec") or {}).get("image") for g in groups}
+    return karpenter_model.node_inputs(completed, groups, user_data, {image: "/dev/xvda" for image in images})
 
 
 def identity(document):
@@ -196,7 +213,8 @@ def test_per_addon_equality_does_not_regress():
     for directory in _kops_cases():
         try:
             completed, groups = load_case(directory)
-            rendered = dict(channel.render(completed, groups, account_id=ACCOUNT))
+            rendered = dict(channel.render(completed, groups, account_id=ACCOUNT,
+                                           karpenter_nodes=kops_harness_nodes(directory, completed, groups)))
         except ValueError:
             continue  # refused specs (see FIGURES' note) and fixtures that need cloud facts we do not invent
         ours = {addon_key(path): data for path, data in rendered.items()}
