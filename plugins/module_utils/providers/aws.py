@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import node_labels
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import karpenter as karpenter_model
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import kops_controller, lookalike
@@ -58,7 +59,7 @@ class AwsDriver(object):
         except ValueError:
             cloud = None
         root_devices = karpenter_model.root_device_names(cloud, groups, warn)
-        return karpenter_model.node_inputs(completed, groups, user_data, root_devices)
+        return karpenter_model.node_inputs(completed, groups, user_data, root_devices, node_labels.build_node_labels)
 
     def control_plane_addresses(self, cloud, completed, wait=0):
         """The API balancer's private addresses workers pin api.internal and kops-controller.internal to, when the

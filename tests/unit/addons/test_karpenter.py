@@ -21,6 +21,7 @@ import yaml
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel, karpenter
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import karpenter as karpenter_model
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig.node_labels import build_node_labels
 
 from tests.conformance import kops_fixtures
 from tests.unit.addons.test_addons_vs_kops import (ACCOUNT, addon_key, kops_files, kops_harness_nodes,
@@ -52,7 +53,8 @@ def _case(*karpenter_groups, **karpenter_config):
 def _render(completed, groups, root_device="/dev/xvda"):
     user_data = {g["metadata"]["name"]: "#!/bin/bash\necho %s\n" % g["metadata"]["name"]
                  for g in karpenter_model.karpenter_groups(groups)}
-    nodes = karpenter_model.node_inputs(completed, groups, user_data, {g["spec"]["image"]: root_device for g in groups})
+    nodes = karpenter_model.node_inputs(completed, groups, user_data, {g["spec"]["image"]: root_device for g in groups},
+                                        build_node_labels)
     files = dict(channel.render(completed, groups, account_id=ACCOUNT, karpenter_nodes=nodes))
     entries = {e["name"]: e for e in yaml.safe_load(files[channel.CHANNEL_PATH])["spec"]["addons"]}
     return [d for d in yaml.safe_load_all(files[MANIFEST]) if d], entries

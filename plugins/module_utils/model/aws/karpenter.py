@@ -12,7 +12,6 @@ from __future__ import annotations
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.autoscaling import group_tags
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig.node_labels import build_node_labels
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import iam_role_name
 
@@ -54,9 +53,12 @@ def root_device_names(cloud, groups, warn):
     return found
 
 
-def node_inputs(completed, groups, user_data, root_devices):
+def node_inputs(completed, groups, user_data, root_devices, node_labels):
     """{group name: {"group", "tags", "node_labels", "instance_profile", "security_group", "user_data",
-    "root_device_name"}} for each Karpenter group (addons/karpenter.py's node_pools input)."""
+    "root_device_name"}} for each Karpenter group (addons/karpenter.py's input).
+
+    node_labels: kops' BuildNodeLabels, (cluster spec, completed group) -> labels (nodeconfig/node_labels.py,
+    which imports the model: given, not imported)."""
     name = completed["metadata"]["name"]
     inputs = {}
     for raw in karpenter_groups(groups):
@@ -67,7 +69,7 @@ def node_inputs(completed, groups, user_data, root_devices):
         inputs[group_name] = {
             "group": group,
             "tags": group_tags(completed, group),
-            "node_labels": build_node_labels(completed["spec"], group),
+            "node_labels": node_labels(completed["spec"], group),
             "instance_profile": profile.rsplit("/", 1)[-1] if profile else iam_role_name("nodes", name),
             "security_group": "nodes.%s" % name,
             "user_data": user_data.get(group_name),
