@@ -61,7 +61,7 @@ def _rbac():
         rule([AWS_GROUP], ["ec2nodeclasses"], ["get", "list", "watch", "create", "delete", "patch"])])
     admin["metadata"] = _metadata("karpenter-admin", None)
     admin["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-admin"] = "true"
-    objects = [
+    found = [
         dict(role("Role", NAME, [rule(leases, ["leases"], ["get", "watch"]),
                                  rule(leases, ["leases"], ["patch", "update"], names=["karpenter-leader-election"]),
                                  rule(leases, ["leases"], ["create"])]), metadata=_metadata(NAME)),
@@ -91,8 +91,8 @@ def _rbac():
                                              ("RoleBinding", "karpenter-dns", "Role", KUBE_SYSTEM),
                                              ("ClusterRoleBinding", NAME, "ClusterRole", None),
                                              ("ClusterRoleBinding", "karpenter-core", "ClusterRole", None)):
-        objects.append(dict(binding(kind, name, role_kind, name, [sa_subject(NAME)]), metadata=_metadata(name, namespace)))
-    return objects
+        found.append(dict(binding(kind, name, role_kind, name, [sa_subject(NAME)]), metadata=_metadata(name, namespace)))
+    return found
 
 
 def _env(name, value):

@@ -25,6 +25,7 @@ class GceDriver(object):
 
     def karpenter_nodes(self, cloud_factory, completed, groups, user_data, warn):
         """Karpenter manages AWS groups only (validation refuses it elsewhere)."""
+        del cloud_factory, completed, groups, user_data, warn  # the drivers' common signature
         return None
 
     def cloud(self, cluster_name, region, project=None, credentials_file=None, spec=None, profile=None):
