@@ -160,8 +160,7 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     # Karpenter's boot scripts carry the final user data; no instance of ours pins them (nor its node classes,
     # rendered again when the second pass changed the scripts).
     final_scripts = karpenter_scripts(groups, user_data)
-    if karpenter_nodes and any(karpenter_nodes.get(objects.name_of(g), {}).get("user_data") != user_data.get(
-            objects.name_of(g)) for g in groups):
+    if karpenter_nodes and any(node["user_data"] != user_data.get(name) for name, node in karpenter_nodes.items()):
         karpenter_nodes = driver.karpenter_nodes(new_cloud, completed, groups, user_data, warn)
         final_scripts += addon_channel.store_files(completed, groups, node_changes, account_id=account,
                                                    karpenter_nodes=karpenter_nodes)

@@ -206,3 +206,36 @@ def test_byte_equal_to_kops():
     their_entries = {e["name"]: e for e in yaml.safe_load(theirs["bootstrap"])["spec"]["addons"]}
     our_entries = {e["name"]: e for e in yaml.safe_load(ours["bootstrap"])["spec"]["addons"]}
     assert our_entries["karpenter.sh"] == their_entries["karpenter.sh"]
+
+
+class _Images(object):
+    """A cloud whose EC2 answers DescribeImages with one image (the newest of two)."""
+
+    def __init__(self):
+        self.asked = []
+
+        class _Ec2(object):
+            def describe_images(inner, **query):  # pylint: disable=no-self-argument
+                self.asked.append(query)
+                return {"Images": [{"ImageId": "ami-old", "RootDeviceName": "/dev/xvda", "CreationDate": "2020"},
+                                   {"ImageId": "ami-new", "RootDeviceName": "/dev/nvme0n1", "CreationDate": "2025"}]}
+        self.ec2 = _Ec2()
+
+    def lookup(self, key, fetch):
+        del key
+        return fetch()
+
+
+def test_driver_asks_the_cloud_for_the_root_device_and_passes_the_boot_scripts():
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import AwsDriver
+    completed, groups = _case(_group("karpenter-nodes"))
+    cloud, warnings = _Images(), []
+    nodes = AwsDriver().karpenter_nodes(lambda: cloud, completed, groups, {"karpenter-nodes": "#!/bin/bash\n", "nodes": "x"},
+                                        warnings.append)
+    assert set(nodes) == {"karpenter-nodes"} and warnings == []
+    assert nodes["karpenter-nodes"]["root_device_name"] == "/dev/nvme0n1"  # the newest match, as the launch templates'
+    assert nodes["karpenter-nodes"]["user_data"] == "#!/bin/bash\n"
+    assert cloud.asked == [{"Owners": ["099720109477"], "Filters": [{"Name": "name", "Values": [IMAGE.split("/", 1)[1]]}]}]
+    # Without Karpenter, nothing is asked.
+    completed["spec"]["karpenter"]["enabled"] = False
+    assert AwsDriver().karpenter_nodes(lambda: cloud, completed, groups, {}, warnings.append) is None
