@@ -133,15 +133,18 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     # before any launch template, group or instance can refer to it, so a run killed after the groups launched
     # leaves no instance pinned to a config the store lacks, and the next run finds and reuses the same CAs.
     account = _addon_account(completed, lambda: cloud)
-    addon_changes = addon_channel.store_files(completed, groups, node_changes, account_id=account)
+    # Without DNS the workers' user data pins the control plane's addresses (kops' APIServerIPs), once they exist.
+    addresses = driver.control_plane_addresses(cloud, completed)
+    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot, node_changes, addresses)
+    # Karpenter's EC2NodeClasses carry the boot scripts of its groups (kops' nodeupscript as userData).
+    karpenter_nodes = driver.karpenter_nodes(lambda: cloud, completed, groups, user_data, warn)
+    addon_changes = addon_channel.store_files(completed, groups, node_changes, account_id=account,
+                                              karpenter_nodes=karpenter_nodes)
     changes = store.differing(managed_files(completed) + node_changes + addon_changes)
     if changes and not dry_run:
         store.apply(changes)
     if not dry_run:
         nodeup_store.refresh_keyset_bundle(store, completed)
-    # Without DNS the workers' user data pins the control plane's addresses (kops' APIServerIPs), once they exist.
-    addresses = driver.control_plane_addresses(cloud, completed)
-    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot, node_changes, addresses)
     tasks = list(driver.build_tasks(completed, groups, keys, user_data, account_id=account).values())
     plan = runner.run(tasks, cloud, dry_run=dry_run, workers=workers, deadline=deadline, progress=progress,
                       kinds=driver.task_classes())
@@ -156,8 +159,14 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
             tasks = list(driver.build_tasks(completed, groups, keys, user_data, account_id=account).values())
             plan = merge_plans(plan, runner.run(tasks, new_cloud(), dry_run=False, workers=workers, deadline=deadline,
                                                 progress=progress, kinds=driver.task_classes()))
-    # Karpenter's boot scripts carry the final user data; no instance of ours pins them.
-    script_changes = store.differing(karpenter_scripts(groups, user_data))
+    # Karpenter's boot scripts carry the final user data; no instance of ours pins them (nor its node classes,
+    # rendered again when the second pass changed the scripts).
+    final_scripts = karpenter_scripts(groups, user_data)
+    if karpenter_nodes and any(node["user_data"] != user_data.get(name) for name, node in karpenter_nodes.items()):
+        karpenter_nodes = driver.karpenter_nodes(new_cloud, completed, groups, user_data, warn)
+        final_scripts += addon_channel.store_files(completed, groups, node_changes, account_id=account,
+                                                   karpenter_nodes=karpenter_nodes)
+    script_changes = store.differing(final_scripts)
     if script_changes and not dry_run:
         store.apply(script_changes)
     published = discovery_store.publish(completed, discovery_documents(store, completed, node_changes), dry_run, warn)
@@ -346,10 +355,15 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
                                                    getattr(service.facts, "etcd_sha256", None), warn)
     account = _render_account(
         completed, lambda: driver.cloud(cluster_name, region_of(completed["spec"]), spec=completed["spec"]), warn)
-    files = managed_files(completed) + node_changes + addon_channel.store_files(completed, groups, node_changes,
-                                                                                account_id=account)
     boot = boot_artifacts_for(service, completed, store, dry_run)
     user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot, node_changes)
+    # Karpenter's node classes name their images' root devices: asked of the cloud when cloud lookups are on.
+    looks_up = getattr(service.facts, "looks_up", False)
+    karpenter_nodes = driver.karpenter_nodes(
+        lambda: driver.cloud(cluster_name, region_of(completed["spec"]), spec=completed["spec"]) if looks_up else None,
+        completed, groups, user_data, warn)
+    files = managed_files(completed) + node_changes + addon_channel.store_files(
+        completed, groups, node_changes, account_id=account, karpenter_nodes=karpenter_nodes)
     files += karpenter_scripts(groups, user_data)
     tasks = driver.build_tasks(completed, groups, keys, user_data, account_id=account)
     resolve_from_facts(tasks.values(), service.facts)

@@ -46,6 +46,8 @@ PRUNED_GROUP_KINDS = sorted([
     ("rbac.authorization.k8s.io", "Role"), ("rbac.authorization.k8s.io", "RoleBinding"),
     ("policy", "PodDisruptionBudget"),
 ])
+# kops prunes Karpenter's node objects too (an instance group no longer managed by Karpenter loses them).
+ADDON_PRUNED_GROUP_KINDS = {"karpenter.sh": [("karpenter.k8s.aws", "EC2NodeClass"), ("karpenter.sh", "NodePool")]}
 GO_YAML_WIDTH = 80  # go-yaml's best_width
 NETWORKING_SELECTOR = {"role.kubernetes.io/networking": "1"}
 AUTHENTICATION_SELECTOR = {"role.kubernetes.io/authentication": "1"}
@@ -160,6 +162,15 @@ def _render_kindnet(facts):
     return kindnet.objects(facts)
 
 
+def _render_karpenter(facts):
+    from ansible_collections.kubeops.kops.plugins.module_utils.addons import karpenter
+    return karpenter.objects(facts)
+
+
+def _karpenter(facts):
+    return _aws(facts) and _enabled(facts, "karpenter")
+
+
 def _render_cilium(facts):
     from ansible_collections.kubeops.kops.plugins.module_utils.addons import cilium
     return cilium.objects(facts)
@@ -206,13 +217,15 @@ ADDONS = (
     Addon("networking.kindnet", "k8s-1.32", lambda facts: "kindnet" in facts.networking, _render_kindnet,
           selector=NETWORKING_SELECTOR, needs_rolling_update="all"),
     Addon("networking.cilium.io", "k8s-1.16", lambda facts: "cilium" in facts.networking, _render_cilium,
-          manifest="networking.cilium.io/k8s-1.16-v1.15.yaml", selector=NETWORKING_SELECTOR, needs_rolling_update="all"),
+          manifest="networking.cilium.io/k8s-1.16-v1.15.yaml", selector=NETWORKING_SELECTOR, needs_rolling_update="all",
+          needs_pki=lambda facts: bool(((facts.networking.get("cilium") or {}).get("hubble") or {}).get("enabled"))),
     Addon("authentication.aws", "k8s-1.12", aws_iam_authenticator.applies, aws_iam_authenticator.objects,
           selector=AUTHENTICATION_SELECTOR),
     Addon("aws-cloud-controller.addons.k8s.io", "k8s-1.18", _aws, aws.cloud_controller),
     Addon("aws-ebs-csi-driver.addons.k8s.io", "k8s-1.17", _ebs_csi, aws.ebs_csi_driver),
     Addon("snapshot-controller.addons.k8s.io", "k8s-1.20", lambda facts: _enabled(facts, "snapshotController"),
           snapshot_controller.objects, needs_pki=lambda facts: True),
+    Addon("karpenter.sh", "k8s-1.19", _karpenter, _render_karpenter, prune=True),
 )
 
 # What kops would add to the channel that this collection does not render yet: (name, applies).
@@ -220,7 +233,6 @@ NOT_RENDERED = (
     ("kube-dns.addons.k8s.io", lambda facts: facts.kube_dns.get("provider") == "KubeDNS"),
     ("cluster-autoscaler.addons.k8s.io",
      lambda facts: not (_aws(facts) or _gce(facts)) and _enabled(facts, "clusterAutoscaler")),
-    ("karpenter.sh", lambda facts: _enabled(facts, "karpenter")),
     ("authentication.kope.io", lambda facts: "kopeio" in facts.section("authentication")),
 )
 
@@ -272,7 +284,7 @@ def prune_directives(addon, documents):
     """kops' buildPruneDirectives: every always-pruned group kind, scoped to the namespaces the manifest uses."""
     selector = ",".join("%s=%s" % pair for pair in sorted([(ADDON_LABEL, addon.name), MANAGED_BY]))
     kinds = []
-    for group, kind in PRUNED_GROUP_KINDS:
+    for group, kind in sorted(PRUNED_GROUP_KINDS + ADDON_PRUNED_GROUP_KINDS.get(addon.name, [])):
         namespaces = sorted({(d.get("metadata") or {}).get("namespace") for d in documents
                              if d.get("kind") == kind and _group(d.get("apiVersion", "")) == group} - {None, ""})
         entry = {"kind": kind, "labelSelector": selector}
@@ -403,13 +415,15 @@ def channel_entry(addon, data, documents, facts):
     return entry
 
 
-def render(completed, groups, account_id=None, extra_entries=()):
+def render(completed, groups, account_id=None, extra_entries=(), karpenter_nodes=None):
     """[(cluster-relative store path, bytes)]: every applicable addon's manifest, then the channel listing them.
 
     extra_entries: channel entries (dicts in kops' AddonSpec shape) of addons
     stored elsewhere, listed after kops' own (the kubelet bootstrap addon).
+    karpenter_nodes: what each Karpenter group's EC2NodeClass and NodePool take from the AWS model and its boot
+    script (model/aws/karpenter.node_inputs, through the driver).
     """
-    facts = Facts(completed, groups, account_id=account_id)
+    facts = Facts(completed, groups, account_id=account_id, karpenter_nodes=karpenter_nodes)
     files, entries = [], []
     for addon in selected(facts):
         documents = remap(addon, service_accounts.wire(facts, addon.build(facts)))
@@ -443,13 +457,13 @@ def account_of(cloud):
     return cloud.lookup("account", lambda: cloud.client("sts").get_caller_identity()["Account"])
 
 
-def store_files(completed, groups, node_changes, account_id=None):
+def store_files(completed, groups, node_changes, account_id=None, karpenter_nodes=None):
     """The channel and manifests update writes, the kubelet bootstrap addon (written by nodeconfig.store, among
     node_changes) listed last so protokube applies it with the rest."""
     extra = [{"name": name, "id": addon_id, "manifest": "%s/%s.yaml" % (name, addon_id),
               "manifestHash": manifest_hash(data), "selector": {ADDON_LABEL: name}}
              for path, data in node_changes for name, addon_id in [_own_addon(path)] if name]
-    return render(completed, groups, account_id=account_id, extra_entries=extra)
+    return render(completed, groups, account_id=account_id, extra_entries=extra, karpenter_nodes=karpenter_nodes)
 
 
 def _own_addon(path):

@@ -13,7 +13,43 @@ REFUSED = (
     ("enableEncryption", "IPsec / WireGuard encryption"),
     ("debug", "debug logging"),
 )
-REFUSED_SECTIONS = (("hubble", "Hubble"), ("ingress", "the ingress controller"), ("gatewayAPI", "the Gateway API"))
+REFUSED_SECTIONS = (("gatewayAPI", "the Gateway API"),)
+PART_OF = {"app.kubernetes.io/part-of": "cilium"}
+# Hubble's settings in cilium-config (kops' template; the metrics ones only with spec hubble.metrics).
+HUBBLE_CONFIG = {
+    "enable-hubble": "true", "hubble-socket-path": "/var/run/cilium/hubble.sock",
+    "hubble-network-policy-correlation-enabled": "true", "hubble-listen-address": ":4244", "hubble-disable-tls": "false",
+    "hubble-tls-cert-file": "/var/lib/cilium/tls/hubble/server.crt",
+    "hubble-tls-key-file": "/var/lib/cilium/tls/hubble/server.key",
+    "hubble-tls-client-ca-files": "/var/lib/cilium/tls/hubble/client-ca.crt",
+}
+HUBBLE_METRICS_CONFIG = {"hubble-metrics-server": ":9965", "hubble-metrics-server-enable-tls": "false",
+                         "enable-hubble-open-metrics": "false"}
+HUBBLE_METRICS_PORT = 9965
+# Envoy's settings, with the ingress controller (or the Gateway API).
+ENVOY_CONFIG = {"enable-envoy-config": "true", "envoy-config-retry-interval": "15s", "envoy-secrets-namespace": "kube-system"}
+INGRESS_CONFIG = {"enable-ingress-controller": "true", "enable-ingress-proxy-protocol": "false",
+                  "ingress-secrets-namespace": "kube-system", "ingress-hostnetwork-enabled": "false",
+                  "ingress-hostnetwork-shared-listener-port": "8080", "ingress-hostnetwork-nodelabelselector": ""}
+# spec.networking.cilium.ingress fields written when set (kops tests the pointers: a false is written).
+INGRESS_OPTIONS = (("enforceHttps", "enforce-ingress-https"), ("enableSecretsSync", "enable-ingress-secrets-sync"),
+                   ("loadBalancerAnnotationPrefixes", "ingress-lb-annotation-prefixes"),
+                   ("defaultLoadBalancerMode", "ingress-default-lb-mode"),
+                   ("sharedLoadBalancerServiceName", "ingress-shared-lb-service-name"))
+HUBBLE_RELAY_CONFIG = """cluster-name: "%s"
+peer-service: "hubble-peer.kube-system.svc.cluster.local.:443"
+listen-address: :4245
+gops: true
+gops-port: "9893"
+retry-timeout:
+sort-buffer-len-max:
+sort-buffer-drain-timeout:
+tls-hubble-client-cert-file: /var/lib/hubble-relay/tls/client.crt
+tls-hubble-client-key-file: /var/lib/hubble-relay/tls/client.key
+tls-hubble-server-ca-files: /var/lib/hubble-relay/tls/hubble-server-ca.crt
+
+disable-server-tls: true
+"""
 # Removes the SNAT rules the AWS VPC CNI may have left behind before cilium takes the node over in ENI mode.
 ENI_POST_START = """set -o errexit
 set -o pipefail
@@ -221,8 +257,29 @@ def config_data(facts, cilium):
         if cilium["ipam"] == "eni":
             data.update({"enable-endpoint-routes": "true", "auto-create-cilium-node-resource": "true",
                          "eni-tags": facts.cloud_labels})
+    if hubble_enabled(cilium):
+        data.update(HUBBLE_CONFIG)
+        metrics = (cilium.get("hubble") or {}).get("metrics")
+        if metrics:
+            data.update(HUBBLE_METRICS_CONFIG, **{"hubble-metrics": " ".join(metrics)})
+    if ingress_enabled(cilium):
+        ingress = cilium.get("ingress") or {}
+        data.update(ENVOY_CONFIG)
+        data.update(INGRESS_CONFIG)
+        for field, key in INGRESS_OPTIONS:
+            if ingress.get(field) is not None:
+                value = ingress[field]
+                data[key] = _bool(value) if isinstance(value, bool) else str(value)
     data.update({key: str(value) for key, value in (cilium.get("extraConfig") or {}).items()})
     return data
+
+
+def hubble_enabled(cilium):
+    return bool((cilium.get("hubble") or {}).get("enabled"))
+
+
+def ingress_enabled(cilium):
+    return bool((cilium.get("ingress") or {}).get("enabled"))
 
 
 def api_internal_name(facts):
@@ -266,7 +323,167 @@ def objects(facts):
     if cilium.get("ipam") == "eni":
         agent_container = agent["spec"]["template"]["spec"]["containers"][0]
         agent_container["lifecycle"]["postStart"] = {"exec": {"command": ["bash", "-c", ENI_POST_START]}}
+    if ingress_enabled(cilium):
+        _add_ingress(found, cilium)
+    if hubble_enabled(cilium):
+        _add_hubble(found, cilium, agent, registry)
     return found
+
+
+def _index(found, kind, name):
+    return next(i for i, d in enumerate(found) if (d["kind"], d["metadata"]["name"]) == (kind, name))
+
+
+def _insert_objects_after(found, kind, name, new):
+    index = _index(found, kind, name)
+    found[index + 1:index + 1] = new
+
+
+def _secrets_role(name, verbs):
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"labels": dict(PART_OF), "name": name, "namespace": "kube-system"},
+            "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": list(verbs)}]}
+
+
+def _role_binding(name, role, account):
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"labels": dict(PART_OF), "name": name, "namespace": "kube-system"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": "kube-system"}]}
+
+
+def _add_ingress(found, cilium):
+    """kops' template with ingress.enabled: the operator reads ingresses, the agent and operator the secrets of
+    kube-system (Envoy's), the IngressClass, and in shared mode the shared load balancer's Service."""
+    ingress = cilium.get("ingress") or {}
+    operator_rules = found[_index(found, "ClusterRole", "cilium-operator")]["rules"]
+    leases = next(i for i, r in enumerate(operator_rules) if r["resources"] == ["leases"])
+    operator_rules[leases + 1:leases + 1] = [
+        {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses", "ingressclasses"],
+         "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses/status", "ingresses/finalizers"],
+         "verbs": ["update"]}]
+    _insert_objects_after(found, "Role", "cilium-config-agent", [
+        _secrets_role("cilium-ingress-secrets", ["get", "list", "watch"]),
+        _secrets_role("cilium-envoy-config-secrets", ["get", "list", "watch"]),
+        _secrets_role("cilium-operator-ingress-secrets", ["create", "delete", "update", "patch"])])
+    _insert_objects_after(found, "RoleBinding", "cilium-config-agent", [
+        _role_binding("cilium-secrets", "cilium-ingress-secrets", "cilium"),
+        _role_binding("cilium-envoy-config-secrets", "cilium-envoy-config-secrets", "cilium"),
+        _role_binding("cilium-operator-ingress-secrets", "cilium-operator-ingress-secrets", "cilium-operator")])
+    if ingress.get("defaultLoadBalancerMode") in (None, "", "shared"):
+        service = {"apiVersion": "v1", "kind": "Service",
+                   "metadata": {"labels": dict(PART_OF, **{"cilium.io/ingress": "true"}),
+                                "name": ingress.get("sharedLoadBalancerServiceName") or "", "namespace": "kube-system"},
+                   "spec": {"externalTrafficPolicy": "Cluster", "type": "LoadBalancer",
+                            "ports": [{"name": "http", "port": 80, "protocol": "TCP"},
+                                      {"name": "https", "port": 443, "protocol": "TCP"}]}}
+        _insert_objects_after(found, "RoleBinding", "cilium-operator-ingress-secrets", [service])
+    found.append({"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass", "metadata": {"name": "cilium"},
+                  "spec": {"controller": "cilium.io/ingress-controller"}})
+
+
+def _certificate(name, common_name, usages):
+    return {"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": name, "namespace": "kube-system"},
+            "spec": {"commonName": common_name, "dnsNames": [common_name], "duration": "8760h0m0s", "isCA": False,
+                     "issuerRef": {"kind": "Issuer", "name": "networking.cilium.io"},
+                     "privateKey": {"rotationPolicy": "Always"}, "secretName": name, "usages": usages}}
+
+
+def _add_hubble(found, cilium, agent, registry):
+    """kops' template with hubble.enabled: the agent serves Hubble over TLS (its server certificate, and with
+    metrics the metrics port and Service), the peer Service, and hubble-relay (its ServiceAccount, config,
+    Service, two replicas beside the agents, its client certificate); both certificates from the addon's
+    cert-manager Issuer (the channel's needsPKI)."""
+    metrics = (cilium.get("hubble") or {}).get("metrics")
+    cluster_name = str(cilium.get("clusterName") or "")
+    relay_labels = {"app.kubernetes.io/name": "hubble-relay", "app.kubernetes.io/part-of": "cilium",
+                    "k8s-app": "hubble-relay"}
+    pod = agent["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    ports = [{"containerPort": 4244, "hostPort": 4244, "name": "peer-service", "protocol": "TCP"}]
+    if metrics:
+        ports.append({"containerPort": HUBBLE_METRICS_PORT, "hostPort": HUBBLE_METRICS_PORT, "name": "hubble-metrics",
+                      "protocol": "TCP"})
+    container["ports"] = ports + list(container.get("ports") or [])
+    _insert_after(container["volumeMounts"], "xtables-lock",
+                  [{"mountPath": "/var/lib/cilium/tls/hubble", "name": "hubble-tls", "readOnly": True}])
+    pod["volumes"].append({"name": "hubble-tls", "projected": {"defaultMode": 0o400, "sources": [{"secret": {
+        "items": [{"key": "tls.crt", "path": "server.crt"}, {"key": "tls.key", "path": "server.key"},
+                  {"key": "ca.crt", "path": "client-ca.crt"}],
+        "name": "hubble-server-certs", "optional": True}}]}})
+    _insert_objects_after(found, "ServiceAccount", "cilium-operator", [
+        {"apiVersion": "v1", "automountServiceAccountToken": False, "kind": "ServiceAccount",
+         "metadata": {"name": "hubble-relay", "namespace": "kube-system"}}])
+    _insert_objects_after(found, "ConfigMap", "cilium-config", [
+        {"apiVersion": "v1", "data": {"config.yaml": HUBBLE_RELAY_CONFIG % cluster_name}, "kind": "ConfigMap",
+         "metadata": {"name": "hubble-relay-config", "namespace": "kube-system"}}])
+    services = [{"apiVersion": "v1", "kind": "Service",
+                 "metadata": {"labels": dict(relay_labels), "name": "hubble-relay", "namespace": "kube-system"},
+                 "spec": {"ports": [{"port": 80, "protocol": "TCP", "targetPort": "grpc"}],
+                          "selector": {"k8s-app": "hubble-relay"}, "type": "ClusterIP"}}]
+    if metrics:
+        services.append({"apiVersion": "v1", "kind": "Service", "metadata": {
+            "annotations": {"prometheus.io/port": str(HUBBLE_METRICS_PORT), "prometheus.io/scrape": "true"},
+            "labels": {"app.kubernetes.io/name": "hubble", "app.kubernetes.io/part-of": "cilium", "k8s-app": "hubble"},
+            "name": "hubble-metrics", "namespace": "kube-system"}, "spec": {
+                "clusterIP": "None", "ports": [{"name": "hubble-metrics", "port": HUBBLE_METRICS_PORT, "protocol": "TCP",
+                                                "targetPort": "hubble-metrics"}],
+                "selector": {"k8s-app": "cilium"}, "type": "ClusterIP"}})
+    services.append({"apiVersion": "v1", "kind": "Service", "metadata": {
+        "labels": {"app.kubernetes.io/name": "hubble-peer", "app.kubernetes.io/part-of": "cilium", "k8s-app": "cilium"},
+        "name": "hubble-peer", "namespace": "kube-system"}, "spec": {
+            "internalTrafficPolicy": "Local",
+            "ports": [{"name": "peer-service", "port": 443, "protocol": "TCP", "targetPort": 4244}],
+            "selector": {"k8s-app": "cilium"}}})
+    # After the last RBAC object (and the ingress' shared Service), before the agent's DaemonSet.
+    _insert_objects_after(found, found[_index(found, "DaemonSet", "cilium") - 1]["kind"],
+                          found[_index(found, "DaemonSet", "cilium") - 1]["metadata"]["name"], services)
+    grpc = {"port": 4222}
+    relay = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {
+        "labels": dict(relay_labels), "name": "hubble-relay", "namespace": "kube-system"}, "spec": {
+            "replicas": 2, "selector": {"matchLabels": {"k8s-app": "hubble-relay"}},
+            "strategy": {"rollingUpdate": {"maxUnavailable": 1}, "type": "RollingUpdate"},
+            "template": {"metadata": {"labels": dict(relay_labels)}, "spec": {
+                "affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"k8s-app": "cilium"}}, "topologyKey": "kubernetes.io/hostname"}]}},
+                "automountServiceAccountToken": False,
+                "containers": [{
+                    "args": ["serve"], "command": ["hubble-relay"],
+                    "image": "%s/cilium/hubble-relay:%s" % (registry, cilium["version"]),
+                    "imagePullPolicy": "IfNotPresent",
+                    "livenessProbe": {"failureThreshold": 12, "grpc": dict(grpc), "initialDelaySeconds": 10,
+                                      "periodSeconds": 10, "timeoutSeconds": 10},
+                    "name": "hubble-relay", "ports": [{"containerPort": 4245, "name": "grpc"}],
+                    "readinessProbe": {"grpc": dict(grpc), "timeoutSeconds": 3},
+                    "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
+                                        "runAsGroup": 65532, "runAsNonRoot": True, "runAsUser": 65532,
+                                        "seccompProfile": {"type": "RuntimeDefault"}},
+                    "startupProbe": {"failureThreshold": 20, "grpc": dict(grpc), "initialDelaySeconds": 10,
+                                     "periodSeconds": 3},
+                    "terminationMessagePolicy": "FallbackToLogsOnError",
+                    "volumeMounts": [{"mountPath": "/etc/hubble-relay", "name": "config", "readOnly": True},
+                                     {"mountPath": "/var/lib/hubble-relay/tls", "name": "tls", "readOnly": True}],
+                }],
+                "nodeSelector": {"kubernetes.io/os": "linux"},
+                "priorityClassName": None,  # the chart's empty value, kept by kops' template
+                "restartPolicy": "Always",
+                "securityContext": {"fsGroup": 65532, "seccompProfile": {"type": "RuntimeDefault"}},
+                "serviceAccountName": "hubble-relay", "terminationGracePeriodSeconds": 1,
+                "volumes": [
+                    {"configMap": {"items": [{"key": "config.yaml", "path": "config.yaml"}], "name": "hubble-relay-config"},
+                     "name": "config"},
+                    {"name": "tls", "projected": {"defaultMode": 0o400, "sources": [{"secret": {
+                        "items": [{"key": "tls.crt", "path": "client.crt"}, {"key": "tls.key", "path": "client.key"},
+                                  {"key": "ca.crt", "path": "hubble-server-ca.crt"}],
+                        "name": "hubble-relay-client-certs"}}]}},
+                ],
+            }}}}
+    _insert_objects_after(found, "Deployment", "cilium-operator", [relay])
+    found.append(_certificate("hubble-relay-client-certs", "hubble-relay-client",
+                              ["signing", "key encipherment", "client auth"]))
+    found.append(_certificate("hubble-server-certs", "*.%s.hubble-grpc.cilium.io" % cluster_name.replace(".", "-"),
+                              ["signing", "key encipherment", "server auth", "client auth"]))
 
 
 def _objects(facts, cilium, agent_image, operator_image, api_internal, localhost, resources):  # pylint: disable=too-many-arguments

@@ -9,7 +9,7 @@ images are kops' pins (image_data).  Objects before kops' relabelling (channel.r
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils import semver
-from ansible_collections.kubeops.kops.plugins.module_utils.addons import service_accounts
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import csi, service_accounts
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.core import pinned_image
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
 
@@ -18,6 +18,9 @@ DRIVER_IMAGE = "registry.k8s.io/provider-aws/aws-ebs-csi-driver"
 IPV6_ENV = {"name": "AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE", "value": "IPv6"}
 # The controller's metrics ports: one per container, in kops' numbering (3306 is the snapshotter's).
 SNAPSHOTTER_PORT = 3306
+SIDECAR_RESOURCES = {"limits": {"memory": "256Mi"}, "requests": {"cpu": "10m", "memory": "40Mi"}}
+PLUGIN_PROXY_SOCKET = "/var/lib/csi/sockets/pluginproxy/csi.sock"
+PLUGIN_PROXY_MOUNTS = [{"mountPath": "/var/lib/csi/sockets/pluginproxy/", "name": "socket-dir"}]
 
 
 def pinned(repository):
@@ -69,22 +72,33 @@ def _workload(found, kind):
     return next(d for d in found if d["kind"] == kind)
 
 
+def _sidecar(image, args, mounts, name=None, env=None, ports=None, liveness=None, seccomp=False):
+    """A sidecar as the EBS driver's chart runs each: pulled if not present, its own resources, no privilege
+    escalation, a read-only root (and the runtime's seccomp profile for the controller's), logs as the
+    termination message."""
+    security = {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True}
+    if seccomp:
+        security["seccompProfile"] = {"type": "RuntimeDefault"}
+    return csi.sidecar(name or image, pinned(csi.SIG_STORAGE + image), args, mounts, env=env,
+                       ports=ports, liveness=liveness, resources=dict(SIDECAR_RESOURCES), security=security,
+                       pull_policy="IfNotPresent", termination_message_policy="FallbackToLogsOnError")
+
+
+def _controller_sidecar(image, args, metrics_port, metrics_name, vac_fallback=False):
+    """A controller sidecar: the driver's socket through ADDRESS, its metrics port, the seccomp profile."""
+    env = [{"name": "ADDRESS", "value": PLUGIN_PROXY_SOCKET}]
+    if vac_fallback:
+        env.append({"name": "ENABLE_VAC_FALLBACK", "value": "true"})
+    return _sidecar(image, args, PLUGIN_PROXY_MOUNTS, env=env, ports=[csi.port(metrics_port, metrics_name)], seccomp=True)
+
+
 def _snapshotter(qps, burst):
-    return {
-        "args": ["--csi-address=$(ADDRESS)", "--leader-election=true", "--v=5", "--extra-create-metadata",
-                 "--kube-api-qps=" + qps, "--kube-api-burst=" + burst, "--worker-threads=100",
-                 "--retry-interval-max=30m", "--http-endpoint=0.0.0.0:%d" % SNAPSHOTTER_PORT],
-        "env": [{"name": "ADDRESS", "value": "/var/lib/csi/sockets/pluginproxy/csi.sock"}],
-        "image": pinned("registry.k8s.io/sig-storage/csi-snapshotter"),
-        "imagePullPolicy": "IfNotPresent",
-        "name": "csi-snapshotter",
-        "ports": [{"containerPort": SNAPSHOTTER_PORT, "name": "metrics-snap", "protocol": "TCP"}],
-        "resources": {"limits": {"memory": "256Mi"}, "requests": {"cpu": "10m", "memory": "40Mi"}},
-        "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
-                            "seccompProfile": {"type": "RuntimeDefault"}},
-        "terminationMessagePolicy": "FallbackToLogsOnError",
-        "volumeMounts": [{"mountPath": "/var/lib/csi/sockets/pluginproxy/", "name": "socket-dir"}],
-    }
+    return _controller_sidecar(
+        "csi-snapshotter",
+        ["--csi-address=$(ADDRESS)", "--leader-election=true", "--v=5", "--extra-create-metadata",
+         "--kube-api-qps=" + qps, "--kube-api-burst=" + burst, "--worker-threads=100",
+         "--retry-interval-max=30m", "--http-endpoint=0.0.0.0:%d" % SNAPSHOTTER_PORT],
+        SNAPSHOTTER_PORT, "metrics-snap")
 
 
 def _objects(facts, version, qps, burst, node_host_network):
@@ -639,55 +653,21 @@ def _objects(facts, version, qps, burst, node_host_network):
                                     {"mountPath": "/dev", "name": "device-dir"},
                                 ],
                             },
-                            {
-                                "args": [
-                                    "--csi-address=$(ADDRESS)",
-                                    "--kubelet-registration-path=$(DRIVER_REG_SOCK_PATH)",
-                                    "--http-endpoint=0.0.0.0:9809",
-                                    "--v=5",
-                                ],
-                                "env": [
-                                    {"name": "ADDRESS", "value": "/csi/csi.sock"},
-                                    {
-                                        "name": "DRIVER_REG_SOCK_PATH",
-                                        "value": "/var/lib/kubelet/plugins/ebs.csi.aws.com/csi.sock",
-                                    },
-                                ],
-                                "image": pinned("registry.k8s.io/sig-storage/csi-node-driver-registrar"),
-                                "imagePullPolicy": "IfNotPresent",
-                                "livenessProbe": {
-                                    "httpGet": {"path": "/healthz", "port": "healthz-ndr"},
-                                    "initialDelaySeconds": 30,
-                                    "periodSeconds": 90,
-                                    "timeoutSeconds": 15,
-                                },
-                                "name": "node-driver-registrar",
-                                "ports": [{"containerPort": 9809, "name": "healthz-ndr"}],
-                                "resources": {
-                                    "limits": {"memory": "256Mi"},
-                                    "requests": {"cpu": "10m", "memory": "40Mi"},
-                                },
-                                "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True},
-                                "terminationMessagePolicy": "FallbackToLogsOnError",
-                                "volumeMounts": [
-                                    {"mountPath": "/csi", "name": "plugin-dir"},
-                                    {"mountPath": "/registration", "name": "registration-dir"},
-                                    {"mountPath": "/var/lib/kubelet/plugins/ebs.csi.aws.com/", "name": "probe-dir"},
-                                ],
-                            },
-                            {
-                                "args": ["--csi-address=/csi/csi.sock"],
-                                "image": pinned("registry.k8s.io/sig-storage/livenessprobe"),
-                                "imagePullPolicy": "IfNotPresent",
-                                "name": "liveness-probe",
-                                "resources": {
-                                    "limits": {"memory": "256Mi"},
-                                    "requests": {"cpu": "10m", "memory": "40Mi"},
-                                },
-                                "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True},
-                                "terminationMessagePolicy": "FallbackToLogsOnError",
-                                "volumeMounts": [{"mountPath": "/csi", "name": "plugin-dir"}],
-                            },
+                            _sidecar(
+                                "csi-node-driver-registrar",
+                                ["--csi-address=$(ADDRESS)", "--kubelet-registration-path=$(DRIVER_REG_SOCK_PATH)",
+                                 "--http-endpoint=0.0.0.0:9809", "--v=5"],
+                                [{"mountPath": "/csi", "name": "plugin-dir"},
+                                 {"mountPath": "/registration", "name": "registration-dir"},
+                                 {"mountPath": "/var/lib/kubelet/plugins/ebs.csi.aws.com/", "name": "probe-dir"}],
+                                name="node-driver-registrar",
+                                env=[{"name": "ADDRESS", "value": "/csi/csi.sock"},
+                                     {"name": "DRIVER_REG_SOCK_PATH", "value": "/var/lib/kubelet/plugins/ebs.csi.aws.com/csi.sock"}],
+                                ports=[csi.port(9809, "healthz-ndr", protocol=None)],
+                                liveness={"httpGet": {"path": "/healthz", "port": "healthz-ndr"}, "initialDelaySeconds": 30,
+                                          "periodSeconds": 90, "timeoutSeconds": 15}),
+                            _sidecar("livenessprobe", ["--csi-address=/csi/csi.sock"], [{"mountPath": "/csi", "name": "plugin-dir"}],
+                                     name="liveness-probe"),
                         ],
                         "hostNetwork": node_host_network,
                         "nodeSelector": {"kubernetes.io/os": "linux"},
@@ -881,131 +861,51 @@ def _objects(facts, version, qps, burst, node_host_network):
                                     {"mountPath": "/var/lib/csi/sockets/pluginproxy/", "name": "socket-dir"},
                                 ],
                             },
-                            {
-                                "args": [
-                                    "--timeout=60s",
-                                    "--csi-address=$(ADDRESS)",
-                                    "--v=5",
-                                    "--feature-gates=Topology=true",
-                                    "--extra-create-metadata",
-                                    "--leader-election=true",
-                                    "--default-fstype=ext4",
-                                    "--kube-api-qps=" + qps,
-                                    "--kube-api-burst=" + burst,
-                                    "--worker-threads=100",
-                                    "--retry-interval-max=30m",
-                                    "--feature-gates=VolumeAttributesClass=false",
-                                    "--http-endpoint=0.0.0.0:3302",
-                                ],
-                                "env": [
-                                    {"name": "ADDRESS", "value": "/var/lib/csi/sockets/pluginproxy/csi.sock"},
-                                    {"name": "ENABLE_VAC_FALLBACK", "value": "true"},
-                                ],
-                                "image": pinned("registry.k8s.io/sig-storage/csi-provisioner"),
-                                "imagePullPolicy": "IfNotPresent",
-                                "name": "csi-provisioner",
-                                "ports": [{"containerPort": 3302, "name": "metrics-prov", "protocol": "TCP"}],
-                                "resources": {
-                                    "limits": {"memory": "256Mi"},
-                                    "requests": {"cpu": "10m", "memory": "40Mi"},
-                                },
-                                "securityContext": {
-                                    "allowPrivilegeEscalation": False,
-                                    "readOnlyRootFilesystem": True,
-                                    "seccompProfile": {"type": "RuntimeDefault"},
-                                },
-                                "terminationMessagePolicy": "FallbackToLogsOnError",
-                                "volumeMounts": [
-                                    {"mountPath": "/var/lib/csi/sockets/pluginproxy/", "name": "socket-dir"},
-                                ],
-                            },
-                            {
-                                "args": [
-                                    "--timeout=6m",
-                                    "--csi-address=$(ADDRESS)",
-                                    "--v=5",
-                                    "--leader-election=true",
-                                    "--kube-api-qps=" + qps,
-                                    "--kube-api-burst=" + burst,
-                                    "--worker-threads=100",
-                                    "--retry-interval-max=5m",
-                                    "--feature-gates=MutableCSINodeAllocatableCount=true",
-                                    "--http-endpoint=0.0.0.0:3303",
-                                ],
-                                "env": [{"name": "ADDRESS", "value": "/var/lib/csi/sockets/pluginproxy/csi.sock"}],
-                                "image": pinned("registry.k8s.io/sig-storage/csi-attacher"),
-                                "imagePullPolicy": "IfNotPresent",
-                                "name": "csi-attacher",
-                                "ports": [{"containerPort": 3303, "name": "metrics-attach", "protocol": "TCP"}],
-                                "resources": {
-                                    "limits": {"memory": "256Mi"},
-                                    "requests": {"cpu": "10m", "memory": "40Mi"},
-                                },
-                                "securityContext": {
-                                    "allowPrivilegeEscalation": False,
-                                    "readOnlyRootFilesystem": True,
-                                    "seccompProfile": {"type": "RuntimeDefault"},
-                                },
-                                "terminationMessagePolicy": "FallbackToLogsOnError",
-                                "volumeMounts": [
-                                    {"mountPath": "/var/lib/csi/sockets/pluginproxy/", "name": "socket-dir"},
-                                ],
-                            },
-                            {
-                                "args": [
-                                    "--timeout=60s",
-                                    "--extra-modify-metadata",
-                                    "--csi-address=$(ADDRESS)",
-                                    "--v=5",
-                                    "--handle-volume-inuse-error=false",
-                                    "--leader-election=true",
-                                    "--kube-api-qps=" + qps,
-                                    "--kube-api-burst=" + burst,
-                                    "--workers=100",
-                                    "--retry-interval-max=30m",
-                                    "--feature-gates=VolumeAttributesClass=false",
-                                    "--http-endpoint=0.0.0.0:3304",
-                                ],
-                                "env": [
-                                    {"name": "ADDRESS", "value": "/var/lib/csi/sockets/pluginproxy/csi.sock"},
-                                    {"name": "ENABLE_VAC_FALLBACK", "value": "true"},
-                                ],
-                                "image": pinned("registry.k8s.io/sig-storage/csi-resizer"),
-                                "imagePullPolicy": "IfNotPresent",
-                                "name": "csi-resizer",
-                                "ports": [{"containerPort": 3304, "name": "metrics-resizer", "protocol": "TCP"}],
-                                "resources": {
-                                    "limits": {"memory": "256Mi"},
-                                    "requests": {"cpu": "10m", "memory": "40Mi"},
-                                },
-                                "securityContext": {
-                                    "allowPrivilegeEscalation": False,
-                                    "readOnlyRootFilesystem": True,
-                                    "seccompProfile": {"type": "RuntimeDefault"},
-                                },
-                                "terminationMessagePolicy": "FallbackToLogsOnError",
-                                "volumeMounts": [
-                                    {"mountPath": "/var/lib/csi/sockets/pluginproxy/", "name": "socket-dir"},
-                                ],
-                            },
-                            {
-                                "args": [
-                                    "--csi-address=/csi/csi.sock",
-                                    "--probe-timeout=60s",
-                                    "--metrics-address=0.0.0.0:3305",
-                                ],
-                                "image": pinned("registry.k8s.io/sig-storage/livenessprobe"),
-                                "imagePullPolicy": "IfNotPresent",
-                                "name": "liveness-probe",
-                                "ports": [{"containerPort": 3305, "name": "metrics-lp", "protocol": "TCP"}],
-                                "resources": {
-                                    "limits": {"memory": "256Mi"},
-                                    "requests": {"cpu": "10m", "memory": "40Mi"},
-                                },
-                                "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True},
-                                "terminationMessagePolicy": "FallbackToLogsOnError",
-                                "volumeMounts": [{"mountPath": "/csi", "name": "socket-dir"}],
-                            },
+                            _controller_sidecar("csi-provisioner", [
+                                "--timeout=60s",
+                                "--csi-address=$(ADDRESS)",
+                                "--v=5",
+                                "--feature-gates=Topology=true",
+                                "--extra-create-metadata",
+                                "--leader-election=true",
+                                "--default-fstype=ext4",
+                                "--kube-api-qps=" + qps,
+                                "--kube-api-burst=" + burst,
+                                "--worker-threads=100",
+                                "--retry-interval-max=30m",
+                                "--feature-gates=VolumeAttributesClass=false",
+                                "--http-endpoint=0.0.0.0:3302",
+                            ], 3302, "metrics-prov", vac_fallback=True),
+                            _controller_sidecar("csi-attacher", [
+                                "--timeout=6m",
+                                "--csi-address=$(ADDRESS)",
+                                "--v=5",
+                                "--leader-election=true",
+                                "--kube-api-qps=" + qps,
+                                "--kube-api-burst=" + burst,
+                                "--worker-threads=100",
+                                "--retry-interval-max=5m",
+                                "--feature-gates=MutableCSINodeAllocatableCount=true",
+                                "--http-endpoint=0.0.0.0:3303",
+                            ], 3303, "metrics-attach"),
+                            _controller_sidecar("csi-resizer", [
+                                "--timeout=60s",
+                                "--extra-modify-metadata",
+                                "--csi-address=$(ADDRESS)",
+                                "--v=5",
+                                "--handle-volume-inuse-error=false",
+                                "--leader-election=true",
+                                "--kube-api-qps=" + qps,
+                                "--kube-api-burst=" + burst,
+                                "--workers=100",
+                                "--retry-interval-max=30m",
+                                "--feature-gates=VolumeAttributesClass=false",
+                                "--http-endpoint=0.0.0.0:3304",
+                            ], 3304, "metrics-resizer", vac_fallback=True),
+                            _sidecar("livenessprobe", ["--csi-address=/csi/csi.sock", "--probe-timeout=60s",
+                                                       "--metrics-address=0.0.0.0:3305"],
+                                     [{"mountPath": "/csi", "name": "socket-dir"}], name="liveness-probe",
+                                     ports=[csi.port(3305, "metrics-lp")]),
                         ],
                         "hostNetwork": True,
                         "nodeSelector": {"kubernetes.io/os": "linux"},

@@ -16,12 +16,14 @@ from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_o
 class Facts(object):
     """The completed cluster (and its instance groups) as the addon templates see it."""
 
-    def __init__(self, completed, groups, account_id=None):
+    def __init__(self, completed, groups, account_id=None, karpenter_nodes=None):
         self.cluster = completed
         self.spec = completed["spec"]
         self.name = completed["metadata"]["name"]
         self.groups = list(groups)
         self.account_id = account_id
+        # {group: what its EC2NodeClass and NodePool take from the AWS model} (model/aws/karpenter.node_inputs)
+        self.karpenter_nodes = karpenter_nodes
 
     @property
     def provider(self):

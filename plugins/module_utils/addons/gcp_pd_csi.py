@@ -11,13 +11,16 @@ SELinuxMount feature flag is not modelled (docs/addons.md).  Objects before kops
 
 from __future__ import annotations
 
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import csi
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.core import pinned_image, storage_class
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
 
 ADDON = "gcp-pd-csi-driver.addons.k8s.io"
 PROVISIONER = "pd.csi.storage.gke.io"
 DRIVER_IMAGE = "registry.k8s.io/cloud-provider-gcp/gcp-compute-persistent-disk-csi-driver"
-SIG_STORAGE = "registry.k8s.io/sig-storage/"
+SIG_STORAGE = csi.SIG_STORAGE
+SOCKET_MOUNTS = [{"mountPath": "/csi", "name": "socket-dir"}]
+NAMESPACE_ENV = [{"name": "PDCSI_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}]
 # (name, parameters, reclaimPolicy Delete written, whether the default annotation may be written)
 STORAGE_CLASSES = (
     ("standard-csi", {"type": "pd-standard"}, False),
@@ -26,6 +29,15 @@ STORAGE_CLASSES = (
                           "type": "hyperdisk-balanced"}, True),
     ("ssd-csi", {"type": "pd-ssd"}, True),
 )
+
+
+def _sidecar(name, args, http_port=None):
+    """A controller sidecar: the driver's socket, its namespace for leader election, and with an HTTP endpoint
+    the leader-election liveness probe on it."""
+    if http_port is None:
+        return csi.sidecar(name, pinned_image(ADDON, SIG_STORAGE + name), args, SOCKET_MOUNTS, env=list(NAMESPACE_ENV))
+    return csi.sidecar(name, pinned_image(ADDON, SIG_STORAGE + name), args, SOCKET_MOUNTS, env=list(NAMESPACE_ENV),
+                       ports=[csi.port(http_port, "http-endpoint")], liveness=dict(csi.LEADER_ELECTION_PROBE))
 
 
 def applies(facts):
@@ -239,91 +251,43 @@ def objects(facts):
                             },
                         },
                         "containers": [
-                            {
-                                "args": [
-                                    "--v=5",
-                                    "--csi-address=/csi/csi.sock",
-                                    "--feature-gates=Topology=true",
-                                    "--http-endpoint=:22011",
-                                    "--leader-election-namespace=$(PDCSI_NAMESPACE)",
-                                    "--timeout=250s",
-                                    "--extra-create-metadata",
-                                    "--leader-election",
-                                    "--default-fstype=ext4",
-                                    "--controller-publish-readonly=true",
-                                ],
-                                "env": [{"name": "PDCSI_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}],
-                                "image": pinned_image(ADDON, SIG_STORAGE + "csi-provisioner"),
-                                "livenessProbe": {
-                                    "failureThreshold": 1,
-                                    "httpGet": {"path": "/healthz/leader-election", "port": "http-endpoint"},
-                                    "initialDelaySeconds": 10,
-                                    "periodSeconds": 20,
-                                    "timeoutSeconds": 10,
-                                },
-                                "name": "csi-provisioner",
-                                "ports": [{"containerPort": 22011, "name": "http-endpoint", "protocol": "TCP"}],
-                                "volumeMounts": [{"mountPath": "/csi", "name": "socket-dir"}],
-                            },
-                            {
-                                "args": [
-                                    "--v=5",
-                                    "--csi-address=/csi/csi.sock",
-                                    "--http-endpoint=:22012",
-                                    "--leader-election",
-                                    "--leader-election-namespace=$(PDCSI_NAMESPACE)",
-                                    "--timeout=250s",
-                                ],
-                                "env": [{"name": "PDCSI_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}],
-                                "image": pinned_image(ADDON, SIG_STORAGE + "csi-attacher"),
-                                "livenessProbe": {
-                                    "failureThreshold": 1,
-                                    "httpGet": {"path": "/healthz/leader-election", "port": "http-endpoint"},
-                                    "initialDelaySeconds": 10,
-                                    "periodSeconds": 20,
-                                    "timeoutSeconds": 10,
-                                },
-                                "name": "csi-attacher",
-                                "ports": [{"containerPort": 22012, "name": "http-endpoint", "protocol": "TCP"}],
-                                "volumeMounts": [{"mountPath": "/csi", "name": "socket-dir"}],
-                            },
-                            {
-                                "args": [
-                                    "--v=5",
-                                    "--csi-address=/csi/csi.sock",
-                                    "--http-endpoint=:22013",
-                                    "--leader-election",
-                                    "--leader-election-namespace=$(PDCSI_NAMESPACE)",
-                                    "--handle-volume-inuse-error=false",
-                                ],
-                                "env": [{"name": "PDCSI_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}],
-                                "image": pinned_image(ADDON, SIG_STORAGE + "csi-resizer"),
-                                "livenessProbe": {
-                                    "failureThreshold": 1,
-                                    "httpGet": {"path": "/healthz/leader-election", "port": "http-endpoint"},
-                                    "initialDelaySeconds": 10,
-                                    "periodSeconds": 20,
-                                    "timeoutSeconds": 10,
-                                },
-                                "name": "csi-resizer",
-                                "ports": [{"containerPort": 22013, "name": "http-endpoint", "protocol": "TCP"}],
-                                "volumeMounts": [{"mountPath": "/csi", "name": "socket-dir"}],
-                            },
-                            {
-                                "args": [
-                                    "--v=5",
-                                    "--csi-address=/csi/csi.sock",
-                                    "--metrics-address=:22014",
-                                    "--leader-election",
-                                    "--leader-election-namespace=$(PDCSI_NAMESPACE)",
-                                    "--timeout=300s",
-                                    "--retry-interval-max=60s",
-                                ],
-                                "env": [{"name": "PDCSI_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}],
-                                "image": pinned_image(ADDON, SIG_STORAGE + "csi-snapshotter"),
-                                "name": "csi-snapshotter",
-                                "volumeMounts": [{"mountPath": "/csi", "name": "socket-dir"}],
-                            },
+                            _sidecar("csi-provisioner", [
+                                "--v=5",
+                                "--csi-address=/csi/csi.sock",
+                                "--feature-gates=Topology=true",
+                                "--http-endpoint=:22011",
+                                "--leader-election-namespace=$(PDCSI_NAMESPACE)",
+                                "--timeout=250s",
+                                "--extra-create-metadata",
+                                "--leader-election",
+                                "--default-fstype=ext4",
+                                "--controller-publish-readonly=true",
+                            ], 22011),
+                            _sidecar("csi-attacher", [
+                                "--v=5",
+                                "--csi-address=/csi/csi.sock",
+                                "--http-endpoint=:22012",
+                                "--leader-election",
+                                "--leader-election-namespace=$(PDCSI_NAMESPACE)",
+                                "--timeout=250s",
+                            ], 22012),
+                            _sidecar("csi-resizer", [
+                                "--v=5",
+                                "--csi-address=/csi/csi.sock",
+                                "--http-endpoint=:22013",
+                                "--leader-election",
+                                "--leader-election-namespace=$(PDCSI_NAMESPACE)",
+                                "--handle-volume-inuse-error=false",
+                            ], 22013),
+                            _sidecar("csi-snapshotter", [
+                                "--v=5",
+                                "--csi-address=/csi/csi.sock",
+                                "--metrics-address=:22014",
+                                "--leader-election",
+                                "--leader-election-namespace=$(PDCSI_NAMESPACE)",
+                                "--timeout=300s",
+                                "--retry-interval-max=60s",
+                            ]),
                             {
                                 "args": [
                                     "--v=5",
@@ -367,17 +331,12 @@ def objects(facts):
                             },
                         },
                         "containers": [
-                            {
-                                "args": [
-                                    "--v=5",
-                                    "--csi-address=/csi/csi.sock",
-                                    "--kubelet-registration-path=/var/lib/kubelet/plugins/pd.csi.storage.gke.io/csi.sock",
-                                ],
-                                "env": [{"name": "KUBE_NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
-                                "image": pinned_image(ADDON, SIG_STORAGE + "csi-node-driver-registrar"),
-                                "name": "csi-driver-registrar",
-                                "volumeMounts": [{"mountPath": "/csi", "name": "plugin-dir"}, {"mountPath": "/registration", "name": "registration-dir"}],
-                            },
+                            csi.sidecar(
+                                "csi-driver-registrar", pinned_image(ADDON, SIG_STORAGE + "csi-node-driver-registrar"),
+                                ["--v=5", "--csi-address=/csi/csi.sock",
+                                 "--kubelet-registration-path=/var/lib/kubelet/plugins/pd.csi.storage.gke.io/csi.sock"],
+                                [{"mountPath": "/csi", "name": "plugin-dir"}, {"mountPath": "/registration", "name": "registration-dir"}],
+                                env=[{"name": "KUBE_NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]),
                             {
                                 "args": ["--v=5", "--endpoint=unix:/csi/csi.sock", "--run-controller-service=false", "--enable-data-cache"],
                                 "image": driver_image,

@@ -55,6 +55,9 @@ _YAML_CLASSES = {}
 _PLAIN_STRING_TAGS = ("tag:yaml.org,2002:str", "tag:yaml.org,2002:yaml", "tag:yaml.org,2002:value")
 # YAML 1.1 bools PyYAML reads as strings but go-yaml double-quotes (isOldBool).
 _GO_YAML_OLD_BOOLS = frozenset(("y", "Y", "n", "N"))
+# go-yaml reads a plain scalar as a float when it matches this, where YAML 1.1 (PyYAML) reads a string: 1e3,
+# 099720109477 (no octal int, so YAML 1.1 has no number for it).  go-yaml quotes such a string.
+_GO_YAML_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
 
 
 def _yaml_classes():
@@ -85,7 +88,7 @@ def _yaml_classes():
             style = None
             if "\n" in data:
                 style = "|"
-            elif data in _GO_YAML_OLD_BOOLS or (
+            elif data in _GO_YAML_OLD_BOOLS or _GO_YAML_FLOAT.match(data) or (
                     dumper.resolve(yaml.ScalarNode, data, (True, False)) not in _PLAIN_STRING_TAGS):
                 style = '"'
             # Otherwise the emitter picks plain, or single quotes where plain

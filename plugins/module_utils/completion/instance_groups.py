@@ -19,6 +19,12 @@ from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import SpecError
 
 GRAVITON_TYPE = re.compile(r"^[a-z]+\d+g[a-z]*\.")
+# The EC2 instance families whose DescribeInstanceTypes answer has GpuInfo (kops' AWSMachineTypeInfo.GPU, which it
+# asks the cloud for): NVIDIA (g3 to g7e, p2 to p6e), AMD (g4ad) and Habana (dl1) accelerators.  Inferentia and
+# Trainium (inf*, trn*) report NeuronInfo, not GpuInfo.
+AWS_GPU_FAMILIES = frozenset((
+    "g2", "g3", "g3s", "g4ad", "g4dn", "g5", "g5g", "g6", "g6e", "g6f", "gr6", "gr6f", "g7e",
+    "p2", "p3", "p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "p6e-gb200", "dl1"))
 # Default (minSize, maxSize) per role when the user gives none (kops PopulateInstanceGroupSpec).
 DEFAULT_SIZES = {
     objects.ROLE_CONTROL_PLANE: (1, 1),
@@ -39,6 +45,11 @@ class InstanceGroupDefaultsError(SpecError):
 def machine_architecture(machine_type):
     """amd64 unless the machine type is an AWS Graviton type (m7g.large, t4g.medium, ...)."""
     return channels.ARCH_ARM64 if machine_type and GRAVITON_TYPE.match(machine_type) else channels.ARCH_AMD64
+
+
+def aws_machine_has_gpu(machine_type):
+    """Whether an EC2 machine type (kops' whole machineType field) has a GPU."""
+    return bool(machine_type) and machine_type.split(".", 1)[0] in AWS_GPU_FAMILIES
 
 
 def default_subnets(cluster_spec):

@@ -20,6 +20,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.completion.components
     defaults, discovery, ebs_csi, etcd, gcp_pd_csi, karpenter, kindnet, kube_apiserver, kube_controller_manager,
     kube_dns, kube_proxy, kube_scheduler, kubelet, networking, node_problem_detector, node_termination_handler,
 )
+from ansible_collections.kubeops.kops.plugins.module_utils.completion.instance_groups import aws_machine_has_gpu
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.new_cluster import perform_assignments
 
 # kops' options builders, in the order populate_cluster_spec.go runs them.
@@ -278,11 +279,17 @@ def default_subnets(cluster_spec, role):
 def _label_accelerated_nodes(cluster_spec, spec, role, cloud):
     """GPU nodes get a label and a taint; gVisor nodes a label the RuntimeClass selects on.
 
-    On AWS kops asks the cloud whether the machine type has a GPU; here only an OpenStack group that enables
-    the NVIDIA runtime itself counts as one (AWS GPU groups are labelled by the model that knows machine types).
+    With the NVIDIA runtime enabled (on the cluster or the group), an AWS group whose machine type has a GPU (kops
+    asks the cloud; instance_groups.AWS_GPU_FAMILIES here) counts as one, and so does an OpenStack group that
+    enables the runtime itself.  The label and taint become the cluster-autoscaler's node-template tags.
     """
     group_nvidia = ((spec.get("containerd") or {}).get("nvidiaGPU") or {}).get("enabled")
-    if cloud == context.CLOUD_OPENSTACK and group_nvidia:
+    cluster_nvidia = ((cluster_spec.get("containerd") or {}).get("nvidiaGPU") or {}).get("enabled")
+    if cloud == context.CLOUD_AWS:
+        has_gpu = bool(group_nvidia or cluster_nvidia) and aws_machine_has_gpu(spec.get("machineType"))
+    else:
+        has_gpu = cloud == context.CLOUD_OPENSTACK and bool(group_nvidia)
+    if has_gpu:
         spec.setdefault("nodeLabels", {})[GPU_LABEL] = "1"
         if not any(t.startswith("nvidia.com/gpu") for t in spec.get("taints") or []):
             spec["taints"] = list(spec.get("taints") or []) + [GPU_TAINT]

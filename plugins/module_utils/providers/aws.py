@@ -6,7 +6,9 @@
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import node_labels
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import karpenter as karpenter_model
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import kops_controller, lookalike
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import service_accounts, store_objects
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
@@ -46,6 +48,18 @@ class AwsDriver(object):
     def boot_environment(self, completed):
         """What the boot script exports for nodeup (kops exports AWS_REGION)."""
         return {"AWS_REGION": region_of(completed["spec"])}
+
+    def karpenter_nodes(self, cloud_factory, completed, groups, user_data, warn):
+        """What the Karpenter addon's EC2NodeClass and NodePool of each Karpenter group take from the model (the
+        boot scripts among user_data, the images' root devices asked of the cloud); None without Karpenter."""
+        if not ((completed["spec"].get("karpenter") or {}).get("enabled") and karpenter_model.karpenter_groups(groups)):
+            return None
+        try:
+            cloud = cloud_factory()
+        except ValueError:
+            cloud = None
+        root_devices = karpenter_model.root_device_names(cloud, groups, warn)
+        return karpenter_model.node_inputs(completed, groups, user_data, root_devices, node_labels.build_node_labels)
 
     def control_plane_addresses(self, cloud, completed, wait=0):
         """The API balancer's private addresses workers pin api.internal and kops-controller.internal to, when the

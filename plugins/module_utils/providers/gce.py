@@ -23,6 +23,11 @@ class GceDriver(object):
     provider = "gce"
     targets = ("direct", "terraform")  # CloudFormation is AWS's
 
+    def karpenter_nodes(self, cloud_factory, completed, groups, user_data, warn):
+        """Karpenter manages AWS groups only (validation refuses it elsewhere)."""
+        del cloud_factory, completed, groups, user_data, warn  # the drivers' common signature
+        return None
+
     def cloud(self, cluster_name, region, project=None, credentials_file=None, spec=None, profile=None):
         """The cluster's GceCloud; project from the spec unless given.  Credentials: application default
         (GOOGLE_APPLICATION_CREDENTIALS, gcloud's) unless credentials_file.  profile is the AWS option: on a

@@ -24,6 +24,8 @@ import yaml
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
+from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import karpenter as karpenter_model
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig.node_labels import build_node_labels
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import store_objects
 
 from tests.conformance import kops_fixtures
@@ -36,19 +38,19 @@ OBJECT = re.compile(r'resource "aws_s3_object" "([^"]+)" \{\n  bucket += "([^"]+
                     r'data/aws_s3_object_([^"]+)_content"\)\n  key += "([^"]+)"')
 # Per addon key, measured over the update_cluster fixtures of kops 1.37.0-alpha.1 (commit 268927e):
 # (fixtures rendered, object sets equal, objects matched, objects in kops' files, objects equal, files byte-equal).
-# kops' test partition (aws-test) is read as ours (kops_partition_as_ours). Fixtures whose spec we refuse (cilium's
-# Hubble) or cannot complete offline are not counted; cluster-autoscaler is counted where rendered (AWS and GCE).
+# kops' test partition (aws-test) is read as ours (kops_partition_as_ours). Fixtures we cannot complete offline
+# (shared subnets) are not counted; cluster-autoscaler is counted where rendered (AWS and GCE).
 FIGURES = {
-    "coredns.addons.k8s.io-k8s-1.12": (73, 73, 803, 803, 803, 73),
-    "kubelet-api.rbac.addons.k8s.io-k8s-1.9": (73, 73, 73, 73, 73, 73),
-    "limit-range.addons.k8s.io": (73, 73, 73, 73, 73, 73),
-    "storage-aws.addons.k8s.io-v1.15.0": (60, 60, 360, 360, 360, 60),
+    "coredns.addons.k8s.io-k8s-1.12": (74, 74, 814, 814, 814, 74),
+    "kubelet-api.rbac.addons.k8s.io-k8s-1.9": (74, 74, 74, 74, 74, 74),
+    "limit-range.addons.k8s.io": (74, 74, 74, 74, 74, 74),
+    "storage-aws.addons.k8s.io-v1.15.0": (61, 61, 366, 366, 366, 61),
     "storage-gce.addons.k8s.io-v1.7.0": (11, 11, 11, 11, 11, 11),
-    "aws-cloud-controller.addons.k8s.io-k8s-1.18": (60, 60, 300, 300, 300, 60),
-    "aws-ebs-csi-driver.addons.k8s.io-k8s-1.17": (60, 60, 1500, 1500, 1500, 60),
-    "node-termination-handler.aws-k8s-1.11": (59, 59, 293, 293, 293, 59),
+    "aws-cloud-controller.addons.k8s.io-k8s-1.18": (61, 61, 305, 305, 305, 61),
+    "aws-ebs-csi-driver.addons.k8s.io-k8s-1.17": (61, 61, 1525, 1525, 1525, 61),
+    "node-termination-handler.aws-k8s-1.11": (60, 60, 298, 298, 298, 60),
     "gcp-cloud-controller.addons.k8s.io-k8s-1.23": (11, 11, 176, 176, 176, 11),
-    "networking.cilium.io-k8s-1.16": (7, 7, 84, 84, 84, 7),
+    "networking.cilium.io-k8s-1.16": (8, 8, 111, 111, 111, 8),
     "networking.kindnet-k8s-1.32": (2, 2, 8, 8, 8, 2),
     "networking.flannel-k8s-1.25": (1, 1, 6, 6, 6, 1),
     "networking.amazon-vpc-routed-eni-k8s-1.16": (3, 3, 18, 18, 18, 3),
@@ -57,7 +59,7 @@ FIGURES = {
     "aws-load-balancer-controller.addons.k8s.io-k8s-1.19": (2, 2, 38, 38, 38, 2),
     "aws-load-balancer-controller.addons.k8s.io-k8s-1.19-irsa": (2, 2, 38, 38, 38, 2),
     "eks-pod-identity-webhook.addons.k8s.io-k8s-1.16": (1, 1, 11, 11, 11, 1),
-    "certmanager.io-k8s-1.16": (6, 6, 288, 288, 288, 6),  # all 7 of kops' rendered alone: test_cert_manager.py
+    "certmanager.io-k8s-1.16": (7, 7, 336, 336, 336, 7),
     "networking.projectcalico.org-k8s-1.25": (2, 2, 78, 78, 78, 2),
     "snapshot-controller.addons.k8s.io-k8s-1.20": (2, 2, 26, 26, 26, 2),  # many-addons-ccm-irsa refused (IRSA)
     "node-problem-detector.addons.k8s.io-k8s-1.17": (1, 1, 3, 3, 3, 1),
@@ -66,6 +68,7 @@ FIGURES = {
     "external-dns.addons.k8s.io-k8s-1.19": (1, 1, 5, 5, 5, 1),  # external_dns_irsa refused (IRSA)
     "authentication.aws-k8s-1.12": (1, 1, 6, 6, 6, 1),
     "networking.kope.io-k8s-1.12": (1, 1, 4, 4, 4, 1),
+    "karpenter.sh-k8s-1.19": (1, 1, 21, 21, 21, 1),  # given kops' harness boot scripts (kops_harness_nodes)
 }
 
 
@@ -100,7 +103,8 @@ def kops_partition_as_ours(files):
     converted = {}
     for key, data in files.items():
         # aws-iam-authenticator's ARNs are the spec's own (identityMappings), copied as written: not converted.
-        converted[key] = data if key in SPEC_ARNS else data.replace(b"arn:aws-test:", b"arn:aws:")
+        # Only IAM ARNs are the partition's own; others (Karpenter's root volume KMS key) are the spec's.
+        converted[key] = data if key in SPEC_ARNS else data.replace(b"arn:aws-test:iam:", b"arn:aws:iam:")
         if converted[key] != data:
             hashes[channel.manifest_hash(data)] = channel.manifest_hash(converted[key])
     if hashes and "bootstrap" in converted:
@@ -109,6 +113,21 @@ def kops_partition_as_ours(files):
             text = text.replace(old, new)
         converted["bootstrap"] = text.encode("utf-8")
     return converted
+
+
+def kops_harness_nodes(directory, completed, groups):
+    """What kops' test harness gives its Karpenter template (model/aws/karpenter.node_inputs): its mock cloud's
+    images (root device /dev/xvda) and the nodeupscript files it rendered as the groups' boot scripts (the golden
+    files end with a newline kops' own content does not have); None without Karpenter groups."""
+    karpenter_groups = karpenter_model.karpenter_groups(groups)
+    if not karpenter_groups:
+        return None
+    user_data = {g["metadata"]["name"]: (directory / "data" / ("aws_s3_object_nodeupscript-%s_content"
+                                                              % g["metadata"]["name"])).read_text().rstrip("\n")
+                 for g in karpenter_groups}
+    images = {(g.get("spec") or {}).get("image") for g in groups}
+    return karpenter_model.node_inputs(completed, groups, user_data, {image: "/dev/xvda" for image in images},
+                                    build_node_labels)
 
 
 def identity(document):
@@ -196,7 +215,8 @@ def test_per_addon_equality_does_not_regress():
     for directory in _kops_cases():
         try:
             completed, groups = load_case(directory)
-            rendered = dict(channel.render(completed, groups, account_id=ACCOUNT))
+            rendered = dict(channel.render(completed, groups, account_id=ACCOUNT,
+                                           karpenter_nodes=kops_harness_nodes(directory, completed, groups)))
         except ValueError:
             continue  # refused specs (see FIGURES' note) and fixtures that need cloud facts we do not invent
         ours = {addon_key(path): data for path, data in rendered.items()}

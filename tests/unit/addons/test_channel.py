@@ -209,11 +209,43 @@ def test_cilium_is_kops_default_cni_with_its_selector_and_rolling_update():
     assert config["kvstore"] == "etcd" and "https://api.internal.minimal-aws.example.com:4003" in config["etcd-config"]
 
 
-@pytest.mark.parametrize("field, value", [("hubble", {"enabled": True}), ("enablePrometheusMetrics", True)])
+@pytest.mark.parametrize("field, value", [("gatewayAPI", {"enabled": True}), ("enablePrometheusMetrics", True)])
 def test_cilium_features_not_rendered_are_refused(field, value):
     completed, groups = _populated(networking={"cilium": {field: value}})
     with pytest.raises(AddonError, match="spec.networking.cilium.%s" % field):
         channel.render(completed, groups, account_id=ACCOUNT)
+
+
+def test_cilium_hubble_and_shared_ingress():
+    completed, groups = _populated(networking={"cilium": {"hubble": {"enabled": True, "metrics": ["drop", "flow"]},
+                                                          "ingress": {"enabled": True,
+                                                                      "sharedLoadBalancerServiceName": "shared"}}})
+    files = dict(channel.render(completed, groups, account_id=ACCOUNT))
+    entry = next(e for e in yaml.safe_load(files[channel.CHANNEL_PATH])["spec"]["addons"]
+                 if e["name"] == "networking.cilium.io")
+    assert entry["needsPKI"] is True  # hubble's certificates come from the addon's Issuer
+    documents = _documents(files.items(), "addons/" + entry["manifest"])
+    found = {(d["kind"], d["metadata"]["name"]): d for d in documents}
+    config = found[("ConfigMap", "cilium-config")]["data"]
+    assert config["enable-hubble"] == "true" and config["hubble-metrics"] == "drop flow"
+    assert config["enable-ingress-controller"] == "true" and config["ingress-shared-lb-service-name"] == "shared"
+    assert "enforce-ingress-https" not in config  # unset in the spec: kops writes it only when set
+    assert found[("Service", "shared")]["spec"]["type"] == "LoadBalancer"
+    relay = found[("Deployment", "hubble-relay")]["spec"]["template"]["spec"]
+    assert relay["containers"][0]["image"].endswith("/cilium/hubble-relay:" + completed["spec"]["networking"]["cilium"]
+                                                   ["version"])
+    agent = found[("DaemonSet", "cilium")]["spec"]["template"]["spec"]
+    assert [p["name"] for p in agent["containers"][0]["ports"]] == ["peer-service", "hubble-metrics"]
+    assert found[("Certificate", "hubble-server-certs")]["spec"]["commonName"] == "*.default.hubble-grpc.cilium.io"
+    for key in (("Service", "hubble-metrics"), ("Service", "hubble-peer"), ("IngressClass", "cilium"),
+                ("Role", "cilium-operator-ingress-secrets"), ("Certificate", "hubble-relay-client-certs")):
+        assert key in found, key
+    # Without metrics: no metrics port, Service or settings.
+    completed, groups = _populated(networking={"cilium": {"hubble": {"enabled": True}}})
+    files = dict(channel.render(completed, groups, account_id=ACCOUNT))
+    documents = _documents(files.items(), "addons/" + entry["manifest"])
+    assert not any(d["metadata"]["name"] == "hubble-metrics" for d in documents)
+    assert "hubble-metrics" not in next(d for d in documents if d["metadata"]["name"] == "cilium-config")["data"]
 
 
 def test_cluster_autoscaler_scales_the_node_groups_asgs_by_priority():

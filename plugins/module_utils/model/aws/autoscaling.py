@@ -17,6 +17,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.completion import pop
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import balancer_name, cluster_tags
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.taints import parse_taint
 
 NODE_TEMPLATE_LABEL = "k8s.io/cluster-autoscaler/node-template/label/%s"
 NODE_TEMPLATE_TAINT = "k8s.io/cluster-autoscaler/node-template/taint/%s"
@@ -68,9 +69,10 @@ def group_tags(cluster, group):
     labels = dict(ROLE_LABELS.get(role, {}))
     labels.update(spec.get("nodeLabels") or {})
     extra = {NODE_TEMPLATE_LABEL % k: v for k, v in labels.items()}
-    for taint in spec.get("taints") or []:
-        key, _sep, rest = taint.partition("=")
-        extra[NODE_TEMPLATE_TAINT % key] = rest
+    for text in spec.get("taints") or []:
+        taint = parse_taint(text)
+        if taint and taint["effect"]:  # kops skips a taint without an effect, or one it cannot parse
+            extra[NODE_TEMPLATE_TAINT % taint["key"]] = taint["value"] + ":" + taint["effect"]
     extra.update(cluster["spec"].get("cloudLabels") or {})
     extra.update(spec.get("cloudLabels") or {})
     extra.update(ROLE_TAGS.get(role, {}))
