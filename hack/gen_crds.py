@@ -40,6 +40,9 @@ ADDONS = {
     "cert-manager": Addon(
         "cert_manager_crds.py", "cert-manager's CustomResourceDefinitions",
         "certmanager.io", "k8s-1.16", "app.kubernetes.io/version", "cert-manager"),
+    "karpenter": Addon(
+        "karpenter_crds.py", "Karpenter's CustomResourceDefinitions (EC2NodeClass, NodeClaim, NodeOverlay, NodePool)",
+        "karpenter.sh", "k8s-1.19", None, "Karpenter"),
     "snapshot-controller": Addon(
         "snapshot_controller_crds.py", "The CSI snapshot controller's CustomResourceDefinitions",
         "snapshot-controller.addons.k8s.io", "k8s-1.20", None, "the snapshot controller"),

@@ -165,7 +165,8 @@ def test_root_device_guessed_by_owner_without_a_cloud():
 
 
 def _generator(kops, *args):
-    return subprocess.run([sys.executable, str(REPO / "hack" / "gen_karpenter_crds.py"), "--kops", str(kops)]
+    return subprocess.run([sys.executable, str(REPO / "hack" / "gen_crds.py"), "--addon", "karpenter",
+                           "--kops", str(kops)]
                           + list(args), capture_output=True, text=True, check=False, timeout=120)
 
 
