@@ -100,7 +100,7 @@ ROLE_GROUPS = {"Master": "role_control_plane", "ControlPlane": "role_control_pla
                "APIServer": "role_apiserver", "Bastion": "role_bastion"}
 HOSTNAME_FIELDS = {"private-ip-address": "PrivateIpAddress", "public-ip-address": "PublicIpAddress",
                    "private-dns-name": "PrivateDnsName", "instance-id": "InstanceId"}
-# The same choices on GCE (cloud/gce_groups' instance fields): the zonal internal DNS name, the instance's name.
+# The same choices on GCE (providers/gce/groups' instance fields): the zonal internal DNS name, the instance's name.
 GCE_HOSTNAME_FIELDS = {"private-ip-address": "private_ip", "public-ip-address": "public_ip",
                        "private-dns-name": "private_dns_name", "instance-id": "name"}
 # Autoscaling members on their way out are not hosts to run on (kops ignores them too).
@@ -221,7 +221,7 @@ def through_bastion(hosts, user, jump_host=None):
 
 
 def gce_instance_hosts(cluster_name, groups, cloud_groups, hostname, state_store, user, jump_host=None):
-    """[(host name, {var: value}, [group names])] for a GCE cluster, from cloud/gce_groups.cloud_groups (pure).
+    """[(host name, {var: value}, [group names])] for a GCE cluster, from providers/gce/groups.cloud_groups (pure).
 
     The instance groups' managed instance groups' instances; the instance's name is its id (the last part of
     its node's providerID).  needs_update: the template it was made from is not its manager's current one."""
@@ -297,8 +297,8 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         return fetch(self, service, cluster, groups, region)
 
     def _gce_hosts(self, service, cluster, groups, region):
-        """The managed instance groups' instances (cloud/gce_groups: the day-2 verbs' reader)."""
-        from ansible_collections.kubeops.kops.plugins.module_utils.cloud import gce_groups
+        """The managed instance groups' instances (providers/gce/groups: the day-2 verbs' reader)."""
+        from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import groups as gce_groups
 
         cluster_name = cluster["metadata"]["name"]
         try:
