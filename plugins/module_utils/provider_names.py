@@ -51,6 +51,16 @@ def discovered():
     return found
 
 
+def declared(name):
+    """The PROVIDER of a package found on disk (not a built-in one), for what it declares as data (its zone pattern):
+    imported by name, so that the layers below providers/ depend on no cloud's code."""
+    import importlib
+    if name in BUILT_IN or name not in discovered():
+        return None
+    enable_collection_imports()
+    return importlib.import_module(PREFIX + "plugins.module_utils.providers." + name).PROVIDER
+
+
 def names():
     """Every cloudProvider value with a package, sorted."""
     return sorted(set(BUILT_IN) | set(discovered()))

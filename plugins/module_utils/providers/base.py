@@ -23,6 +23,8 @@ class Provider(object):
     name = None  # the spec's cloudProvider
     # {option: spec field} read from the completed spec into day2_cloud() (GCE: its project).
     spec_options = {}
+    # (regex whose group 1 is the region, an example zone) for a cloud zones.ZONE_PATTERNS does not hold.
+    zone_pattern = None
 
     def _not_built(self, verb):
         raise NotBuilt("spec.cloudProvider: %s is not built for %s clusters" % (verb, self.name))
