@@ -16,7 +16,7 @@ import traceback
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
-from ansible_collections.kubeops.kops.plugins.module_utils import providers
+from ansible_collections.kubeops.kops.plugins.module_utils.providers import registry as providers
 
 STATE_STORE_ARGS = dict(
     state_store=dict(type="str"),

@@ -11,7 +11,7 @@ Where the packages are found:
   tests);
 - in the collection directory the action plugins hand to their module in KUBEOPS_COLLECTION_DIR.  A module runs
   from Ansible's zip (AnsiballZ), which holds only the module_utils the module imports by name; aws and gce are
-  imported by name (providers/__init__.py) and travel in the zip, a package added later does not.
+  imported by name (providers/registry.py) and travel in the zip, a package added later does not.
   enable_collection_imports() lets the module import the rest of the collection from that directory: a finder
   placed after Python's own, so whatever the zip holds is still taken from the zip.
 """
@@ -46,7 +46,7 @@ def discovered():
             continue
         for entry in entries:
             if entry.isidentifier() and entry not in BUILT_IN and entry not in found and \
-                    os.path.isfile(os.path.join(path, entry, "__init__.py")):
+                    os.path.isfile(os.path.join(path, entry, "provider.py")):
                 found[entry] = path
     return found
 
@@ -58,7 +58,7 @@ def declared(name):
     if name in BUILT_IN or name not in discovered():
         return None
     enable_collection_imports()
-    return importlib.import_module(PREFIX + "plugins.module_utils.providers." + name).PROVIDER
+    return importlib.import_module(PREFIX + "plugins.module_utils.providers.%s.provider" % name).PROVIDER
 
 
 def names():

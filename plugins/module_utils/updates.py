@@ -24,7 +24,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import boo
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import store as nodeup_store
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import discovery, keystore, sshkey
-from ansible_collections.kubeops.kops.plugins.module_utils.providers import driver_for, provider_for
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.registry import driver_for, provider_for
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import discovery as discovery_store
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of

@@ -125,7 +125,7 @@ def _write(path, document, dump):
 def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils import updates
     from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
-    from ansible_collections.kubeops.kops.plugins.module_utils import providers
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers import registry as providers
     from ansible_collections.kubeops.kops.plugins.module_utils.kube import credentials, endpoint
     from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
 

@@ -248,7 +248,7 @@ ROLL_OPTIONS = ("force", "cloud_only", "fail_on_validate_error", "fail_on_drain_
 @reports_errors
 def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils import updates, watchdog
-    from ansible_collections.kubeops.kops.plugins.module_utils import providers
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers import registry as providers
     from ansible_collections.kubeops.kops.plugins.module_utils import progress
     from ansible_collections.kubeops.kops.plugins.module_utils.rolling import budget, planner, roller
 

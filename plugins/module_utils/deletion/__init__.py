@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import TryAgain
 from ansible_collections.kubeops.kops.plugins.module_utils.providers.deletion_base import (  # noqa: F401 - re-exported
     ALREADY_GONE, BLOCKED, DELETED, FAILED, GONE, PLANNED, UNTAGGED, WAITING, Resource, each_object)
-from ansible_collections.kubeops.kops.plugins.module_utils import providers
+from ansible_collections.kubeops.kops.plugins.module_utils.providers import registry as providers
 
 DEFAULT_TIMEOUT = 1200
 DEFAULT_INTERVAL = 10

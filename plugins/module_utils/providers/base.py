@@ -3,9 +3,9 @@
 # Apache License 2.0 (see LICENSE)
 """What a cloud package (providers/<cloud>/) gives the rest of the collection: its Provider.
 
-Each package's __init__.py defines PROVIDER, an instance of a Provider subclass.  The package's __init__ stays
-light (no boto3, no google-auth, no model): every part is loaded when asked for, by a plain import inside the
-method, so that Ansible's module packager (AnsiballZ) still sees it and ships it.  A part a cloud does not have
+Each package's provider.py defines PROVIDER, an instance of a Provider subclass (the package's __init__.py is
+empty).  provider.py stays light (no boto3, no google-auth, no model): every part is loaded when asked for, by a
+plain import inside the method, so that Ansible's module packager (AnsiballZ) still sees it and ships it.  A part a cloud does not have
 is refused with one line naming the cloud and the verb (NotBuilt), never an AttributeError.
 """
 

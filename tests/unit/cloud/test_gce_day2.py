@@ -8,7 +8,7 @@ import pytest
 
 from ansible_collections.kubeops.kops.plugins.inventory.kops import gce_instance_hosts
 from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import groups as gce_groups
-from ansible_collections.kubeops.kops.plugins.module_utils import providers
+from ansible_collections.kubeops.kops.plugins.module_utils.providers import registry as providers
 from ansible_collections.kubeops.kops.plugins.module_utils.kube import endpoint
 from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import rolling as gce_rolling
 from ansible_collections.kubeops.kops.plugins.module_utils.rolling import planner, roller

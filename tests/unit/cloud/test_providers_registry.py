@@ -1,4 +1,4 @@
-"""The registry of clouds (providers/__init__.py): every package under providers/ gives what every verb calls
+"""The registry of clouds (providers/registry.py): every package under providers/ gives what every verb calls
 through its Provider, and a cloud without a package is refused by every verb with one line naming those that
 have one."""
 
@@ -8,14 +8,15 @@ import pathlib
 
 import pytest
 
-from ansible_collections.kubeops.kops.plugins.module_utils import deletion, provider_names, providers
+from ansible_collections.kubeops.kops.plugins.module_utils import deletion, provider_names
+from ansible_collections.kubeops.kops.plugins.module_utils.providers import registry as providers
 from ansible_collections.kubeops.kops.plugins.module_utils.providers.base import Provider
 
 PROVIDERS_DIR = pathlib.Path(providers.__file__).parent
 
 
 def test_the_registry_lists_the_packages_on_disk():
-    on_disk = sorted(p.parent.name for p in PROVIDERS_DIR.glob("*/__init__.py"))
+    on_disk = sorted(p.parent.name for p in PROVIDERS_DIR.glob("*/provider.py"))
     assert providers.names() == on_disk == ["aws", "gce"]
     assert sorted(providers.BUILT_IN) == list(provider_names.BUILT_IN) == on_disk
 

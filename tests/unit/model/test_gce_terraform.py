@@ -23,7 +23,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import terraform
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import store as nodeup_store
-from ansible_collections.kubeops.kops.plugins.module_utils.providers import driver_for
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.registry import driver_for
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
 
 from tests.conformance import kops_fixtures
