@@ -49,6 +49,11 @@ class Provider(object):
         """What rolling update replaces instances with (rolling/roller.py's cloud side)."""
         self._not_built("rolling update")
 
+    def inventory_hosts(self, plugin, service, cluster, groups, region):
+        """[(host, variables, groups)] of the running cluster, for the kubeops.kops.kops inventory plugin (plugin: its
+        options, get_option); a ValueError says what went wrong."""
+        self._not_built("the kops inventory")
+
     # --- delete ---
     def deletion(self):
         """A module with cloud(name, region, profile, spec), discover(cloud, spec), KINDS_BY_NAME, any_owned(cloud)

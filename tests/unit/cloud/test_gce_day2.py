@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.kubeops.kops.plugins.inventory.kops import gce_instance_hosts
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce.inventory import gce_instance_hosts
 from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import groups as gce_groups
 from ansible_collections.kubeops.kops.plugins.module_utils.providers import registry as providers
 from ansible_collections.kubeops.kops.plugins.module_utils.kube import endpoint

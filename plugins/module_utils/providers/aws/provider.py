@@ -28,6 +28,10 @@ class AwsProvider(Provider):
         from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws.rolling import AwsRolling
         return AwsRolling(cloud)
 
+    def inventory_hosts(self, plugin, service, cluster, groups, region):
+        from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import inventory
+        return inventory.hosts(plugin, service, cluster, groups, region)
+
     def deletion(self):
         from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import deletion
         return deletion

@@ -30,6 +30,10 @@ class GceProvider(Provider):
         from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce.rolling import GceRolling
         return GceRolling(cloud)
 
+    def inventory_hosts(self, plugin, service, cluster, groups, region):
+        from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import inventory
+        return inventory.hosts(plugin, service, cluster, groups, region)
+
     def deletion(self):
         from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import deletion
         return deletion
