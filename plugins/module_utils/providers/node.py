@@ -1,0 +1,58 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""The node modules' registry: cloudProvider -> providers/<cloud>/node.py (etcd_volume, etcd_peers, api_dns).
+
+Apart from registry.py so that a node module ships the clouds' node functions only (node.py imports cloud/<cloud>.py
+and nodeup/), never the controller's layers.  aws and gce are imported by name (AnsiballZ ships them); a cloud
+added as a package is found on disk when the module can see the collection (KUBEOPS_COLLECTION_DIR,
+provider_names.py).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+from ansible_collections.kubeops.kops.plugins.module_utils import provider_names
+
+
+def _aws():
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import node
+    return node
+
+
+def _gce():
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import node
+    return node
+
+
+BUILT_IN = {"aws": _aws, "gce": _gce}
+
+
+class NodeNotBuilt(ValueError):
+    pass
+
+
+def functions(provider, verb):
+    """The node module of cloud provider that has verb (etcd_volume, etcd_peers, api_dns)."""
+    if provider in BUILT_IN:
+        return BUILT_IN[provider]()
+    found = provider_names.discovered()
+    if provider in found and os.path.isfile(os.path.join(found[provider], provider, "node.py")):
+        provider_names.enable_collection_imports()
+        return importlib.import_module(provider_names.PREFIX + "plugins.module_utils.providers.%s.node" % provider)
+    raise NodeNotBuilt("provider: %s is built for %s, not %r"
+                       % (verb, ", ".join(sorted(set(BUILT_IN) | {n for n in found if n != provider})), provider))
+
+
+def run(module, verb):
+    """Run the node module verb (module.params["provider"]'s) to its exit_json or fail_json."""
+    try:
+        cloud = functions(module.params["provider"], verb)
+    except NodeNotBuilt as exc:
+        module.fail_json(msg=str(exc))
+    function = getattr(cloud, verb, None)  # a cloud's node.py may build some of the three only
+    if function is None:
+        module.fail_json(msg="provider: %s is not built for %s" % (verb, module.params["provider"]))
+    function(module)
