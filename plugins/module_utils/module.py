@@ -16,7 +16,7 @@ import traceback
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
-from ansible_collections.kubeops.kops.plugins.module_utils.providers import registry as providers
+from ansible_collections.kubeops.kops.plugins.module_utils.providers import module_options
 
 STATE_STORE_ARGS = dict(
     state_store=dict(type="str"),
@@ -29,14 +29,14 @@ STATE_STORE_ARGS = dict(
 class KopsModule(AnsibleModule):
     def __init__(self, argument_spec, **kwargs):
         # Each cloud's options (its doc fragment), from its package (providers/<cloud>/).
-        spec = providers.argument_spec()
+        spec = module_options.argument_spec()
         spec.update(STATE_STORE_ARGS)
         spec.update(argument_spec)
         kwargs.setdefault("supports_check_mode", True)
         AnsibleModule.__init__(self, argument_spec=spec, **kwargs)
         if objects.yaml is None:
             self.fail_json(msg=missing_required_lib("PyYAML"))
-        providers.configure_module(self)
+        module_options.configure_module(self)
 
     def service(self, zone_hint=None):
         """The cluster service over this module's state store and cloud facts.
@@ -69,14 +69,11 @@ class KopsModule(AnsibleModule):
 
     def cloud_facts(self, zone_hint=None):
         """Facts from cloud_facts, the rest looked up by the first cloud that looks up facts for zone_hint's zone
-        (Provider.cloud_facts: AWS asks EC2 when cloud_lookup allows it); else the facts as given."""
+        (providers/<cloud>/options.py: AWS asks EC2 when cloud_lookup allows it); else the facts as given."""
         from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts
         data = self.params.get("cloud_facts")
-        for name in providers.names():
-            facts = providers.provider(name).cloud_facts(self.params, data, zone_hint)
-            if facts is not None:
-                return facts
-        return cloudfacts.StaticCloudFacts(data)
+        facts = module_options.cloud_facts(self.params, data, zone_hint)
+        return facts if facts is not None else cloudfacts.StaticCloudFacts(data)
 
     def fail_from(self, exc):
         # msg lists each problem (one line each); a second copy in the result would print every problem twice.

@@ -61,6 +61,20 @@ def declared(name):
     return importlib.import_module(PREFIX + "plugins.module_utils.providers.%s.provider" % name).PROVIDER
 
 
+def part(name, part_name, built_in):
+    """A cloud's module part_name (providers/<cloud>/<part_name>.py): built_in[name]() for aws and gce (their
+    registries import them by name, for Ansible's packager), else the package's file found on disk; None if the
+    cloud has no such part."""
+    if name in built_in:
+        return built_in[name]()
+    found = discovered()
+    if name in found and os.path.isfile(os.path.join(found[name], name, part_name + ".py")):
+        import importlib
+        enable_collection_imports()
+        return importlib.import_module(PREFIX + "plugins.module_utils.providers.%s.%s" % (name, part_name))
+    return None
+
+
 def names():
     """Every cloudProvider value with a package, sorted."""
     return sorted(set(BUILT_IN) | set(discovered()))

@@ -26,7 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import TryAgain
 from ansible_collections.kubeops.kops.plugins.module_utils.providers.deletion_base import (  # noqa: F401 - re-exported
     ALREADY_GONE, BLOCKED, DELETED, FAILED, GONE, PLANNED, UNTAGGED, WAITING, Resource, each_object)
-from ansible_collections.kubeops.kops.plugins.module_utils.providers import registry as providers
+from ansible_collections.kubeops.kops.plugins.module_utils import provider_names
+from ansible_collections.kubeops.kops.plugins.module_utils.providers import deleters
 
 DEFAULT_TIMEOUT = 1200
 DEFAULT_INTERVAL = 10
@@ -60,10 +61,11 @@ def plan_lines(resources):
 def driver_module(provider):
     """The cloud's deletion module (its package's, providers/<cloud>/); a cloud without one is refused, naming
     those that have one."""
-    try:
-        return providers.provider(provider, "deleting a cluster's objects").deletion()
-    except providers.NotBuilt as exc:
-        raise DeletionError(str(exc))
+    module = deleters.deletion_for(provider)
+    if module is None:
+        raise DeletionError("spec.cloudProvider: deleting a cluster's objects is built for %s, not %r"
+                            % (", ".join(c for c in provider_names.names() if deleters.deletion_for(c)), provider))
+    return module
 
 
 class Walker(object):

@@ -7,6 +7,10 @@ Each package's provider.py defines PROVIDER, an instance of a Provider subclass 
 empty).  provider.py stays light (no boto3, no google-auth, no model): every part is loaded when asked for, by a
 plain import inside the method, so that Ansible's module packager (AnsiballZ) still sees it and ships it.  A part a cloud does not have
 is refused with one line naming the cloud and the verb (NotBuilt), never an AttributeError.
+
+Three parts have registries of their own, so that a module ships only the part it uses (Ansible's packager
+ships every module a registry names): the modules' cloud options (<cloud>/options.py, providers/module_options.py),
+deletion (<cloud>/deletion.py, providers/deleters.py) and the node functions (<cloud>/node.py, providers/node.py).
 """
 
 from __future__ import annotations
@@ -53,22 +57,3 @@ class Provider(object):
         """[(host, variables, groups)] of the running cluster, for the kubeops.kops.kops inventory plugin (plugin: its
         options, get_option); a ValueError says what went wrong."""
         self._not_built("the kops inventory")
-
-    # --- delete ---
-    def deletion(self):
-        """A module with cloud(name, region, profile, spec), discover(cloud, spec), KINDS_BY_NAME, any_owned(cloud)
-        and optionally rediscover(cloud, spec, reports) (see deletion/__init__.py)."""
-        self._not_built("cluster_delete")
-
-    # --- modules ---
-    def argument_spec(self):
-        """The options this cloud adds to every kubeops.kops module (documented by its doc fragment)."""
-        return {}
-
-    def configure_module(self, module):
-        """Apply this cloud's options for the module's run (credentials, endpoints)."""
-
-    def cloud_facts(self, params, data, zone_hint):
-        """Cloud facts that look up what cloud_facts does not give, or None when this cloud looks nothing up for
-        this zone (the caller then uses the data as given)."""
-        return None

@@ -11,9 +11,6 @@ provider_names.py).
 
 from __future__ import annotations
 
-import importlib
-import os
-
 from ansible_collections.kubeops.kops.plugins.module_utils import provider_names
 
 
@@ -36,14 +33,11 @@ class NodeNotBuilt(ValueError):
 
 def functions(provider, verb):
     """The node module of cloud provider that has verb (etcd_volume, etcd_peers, api_dns)."""
-    if provider in BUILT_IN:
-        return BUILT_IN[provider]()
-    found = provider_names.discovered()
-    if provider in found and os.path.isfile(os.path.join(found[provider], provider, "node.py")):
-        provider_names.enable_collection_imports()
-        return importlib.import_module(provider_names.PREFIX + "plugins.module_utils.providers.%s.node" % provider)
-    raise NodeNotBuilt("provider: %s is built for %s, not %r"
-                       % (verb, ", ".join(sorted(set(BUILT_IN) | {n for n in found if n != provider})), provider))
+    module = provider_names.part(provider, "node", BUILT_IN) if isinstance(provider, str) else None
+    if module is None:
+        built = [c for c in provider_names.names() if c != provider and provider_names.part(c, "node", BUILT_IN)]
+        raise NodeNotBuilt("provider: %s is built for %s, not %r" % (verb, ", ".join(built), provider))
+    return module
 
 
 def run(module, verb):

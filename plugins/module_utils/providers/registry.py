@@ -77,15 +77,3 @@ def cloud_for(completed, region=None, profile=None):
     reader = cloud.reader()
     return reader, reader.cloud(completed["metadata"]["name"], region or region_of(spec), profile, **options)
 
-
-def argument_spec():
-    """The options every cloud adds to the modules (each cloud's doc fragment documents its own)."""
-    spec = {}
-    for name in names():
-        spec.update(provider(name).argument_spec())
-    return spec
-
-
-def configure_module(module):
-    for name in names():
-        provider(name).configure_module(module)

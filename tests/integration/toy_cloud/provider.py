@@ -19,9 +19,5 @@ class ToyProvider(Provider):
         from ansible_collections.kubeops.kops.plugins.module_utils.providers.toy import driver
         return driver.DRIVER
 
-    def deletion(self):
-        from ansible_collections.kubeops.kops.plugins.module_utils.providers.toy import deletion
-        return deletion
-
 
 PROVIDER = ToyProvider()

@@ -37,7 +37,8 @@ def test_a_package_has_what_the_verbs_call(name):
 
 
 def test_module_options_come_from_the_clouds():
-    spec = providers.argument_spec()
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers import module_options
+    spec = module_options.argument_spec()
     assert {"region", "profile", "access_key"} <= set(spec)  # AWS's (doc fragment kubeops.kops.aws)
 
 

@@ -34,9 +34,5 @@ class GceProvider(Provider):
         from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import inventory
         return inventory.hosts(plugin, service, cluster, groups, region)
 
-    def deletion(self):
-        from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import deletion
-        return deletion
-
 
 PROVIDER = GceProvider()
