@@ -76,4 +76,3 @@ def cloud_for(completed, region=None, profile=None):
     options = {option: spec.get(field) for option, field in cloud.spec_options.items()}
     reader = cloud.reader()
     return reader, reader.cloud(completed["metadata"]["name"], region or region_of(spec), profile, **options)
-

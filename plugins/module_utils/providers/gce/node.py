@@ -130,4 +130,3 @@ def api_dns(module):
         result["diff"] = {"before": "%s A %s\n" % (name, " ".join(before)),
                           "after": "%s A %s\n" % (name, " ".join(addresses))}
     module.exit_json(**result)
-
