@@ -5,26 +5,17 @@
 
 The module puts this collection on the nodes (nodeconfig/boot_artifacts.py).  Where Ansible found it (an
 ansible.cfg's relative collections_path, ANSIBLE_COLLECTIONS_PATH, ~/.ansible/collections, a virtualenv) is known
-here, on the controller, from this plugin's own location; the module, running in a temporary directory, could
-only guess.  It is handed over in KUBEOPS_COLLECTION_DIR when the module runs on this controller (connection
-local, as the playbooks run it); a value the user set is kept.  Waits longer than 10 s (an endpoint that does not
-answer, the nodes' wheels downloading) are printed as they happen (plugin_utils/notices.py).
+here, on the controller; it is handed over in KUBEOPS_COLLECTION_DIR when the module runs on this controller
+(connection local, as the playbooks run it), as every action of the collection does (plugin_utils/notices.py); a
+value the user set is kept.  Waits longer than 10 s (an endpoint that does not answer, the nodes' wheels
+downloading) are printed as they happen.
 """
 
 from __future__ import annotations
 
-import os
-
 from ansible_collections.kubeops.kops.plugins.plugin_utils.notices import NoticesAction
-
-COLLECTION_ENV = "KUBEOPS_COLLECTION_DIR"
-# plugins/action/cluster_update.py -> the collection's root
-COLLECTION_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 
 
 class ActionModule(NoticesAction):
 
     MODULE = "kubeops.kops.cluster_update"
-
-    def module_environment(self):
-        return {} if os.environ.get(COLLECTION_ENV) else {COLLECTION_ENV: COLLECTION_DIR}

@@ -50,7 +50,7 @@ class TaskError(KopsError):
 
 
 class CloudError(KopsError):
-    """cloud/, providers/, zones.py, kube/clouds.py: a cloud's API refused or answered what cannot be used."""
+    """cloud/, providers/, zones.py: a cloud's API refused or answered what cannot be used."""
 
 
 class AddonError(KopsError):

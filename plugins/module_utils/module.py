@@ -17,25 +17,27 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.kubeops.kops.plugins.module_utils import errors
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
-from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
+from ansible_collections.kubeops.kops.plugins.module_utils.providers import module_options
 
 STATE_STORE_ARGS = dict(
     state_store=dict(type="str"),
     cloud_facts=dict(type="dict"),
-    # None: look up when AWS credentials resolve (kops always asks its cloud); true: always; false: never.
+    # None: look up when the cloud's credentials resolve (kops always asks its cloud); true: always; false: never.
     cloud_lookup=dict(type="bool"),
 )
 
 
 class KopsModule(AnsibleModule):
     def __init__(self, argument_spec, **kwargs):
-        spec = aws.argument_spec(STATE_STORE_ARGS)
+        # Each cloud's options (its doc fragment), from its package (providers/<cloud>/).
+        spec = module_options.argument_spec()
+        spec.update(STATE_STORE_ARGS)
         spec.update(argument_spec)
         kwargs.setdefault("supports_check_mode", True)
         AnsibleModule.__init__(self, argument_spec=spec, **kwargs)
         if objects.yaml is None:
             self.fail_json(msg=missing_required_lib("PyYAML"))
-        aws.configure_module(self)
+        module_options.configure_module(self)
 
     def service(self, zone_hint=None):
         """The cluster service over this module's state store and cloud facts.
@@ -67,25 +69,12 @@ class KopsModule(AnsibleModule):
         AnsibleModule.fail_json(self, msg, **kwargs)
 
     def cloud_facts(self, zone_hint=None):
-        """Facts from cloud_facts, the rest looked up in AWS when cloud_lookup allows it.
-
-        cloud_lookup unset looks up when AWS credentials resolve, as kops always asks its cloud; a GCE
-        zone_hint means no AWS lookup.  Region: the region option, else zone_hint's, else botocore's.
-        """
+        """Facts from cloud_facts, the rest looked up by the first cloud that looks up facts for zone_hint's zone
+        (providers/<cloud>/options.py: AWS asks EC2 when cloud_lookup allows it); else the facts as given."""
         from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts
         data = self.params.get("cloud_facts")
-        lookup = self.params.get("cloud_lookup")
-        aws_zone = cloudfacts.is_aws_zone(zone_hint) if zone_hint else True
-        if lookup is False or not aws_zone:
-            return cloudfacts.StaticCloudFacts(data)
-        if not aws.has_credentials():
-            if lookup:
-                aws.require_boto3()
-                raise aws.AwsError("cloud_lookup: true: " + aws.NO_CREDENTIALS)
-            return cloudfacts.StaticCloudFacts(data)
-        from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws_facts import AwsCloudFacts
-        region = self.params.get("region") or (cloudfacts.aws_region_of_zone(zone_hint) if zone_hint else None)
-        return AwsCloudFacts(region, data)
+        facts = module_options.cloud_facts(self.params, data, zone_hint)
+        return facts if facts is not None else cloudfacts.StaticCloudFacts(data)
 
     def fail_from(self, exc):
         """One fail_json for an error: a KopsError's message and fix once, never a traceback (it is bad input or a

@@ -17,7 +17,7 @@ import json
 import os
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel as addon_channel
-from ansible_collections.kubeops.kops.plugins.module_utils.api import objects, validation_aws
+from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import cloudformation, runner, terraform
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import CloudFactsError
@@ -25,7 +25,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import boo
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import store as nodeup_store
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import discovery, keystore, sshkey
-from ansible_collections.kubeops.kops.plugins.module_utils.providers import driver_for
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.registry import driver_for, provider_for
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import discovery as discovery_store
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
@@ -112,7 +112,7 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     store = service.cluster_store(cluster_name)
     options = dict(cloud_options or {})
     # A region other than the zones' would plan a second cluster there: refused before any call.
-    validation_aws.check_region(options.get("region"), region_of(completed["spec"]))
+    provider_for(completed["spec"]).check_region(options.get("region"), completed)
     region = options.pop("region", None) or region_of(completed["spec"])
 
     def new_cloud():

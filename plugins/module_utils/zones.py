@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.kubeops.kops.plugins.module_utils import provider_names
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import CloudError
 
 # eu-west-1a, us-gov-west-1b, kops' test zone us-test-1a; local zones us-west-2-lax-1a belong to us-west-2.
@@ -22,10 +23,13 @@ class ZoneError(CloudError):
 
 def region_of_zone(provider, zone):
     """The region a zone belongs to: ("aws", "us-east-1a") -> us-east-1, ("gce", "us-central1-a") -> us-central1."""
-    if provider not in ZONE_PATTERNS:
-        raise ZoneError("cloudProvider %r has no zones known to kubeops.kops (aws or gce)" % (provider,))
-    pattern, example = ZONE_PATTERNS[provider]
-    match = pattern.match(zone or "")
+    declared = provider_names.declared(provider)  # a cloud added as a package declares its own (Provider.zone_pattern)
+    known = ZONE_PATTERNS.get(provider) or (declared.zone_pattern if declared is not None else None)
+    if not known:
+        raise ZoneError("cloudProvider %r has no zones known to kubeops.kops (%s)"
+                        % (provider, ", ".join(provider_names.names())))
+    pattern, example = known
+    match = re.match(pattern, zone or "")
     if not match:
         raise ZoneError("zone %r is not a %s zone (expected e.g. %s)" % (zone, provider.upper(), example))
     return match.group(1)

@@ -7,16 +7,25 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: api_dns
-short_description: Keep the API's internal DNS record pointing at the running control-plane instances (AWS Route53)
+short_description: Keep the API's internal DNS record pointing at the running control-plane instances (Route53, Cloud DNS)
 version_added: 0.1.0
 description:
   - What kops' dns-controller does for C(api.internal.<cluster>) from the kube-apiserver pod's
     C(dns.alpha.kubernetes.io/internal) annotation, without needing the API first. It lists the cluster's running
     control-plane instances (tags C(KubernetesCluster=<cluster>) and C(k8s.io/role/control-plane=1)) and upserts
     one A record with their private addresses in the cluster's hosted zone.
+  - On GCE (O(provider=gce)) the RUNNING control-plane instances in the region's zones (kops' labels) and one A
+    record of their internal addresses in the cluster's Cloud DNS managed zone (O(address_type) is AWS's).
   - An unchanged record is left alone. Clusters with C(topology.dns.type=None) (or gossip) need no record; the
     role does not call this module for them.
 options:
+  provider:
+    description:
+      - The node's cloud (the cluster's C(spec.cloudProvider)); each cloud's package does the work
+        (C(plugins/module_utils/providers/<cloud>/node.py)). V(aws) reads the AWS options, V(gce) the GCE ones
+        (O(region), when omitted, from the metadata server).
+    type: str
+    default: aws
   cluster_name:
     description: The cluster.
     type: str
@@ -39,6 +48,12 @@ options:
     description: Record TTL in seconds (kops' dns-controller uses 60).
     type: int
     default: 60
+  project:
+    description: GCE only. The project. Read from the metadata server when omitted.
+    type: str
+  credentials_file:
+    description: GCE only. A service-account key file; by default the application default credentials.
+    type: path
 extends_documentation_fragment:
   - kubeops.kops.aws
 attributes:
@@ -49,7 +64,8 @@ attributes:
     description: Shows the addresses before and after.
     support: full
 requirements:
-  - boto3
+  - boto3 (AWS)
+  - google-auth and requests (GCE)
 author:
   - kubeops maintainers (@kubeops)
 """
@@ -63,6 +79,10 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+managed_zone:
+  description: The Cloud DNS managed zone (GCE).
+  returned: success, on GCE
+  type: str
 record_name:
   description: The record kept.
   returned: success
@@ -82,42 +102,21 @@ zone_id:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
+from ansible_collections.kubeops.kops.plugins.module_utils.providers import node
 
 
 def main():
     module = AnsibleModule(argument_spec=aws.argument_spec(dict(
+        provider=dict(type="str", default="aws"),
         cluster_name=dict(type="str", required=True),
         dns_zone=dict(type="str", required=True),
         record_name=dict(type="str"),
         address_type=dict(type="str", choices=["private", "public"], default="private"),
         ttl=dict(type="int", default=60),
+        project=dict(type="str"),
+        credentials_file=dict(type="path"),
     )), supports_check_mode=True)
-    aws.configure_module(module)
-    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import api_dns
-
-    params = module.params
-    name = params["record_name"] or "api.internal.%s" % params["cluster_name"]
-    try:
-        ec2 = aws.client("ec2", region=params["region"])
-        route53 = aws.client("route53", region=params["region"])
-        zone_id = api_dns.zone_id(route53, params["dns_zone"])
-        addresses = api_dns.control_plane_addresses(ec2, params["cluster_name"], params["address_type"])
-        if not addresses:
-            module.fail_json(msg="no running control-plane instance of %s has a %s address; nothing to point "
-                                 "%s at" % (params["cluster_name"], params["address_type"], name))
-        before = api_dns.current_addresses(route53, zone_id, name)
-        changed = before != addresses
-        if changed and not module.check_mode:
-            api_dns.upsert(route53, zone_id, name, addresses, params["ttl"])
-    except aws.AwsError as exc:
-        module.fail_json(msg=str(exc))
-    except Exception as exc:  # pylint: disable=broad-except  # botocore errors: say which call
-        module.fail_json(msg=str(aws.describe_error(exc, "keeping %s" % name)))
-    result = dict(changed=changed, record_name=name, addresses=addresses, zone_id=zone_id)
-    if module._diff and changed:
-        result["diff"] = {"before": "%s A %s\n" % (name, " ".join(before)),
-                          "after": "%s A %s\n" % (name, " ".join(addresses))}
-    module.exit_json(**result)
+    node.run(module, "api_dns")
 
 
 if __name__ == "__main__":

@@ -445,8 +445,6 @@ def run(module):
         options["cluster_name"] = params["name"]
 
     if params["state"] == "absent":
-        # Named here so that AnsiballZ packs it: the cloud check loads a provider by name.
-        from ansible_collections.kubeops.kops.plugins.module_utils.deletion import aws as _aws  # noqa: F401 pylint: disable=unused-import
         name = params["name"] or options.get("cluster_name") or _definition_name(module)
         service.cluster_store(name).refuse_while_deleting("cluster state=absent")
         plan = service.plan_delete(name, force=params["force"], region=params["region"], profile=params["profile"])

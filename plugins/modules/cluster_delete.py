@@ -56,8 +56,9 @@ options:
     description:
       - The cluster's cloud when it is no longer in the state store. Defaults to the stored spec's
         C(cloudProvider), else V(aws); given with a stored cluster it must agree with it.
+      - One of the clouds the collection has a package for (V(aws), V(gce), or one added under
+        C(plugins/module_utils/providers/)).
     type: str
-    choices: [aws, gce]
   project:
     description:
       - GCE only, the cluster's project when it is no longer in the state store. Defaults to the stored spec's
@@ -150,8 +151,6 @@ from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsMod
 @reports_errors
 def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils import deletion, watchdog
-    # Named here so that AnsiballZ packs the day-2 cloud seam, which deletion/ imports inside a function.
-    from ansible_collections.kubeops.kops.plugins.module_utils.kube import clouds as _clouds  # noqa: F401 pylint: disable=unused-import
 
     watchdog.start("cluster_delete")  # a killed ansible-playbook stops the deletion (its worker would not)
     params = module.params
@@ -189,7 +188,7 @@ def main():
             yes=dict(type="bool", default=False),
             timeout=dict(type="int", default=1200),
             interval=dict(type="int", default=10),
-            cloud_provider=dict(type="str", choices=["aws", "gce"]),
+            cloud_provider=dict(type="str"),
             project=dict(type="str"),
         ),
     )

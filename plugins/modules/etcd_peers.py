@@ -7,15 +7,24 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: etcd_peers
-short_description: Find where each etcd member of a cluster runs (AWS)
+short_description: Find where each etcd member of a cluster runs (AWS, GCE)
 version_added: 0.1.0
 description:
   - For the first etcd cluster of the node's nodeup config, the private address of every member, for
     roles/protokube's C(protokube_etcd_peers). A member is the instance its EBS volume is attached to, or, before
     that, the one running instance of its instance group.
   - Two describe calls, whatever the number of members. Read-only.
+  - On GCE (O(provider=gce)) a member is the RUNNING instance its persistent disk (label C(k8s-io-etcd-<cluster>)) is
+    attached to, else the one RUNNING instance of its instance group, both labelled for the cluster.
   - With O(wait), polls until every member has an address (control-plane instances boot at the same time).
 options:
+  provider:
+    description:
+      - The node's cloud (the cluster's C(spec.cloudProvider)); each cloud's package does the work
+        (C(plugins/module_utils/providers/<cloud>/node.py)). V(aws) reads the AWS options, V(gce) the GCE ones
+        (O(region), when omitted, from the metadata server).
+    type: str
+    default: aws
   nodeup_config:
     description: The node's nodeup config (its C(ClusterName) and C(kubeops.etcdClusters)).
     type: dict
@@ -24,6 +33,12 @@ options:
     description: Seconds to wait for every member to have an address (0 to answer at once).
     type: int
     default: 600
+  project:
+    description: GCE only. The project. Read from the metadata server when omitted.
+    type: str
+  credentials_file:
+    description: GCE only. A service-account key file; by default the application default credentials.
+    type: path
 extends_documentation_fragment:
   - kubeops.kops.aws
 attributes:
@@ -34,7 +49,8 @@ attributes:
     description: Not applicable.
     support: none
 requirements:
-  - boto3
+  - boto3 (AWS)
+  - google-auth and requests (GCE)
 author:
   - kubeops maintainers (@kubeops)
 """
@@ -66,50 +82,21 @@ missing:
   elements: str
 """
 
-import time
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
+from ansible_collections.kubeops.kops.plugins.module_utils.providers import node
 
 
 def main():
     module = AnsibleModule(argument_spec=aws.argument_spec(dict(
+        provider=dict(type="str", default="aws"),
         nodeup_config=dict(type="dict", required=True),
         wait=dict(type="int", default=600),
+        project=dict(type="str"),
+        credentials_file=dict(type="path"),
     )), supports_check_mode=True)
-    aws.configure_module(module)
-    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd_peers, etcd_volume
-
-    config = module.params["nodeup_config"]
-    clusters = (config.get("kubeops") or {}).get("etcdClusters") or []
-    if not clusters:
-        module.exit_json(changed=False, peers={})
-    region = module.params["region"]
-    try:
-        if not region:
-            region = etcd_volume.instance_identity()[2]
-    except Exception as exc:  # pylint: disable=broad-except  # URL, connection and JSON errors alike
-        module.fail_json(msg="instance metadata (IMDSv2) did not answer (%s): give region" % exc)
-    names = [m["name"] for m in clusters[0].get("members") or []]
-    deadline = time.monotonic() + module.params["wait"]
-    try:
-        ec2 = aws.client("ec2", region=region)
-        while True:
-            peers = etcd_peers.member_addresses(ec2, config["ClusterName"], clusters[0])
-            missing = [n for n in names if n not in peers]
-            if not missing or time.monotonic() >= deadline:
-                break
-            time.sleep(5)
-    except aws.AwsError as exc:
-        module.fail_json(msg=str(exc))
-    except Exception as exc:  # pylint: disable=broad-except  # botocore errors: say which call
-        module.fail_json(msg=str(aws.describe_error(exc, "finding the etcd members")))
-    if missing:
-        module.fail_json(msg="etcd members %s of %s have no running instance yet (waited %d s)"
-                             % (", ".join(missing), config["ClusterName"], module.params["wait"]),
-                         missing=missing, peers=peers)
-    module.exit_json(changed=False, peers=peers)
+    node.run(module, "etcd_peers")
 
 
 if __name__ == "__main__":

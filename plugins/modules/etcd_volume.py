@@ -7,35 +7,61 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: etcd_volume
-short_description: Attach this control-plane instance's etcd EBS volume (etcd-manager's AWS volume provider)
+short_description: Attach this control-plane instance's etcd volume (etcd-manager's volume providers, AWS EBS and GCE persistent disk)
 version_added: 0.1.0
 description:
-  - Finds the one EBS volume in the instance's availability zone that carries the etcd member's volume tags
+  - On AWS (O(provider=aws), the default) finds the one EBS volume in the instance's availability zone that carries the etcd member's volume tags
     (C(k8s.io/etcd/<cluster>=<member>/<members>), C(k8s.io/role/control-plane=1),
     C(kubernetes.io/cluster/<name>=owned), as C(cluster_update) creates them) and attaches it to this instance.
   - A volume already attached here is left alone; one attached to another instance is refused, so that an etcd
     member's data is never used twice.
   - Returns the device the volume appears as on this machine (the NVMe link on Nitro instances).
     Formatting and mounting are roles/protokube's next tasks.
+  - On GCE (O(provider=gce)) the persistent disk in the instance's zone with
+    kops' labels for the member (O(cluster_name), O(etcd_cluster), O(member)), attached with its name as device
+    name; the device is C(/dev/disk/by-id/google-<disk name>) and the result names it in C(disk).
 options:
+  provider:
+    description:
+      - The node's cloud (the cluster's C(spec.cloudProvider)); each cloud's package does the work
+        (C(plugins/module_utils/providers/<cloud>/node.py)). V(aws) reads the AWS options, V(gce) the GCE ones.
+    type: str
+    default: aws
   volume_tags:
-    description: The member's volume tags (the nodeup config's C(kubeops.etcdClusters[].members[].volumeTags)).
+    description: AWS, required there. The member's volume tags (the nodeup config's C(kubeops.etcdClusters[].members[].volumeTags)).
     type: dict
-    required: true
   instance_id:
-    description: This instance. Read from the instance metadata service (IMDSv2) when omitted.
+    description: AWS only. This instance. Read from the instance metadata service (IMDSv2) when omitted.
     type: str
   zone:
-    description: This instance's availability zone. Read from the instance metadata when omitted.
+    description: This instance's zone. Read from the instance metadata (AWS) or metadata server (GCE) when omitted.
     type: str
   device_name:
-    description: The device name to attach as.
+    description: AWS only. The device name to attach as.
     type: str
     default: /dev/xvdu
   wait:
-    description: Wait until EC2 reports the volume attached.
+    description: AWS only. Wait until EC2 reports the volume attached.
     type: bool
     default: true
+  cluster_name:
+    description: GCE, required there. The cluster (as kops names it, with dots).
+    type: str
+  etcd_cluster:
+    description: GCE, required there. The etcd cluster, V(main) or V(events).
+    type: str
+  member:
+    description: GCE, required there. The etcd member this instance runs (C(spec.etcdClusters[].etcdMembers[].name)).
+    type: str
+  instance:
+    description: GCE only. This instance's name. Read from the metadata server when omitted.
+    type: str
+  project:
+    description: GCE only. The project. Read from the metadata server when omitted.
+    type: str
+  credentials_file:
+    description: GCE only. A service-account key file; by default the application default credentials.
+    type: path
 extends_documentation_fragment:
   - kubeops.kops.aws
 attributes:
@@ -46,7 +72,8 @@ attributes:
     description: Not applicable; the result says which volume and instance.
     support: none
 requirements:
-  - boto3
+  - boto3 (AWS)
+  - google-auth and requests (GCE)
 author:
   - kubeops maintainers (@kubeops)
 """
@@ -59,17 +86,34 @@ EXAMPLES = r"""
       k8s.io/role/control-plane: "1"
       kubernetes.io/cluster/k8s.example.com: owned
   register: etcd_main_volume
+
+- name: The same on GCE, where the disk is found by kops' labels
+  kubeops.kops.etcd_volume:
+    provider: gce
+    cluster_name: k8s.example.com
+    etcd_cluster: main
+    member: a
+  register: etcd_main_volume
 """
 
 RETURN = r"""
 volume_id:
   description: The etcd member's EBS volume.
-  returned: success
+  returned: success, on AWS
   type: str
   sample: vol-0123456789abcdef0
 instance_id:
   description: The instance it is attached to.
-  returned: success
+  returned: success, on AWS
+  type: str
+disk:
+  description: The etcd member's persistent disk.
+  returned: success, on GCE
+  type: str
+  sample: a-etcd-main-k8s-example-com
+instance:
+  description: The instance it is attached to.
+  returned: success, on GCE
   type: str
 device:
   description: Where the volume appears on this machine.
@@ -81,38 +125,25 @@ device:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
+from ansible_collections.kubeops.kops.plugins.module_utils.providers import node
 
 
 def main():
     module = AnsibleModule(argument_spec=aws.argument_spec(dict(
-        volume_tags=dict(type="dict", required=True),
+        provider=dict(type="str", default="aws"),
+        volume_tags=dict(type="dict"),
         instance_id=dict(type="str"),
         zone=dict(type="str"),
         device_name=dict(type="str", default="/dev/xvdu"),
         wait=dict(type="bool", default=True),
+        cluster_name=dict(type="str"),
+        etcd_cluster=dict(type="str"),
+        member=dict(type="str"),
+        instance=dict(type="str"),
+        project=dict(type="str"),
+        credentials_file=dict(type="path"),
     )), supports_check_mode=True)
-    aws.configure_module(module)
-    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd_volume
-
-    params = module.params
-    instance_id, zone, region = params["instance_id"], params["zone"], params["region"]
-    try:
-        if not (instance_id and zone and region):
-            metadata = etcd_volume.instance_identity()
-            instance_id, zone, region = instance_id or metadata[0], zone or metadata[1], region or metadata[2]
-    except Exception as exc:  # pylint: disable=broad-except  # URL, connection and JSON errors alike
-        module.fail_json(msg="instance metadata (IMDSv2) did not answer (%s): give instance_id, zone and region" % exc)
-    try:
-        ec2 = aws.client("ec2", region=region)
-        volume_id, changed = etcd_volume.ensure_attached(
-            ec2, {k: str(v) for k, v in params["volume_tags"].items()}, instance_id, zone,
-            device_name=params["device_name"], dry_run=module.check_mode, wait=params["wait"])
-    except aws.AwsError as exc:
-        module.fail_json(msg=str(exc))
-    except Exception as exc:  # pylint: disable=broad-except  # botocore errors: say which call
-        module.fail_json(msg=str(aws.describe_error(exc, "attaching the etcd volume")))
-    module.exit_json(changed=changed, volume_id=volume_id, instance_id=instance_id,
-                     device=etcd_volume.local_device(volume_id, params["device_name"]))
+    node.run(module, "etcd_volume")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,10 @@ DOCUMENTATION = r"""
 module: gce_api_dns
 short_description: Keep the API's internal DNS record pointing at the running control-plane instances (GCE Cloud DNS)
 version_added: 0.1.0
+deprecated:
+  removed_in: 1.0.0
+  why: One cloud-neutral module does this on every cloud.
+  alternative: Use M(kubeops.kops.api_dns) with O(kubeops.kops.api_dns#module:provider=gce).
 description:
   - What kops' dns-controller does for C(api.internal.<cluster>) from the kube-apiserver pod's
     C(dns.alpha.kubernetes.io/internal) annotation, without needing the API first. It lists the cluster's RUNNING
@@ -96,41 +100,9 @@ def main():
         region=dict(type="str"),
         credentials_file=dict(type="path"),
     ), supports_check_mode=True)
-    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import api_dns, etcd_volume
-    from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of_zone
-
-    params = module.params
-    name = params["record_name"] or "api.internal.%s" % params["cluster_name"]
-    project, region = params["project"], params["region"]
-    try:
-        if not (project and region):
-            _instance, zone, metadata_project = etcd_volume.gce_instance_identity()
-            project, region = project or metadata_project, region or region_of_zone("gce", zone)
-    except Exception as exc:  # pylint: disable=broad-except  # URL, connection and decoding errors alike
-        module.fail_json(msg="the GCE metadata server did not answer (%s): give project and region" % exc)
-    try:
-        from ansible_collections.kubeops.kops.plugins.module_utils.cloud.gce import GceCloud, GceError
-    except ImportError as exc:
-        module.fail_json(msg="google-auth and requests are needed: %s" % exc)
-    try:
-        cloud = GceCloud(params["cluster_name"], project, region, credentials_file=params["credentials_file"])
-        managed_zone = api_dns.gce_managed_zone(cloud, params["dns_zone"])
-        addresses = api_dns.gce_control_plane_addresses(cloud)
-        if not addresses:
-            module.fail_json(msg="no RUNNING control-plane instance of %s in %s has an internal address; nothing to "
-                                 "point %s at" % (params["cluster_name"], region, name))
-        current = api_dns.gce_current_record(cloud, managed_zone, name)
-        before = sorted((current or {}).get("rrdatas") or [])
-        changed = before != addresses or (current or {}).get("ttl") != params["ttl"]
-        if changed and not module.check_mode:
-            api_dns.gce_replace(cloud, managed_zone, name, addresses, params["ttl"], current)
-    except (ValueError, GceError) as exc:
-        module.fail_json(msg=str(exc))
-    result = dict(changed=changed, record_name=name, addresses=addresses, managed_zone=managed_zone)
-    if module._diff and changed:
-        result["diff"] = {"before": "%s A %s\n" % (name, " ".join(before)),
-                          "after": "%s A %s\n" % (name, " ".join(addresses))}
-    module.exit_json(**result)
+    # The cloud-neutral module's GCE side (providers/gce/node.py), with this module's own options.
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import node
+    node.api_dns(module)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,10 @@ DOCUMENTATION = r"""
 module: gce_etcd_peers
 short_description: Find where each etcd member of a control-plane node's cluster runs, in GCE
 version_added: 0.1.0
+deprecated:
+  removed_in: 1.0.0
+  why: One cloud-neutral module does this on every cloud.
+  alternative: Use M(kubeops.kops.etcd_peers) with O(kubeops.kops.etcd_peers#module:provider=gce).
 description:
   - For the first etcd cluster of the nodeup config (members share instances across clusters), each member's
     address is the internal address of the RUNNING instance its persistent disk (label C(k8s-io-etcd-<cluster>))
@@ -69,8 +73,6 @@ missing:
   elements: str
 """
 
-import time
-
 from ansible.module_utils.basic import AnsibleModule
 
 
@@ -82,41 +84,9 @@ def main():
         region=dict(type="str"),
         credentials_file=dict(type="path"),
     ), supports_check_mode=True)
-    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd_peers, etcd_volume
-    from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of_zone
-
-    params = module.params
-    config = params["nodeup_config"]
-    clusters = (config.get("kubeops") or {}).get("etcdClusters") or []
-    if not clusters:
-        module.exit_json(changed=False, peers={})
-    project, region = params["project"], params["region"]
-    try:
-        if not (project and region):
-            _instance, zone, metadata_project = etcd_volume.gce_instance_identity()
-            project, region = project or metadata_project, region or region_of_zone("gce", zone)
-    except Exception as exc:  # pylint: disable=broad-except  # URL, connection and decoding errors alike
-        module.fail_json(msg="the GCE metadata server did not answer (%s): give project and region" % exc)
-    try:
-        from ansible_collections.kubeops.kops.plugins.module_utils.cloud.gce import GceCloud, GceError
-    except ImportError as exc:
-        module.fail_json(msg="google-auth and requests are needed: %s" % exc)
-    names = [m["name"] for m in clusters[0].get("members") or []]
-    deadline = time.monotonic() + params["wait"]
-    try:
-        cloud = GceCloud(config["ClusterName"], project, region, credentials_file=params["credentials_file"])
-        while True:
-            peers = etcd_peers.gce_member_addresses(cloud, clusters[0])
-            missing = [n for n in names if n not in peers]
-            if not missing or time.monotonic() >= deadline:
-                break
-            time.sleep(5)
-    except (ValueError, GceError) as exc:
-        module.fail_json(msg=str(exc))
-    if missing:
-        module.fail_json(msg="etcd members %s of %s have no running instance yet (waited %d s)"
-                             % (", ".join(missing), config["ClusterName"], params["wait"]), missing=missing, peers=peers)
-    module.exit_json(changed=False, peers=peers)
+    # The cloud-neutral module's GCE side (providers/gce/node.py), with this module's own options.
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import node
+    node.etcd_peers(module)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,10 @@ DOCUMENTATION = r"""
 module: gce_etcd_volume
 short_description: Attach this control-plane instance's etcd persistent disk on GCE (etcd-manager's GCE volume provider)
 version_added: 0.1.0
+deprecated:
+  removed_in: 1.0.0
+  why: One cloud-neutral module does this on every cloud.
+  alternative: Use M(kubeops.kops.etcd_volume) with O(kubeops.kops.etcd_volume#module:provider=gce).
 description:
   - Finds the one persistent disk in the instance's zone with kops' labels for the etcd member
     (C(k8s-io-cluster-name=<cluster with dots as dashes>), C(k8s-io-role-master=master) and
@@ -98,29 +102,9 @@ def main():
         project=dict(type="str"),
         credentials_file=dict(type="path"),
     ), supports_check_mode=True)
-    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd_volume
-    from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of_zone
-
-    params = module.params
-    instance, zone, project = params["instance"], params["zone"], params["project"]
-    try:
-        if not (instance and zone and project):
-            metadata = etcd_volume.gce_instance_identity()
-            instance, zone, project = instance or metadata[0], zone or metadata[1], project or metadata[2]
-    except Exception as exc:  # pylint: disable=broad-except  # URL, connection and decoding errors alike
-        module.fail_json(msg="the GCE metadata server did not answer (%s): give instance, zone and project" % exc)
-    try:
-        from ansible_collections.kubeops.kops.plugins.module_utils.cloud.gce import GceCloud, GceError
-    except ImportError as exc:
-        module.fail_json(msg="google-auth and requests are needed: %s" % exc)
-    try:
-        cloud = GceCloud(params["cluster_name"], project, region_of_zone("gce", zone),
-                         credentials_file=params["credentials_file"])
-        disk, changed = etcd_volume.gce_ensure_attached(cloud, params["cluster_name"], params["etcd_cluster"],
-                                                        params["member"], instance, zone, dry_run=module.check_mode)
-    except (ValueError, GceError) as exc:
-        module.fail_json(msg=str(exc))
-    module.exit_json(changed=changed, disk=disk, instance=instance, device=etcd_volume.gce_device(disk))
+    # The cloud-neutral module's GCE side (providers/gce/node.py), with this module's own options.
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import node
+    node.etcd_volume(module)
 
 
 if __name__ == "__main__":

@@ -125,7 +125,8 @@ def _write(path, document, dump):
 def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils import updates
     from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
-    from ansible_collections.kubeops.kops.plugins.module_utils.kube import clouds, credentials, endpoint
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers import registry as providers
+    from ansible_collections.kubeops.kops.plugins.module_utils.kube import credentials, endpoint
     from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
 
     try:
@@ -140,7 +141,7 @@ def run(module):
     keyset = credentials.cluster_ca(service.cluster_store(name), name)
     cloud = None
     if not params["api_server"]:
-        _reader, cloud = clouds.cloud_for(completed, params["region"], params["profile"])
+        _reader, cloud = providers.cloud_for(completed, params["region"], params["profile"])
     server = endpoint.api_server(completed, cloud, params["api_server"])
     path = kubeconfig_path(params["path"])
 

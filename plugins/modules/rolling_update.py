@@ -248,7 +248,7 @@ ROLL_OPTIONS = ("force", "cloud_only", "fail_on_validate_error", "fail_on_drain_
 @reports_errors
 def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils import updates, watchdog
-    from ansible_collections.kubeops.kops.plugins.module_utils.kube import clouds
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers import registry as providers
     from ansible_collections.kubeops.kops.plugins.module_utils import progress
     from ansible_collections.kubeops.kops.plugins.module_utils.rolling import budget, planner, roller
 
@@ -264,8 +264,8 @@ def run(module):
     service.cluster_store(name).refuse_while_deleting("rolling_update")
     completed, instance_groups = updates.load_completed(service, name)
     selected = planner.select(instance_groups, params["instance_groups"], params["roles"])
-    _reader, cloud = clouds.cloud_for(completed, params["region"], params["profile"])
-    rolling = clouds.day2_for(completed["spec"]["cloudProvider"]).rolling(cloud)
+    _reader, cloud = providers.cloud_for(completed, params["region"], params["profile"])
+    rolling = providers.provider_for(completed["spec"], "rolling update").rolling(cloud)
 
     api = None
     if not params["cloud_only"]:

@@ -7,6 +7,12 @@ A module prints nothing until it returns; a wait of a minute (an endpoint that d
 downloading) would be a minute of silence.  When the module runs on this controller (connection local, as the
 playbooks run them), the action gives it a notice file in KUBEOPS_NOTICE_FILE and prints each line written there
 as it appears (within POLL seconds), then removes the file.
+
+It also hands the module the directory of the collection it comes from, in KUBEOPS_COLLECTION_DIR (a value the
+user set is kept).  Where Ansible found the collection is known here, from this file's own location; the module,
+running from Ansible's zip in a temporary directory, could only guess.  cluster_update puts the collection on the
+nodes from there (nodeconfig/boot_artifacts.py), and every module finds there the cloud packages the zip does not
+hold (provider_names.py: a cloud added as providers/<cloud>/).
 """
 
 from __future__ import annotations
@@ -19,6 +25,9 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 NOTICE_ENV = "KUBEOPS_NOTICE_FILE"
+COLLECTION_ENV = "KUBEOPS_COLLECTION_DIR"
+# plugins/plugin_utils/notices.py -> the collection's root
+COLLECTION_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 POLL = 0.25
 display = Display()
 
@@ -68,8 +77,8 @@ class NoticesAction(ActionBase):
     _supports_async = True  # as the module alone (ansible's normal action); an async run prints no notices
 
     def module_environment(self):
-        """Variables the module needs besides the notice file (a subclass adds its own)."""
-        return {}
+        """Variables the module needs besides the notice file: the collection's directory (a subclass adds its own)."""
+        return {} if os.environ.get(COLLECTION_ENV) else {COLLECTION_ENV: COLLECTION_DIR}
 
     def module_arguments(self):
         """The module's arguments: the task's (a subclass adds what only the controller knows)."""

@@ -20,7 +20,7 @@ import pytest
 
 from ansible_collections.kubeops.kops.plugins.module_utils import clusters, deletion, updates
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts
-from ansible_collections.kubeops.kops.plugins.module_utils.deletion import aws as aws_deletion
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import deletion as aws_deletion
 from ansible_collections.kubeops.kops.plugins.modules import cluster as cluster_module
 from ansible_collections.kubeops.kops.plugins.modules import cluster_delete as cluster_delete_module
 
@@ -231,7 +231,7 @@ def test_a_foreign_holder_is_named_not_looped_on(aws, tmp_path):
 INTERRUPTED = textwrap.dedent("""
     import sys
     from ansible_collections.kubeops.kops.plugins.module_utils import clusters, deletion
-    from ansible_collections.kubeops.kops.plugins.module_utils.deletion import aws
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import deletion as aws
     done = []
     real = aws.Ec2Kind.delete_one
 
@@ -310,7 +310,7 @@ def test_dns_records_are_taken_as_kops_names_them():
 GATED = textwrap.dedent("""
     import os, sys, time
     from ansible_collections.kubeops.kops.plugins.module_utils import clusters, deletion
-    from ansible_collections.kubeops.kops.plugins.module_utils.deletion import aws
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import deletion as aws
     store, name, gate, after = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     done = []
     real = aws.Ec2Kind.delete_one

@@ -193,7 +193,7 @@ def test_rolling_update_plan_and_a_roll_step(gce, kube_api, tmp_path, playbook):
     assert all(m["instance-template"].endswith("-2") for m in metadata.values())
 
     # Nothing left to roll (the reader the next run starts with; a third ansible-playbook run costs 10-25 s here).
-    from ansible_collections.kubeops.kops.plugins.module_utils.cloud import gce_groups
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import groups as gce_groups
     from ansible_collections.kubeops.kops.plugins.module_utils.cloud.gce import GceCloud
     after = gce_groups.cloud_groups(GceCloud(CLUSTER, PROJECT, "us-test1"))
     assert not [i["name"] for g in after.values() for i in g["instances"] if i["needs_update"]]

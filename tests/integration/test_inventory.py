@@ -7,7 +7,7 @@ import subprocess
 
 import boto3
 
-from ansible_collections.kubeops.kops.plugins.inventory import kops as kops_inventory
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import inventory as aws_inventory
 from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
 
 from tests.integration.conftest import BIN, REPO, ansible_env
@@ -74,7 +74,7 @@ def test_private_hosts_jump_through_the_bastion():
             found["PublicIpAddress"] = public
         return found
 
-    hosts = kops_inventory.instance_hosts("c.example.com", groups, [
+    hosts = aws_inventory.instance_hosts("c.example.com", groups, [
         instance("i-2", "nodes", "10.0.1.5"), instance("i-1", "bastions", "10.0.0.4", "198.51.100.7")],
         "private-ip-address", "s3://b", "admin")
     by_name = {name: variables for name, variables, _groups in hosts}

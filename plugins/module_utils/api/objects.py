@@ -19,6 +19,7 @@ try:
 except ImportError:  # reported by require_yaml(), so the module can say what to install
     yaml = None
 
+from ansible_collections.kubeops.kops.plugins.module_utils import provider_names
 from ansible_collections.kubeops.kops.plugins.module_utils.api import errors
 
 API_VERSION = "kops.k8s.io/v1alpha2"
@@ -247,8 +248,8 @@ def load_additional_objects(text, source="<input>"):
     return [o for o in load_yaml_documents(text, source) if isinstance(o, dict) and o]
 
 
-# The clouds this collection builds; kops also runs the others (its cloudProvider values, v1alpha2 and v1alpha3).
-BUILT_CLOUDS = ("aws", "gce")
+# kops' cloudProvider values (v1alpha2 and v1alpha3); the clouds this collection builds are the packages under
+# providers/ (provider_names.names()).
 KOPS_CLOUDS = ("aws", "gce", "azure", "digitalocean", "hetzner", "openstack", "scaleway", "metal")
 
 
@@ -272,11 +273,12 @@ def refuse_unbuilt_cloud(obj):
     if not isinstance(obj, dict) or obj.get("kind") != CLUSTER:
         return
     cloud = cloud_of(obj)
-    if cloud in KOPS_CLOUDS and cloud not in BUILT_CLOUDS:
+    built = provider_names.names()
+    if cloud in KOPS_CLOUDS and cloud not in built:
         raise UnbuiltCloudError([errors.unsupported(
-            "spec.cloudProvider", cloud, BUILT_CLOUDS,
-            "kops runs %s clusters; kubeops.kops builds only AWS and GCE ones, so use kops itself for this one"
-            % cloud)], subject="cluster")
+            "spec.cloudProvider", cloud, built,
+            "kops runs %s clusters; kubeops.kops builds only %s ones, so use kops itself for this one"
+            % (cloud, " and ".join(c.upper() for c in built)))], subject="cluster")
 
 
 def dump_objects(objs):

@@ -15,7 +15,7 @@ import json
 import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, objects, validation_aws
-from ansible_collections.kubeops.kops.plugins.module_utils import semver
+from ansible_collections.kubeops.kops.plugins.module_utils import provider_names, semver
 from ansible_collections.kubeops.kops.plugins.module_utils.kops_version import KOPS_VERSION
 
 OLDEST_SUPPORTED_KUBERNETES = "1.32.0"
@@ -166,12 +166,14 @@ def _check_version(spec, problems):
 def _check_cloud(spec, problems):
     objects.refuse_unbuilt_cloud({"kind": objects.CLUSTER, "spec": spec})
     cloud = spec.get("cloudProvider")
+    # kops' clouds, and any cloud this collection has a package for (providers/<cloud>/).
+    clouds = CLOUDS + tuple(c for c in provider_names.names() if c not in CLOUDS)
     if not isinstance(cloud, (str, type(None))):
-        problems.append(errors.invalid("spec.cloudProvider", cloud, "a string, one of: %s" % ", ".join(CLOUDS)))
+        problems.append(errors.invalid("spec.cloudProvider", cloud, "a string, one of: %s" % ", ".join(clouds)))
     elif not cloud:
-        problems.append(errors.required("spec.cloudProvider", "one of: %s" % ", ".join(CLOUDS)))
-    elif cloud not in CLOUDS:
-        problems.append(errors.unsupported("spec.cloudProvider", cloud, CLOUDS))
+        problems.append(errors.required("spec.cloudProvider", "one of: %s" % ", ".join(clouds)))
+    elif cloud not in clouds:
+        problems.append(errors.unsupported("spec.cloudProvider", cloud, clouds))
 
 
 def _check_dns(cluster, spec, problems):

@@ -23,7 +23,8 @@ from ansible_collections.kubeops.kops.plugins.module_utils.api import objects, v
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import fieldpaths
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import instance_groups
-from ansible_collections.kubeops.kops.plugins.module_utils import semver
+from ansible_collections.kubeops.kops.plugins.module_utils import provider_names, semver
+from ansible_collections.kubeops.kops.plugins.module_utils.zones import ZoneError, region_of_zone
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import subnets as subnet_alloc
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import (
     REGION_OF_ZONE, CloudFactsError, StaticCloudFacts)
@@ -34,7 +35,6 @@ MASTER, NODE, BASTION, APISERVER = (objects.ROLE_CONTROL_PLANE, objects.ROLE_NOD
 DEFAULT_ACCESS = ["0.0.0.0/0", "::/0"]
 DEFAULT_AWS_NETWORK_CIDR = "172.20.0.0/16"
 DEFAULT_NON_MASQUERADE_CIDR = "100.64.0.0/10"
-SUPPORTED_CLOUDS = ("aws", "gce")
 
 # kops --networking values -> spec.networking
 NETWORKING = {
@@ -65,6 +65,8 @@ TOPOLOGIES = ("public", "private")
 # Cilium's etcd gets compaction settings kops adds to the extra "cilium" etcd cluster.
 CILIUM_ETCD_ENV = [{"name": "ETCD_AUTO_COMPACTION_MODE", "value": "revision"},
                    {"name": "ETCD_AUTO_COMPACTION_RETENTION", "value": "2500"}]
+# Clouds whose subnets are regional and get their ranges from the network's used CIDRs (no carving).
+GCE_LIKE_NETWORKS = ("gce",)
 GUESS_CLOUD_FROM_STORE = {"s3://": "aws", "gs://": "gce"}
 
 
@@ -318,9 +320,9 @@ def _cloud_provider(opt, config_base):
         if not cloud:
             raise CreateClusterError("cloud_provider: cannot guess the cloud from the state store %r; "
                                      "set cloud_provider to aws or gce" % config_base)
-    if cloud not in SUPPORTED_CLOUDS:
+    if cloud not in provider_names.names():  # the clouds with a package under providers/
         raise CreateClusterError("cloud_provider: %r is not supported (use one of: %s)"
-                                 % (cloud, ", ".join(SUPPORTED_CLOUDS)))
+                                 % (cloud, ", ".join(provider_names.names())))
     return cloud
 
 
@@ -360,8 +362,8 @@ def _fact(lookup, key, option):
 
 def _region(cloud, zone, option="zones"):
     try:
-        return REGION_OF_ZONE[cloud](zone)
-    except CloudFactsError as exc:
+        return REGION_OF_ZONE[cloud](zone) if cloud in REGION_OF_ZONE else region_of_zone(cloud, zone)
+    except (CloudFactsError, ZoneError) as exc:
         raise CreateClusterError("%s: %s" % (option, exc))
 
 
@@ -740,6 +742,11 @@ def perform_assignments(cluster, facts):
             spec["masterPublicName"] = "api." + objects.name_of(cluster)
         if cloud == "aws":
             subnet_alloc.fill_shared_subnets(spec, facts)
+        if cloud not in GCE_LIKE_NETWORKS:
+            # kops carves the subnets from the network CIDR on every cloud whose subnets are zonal (AWS, OpenStack,
+            # Azure); a cloud added as a package (providers/<cloud>/) gets the same, from kops' default network.
+            if cloud != "aws" and not spec.get("networkCIDR"):
+                spec["networkCIDR"] = DEFAULT_AWS_NETWORK_CIDR
             subnet_alloc.allocate_subnet_cidrs(spec)
     except subnet_alloc.AllocationError as exc:
         raise CreateClusterError(str(exc))

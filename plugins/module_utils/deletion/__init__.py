@@ -24,9 +24,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import TryAgain
-from ansible_collections.kubeops.kops.plugins.module_utils.deletion.base import (  # noqa: F401 - re-exported
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.deletion_base import (  # noqa: F401 - re-exported
     ALREADY_GONE, BLOCKED, DELETED, FAILED, GONE, PLANNED, UNTAGGED, WAITING, Resource, each_object)
-from ansible_collections.kubeops.kops.plugins.module_utils.deletion import aws, gce
+from ansible_collections.kubeops.kops.plugins.module_utils import provider_names
+from ansible_collections.kubeops.kops.plugins.module_utils.providers import deleters
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import ServiceError
 
 DEFAULT_TIMEOUT = 1200
@@ -58,16 +59,14 @@ def plan_lines(resources):
     return lines
 
 
-# cloudProvider -> the module that finds and deletes its objects (imported statically: Ansible ships them).
-DRIVERS = {"aws": aws, "gce": gce}
-
-
 def driver_module(provider):
-    """The cloud's deletion module; a cloud without one is refused, naming those that have one."""
-    if provider not in DRIVERS:
+    """The cloud's deletion module (its package's, providers/<cloud>/); a cloud without one is refused, naming
+    those that have one."""
+    module = deleters.deletion_for(provider)
+    if module is None:
         raise DeletionError("spec.cloudProvider: deleting a cluster's objects is built for %s, not %r"
-                            % (", ".join(sorted(DRIVERS)), provider))
-    return DRIVERS[provider]
+                            % (", ".join(c for c in provider_names.names() if deleters.deletion_for(c)), provider))
+    return module
 
 
 class Walker(object):

@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """kops validate cluster (pkg/validation/validate_cluster.go) on plain data.
 
-Inputs: the cluster's instance groups (spec), its cloud groups (cloud/aws_groups.py: desired
+Inputs: the cluster's instance groups (spec), its cloud groups (providers/aws/groups.py: desired
 size and member instances per group), and the API's Nodes and Pods as JSON.  Output: kops'
 ValidationCluster (failures, nodes) and the three tables kops prints.
 """

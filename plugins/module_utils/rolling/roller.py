@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """The rolling-update loop (kops' RollingUpdateCluster.RollingUpdate and rollingUpdateInstanceGroup).
 
-It knows no cloud and no Kubernetes client: ``cloud`` is a provider's rolling side (rolling/aws.py:
+It knows no cloud and no Kubernetes client: ``cloud`` is a provider's rolling side (providers/aws/rolling.py:
 detach, terminate, deregister, wait_in_service), ``drainer`` the Kubernetes side (rolling/drain.py:
 taint, cordon_and_label, drain) or None with cloud_only, ``validator`` a callable returning the
 cluster's validation failures ([{"instance_group": name or None, "message"}]).

@@ -1,4 +1,4 @@
-"""The GCE day-2 reader (cloud/gce_groups), the GCE rolling side (rolling/gce) and the inventory's GCE hosts, on
+"""The GCE day-2 reader (providers/gce/groups), the GCE rolling side (providers/gce/rolling) and the inventory's GCE hosts, on
 the in-memory stand-in of GceCloud (gce_fake): which managers and instances are the cluster's, needs_update by
 template, sizes summed over zones, no surge, recreateInstances, and never one call per instance."""
 
@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.kubeops.kops.plugins.inventory.kops import gce_instance_hosts
-from ansible_collections.kubeops.kops.plugins.module_utils.cloud import gce_groups
-from ansible_collections.kubeops.kops.plugins.module_utils.kube import clouds, endpoint
-from ansible_collections.kubeops.kops.plugins.module_utils.rolling import gce as gce_rolling
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce.inventory import gce_instance_hosts
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import groups as gce_groups
+from ansible_collections.kubeops.kops.plugins.module_utils.providers import registry as providers
+from ansible_collections.kubeops.kops.plugins.module_utils.kube import endpoint
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import rolling as gce_rolling
 from ansible_collections.kubeops.kops.plugins.module_utils.rolling import planner, roller
 from tests.unit.cloud.gce_fake import FakeGce
 
@@ -89,7 +90,7 @@ def test_cloud_for_takes_the_project_from_the_spec(monkeypatch):
         (name, region, project)) or "cloud")
     spec = {"cloudProvider": "gce", "project": "my-project", "subnets": [{"name": "us-test1", "region": "us-test1"}]}
     completed = {"metadata": {"name": CLUSTER}, "spec": spec}
-    reader, cloud = clouds.cloud_for(completed)
+    reader, cloud = providers.cloud_for(completed)
     assert (reader, cloud, made) == (gce_groups, "cloud", [(CLUSTER, "us-test1", "my-project")])
     with pytest.raises(gce_groups.GceReadError, match="no spec.project"):
         real_cloud(CLUSTER, "us-test1", None, project=None)

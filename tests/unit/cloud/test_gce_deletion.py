@@ -1,4 +1,4 @@
-"""deletion/gce.py through the walker (deletion.delete_cluster) on tests/gce_server.py.
+"""providers/gce/deletion.py through the walker (deletion.delete_cluster) on tests/gce_server.py.
 
 Three clusters share a project: ours (minimal.example.com), a neighbour whose name ends in ours
 (eu.minimal.example.com: every kops name of it also ends in ours) and one whose name starts with ours
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.kubeops.kops.plugins.module_utils import clusters, deletion
-from ansible_collections.kubeops.kops.plugins.module_utils.deletion import gce as gce_deletion
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import deletion as gce_deletion
 
 PROJECT = "test-project"
 REGION = "us-test1"

@@ -1,4 +1,4 @@
-"""cloud/gce.py and deletion/gce.py on gcplocal (PyPI), for the Compute kinds it serves.
+"""cloud/gce.py and providers/gce/deletion.py on gcplocal (PyPI), for the Compute kinds it serves.
 
 gcplocal 0.1.0 serves networks, subnetworks, firewalls, disks and instances (and IAM service accounts,
 Resource Manager policies); what it lacks or does differently is in docs/gce-test-server.md, and the
@@ -13,7 +13,7 @@ import pytest
 
 from ansible_collections.kubeops.kops.plugins.module_utils import deletion
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.gce import GceCloud
-from ansible_collections.kubeops.kops.plugins.module_utils.deletion import gce as gce_deletion
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import deletion as gce_deletion
 
 gcplocal_server = pytest.importorskip("gcplocal.server", reason="gcplocal (requirements-test.txt) is not installed")
 
@@ -66,7 +66,7 @@ def test_client_on_gcplocal(cloud):
 
 
 def test_network_kinds_deleted_on_gcplocal_and_the_neighbours_kept(cloud):
-    """Network, Subnet and FirewallRule (the kinds of deletion/gce.py gcplocal serves) through the walker."""
+    """Network, Subnet and FirewallRule (the kinds of providers/gce/deletion.py gcplocal serves) through the walker."""
     _network_objects(cloud, OURS)
     _network_objects(cloud, OTHER)
     scope = gce_deletion.Scope(cloud, {"project": PROJECT})

@@ -7,7 +7,7 @@ import base64
 import hcl2
 import pytest
 
-from ansible_collections.kubeops.kops.plugins.module_utils.providers import aws as aws_driver
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import driver as aws_driver
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import terraform
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import autoscaling
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model

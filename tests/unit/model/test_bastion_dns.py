@@ -8,7 +8,7 @@ import hcl2
 import pytest
 import yaml
 
-from ansible_collections.kubeops.kops.plugins.module_utils.providers import aws as aws_driver
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import driver as aws_driver
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import cloudformation, terraform

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hcl2
 import pytest
 
-from ansible_collections.kubeops.kops.plugins.module_utils.providers import aws as aws_driver
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import driver as aws_driver
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import terraform
 
 from tests.conformance import kops_fixtures

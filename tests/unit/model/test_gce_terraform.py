@@ -23,7 +23,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import terraform
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import store as nodeup_store
-from ansible_collections.kubeops.kops.plugins.module_utils.providers import driver_for
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.registry import driver_for
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
 
 from tests.conformance import kops_fixtures
@@ -147,7 +147,7 @@ def test_outputs_and_providers_are_kops(case, monkeypatch):
     ours, theirs = render(case)
     for kind in ("locals", "output"):
         assert _blocks(ours, kind) == _blocks(theirs, kind), kind
-    from ansible_collections.kubeops.kops.plugins.module_utils.providers import gce
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import driver as gce
     monkeypatch.setenv("AWS_REGION", "us-test-1")  # the AWS provider of an s3:// store takes the environment's region
     providers = gce.DRIVER.terraform_providers("us-test1", spec={"project": "testproject", "configBase": "s3://b/c"})
     assert _blocks(terraform.render([], providers), "provider") == _blocks(theirs, "provider")
@@ -164,7 +164,7 @@ def test_store_objects_on_s3_are_kops(case):
 
 
 def test_gs_store_renders_bucket_objects_and_google_only():
-    from ansible_collections.kubeops.kops.plugins.module_utils.providers import gce
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import driver as gce
     tasks = {}
     covered = gce.DRIVER.store_objects("c.example.com", "gs://bucket/prefix/c.example.com",
                                        [("cluster-completed.spec", b"spec"), ("pki/private/ca/keyset.yaml", b"key")],

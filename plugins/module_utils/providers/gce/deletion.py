@@ -39,8 +39,8 @@ from __future__ import annotations
 import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.gce import GceError, gce_cluster_label
-from ansible_collections.kubeops.kops.plugins.module_utils.deletion.base import ALREADY_GONE, Resource
-from ansible_collections.kubeops.kops.plugins.module_utils.deletion.base import each_object
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.deletion_base import ALREADY_GONE, Resource
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.deletion_base import each_object
 from ansible_collections.kubeops.kops.plugins.module_utils.truncate import hash_string, truncate
 
 CLUSTER_LABEL = "k8s-io-cluster-name"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 
-from ansible_collections.kubeops.kops.plugins.module_utils.cloud import gce_groups
+import ansible_collections.kubeops.kops.plugins.module_utils.providers.gce.groups as gce_groups
 
 # A manager's instance is settled when the manager has nothing left to do to it.
 SETTLED_ACTION = "NONE"

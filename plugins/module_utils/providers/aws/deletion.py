@@ -31,8 +31,8 @@ import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import error_code, paginate, tag_dict
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import TryAgain
-from ansible_collections.kubeops.kops.plugins.module_utils.deletion.base import ALREADY_GONE, Resource
-from ansible_collections.kubeops.kops.plugins.module_utils.deletion.base import each_object
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.deletion_base import ALREADY_GONE, Resource
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.deletion_base import each_object
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import queue_name_prefix
 
 TAG_CLUSTER = "KubernetesCluster"

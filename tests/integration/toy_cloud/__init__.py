@@ -1,0 +1,1 @@
+"""toy: a third cloud (provider.py), see provider.py."""
