@@ -29,8 +29,9 @@ def api_server(completed, cloud=None, explicit=None):
         raise EndpointError("cluster %s has neither DNS nor an API load balancer: pass api_server" % name)
     if cloud is None:
         raise EndpointError("the API load balancer of cluster %s is looked up in its cloud: pass api_server" % name)
-    from ansible_collections.kubeops.kops.plugins.module_utils.providers import registry as providers
-    found = providers.reader_for(spec).api_endpoint(cloud)
+    # readers.py, not registry.py: channel_apply runs this on a control-plane node and must not ship the drivers.
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers import readers
+    found = readers.reader_for(spec).api_endpoint(cloud)
     if not found:
         raise EndpointError("no API load balancer tagged for cluster %s (Name=api.%s); run update_cluster.yml first, "
                             "or pass api_server" % (name, name))

@@ -228,7 +228,7 @@ class _Images(object):
 
 
 def test_driver_asks_the_cloud_for_the_root_device_and_passes_the_boot_scripts():
-    from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import AwsDriver
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws.driver import AwsDriver
     completed, groups = _case(_group("karpenter-nodes"))
     cloud, warnings = _Images(), []
     nodes = AwsDriver().karpenter_nodes(lambda: cloud, completed, groups, {"karpenter-nodes": "#!/bin/bash\n", "nodes": "x"},
