@@ -73,7 +73,7 @@ def main(argv):
     durations = {nodeid: seconds for nodeid, seconds in durations.items() if seconds >= MIN_SECONDS}
     TABLE.write_text(json.dumps({"comment": "written by hack/test_durations.py; read by tests/slow_first.py",
                                  "durations": durations}, indent=1, sort_keys=True) + "\n")
-    print("%s: %d tests, %.0f s in all" % (TABLE.relative_to(REPO), len(durations), sum(durations.values())))
+    print("%s: %d tests, %.0f s in all" % (TABLE, len(durations), sum(durations.values())))
 
 
 if __name__ == "__main__":
