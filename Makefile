@@ -64,7 +64,8 @@ host-tools:
 	  apt-get install -y -q $$missing >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q $$missing >/dev/null; }; fi
 
 test: venv $(BIN)/.installed-test host-tools
-	$(BIN)/python -m pytest -q -n 2 --durations=25 tests
+	# build/test-report.xml: every test's time, for hack/test_durations.py (the slowest-first table, tests/durations.json).
+	$(BIN)/python -m pytest -q -n 2 --durations=25 --junitxml=build/test-report.xml tests
 	# lint and ansible-test sanity side by side: each is mostly one process; their output kept apart.
 	$(MAKE) --no-print-directory -j2 --output-sync=target lint sanity
 

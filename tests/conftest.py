@@ -7,7 +7,10 @@ import pathlib
 
 import pytest
 
-from tests import servers
+from tests import botocore_models, servers
+# Slowest tests first, by tests/durations.json (tests/slow_first.py: why, and how xdist then hands them out).
+from tests.slow_first import pytest_addoption, pytest_collection_modifyitems  # noqa: F401 - pytest's hooks
+from tests.slow_first import pytest_configure as _slow_first_configure
 
 BOOT_WHEELS = pathlib.Path(__file__).resolve().parents[1] / "build" / "boot-wheels"
 
@@ -16,6 +19,9 @@ def pytest_configure(config):
     # cluster_update uploads the nodes' pinned wheels; tests take them from the wheelhouse `make` downloaded at
     # install time (hack/boot_wheels.py), never from an index.  Without it, a run fails naming the variable.
     os.environ.setdefault("KUBEOPS_BOOT_WHEELHOUSE", str(BOOT_WHEELS))
+    _slow_first_configure(config)
+    # The in-process tests make a boto3 session per run: botocore's models parsed once per process, not per session.
+    botocore_models.share_between_sessions()
 
 
 @pytest.fixture(scope="session")

@@ -24,8 +24,11 @@ def free_port():
         return sock.getsockname()[1]
 
 
-def wait_for(url, process, timeout=20.0):
-    """Until url answers (any HTTP status); fail at once if the server process died."""
+def wait_for(url, process, timeout=90.0):
+    """Until url answers (any HTTP status); fail at once if the server process died.
+
+    90 s: moto's start (importing every backend) took over 20 s at load 22, and the session's server then failed
+    every test that used it; an idle machine starts it in a few seconds, so the bound only matters under load."""
     deadline = time.monotonic() + timeout
     while True:
         try:

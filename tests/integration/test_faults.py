@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import collections
+import functools
 import hashlib
 import os
 import re
@@ -47,7 +48,9 @@ def _apply(service, deadline=120):
     return collections.Counter(e.action for e in plan)
 
 
+@functools.lru_cache(maxsize=None)
 def _clients(url):
+    """The checks' plain boto3 clients for url, made once (an inventory is taken after every one of the many runs)."""
     return {name: boto3.client(name, region_name=REGION, endpoint_url=url)
             for name in ("ec2", "elbv2", "autoscaling", "iam", "sqs", "events")}
 
