@@ -49,6 +49,9 @@ def _env():
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"),
                ANSIBLE_CONFIG=str(REPO / "ansible.cfg"))
     env.pop("PYTHONPATH", None)
+    # As on a user's machine: the modules run in the task's worker from the collection's files, whose bytecode
+    # Python caches in __pycache__ after the first run (this development machine's shell sets the variable).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 

@@ -6,7 +6,8 @@
 A module prints nothing until it returns; a wait of a minute (an endpoint that does not answer, the nodes' wheels
 downloading) would be a minute of silence.  When the module runs on this controller (connection local, as the
 playbooks run them), the action gives it a notice file in KUBEOPS_NOTICE_FILE and prints each line written there
-as it appears (within POLL seconds), then removes the file.
+as it appears (within POLL seconds), then removes the file.  There the module itself runs in the task's worker
+process (plugin_utils/in_process.py: no AnsiballZ packaging, no new interpreter), with the same result.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import threading
 
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
+
+from ansible_collections.kubeops.kops.plugins.plugin_utils import in_process
 
 NOTICE_ENV = "KUBEOPS_NOTICE_FILE"
 POLL = 0.25
@@ -95,8 +98,7 @@ class NoticesAction(ActionBase):
         prefix = "%s: " % module.rsplit(".", 1)[-1]
         try:
             with _Follower(path, prefix):
-                result.update(self._execute_module(module_name=module, module_args=self.module_arguments(),
-                                                   task_vars=task_vars))
+                result.update(in_process.execute_module(self, module, self.module_arguments(), task_vars))
         finally:
             try:
                 os.unlink(path)
