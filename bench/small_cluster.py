@@ -12,10 +12,10 @@ The cluster: 2 instance groups (one control plane, one node group, one zone), ne
 
 Each run is a fresh ansible-playbook (as a user runs it), after one warm-up run (the tarball cache, the nodes'
 wheels and the collection's bytecode are then in place, as on every run but a machine's first).  The modules run in
-the task's worker (plugin_utils/in_process.py); KUBEOPS_IN_PROCESS=0 in the environment times Ansible's packaged run.  The breakdown, each in a fresh process where
-a run pays it: Ansible's start-up (a one-task playbook), module packaging (AnsiballZ, the playbook's modules), the
-module's imports, the boto3 clients of an update, the addons' YAML, the collection tarball (cached, as a run gets
-it, and built, as a changed tree gets it).
+the task's worker (plugin_utils/in_process.py); KUBEOPS_IN_PROCESS=0 in the environment times Ansible's packaged
+run.  The breakdown, each in a fresh process where a run pays it: Ansible's start-up (a one-task playbook), module
+packaging (AnsiballZ, the playbook's modules), the module's imports, the boto3 clients of an update, the addons'
+YAML, the collection tarball (cached, as a run gets it).
 """
 
 from __future__ import annotations
