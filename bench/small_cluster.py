@@ -10,11 +10,12 @@ The cluster: 2 instance groups (one control plane, one node group, one zone), ne
 (b) first create: create_cluster.yml -e target=direct on an empty account;  kops create cluster --yes
 (c) render: update_cluster.yml -e target=terraform (spec -> kubernetes.tf);  kops update cluster --target terraform
 
-Each run is a fresh ansible-playbook (as a user runs it), after one warm-up run (the tarball cache and the nodes'
-wheels are then in place, as on every run but a machine's first).  The breakdown, each in a fresh process where
-a run pays it: Ansible's start-up (a one-task playbook), module packaging (AnsiballZ, the playbook's modules), the
-module's imports, the boto3 clients of an update, the addons' YAML, the collection tarball (cached, as a run gets
-it, and built, as a changed tree gets it).
+Each run is a fresh ansible-playbook (as a user runs it), after one warm-up run (the tarball cache, the nodes'
+wheels and the collection's bytecode are then in place, as on every run but a machine's first).  The modules run in
+the task's worker (plugin_utils/in_process.py); KUBEOPS_IN_PROCESS=0 in the environment times Ansible's packaged
+run.  The breakdown, each in a fresh process where a run pays it: Ansible's start-up (a one-task playbook), module
+packaging (AnsiballZ, the playbook's modules), the module's imports, the boto3 clients of an update, the addons'
+YAML, the collection tarball (cached, as a run gets it).
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ def _env():
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"),
                ANSIBLE_CONFIG=str(REPO / "ansible.cfg"))
     env.pop("PYTHONPATH", None)
+    # As on a user's machine: the modules run in the task's worker from the collection's files, whose bytecode
+    # Python caches in __pycache__ after the first run (this development machine's shell sets the variable).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
@@ -134,7 +138,7 @@ def breakdown(work):
     parts["Ansible start-up (a one-task playbook), wall"] = statistics.median(
         _timed([str(BIN / "ansible-playbook"), str(trivial)], work, case="start-up") for _run in range(RUNS))
     parts["Ansible start-up (a one-task playbook), CPU"] = statistics.median(CPU.pop("start-up"))
-    parts["module packaging (AnsiballZ of create's two modules), CPU"] = _python("""
+    parts["module packaging (AnsiballZ of create's two modules; paid only when a module runs the normal way), CPU"] = _python("""
         import sys, time
         from ansible.plugins.loader import init_plugin_loader, module_loader
         init_plugin_loader()
@@ -147,7 +151,7 @@ def breakdown(work):
                           task_vars={"ansible_python_interpreter": sys.executable})
         print(time.process_time() - started)
     """)
-    parts["imports (cluster_update's layers, bytecode cached), CPU"] = _python("""
+    parts["imports (cluster_update's layers, bytecode cached: a module run in the worker), CPU"] = _python("""
         import time
         started = time.process_time()
         from ansible_collections.kubeops.kops.plugins.modules import cluster_update  # noqa
@@ -163,12 +167,21 @@ def breakdown(work):
         from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import driver as aws  # noqa
         print(time.process_time() - started)
     """, compiled=False)
-    parts["boto3 clients (an update's 8), CPU"] = _python("""
+    parts["boto3 clients (an update's 8, a session each, one botocore loader: cloud/aws.py), CPU"] = _python("""
+        import os, time
+        os.environ.update(AWS_ACCESS_KEY_ID="x", AWS_SECRET_ACCESS_KEY="y")
+        from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
+        aws.require_boto3()
+        started = time.process_time()
+        for service in ("ec2", "iam", "autoscaling", "elbv2", "route53", "sqs", "events", "s3"):
+            aws.session("us-east-1").client(service)
+        print(time.process_time() - started)
+    """)
+    parts["the same, a botocore loader per session (before), CPU"] = _python("""
         import time, boto3
         started = time.process_time()
-        session = boto3.session.Session(region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="y")
         for service in ("ec2", "iam", "autoscaling", "elbv2", "route53", "sqs", "events", "s3"):
-            session.client(service)
+            boto3.session.Session(region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="y").client(service)
         print(time.process_time() - started)
     """)
     parts["addons' YAML (the bootstrap channel: imports and render), CPU"] = _python("""

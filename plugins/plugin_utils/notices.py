@@ -13,6 +13,9 @@ user set is kept).  Where Ansible found the collection is known here, from this 
 running from Ansible's zip in a temporary directory, could only guess.  cluster_update puts the collection on the
 nodes from there (nodeconfig/boot_artifacts.py), and every module finds there the cloud packages the zip does not
 hold (provider_names.py: a cloud added as providers/<cloud>/).
+
+With a local connection the module itself runs in the task's worker process (plugin_utils/in_process.py: no
+AnsiballZ packaging, no new interpreter), with the same result.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ import threading
 
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
+
+from ansible_collections.kubeops.kops.plugins.plugin_utils import in_process
 
 NOTICE_ENV = "KUBEOPS_NOTICE_FILE"
 COLLECTION_ENV = "KUBEOPS_COLLECTION_DIR"
@@ -104,8 +109,7 @@ class NoticesAction(ActionBase):
         prefix = "%s: " % module.rsplit(".", 1)[-1]
         try:
             with _Follower(path, prefix):
-                result.update(self._execute_module(module_name=module, module_args=self.module_arguments(),
-                                                   task_vars=task_vars))
+                result.update(in_process.execute_module(self, module, self.module_arguments(), task_vars))
         finally:
             try:
                 os.unlink(path)

@@ -134,15 +134,37 @@ def require_boto3():
 def session(region=None, profile=None):
     """A boto3 session with the configured credentials (profile: override the configured one)."""
     import botocore.exceptions
+    import botocore.session
     boto3 = _boto3()[0]
     current = _settings
     profile = profile or current.profile
     keys = {} if profile else dict(aws_access_key_id=current.access_key, aws_secret_access_key=current.secret_key,
                                    aws_session_token=current.session_token)
     try:
-        return boto3.session.Session(region_name=region or current.region, profile_name=profile, **keys)
+        botocore_session = botocore.session.get_session()
+        loader = _data_loader(botocore_session)
+        botocore_session.register_component("data_loader", loader)
+        created = boto3.session.Session(botocore_session=botocore_session, region_name=region or current.region,
+                                        profile_name=profile, **keys)
     except botocore.exceptions.BotoCoreError as exc:  # ProfileNotFound and the like
         raise AwsError("AWS profile %r: %s" % (profile, exc))
+    with _LOADER_LOCK:  # each boto3 session appends its data directory to the shared loader's search path
+        loader.search_paths[:] = list(dict.fromkeys(loader.search_paths))
+    return created
+
+
+_LOADER = []
+_LOADER_LOCK = threading.Lock()
+
+
+def _data_loader(botocore_session):
+    """One botocore data loader for every session of this process (the first session's, so AWS_DATA_PATH holds): it
+    caches the service models it parses (EC2's alone is megabytes of JSON), which a loader per session would parse
+    again for each client (docs/performance.md)."""
+    with _LOADER_LOCK:
+        if not _LOADER:
+            _LOADER.append(botocore_session.get_component("data_loader"))
+        return _LOADER[0]
 
 
 def credentials(aws_session):
