@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """How long `pytest -n 2` takes for a durations table, in collection order and slowest first: a simulation of
 pytest-xdist 3.8's `load` scheduler (xdist/scheduler/load.py: the initial chunks, the refills, the wait after a
 slow test), no test run.
@@ -27,7 +26,7 @@ from tests import slow_first  # noqa: E402 - the repository root first
 def simulate(order, durations, workers=2, maxschedchunk=None):
     """(wall seconds, [finish time per worker]) of xdist's LoadScheduling over order (node ids)."""
     pending = list(range(len(order)))
-    queues = [[] for _ in range(workers)]
+    queues = [[] for _worker in range(workers)]
     chunk_limit = maxschedchunk or len(order)
 
     def send(node, count):

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """Refresh tests/durations.json, the table tests/slow_first.py orders the test run by (slowest first).
 
 Usage: hack/test_durations.py REPORT [REPORT...]
@@ -16,7 +16,7 @@ import json
 import pathlib
 import re
 import sys
-import xml.etree.ElementTree as ElementTree
+from xml.etree import ElementTree
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 TABLE = REPO / "tests" / "durations.json"

@@ -9,7 +9,7 @@ import pytest
 
 from tests import botocore_models, servers
 # Slowest tests first, by tests/durations.json (tests/slow_first.py: why, and how xdist then hands them out).
-from tests.slow_first import pytest_addoption, pytest_collection_modifyitems  # noqa: F401 - pytest's hooks
+from tests.slow_first import pytest_addoption, pytest_collection_modifyitems  # noqa: F401  # pylint: disable=unused-import
 from tests.slow_first import pytest_configure as _slow_first_configure
 
 BOOT_WHEELS = pathlib.Path(__file__).resolve().parents[1] / "build" / "boot-wheels"

@@ -90,7 +90,6 @@ from ansible.errors import AnsibleError
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 
 
-
 class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
     NAME = "kubeops.kops.kops"
 

@@ -229,7 +229,7 @@ class ClusterService(object):
         if additional_objects and cluster is None:
             raise ClusterError("the definition's additional objects (%s) need the Cluster object in the same definition, "
                                "as kops create -f needs it" % ", ".join(sorted({str(o.get("kind")) for o in
-                                                                                 additional_objects})))
+                                                                                additional_objects})))
         name = objects.name_of(cluster) if cluster else _cluster_of_groups(igs)
         if revision and not force:
             try:

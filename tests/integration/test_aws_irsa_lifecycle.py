@@ -149,7 +149,7 @@ def irsa_cluster(aws, run_module, calls, tmp_path):  # noqa: F811
         "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:GetObject", "Resource": "*"}]}))
     for name, tags in FOREIGN_ROLES.items():
         iam.create_role(RoleName=name, AssumeRolePolicyDocument=TRUST, Tags=[{"Key": k, "Value": v}
-                                                                            for k, v in tags.items()])
+                                                                             for k, v in tags.items()])
         iam.put_role_policy(RoleName=name, PolicyName=name, PolicyDocument=json.dumps({
             "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:GetObject", "Resource": "*"}]}))
     store = "file://%s" % (tmp_path / "state")

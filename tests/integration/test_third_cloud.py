@@ -122,6 +122,6 @@ def test_the_module_finds_the_package_in_the_directory_its_action_hands_over(tmp
     _copy_with_toy(tmp_path)
     elsewhere = tmp_path / "elsewhere"
     (elsewhere / "plugins" / "module_utils" / "providers").mkdir(parents=True)
-    proc, run = _play(tmp_path, PLAYBOOK.split("    - name: terraform")[0], KUBEOPS_COLLECTION_DIR=str(elsewhere))
+    proc, run = _play(tmp_path, PLAYBOOK.split("    - name: terraform", maxsplit=1)[0], KUBEOPS_COLLECTION_DIR=str(elsewhere))
     assert proc.returncode != 0
     assert task_results(run, "create")["msg"] == "cloud_provider: 'toy' is not supported (use one of: aws, gce)"

@@ -207,7 +207,7 @@ ADDITIONAL_OBJECTS_SEPARATOR = "\n---\n\n"  # kubemanifest.ObjectList.ToYAML
 def _is_additional_object(obj):
     """A Kubernetes object of another API group than kops' (a Cluster or InstanceGroup of any apiVersion is kops')."""
     return isinstance(obj, dict) and isinstance(obj.get("apiVersion"), str) and obj.get("kind") not in KINDS \
-        and group_kind(obj)[0] != API_VERSION.split("/")[0]
+        and group_kind(obj)[0] != API_VERSION.split("/", maxsplit=1)[0]
 
 
 def group_kind(obj):

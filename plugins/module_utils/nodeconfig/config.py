@@ -335,7 +335,7 @@ def kube_scheduler_config_asset(cluster_spec, additional_objects=()):
     burst (their config tags) over it."""
     found = [o for o in additional_objects if objects.group_kind(o) == objects.KUBE_SCHEDULER_CONFIGURATION]
     config = copy.deepcopy(found[0]) if found else {"apiVersion": "kubescheduler.config.k8s.io/v1",
-                                                     "kind": "KubeSchedulerConfiguration"}
+                                                    "kind": "KubeSchedulerConfiguration"}
     if not isinstance(config.get("clientConnection"), dict):
         config["clientConnection"] = {}
     connection = config["clientConnection"]

@@ -123,11 +123,11 @@ def kops_harness_nodes(directory, completed, groups):
     if not karpenter_groups:
         return None
     user_data = {g["metadata"]["name"]: (directory / "data" / ("aws_s3_object_nodeupscript-%s_content"
-                                                              % g["metadata"]["name"])).read_text().rstrip("\n")
+                                                               % g["metadata"]["name"])).read_text().rstrip("\n")
                  for g in karpenter_groups}
     images = {(g.get("spec") or {}).get("image") for g in groups}
     return karpenter_model.node_inputs(completed, groups, user_data, {image: "/dev/xvda" for image in images},
-                                    build_node_labels)
+                                       build_node_labels)
 
 
 def identity(document):

@@ -233,7 +233,7 @@ def test_cilium_hubble_and_shared_ingress():
     assert found[("Service", "shared")]["spec"]["type"] == "LoadBalancer"
     relay = found[("Deployment", "hubble-relay")]["spec"]["template"]["spec"]
     assert relay["containers"][0]["image"].endswith("/cilium/hubble-relay:" + completed["spec"]["networking"]["cilium"]
-                                                   ["version"])
+                                                    ["version"])
     agent = found[("DaemonSet", "cilium")]["spec"]["template"]["spec"]
     assert [p["name"] for p in agent["containers"][0]["ports"]] == ["peer-service", "hubble-metrics"]
     assert found[("Certificate", "hubble-server-certs")]["spec"]["commonName"] == "*.default.hubble-grpc.cilium.io"

@@ -100,7 +100,7 @@ def test_default_feature_gates_and_ipv6_dns():
 def test_node_class_and_pool_per_group_in_name_order():
     groups = [_group("spot", machineType="m5.large,c5.large", maxPrice="0.1", maxSize=5, minSize=0,
                      taints=["dedicated=batch:NoSchedule", "gpu:NoExecute"], nodeLabels={"team": "a",
-                                                                                          "karpenter.sh/x": "y"},
+                                                                                         "karpenter.sh/x": "y"},
                      rootVolumeType="io1", rootVolumeIops=50, rootVolumeSize=40,
                      kubelet={"maxPods": 30}, securityGroupOverride="sg-1", additionalSecurityGroups=["sg-2"]),
               _group("default", image="ami-0123", associatePublicIp=False)]

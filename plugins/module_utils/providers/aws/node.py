@@ -51,7 +51,6 @@ def etcd_volume(module):
                      device=etcd_volume.local_device(volume_id, params["device_name"]))
 
 
-
 def etcd_peers(module):
     """Every member's private address: the instance its volume is attached to, else its group's one instance."""
     _configure(module, "etcd_peers")
@@ -86,7 +85,6 @@ def etcd_peers(module):
                              % (", ".join(missing), config["ClusterName"], module.params["wait"]),
                          missing=missing, peers=peers)
     module.exit_json(changed=False, peers=peers)
-
 
 
 def api_dns(module):

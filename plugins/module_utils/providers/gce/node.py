@@ -50,7 +50,6 @@ def etcd_volume(module):
     module.exit_json(changed=changed, disk=disk, instance=instance, device=etcd_volume.gce_device(disk))
 
 
-
 def etcd_peers(module):
     """Every member's internal address: the RUNNING instance its disk is attached to, else its group's one."""
     _required(module, "etcd_peers")
@@ -89,7 +88,6 @@ def etcd_peers(module):
         module.fail_json(msg="etcd members %s of %s have no running instance yet (waited %d s)"
                              % (", ".join(missing), config["ClusterName"], params["wait"]), missing=missing, peers=peers)
     module.exit_json(changed=False, peers=peers)
-
 
 
 def api_dns(module):

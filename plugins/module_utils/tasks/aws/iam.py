@@ -90,7 +90,7 @@ def service_account_role_orphans(cloud, wanted_names):
             deletions.append(Deletion(
                 IAMRolePolicy.kind, "%s:%s" % (name, policy), "%s:%s" % (name, policy), order=ORDER_ROLE_POLICIES,
                 delete=lambda c, r=name, p=policy: _gone_ok(c.client("iam").delete_role_policy, RoleName=r,
-                                                             PolicyName=p)))
+                                                            PolicyName=p)))
         for item in attached:
             arn = item["PolicyArn"]
             deletions.append(Deletion(
