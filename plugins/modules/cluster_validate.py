@@ -120,7 +120,8 @@ from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsMod
 @reports_errors
 def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils import updates
-    from ansible_collections.kubeops.kops.plugins.module_utils.kube import client, clouds, validation
+    from ansible_collections.kubeops.kops.plugins.module_utils.kube import client, validation
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers import registry as providers
     try:
         client.import_kubernetes()
     except ImportError as exc:
@@ -131,7 +132,7 @@ def run(module):
             module.fail_json(msg="%s: must be at least %d, got %d" % (option, least, params[option]))
     name = params["cluster_name"]
     completed, groups = updates.load_completed(module.service(), name)
-    reader, cloud = clouds.cloud_for(completed, params["region"], params["profile"])
+    reader, cloud = providers.cloud_for(completed, params["region"], params["profile"])
     api = client.cluster_client(module.service(), completed, cloud, params["kubeconfig"], params["context"],
                                 params["api_server"])
 

@@ -6,10 +6,14 @@ import json
 import subprocess
 
 import pytest
+import yaml
 
 from tests.integration.conftest import BIN, REPO, ansible_env
 
 MODULES = sorted(p.stem for p in (REPO / "plugins" / "modules").glob("*.py") if p.stem != "__init__")
+# Modules meta/runtime.yml deprecates: ansible-doc says so, with Ansible's hint on turning such warnings off.
+DEPRECATED = sorted((yaml.safe_load((REPO / "meta" / "runtime.yml").read_text()).get("plugin_routing") or {})
+                    .get("modules", {}))
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +56,14 @@ def test_module_documentation_renders(installed, module):
                           env=ansible_env(installed))
     assert proc.returncode == 0, proc.stderr
     assert "EXAMPLES" in proc.stdout and "RETURN VALUES" in proc.stdout
-    assert "[WARNING]" not in proc.stderr, proc.stderr
+    if module in DEPRECATED:  # exactly the deprecation, naming what replaces it
+        assert "[DEPRECATION WARNING]: kubeops.kops.%s has been deprecated. Use kubeops.kops.%s" \
+            % (module, module.replace("gce_", "")) in proc.stderr, proc.stderr
+        warnings = [line for line in proc.stderr.splitlines() if "WARNING]" in line and "DEPRECATION" not in line
+                    and "Deprecation warnings can be disabled" not in line]
+        assert not warnings, proc.stderr
+    else:
+        assert "[WARNING]" not in proc.stderr, proc.stderr
 
 
 def test_playbook_by_fqcn_from_installed_collection(installed, playbook, tmp_path):

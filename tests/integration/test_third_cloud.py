@@ -16,6 +16,8 @@ import re
 import shutil
 import subprocess
 
+import pytest
+
 from tests.integration.conftest import BIN, REPO, ansible_env, task_results
 
 TOY = pathlib.Path(__file__).resolve().parent / "toy_cloud"
@@ -85,9 +87,12 @@ def _play(tmp_path, playbook, **environment):
         raise AssertionError("ansible-playbook printed no JSON:\n%s\n%s" % (proc.stdout, proc.stderr))
 
 
-def test_a_third_cloud_is_one_new_package(tmp_path):
+# The modules run in the task's worker from the collection's files (plugin_utils/in_process.py), or packaged by
+# Ansible (KUBEOPS_IN_PROCESS=0: the zip lacks the toy, which the module imports from the handed-over directory).
+@pytest.mark.parametrize("in_process", ["1", "0"], ids=["in-process", "packaged"])
+def test_a_third_cloud_is_one_new_package(tmp_path, in_process):
     root, before = _copy_with_toy(tmp_path)
-    proc, run = _play(tmp_path, PLAYBOOK)
+    proc, run = _play(tmp_path, PLAYBOOK, KUBEOPS_IN_PROCESS=in_process)
     assert proc.returncode == 0, [(t["hosts"]["localhost"].get("msg"), t["hosts"]["localhost"].get("exception", "")[-1500:])
                                   for p in run["plays"] for t in p["tasks"]]
 
@@ -122,6 +127,8 @@ def test_the_module_finds_the_package_in_the_directory_its_action_hands_over(tmp
     _copy_with_toy(tmp_path)
     elsewhere = tmp_path / "elsewhere"
     (elsewhere / "plugins" / "module_utils" / "providers").mkdir(parents=True)
-    proc, run = _play(tmp_path, PLAYBOOK.split("    - name: terraform", maxsplit=1)[0], KUBEOPS_COLLECTION_DIR=str(elsewhere))
+    # Packaged (KUBEOPS_IN_PROCESS=0): a module run in the worker imports the collection's own files, toy included.
+    proc, run = _play(tmp_path, PLAYBOOK.split("    - name: terraform", maxsplit=1)[0], KUBEOPS_COLLECTION_DIR=str(elsewhere),
+                      KUBEOPS_IN_PROCESS="0")
     assert proc.returncode != 0
     assert task_results(run, "create")["msg"] == "cloud_provider: 'toy' is not supported (use one of: aws, gce)"

@@ -22,6 +22,16 @@ class NotBuilt(CloudError):
     """A verb a cloud's package does not provide."""
 
 
+class Driver(object):
+    """What every update driver (Provider.driver()) answers the same way unless its cloud does otherwise: the hooks
+    of features only some clouds have, so that a new cloud's driver need not know them."""
+
+    def karpenter_nodes(self, cloud_factory, completed, groups, user_data, warn):
+        """What each Karpenter group's EC2NodeClass and NodePool take from the cloud's model (AWS only); None."""
+        del cloud_factory, completed, groups, user_data, warn  # the drivers' common signature
+        return None
+
+
 class Provider(object):
     """A cloud: kops' cloudProvider value and everything cloud-specific behind it.  Subclasses override what they
     provide; the defaults say what is not built."""

@@ -6,10 +6,11 @@
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref, managed_task_classes, Task
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.base import Driver
 from ansible_collections.kubeops.kops.plugins.module_utils.providers.toy import tasks as toy_tasks
 
 
-class ToyDriver(object):
+class ToyDriver(Driver):
     provider = "toy"
     targets = ("terraform",)
 

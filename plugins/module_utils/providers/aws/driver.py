@@ -11,6 +11,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import clus
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import karpenter as karpenter_model
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import kops_controller, lookalike
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import service_accounts, store_objects
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.base import Driver
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, elbv2, iam, ipv6, nth, route53, s3
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import managed_task_classes
@@ -21,7 +22,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_o
 TASK_MODULES = (ec2, ipv6, elbv2, iam, nth, route53, s3, autoscaling_tasks)
 
 
-class AwsDriver(object):
+class AwsDriver(Driver):
     provider = "aws"
     targets = ("direct", "terraform", "cloudformation")
 

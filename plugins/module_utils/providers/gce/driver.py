@@ -10,6 +10,7 @@ import os
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.model.gce import cluster as gce_model
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.base import Driver
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import managed_files
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import managed_task_classes
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Task
@@ -19,14 +20,9 @@ TASK_MODULES = (compute, iam)
 GOOGLE_PROVIDER = {"source": "hashicorp/google", "version": ">= 5.11.0"}
 
 
-class GceDriver(object):
+class GceDriver(Driver):
     provider = "gce"
     targets = ("direct", "terraform")  # CloudFormation is AWS's
-
-    def karpenter_nodes(self, cloud_factory, completed, groups, user_data, warn):
-        """Karpenter manages AWS groups only (validation refuses it elsewhere)."""
-        del cloud_factory, completed, groups, user_data, warn  # the drivers' common signature
-        return None
 
     def cloud(self, cluster_name, region, project=None, credentials_file=None, spec=None, profile=None):
         """The cluster's GceCloud; project from the spec unless given.  Credentials: application default
