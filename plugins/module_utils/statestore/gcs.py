@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.kubeops.kops.plugins.module_utils.statestore.vfs import ABSENT, ConflictError, NotFoundError, Store, StoreError
+from ansible_collections.kubeops.kops.plugins.module_utils.statestore.store import ABSENT, ConflictError, NotFoundError, Store, StoreError
 
 GCS_ENDPOINT = "https://storage.googleapis.com"
 SCOPES = ("https://www.googleapis.com/auth/devstorage.read_write",)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
-from ansible_collections.kubeops.kops.plugins.module_utils.statestore.vfs import ABSENT, ConflictError, NotFoundError, Store, StoreError
+from ansible_collections.kubeops.kops.plugins.module_utils.statestore.store import ABSENT, ConflictError, NotFoundError, Store, StoreError
 
 # kops' default; KOPS_STATE_S3_SSE_ALGORITHM overrides it (e.g. aws:kms).
 DEFAULT_SSE = "AES256"

@@ -49,10 +49,6 @@ def test_layer_imports_only_downstream(layer):
 ANY_IMPORT = re.compile(r"^\s*(?:from|import) ansible_collections\.kubeops\.kops\.plugins\.module_utils\.?([\w.]*)"
                         r"(?: import (?:\(([^)]*)\)|([\w, ]+)))?", re.M)
 
-# Module-level cycles left, each with why: statestore/vfs.open_store picks S3Store or GCSStore by the URL's scheme
-# (imported when asked for), and s3.py and gcs.py build on vfs.Store.  Breaking it moves Store out of vfs.py, which
-# the state-store work of this round edits; listed so that any other cycle fails.
-KNOWN_MODULE_CYCLES = [["statestore.gcs", "statestore.s3", "statestore.vfs"]]
 
 
 def _module_name(path):
@@ -132,7 +128,7 @@ def test_no_package_imports_itself_through_another():
 def test_no_module_imports_itself_through_another():
     graph = module_graph()
     assert "engine.task" in graph["tasks.aws.ec2"]  # function-level and parenthesised imports are read too
-    found = [c for c in cycles(graph) if c not in KNOWN_MODULE_CYCLES]
+    found = cycles(graph)
     assert found == [], [_explain(graph, c) for c in found]
 
 
