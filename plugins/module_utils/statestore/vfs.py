@@ -17,9 +17,9 @@ import itertools
 import os
 import threading
 
-from ansible_collections.kubeops.kops.plugins.module_utils.statestore.store import (  # noqa: F401 - re-exported
-    ABSENT, CACHED_CONTENT_LIMIT, OBSERVED, PRIVATE_PREFIXES, STATE_STORE_ENV, ConflictError, NotFoundError, Store,
-    StoreError, is_private, md5_hex)
+# The Store contract lives in store.py; its names are re-exported here, where callers have always found them.
+from ansible_collections.kubeops.kops.plugins.module_utils.statestore.store import (  # noqa: F401  # pylint: disable=unused-import
+    ABSENT, OBSERVED, STATE_STORE_ENV, ConflictError, NotFoundError, Store, StoreError, is_private)
 
 
 class FileStore(Store):

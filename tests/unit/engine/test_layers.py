@@ -50,7 +50,6 @@ ANY_IMPORT = re.compile(r"^\s*(?:from|import) ansible_collections\.kubeops\.kops
                         r"(?: import (?:\(([^)]*)\)|([\w, ]+)))?", re.M)
 
 
-
 def _module_name(path):
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)

@@ -13,9 +13,14 @@ def run_module(capsys, monkeypatch):
     # A module runs in a process of its own, where ansible-core's is_controller is False; a test of a controller
     # plugin earlier in this worker sets it True, and module.warn() would then go to the Display, not the result.
     from ansible.module_utils import _internal
+    from ansible.module_utils.common import warnings as module_warnings
     monkeypatch.setattr(_internal, "is_controller", False)
 
     def run(module, check_mode=False, diff=False, **args):
+        # A module's process starts with no warnings: drop what earlier code in this worker left in ansible-core's
+        # global lists (they would be returned with this module's result).
+        module_warnings._global_warnings.clear()  # pylint: disable=protected-access
+        module_warnings._global_deprecations.clear()  # pylint: disable=protected-access
         args = dict(args, _ansible_check_mode=check_mode, _ansible_diff=diff)
         with patch_module_args(args):
             with pytest.raises(SystemExit):
