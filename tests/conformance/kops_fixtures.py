@@ -97,12 +97,12 @@ def completed_spec(directory):
 FILE_REFERENCE = re.compile(r'^\$\{file\("\$\{path\.module\}/([^"]+)"\)\}$')
 
 
-def _unquoted(value):
+def unquoted(value):
     """python-hcl2 keeps quotes on strings and quoted keys; kops quotes every tag key, we only where needed."""
     if isinstance(value, dict):
-        return {k.strip('"'): _unquoted(v) for k, v in value.items()}
+        return {k.strip('"'): unquoted(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_unquoted(v) for v in value]
+        return [unquoted(v) for v in value]
     return value.strip('"') if isinstance(value, str) else value
 
 
@@ -142,7 +142,7 @@ def terraform_resources(text, read, replacements=(), select=None):
             for name, body in named.items():
                 key = "%s.%s" % (kind.strip('"'), name.strip('"'))
                 if select is None or select(key):
-                    found[key] = _value(_unquoted(body), read, replacements)
+                    found[key] = _value(unquoted(body), read, replacements)
     return found
 
 

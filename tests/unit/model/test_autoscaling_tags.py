@@ -19,18 +19,8 @@ from tests.unit.model.test_aws_model import _tasks
 CASES = ["minimal-aws", "ha", "complex", "privatecalico", "shared_vpc", "existing_iam", "minimal-dns-none"]
 
 
-def _unquoted(value):
-    if isinstance(value, str):
-        return value.strip('"')
-    if isinstance(value, dict):
-        return {_unquoted(k): _unquoted(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_unquoted(v) for v in value]
-    return value
-
-
 def _kops_launch_templates(case):
-    parsed = _unquoted(hcl2.loads((kops_fixtures.UPDATE_CLUSTER / case / "kubernetes.tf").read_text()))
+    parsed = kops_fixtures.unquoted(hcl2.loads((kops_fixtures.UPDATE_CLUSTER / case / "kubernetes.tf").read_text()))
     return {body["name"]: body for block in parsed.get("resource", [])
             for body in (block.get("aws_launch_template") or {}).values()}
 
@@ -101,7 +91,7 @@ def test_nvidia_fixture_tags_match_kops():
     cluster, groups = objects.split_objects([d for d in yaml.safe_load_all((directory / "in-v1alpha2.yaml").read_text())
                                              if d])
     completed = populate.populate_cluster_spec(cluster, groups, cloudfacts.kops_test_cloud())
-    parsed = _unquoted(hcl2.loads((directory / "kubernetes.tf").read_text()))
+    parsed = kops_fixtures.unquoted(hcl2.loads((directory / "kubernetes.tf").read_text()))
     templates = {body["name"]: body for block in parsed.get("resource", [])
                  for body in (block.get("aws_launch_template") or {}).values()}
     for group in groups:

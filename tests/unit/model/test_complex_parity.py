@@ -35,21 +35,12 @@ NAMES = {
 }
 
 
-def _unquoted(value):
-    """python-hcl2 keeps quotes on strings and quoted keys; kops quotes every tag key, we only where needed."""
-    if isinstance(value, dict):
-        return {k.strip('"'): _unquoted(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_unquoted(v) for v in value]
-    return value.strip('"') if isinstance(value, str) else value
-
-
 def _bodies(text):
     found = {}
     for resource in hcl2.loads(text)["resource"]:
         for kind, named in resource.items():
             for name, body in named.items():
-                found[(kind.strip('"'), name.strip('"'))] = _unquoted(body)
+                found[(kind.strip('"'), name.strip('"'))] = kops_fixtures.unquoted(body)
     return found
 
 

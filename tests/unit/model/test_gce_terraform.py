@@ -41,21 +41,12 @@ CASES = ["ha_gce", "many-addons-gce", "minimal_gce", "minimal_gce_dns-none", "mi
          "minimal_gce_plb", "minimal_gce_plb_apiserver", "minimal_gce_private"]
 
 
-def _unquoted(value):
-    """python-hcl2 keeps quotes on strings and quoted keys; compare without them."""
-    if isinstance(value, dict):
-        return {k.strip('"'): _unquoted(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_unquoted(v) for v in value]
-    return value.strip('"') if isinstance(value, str) else value
-
-
 def _bodies(text):
     found = {}
     for resource in hcl2.loads(text).get("resource") or []:
         for kind, named in resource.items():
             for name, body in named.items():
-                found[(kind.strip('"'), name.strip('"'))] = _unquoted(body)
+                found[(kind.strip('"'), name.strip('"'))] = kops_fixtures.unquoted(body)
     return found
 
 
@@ -137,7 +128,7 @@ if __name__ == "__main__":
 
 
 def _blocks(text, kind):
-    return _unquoted(hcl2.loads(text).get(kind))
+    return kops_fixtures.unquoted(hcl2.loads(text).get(kind))
 
 
 @pytest.mark.parametrize("case", CASES)
