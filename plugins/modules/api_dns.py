@@ -19,13 +19,6 @@ description:
   - An unchanged record is left alone. Clusters with C(topology.dns.type=None) (or gossip) need no record; the
     role does not call this module for them.
 options:
-  provider:
-    description:
-      - The node's cloud (the cluster's C(spec.cloudProvider)); each cloud's package does the work
-        (C(plugins/module_utils/providers/<cloud>/node.py)). V(aws) reads the AWS options, V(gce) the GCE ones
-        (O(region), when omitted, from the metadata server).
-    type: str
-    default: aws
   cluster_name:
     description: The cluster.
     type: str
@@ -48,13 +41,8 @@ options:
     description: Record TTL in seconds (kops' dns-controller uses 60).
     type: int
     default: 60
-  project:
-    description: GCE only. The project. Read from the metadata server when omitted.
-    type: str
-  credentials_file:
-    description: GCE only. A service-account key file; by default the application default credentials.
-    type: path
 extends_documentation_fragment:
+  - kubeops.kops.node_cloud
   - kubeops.kops.aws
 attributes:
   check_mode:
@@ -107,14 +95,12 @@ from ansible_collections.kubeops.kops.plugins.module_utils.providers import node
 
 def main():
     module = AnsibleModule(argument_spec=aws.argument_spec(dict(
-        provider=dict(type="str", default="aws"),
+        node.cloud_options(),
         cluster_name=dict(type="str", required=True),
         dns_zone=dict(type="str", required=True),
         record_name=dict(type="str"),
         address_type=dict(type="str", choices=["private", "public"], default="private"),
         ttl=dict(type="int", default=60),
-        project=dict(type="str"),
-        credentials_file=dict(type="path"),
     )), supports_check_mode=True)
     node.run(module, "api_dns")
 

@@ -18,13 +18,6 @@ description:
     attached to, else the one RUNNING instance of its instance group, both labelled for the cluster.
   - With O(wait), polls until every member has an address (control-plane instances boot at the same time).
 options:
-  provider:
-    description:
-      - The node's cloud (the cluster's C(spec.cloudProvider)); each cloud's package does the work
-        (C(plugins/module_utils/providers/<cloud>/node.py)). V(aws) reads the AWS options, V(gce) the GCE ones
-        (O(region), when omitted, from the metadata server).
-    type: str
-    default: aws
   nodeup_config:
     description: The node's nodeup config (its C(ClusterName) and C(kubeops.etcdClusters)).
     type: dict
@@ -33,13 +26,8 @@ options:
     description: Seconds to wait for every member to have an address (0 to answer at once).
     type: int
     default: 600
-  project:
-    description: GCE only. The project. Read from the metadata server when omitted.
-    type: str
-  credentials_file:
-    description: GCE only. A service-account key file; by default the application default credentials.
-    type: path
 extends_documentation_fragment:
+  - kubeops.kops.node_cloud
   - kubeops.kops.aws
 attributes:
   check_mode:
@@ -90,11 +78,9 @@ from ansible_collections.kubeops.kops.plugins.module_utils.providers import node
 
 def main():
     module = AnsibleModule(argument_spec=aws.argument_spec(dict(
-        provider=dict(type="str", default="aws"),
+        node.cloud_options(),
         nodeup_config=dict(type="dict", required=True),
         wait=dict(type="int", default=600),
-        project=dict(type="str"),
-        credentials_file=dict(type="path"),
     )), supports_check_mode=True)
     node.run(module, "etcd_peers")
 

@@ -21,12 +21,6 @@ description:
     kops' labels for the member (O(cluster_name), O(etcd_cluster), O(member)), attached with its name as device
     name; the device is C(/dev/disk/by-id/google-<disk name>) and the result names it in C(disk).
 options:
-  provider:
-    description:
-      - The node's cloud (the cluster's C(spec.cloudProvider)); each cloud's package does the work
-        (C(plugins/module_utils/providers/<cloud>/node.py)). V(aws) reads the AWS options, V(gce) the GCE ones.
-    type: str
-    default: aws
   volume_tags:
     description: AWS, required there. The member's volume tags (the nodeup config's C(kubeops.etcdClusters[].members[].volumeTags)).
     type: dict
@@ -56,13 +50,8 @@ options:
   instance:
     description: GCE only. This instance's name. Read from the metadata server when omitted.
     type: str
-  project:
-    description: GCE only. The project. Read from the metadata server when omitted.
-    type: str
-  credentials_file:
-    description: GCE only. A service-account key file; by default the application default credentials.
-    type: path
 extends_documentation_fragment:
+  - kubeops.kops.node_cloud
   - kubeops.kops.aws
 attributes:
   check_mode:
@@ -130,7 +119,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.providers import node
 
 def main():
     module = AnsibleModule(argument_spec=aws.argument_spec(dict(
-        provider=dict(type="str", default="aws"),
+        node.cloud_options(),
         volume_tags=dict(type="dict"),
         instance_id=dict(type="str"),
         zone=dict(type="str"),
@@ -140,8 +129,6 @@ def main():
         etcd_cluster=dict(type="str"),
         member=dict(type="str"),
         instance=dict(type="str"),
-        project=dict(type="str"),
-        credentials_file=dict(type="path"),
     )), supports_check_mode=True)
     node.run(module, "etcd_volume")
 

@@ -15,6 +15,13 @@ from ansible_collections.kubeops.kops.plugins.module_utils import provider_names
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
 
 
+def cloud_options():
+    """The argument spec every cloud-neutral node module takes to pick and reach the node's cloud (documented by
+    the kubeops.kops.node_cloud doc fragment); the AWS options come from cloud/aws.argument_spec."""
+    return dict(provider=dict(type="str", default="aws"), project=dict(type="str"),
+                credentials_file=dict(type="path"))
+
+
 def _aws():
     from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import node
     return node
