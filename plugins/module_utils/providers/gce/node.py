@@ -22,6 +22,30 @@ def _required(module, function):
         module.fail_json(msg="%s: required with provider gce (%s)" % (", ".join(missing), function))
 
 
+def _client(module):
+    """(GceCloud, GceError), or the module fails naming the libraries to install."""
+    try:
+        from ansible_collections.kubeops.kops.plugins.module_utils.cloud.gce import GceCloud, GceError
+    except ImportError as exc:
+        module.fail_json(msg="google-auth and requests are needed: %s" % exc)
+    return GceCloud, GceError
+
+
+def _project_and_region(module):
+    """The module's project and region, what it omits read from the instance's metadata server."""
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd_volume
+    from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of_zone
+
+    project, region = module.params["project"], module.params["region"]
+    try:
+        if not (project and region):
+            _instance, zone, metadata_project = etcd_volume.gce_instance_identity()
+            project, region = project or metadata_project, region or region_of_zone("gce", zone)
+    except Exception as exc:  # pylint: disable=broad-except  # URL, connection and decoding errors alike
+        module.fail_json(msg="the GCE metadata server did not answer (%s): give project and region" % exc)
+    return project, region
+
+
 def etcd_volume(module):
     """Attach this instance's etcd persistent disk, found by kops' labels (etcd-manager's GCE volume provider)."""
     _required(module, "etcd_volume")
@@ -36,10 +60,7 @@ def etcd_volume(module):
             instance, zone, project = instance or metadata[0], zone or metadata[1], project or metadata[2]
     except Exception as exc:  # pylint: disable=broad-except  # URL, connection and decoding errors alike
         module.fail_json(msg="the GCE metadata server did not answer (%s): give instance, zone and project" % exc)
-    try:
-        from ansible_collections.kubeops.kops.plugins.module_utils.cloud.gce import GceCloud, GceError
-    except ImportError as exc:
-        module.fail_json(msg="google-auth and requests are needed: %s" % exc)
+    GceCloud, GceError = _client(module)  # pylint: disable=invalid-name  # the classes
     try:
         cloud = GceCloud(params["cluster_name"], project, region_of_zone("gce", zone),
                          credentials_file=params["credentials_file"])
@@ -53,25 +74,15 @@ def etcd_volume(module):
 def etcd_peers(module):
     """Every member's internal address: the RUNNING instance its disk is attached to, else its group's one."""
     _required(module, "etcd_peers")
-    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd_peers, etcd_volume
-    from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of_zone
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd_peers
 
     params = module.params
     config = params["nodeup_config"]
     clusters = (config.get("kubeops") or {}).get("etcdClusters") or []
     if not clusters:
         module.exit_json(changed=False, peers={})
-    project, region = params["project"], params["region"]
-    try:
-        if not (project and region):
-            _instance, zone, metadata_project = etcd_volume.gce_instance_identity()
-            project, region = project or metadata_project, region or region_of_zone("gce", zone)
-    except Exception as exc:  # pylint: disable=broad-except  # URL, connection and decoding errors alike
-        module.fail_json(msg="the GCE metadata server did not answer (%s): give project and region" % exc)
-    try:
-        from ansible_collections.kubeops.kops.plugins.module_utils.cloud.gce import GceCloud, GceError
-    except ImportError as exc:
-        module.fail_json(msg="google-auth and requests are needed: %s" % exc)
+    project, region = _project_and_region(module)
+    GceCloud, GceError = _client(module)  # pylint: disable=invalid-name  # the classes
     names = [m["name"] for m in clusters[0].get("members") or []]
     deadline = time.monotonic() + params["wait"]
     try:
@@ -93,22 +104,12 @@ def etcd_peers(module):
 def api_dns(module):
     """Keep the record (Cloud DNS) pointing at the RUNNING control-plane instances' internal addresses."""
     _required(module, "api_dns")
-    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import api_dns, etcd_volume
-    from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of_zone
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import api_dns
 
     params = module.params
     name = params["record_name"] or "api.internal.%s" % params["cluster_name"]
-    project, region = params["project"], params["region"]
-    try:
-        if not (project and region):
-            _instance, zone, metadata_project = etcd_volume.gce_instance_identity()
-            project, region = project or metadata_project, region or region_of_zone("gce", zone)
-    except Exception as exc:  # pylint: disable=broad-except  # URL, connection and decoding errors alike
-        module.fail_json(msg="the GCE metadata server did not answer (%s): give project and region" % exc)
-    try:
-        from ansible_collections.kubeops.kops.plugins.module_utils.cloud.gce import GceCloud, GceError
-    except ImportError as exc:
-        module.fail_json(msg="google-auth and requests are needed: %s" % exc)
+    project, region = _project_and_region(module)
+    GceCloud, GceError = _client(module)  # pylint: disable=invalid-name  # the classes
     try:
         cloud = GceCloud(params["cluster_name"], project, region, credentials_file=params["credentials_file"])
         managed_zone = api_dns.gce_managed_zone(cloud, params["dns_zone"])
