@@ -14,7 +14,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import clus
 
 from tests.conformance import kops_fixtures
 from tests.unit.model.test_aws_model import _tasks
-from tests.unit.model.test_autoscaling_tags import CASES, _unquoted
+from tests.unit.model.test_autoscaling_tags import CASES
 
 KINDS = ("aws_launch_template", "aws_autoscaling_group", "aws_autoscaling_lifecycle_hook")
 
@@ -24,11 +24,11 @@ def _resources(parsed, kind):
 
 
 def _kops(case):
-    return _unquoted(hcl2.loads((kops_fixtures.UPDATE_CLUSTER / case / "kubernetes.tf").read_text()))
+    return kops_fixtures.unquoted(hcl2.loads((kops_fixtures.UPDATE_CLUSTER / case / "kubernetes.tf").read_text()))
 
 
 def _ours(tasks):
-    return _unquoted(hcl2.loads(terraform.render(tasks, aws_driver.DRIVER.terraform_providers("us-test-1"))))
+    return kops_fixtures.unquoted(hcl2.loads(terraform.render(tasks, aws_driver.DRIVER.terraform_providers("us-test-1"))))
 
 
 @pytest.mark.parametrize("case", CASES)

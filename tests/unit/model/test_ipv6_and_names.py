@@ -22,7 +22,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ipv6
 
 from tests.conformance import kops_fixtures
 from tests.unit.model.test_aws_model import RESOURCE, _rendered, _tasks
-from tests.unit.model.test_complex_parity import _unquoted
+
 
 IPV6_FIXTURES = ["minimal-ipv6", "minimal-ipv6-calico", "minimal-ipv6-cilium", "minimal-ipv6-dns-none",
                  "minimal-ipv6-kindnet", "minimal-ipv6-no-subnet-prefix"]
@@ -52,7 +52,7 @@ def _ipv6_cluster():
 
 
 def _resources(parsed, kind):
-    return {n.strip('"'): _unquoted(b) for block in parsed["resource"] for k, named in block.items()
+    return {n.strip('"'): kops_fixtures.unquoted(b) for block in parsed["resource"] for k, named in block.items()
             if k.strip('"') == kind for n, b in named.items()}
 
 
