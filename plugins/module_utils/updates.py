@@ -241,14 +241,13 @@ def group_user_data(driver, completed, groups, config_base, hashes, boot, node_c
     node_changes (nodeup_store.node_files'): the groups' nodeup configs, whose bootstrap service settings
     a worker's boot script carries to ask the service for its config; api_server_ips: the API balancer's
     addresses workers pin the control plane's names to (dns None: driver.control_plane_addresses)."""
-    import yaml
     environment = driver.boot_environment(completed)
     documents = dict(node_changes)
     user_data = {}
     for group in groups:
         name = objects.name_of(group)
         document = documents.get(nodeup_config.config_path(group))
-        settings = bootstrap.config_server(yaml.safe_load(document), api_server_ips=api_server_ips) if document else None
+        settings = bootstrap.config_server(objects.load_yaml(document), api_server_ips=api_server_ips) if document else None
         data = bootstrap.bootstrap_user_data(completed, group, config_base, hashes.get(name),
                                              (boot.manifest_url, boot.manifest_sha256), environment=environment,
                                              config_server_settings=settings)

@@ -29,7 +29,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.addons import (
     aws, aws_iam_authenticator, core, external_dns, gcp_pd_csi, kopeio, metrics_server, node_local_dns,
     node_problem_detector, nvidia, pod_identity_webhook, service_accounts, snapshot_controller)
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError, Facts
-from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+from ansible_collections.kubeops.kops.plugins.module_utils.api import goyaml_emitter, objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.components.context import normalize_image
 
 CHANNEL_PATH = "addons/bootstrap-channel.yaml"
@@ -51,11 +51,6 @@ ADDON_PRUNED_GROUP_KINDS = {"karpenter.sh": [("karpenter.k8s.aws", "EC2NodeClass
 GO_YAML_WIDTH = 80  # go-yaml's best_width
 NETWORKING_SELECTOR = {"role.kubernetes.io/networking": "1"}
 AUTHENTICATION_SELECTOR = {"role.kubernetes.io/authentication": "1"}
-# go-yaml's named escapes in a double-quoted scalar (every other unprintable character is \xXX, \uXXXX or \UXXXXXXXX).
-_GO_YAML_ESCAPES = {"\0": "0", "\x07": "a", "\b": "b", "\t": "t", "\n": "n", "\x0b": "v", "\x0c": "f", "\r": "r",
-                    "\x1b": "e", '"': '"', "\\": "\\", "\x85": "N", "\xa0": "_", "\u2028": "L", "\u2029": "P"}
-# Escaped whatever the character set: quotes, backslashes, line breaks and the byte order mark.
-_GO_YAML_ALWAYS_ESCAPED = '"\\\r\n\x85\u2028\u2029\ufeff'
 _MANIFEST_DUMPER = {}
 
 
@@ -300,72 +295,28 @@ def _group(api_version):
     return api_version.rpartition("/")[0] if "/" in api_version else ""
 
 
-def dump_manifest(documents):
+def dump_manifest(documents, pure=False):
     """The manifest bytes kops stores: its YAML (sorted keys, `---` between objects), surrounding whitespace trimmed.
 
     Unlike the spec files, kops writes manifests through go-yaml's default
     emitter, which folds plain scalars longer than 80 columns at spaces.
+    pure: PyYAML's Python emitter even where libyaml's is there (objects._yaml_classes).
     """
-    options = {"Dumper": _manifest_dumper(), "default_flow_style": False, "sort_keys": True, "allow_unicode": True,
-               "width": GO_YAML_WIDTH}
-    text = "\n---\n\n".join(yaml.dump(document, **options) for document in documents)
+    options = {"Dumper": _manifest_dumper(pure), "default_flow_style": False, "sort_keys": True,
+               "allow_unicode": True, "width": GO_YAML_WIDTH}
+    text = "\n---\n\n".join(goyaml_emitter.without_document_end(yaml.dump(document, **options)) for document in documents)
     return text.strip().encode("utf-8")
 
 
-def _manifest_dumper():
-    """The collection's go-yaml-like dumper, folding double-quoted scalars as go-yaml does."""
+def _manifest_dumper(pure=False):
+    """The collection's go-yaml-like dumper, folding double-quoted scalars as go-yaml does: libyaml's emitter
+    does (go-yaml ports it); PyYAML's Python emitter is taught to (goyaml_emitter.GoDoubleQuoted)."""
+    base = objects._yaml_classes(pure)[1]  # pylint: disable=protected-access  # the collection's go-yaml-like dumper
+    if objects.is_libyaml(base):
+        return base
     if "dumper" not in _MANIFEST_DUMPER:
-        base = objects._yaml_classes()[1]  # pylint: disable=protected-access  # the collection's go-yaml-like dumper
-
-        class ManifestDumper(base):  # pylint: disable=too-many-ancestors
-            def write_double_quoted(self, text, split=True):
-                """libyaml's yaml_emitter_write_double_quoted_scalar, as go-yaml has it.
-
-                PyYAML breaks before a space that would pass the width, ending the line with an
-                escape; go-yaml breaks at the first space once the column is past the width
-                (lines run over it), with no escape but a `\\` before a space that follows the break.
-                """
-                self.write_indicator('"', True)
-                spaces = False
-                for index, char in enumerate(text):
-                    if char in _GO_YAML_ALWAYS_ESCAPED or not _go_yaml_printable(char, self.allow_unicode):
-                        self._put("\\" + _go_yaml_escape(char))
-                        spaces = False
-                    elif char == " ":
-                        if split and not spaces and self.column > self.best_width and 0 < index < len(text) - 1:
-                            self.write_indent()
-                            if text[index + 1] == " ":
-                                self._put("\\")
-                        else:
-                            self._put(char)
-                        spaces = True
-                    else:
-                        self._put(char)
-                        spaces = False
-                self.write_indicator('"', False)
-
-            def _put(self, data):
-                self.column += len(data)
-                self.stream.write(data.encode(self.encoding) if self.encoding else data)
-
-        _MANIFEST_DUMPER["dumper"] = ManifestDumper
+        _MANIFEST_DUMPER["dumper"] = type("ManifestDumper", (goyaml_emitter.GoDoubleQuoted, base), {})
     return _MANIFEST_DUMPER["dumper"]
-
-
-def _go_yaml_printable(char, allow_unicode):
-    """go-yaml's is_printable (and ASCII only without allow_unicode)."""
-    code = ord(char)
-    if code < 0x80:
-        return 0x20 <= code <= 0x7E
-    return allow_unicode and (code == 0x85 or 0xA0 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD
-                              or 0x10000 <= code <= 0x10FFFF) and code != 0xFEFF
-
-
-def _go_yaml_escape(char):
-    if char in _GO_YAML_ESCAPES:
-        return _GO_YAML_ESCAPES[char]
-    code = ord(char)
-    return ("x%02X" if code <= 0xFF else "u%04X" if code <= 0xFFFF else "U%08X") % code
 
 
 def manifest_hash(data):

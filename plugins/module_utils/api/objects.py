@@ -20,7 +20,7 @@ except ImportError:  # reported by require_yaml(), so the module can say what to
     yaml = None
 
 from ansible_collections.kubeops.kops.plugins.module_utils import provider_names
-from ansible_collections.kubeops.kops.plugins.module_utils.api import errors
+from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, goyaml_emitter
 
 API_VERSION = "kops.k8s.io/v1alpha2"
 CLUSTER = "Cluster"
@@ -61,7 +61,7 @@ _GO_YAML_OLD_BOOLS = frozenset(("y", "Y", "n", "N"))
 _GO_YAML_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
 
 
-def _yaml_classes():
+def _yaml_classes(pure=False):
     """(Loader, Dumper), built on first use so importing this file never needs PyYAML.
 
     The Loader is a SafeLoader that keeps timestamps as the strings the user
@@ -69,11 +69,23 @@ def _yaml_classes():
     objects would change them on the way back out).  The Dumper writes like
     sigs.k8s.io/yaml: sorted keys, block style, indentless lists, and strings
     that would read back as another type double-quoted.
-    """
-    if not _YAML_CLASSES:
-        require_yaml()
 
-        class Loader(yaml.SafeLoader):
+    They parse and emit with libyaml (PyYAML's C classes) where PyYAML was built
+    with it, as PyPI's wheels and Debian's python3-yaml are: a cluster's
+    manifests and nodeup configs are written several times a run, and PyYAML's
+    pure-Python emitter took a third of a small cluster's update.  go-yaml's
+    emitter is a port of libyaml's, so the C emitter is also the closer one;
+    pure=True (or a PyYAML without libyaml) gives PyYAML's Python classes,
+    which write the same bytes for what kops writes
+    (tests/unit/api/test_yaml_emitters.py).
+    """
+    key = "pure" if pure or not getattr(yaml, "__with_libyaml__", False) else "libyaml"
+    if key not in _YAML_CLASSES:
+        require_yaml()
+        safe_loader, safe_dumper = ((yaml.SafeLoader, yaml.SafeDumper) if key == "pure"
+                                    else (yaml.CSafeLoader, yaml.CSafeDumper))
+
+        class Loader(safe_loader):  # pylint: disable=too-many-ancestors
             pass
 
         Loader.yaml_implicit_resolvers = {
@@ -81,7 +93,7 @@ def _yaml_classes():
             for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
         }
 
-        class Dumper(yaml.SafeDumper):
+        class Dumper(safe_dumper):  # pylint: disable=too-many-ancestors
             def ignore_aliases(self, data):
                 return True
 
@@ -97,8 +109,26 @@ def _yaml_classes():
             return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
         Dumper.add_representer(str, represent_str)
-        _YAML_CLASSES.update(loader=Loader, dumper=Dumper)
-    return _YAML_CLASSES["loader"], _YAML_CLASSES["dumper"]
+        _YAML_CLASSES[key] = (Loader, Dumper)
+    return _YAML_CLASSES[key]
+
+
+def yaml_width(dumper, width=None):
+    """The width option for dumper: width columns, or None for lines of any length (libyaml takes -1 for that,
+    PyYAML's Python emitter anything wider than the text)."""
+    if width is not None:
+        return width
+    return -1 if is_libyaml(dumper) else float("inf")
+
+
+def is_libyaml(dumper):
+    """Whether dumper emits with libyaml (one of _yaml_classes' C classes)."""
+    return any(dumper is classes[1] for key, classes in _YAML_CLASSES.items() if key == "libyaml")
+
+
+def load_yaml(text):
+    """One YAML document as the collection reads it (timestamps kept as written)."""
+    return yaml.load(text, Loader=_yaml_classes()[0])
 
 
 def _yaml_error(exc):
@@ -112,12 +142,16 @@ def _yaml_error(exc):
 
 def load_yaml_documents(text, source="<input>"):
     """Parse a multi-document YAML text into a list of dicts (empty documents dropped)."""
-    loader = _yaml_classes()[0]
     try:
-        docs = list(yaml.load_all(text, Loader=loader))
-    except yaml.YAMLError as exc:
-        raise errors.ValidationError([errors.invalid(source, None, "not valid YAML: %s" % _yaml_error(exc))],
-                                     subject=source)
+        docs = list(yaml.load_all(text, Loader=_yaml_classes()[0]))
+    except yaml.YAMLError:
+        # PyYAML's own parser names the place and the problem more exactly than libyaml's ("line 6, column 9:
+        # expected the node content, but found '<stream end>'" where libyaml says line 7, column 1).
+        try:
+            docs = list(yaml.load_all(text, Loader=_yaml_classes(pure=True)[0]))
+        except yaml.YAMLError as exc:
+            raise errors.ValidationError([errors.invalid(source, None, "not valid YAML: %s" % _yaml_error(exc))],
+                                         subject=source)
     return [d for d in docs if d is not None]
 
 
@@ -286,9 +320,10 @@ def dump_objects(objs):
     return "\n---\n\n".join(dump_object(o) for o in objs)
 
 
-def dump_object(obj):
-    return yaml.dump(obj, Dumper=_yaml_classes()[1], default_flow_style=False, sort_keys=True,
-                     allow_unicode=True, width=float("inf"))
+def dump_object(obj, pure=False):
+    dumper = _yaml_classes(pure)[1]
+    return goyaml_emitter.without_document_end(yaml.dump(obj, Dumper=dumper, default_flow_style=False, sort_keys=True,
+                                                 allow_unicode=True, width=yaml_width(dumper)))
 
 
 def split_objects(objs):

@@ -24,6 +24,8 @@ import io
 import math
 import re
 
+from ansible_collections.kubeops.kops.plugins.module_utils.api import goyaml_emitter
+
 try:
     import yaml
     from yaml.emitter import Emitter
@@ -185,13 +187,26 @@ def node(value):
 
 
 if HAS_YAML:
-    class _GoDumper(Emitter, Serializer, BaseResolver):
+    class _GoDumper(goyaml_emitter.GoDoubleQuoted, Emitter, Serializer, BaseResolver):
         """PyYAML's emitter and serializer; every scalar is a string node (styles chosen above)."""
 
         def __init__(self, stream):
             Emitter.__init__(self, stream, allow_unicode=True)
             Serializer.__init__(self)
             BaseResolver.__init__(self)
+
+    if getattr(yaml, "__with_libyaml__", False):
+        from yaml.cyaml import CEmitter
+
+        class _GoCDumper(CEmitter, BaseResolver):
+            """libyaml's emitter, which go-yaml's is a port of (PyYAML's C classes, as PyPI's wheels and Debian's
+            python3-yaml have them): the same bytes, several times faster."""
+
+            def __init__(self, stream):
+                CEmitter.__init__(self, stream, allow_unicode=True)
+                BaseResolver.__init__(self)
+    else:
+        _GoCDumper = _GoDumper
 
 
 def _flow_empty(tree):
@@ -212,16 +227,18 @@ def load(text):
     return yaml.safe_load(text)
 
 
-def dumps(document):
-    """sigs.k8s.io/yaml.Marshal of a JSON-shaped document, as text."""
+def dumps(document, pure=False):
+    """sigs.k8s.io/yaml.Marshal of a JSON-shaped document, as text (pure: with PyYAML's Python emitter, even where
+    libyaml's is there)."""
     if not HAS_YAML:
         raise ImportError("writing kops' YAML files needs PyYAML on the node (python3-yaml)")
     stream = io.StringIO()
-    dumper = _GoDumper(stream)
+    dumper = (_GoDumper if pure else _GoCDumper)(stream)
     try:
         dumper.open()
         dumper.serialize(_flow_empty(node(document)))
         dumper.close()
     finally:
         dumper.dispose()
-    return stream.getvalue()
+    return goyaml_emitter.without_document_end(stream.getvalue())
+
