@@ -182,10 +182,10 @@ _REGIONS = []
 
 
 def _aws_regions():
-    """The regions the installed botocore has EC2 endpoints for (read once per process)."""
+    """The regions the installed botocore has EC2 endpoints for (read once per process, through the process's one
+    botocore data loader: a session of its own parsed botocore's endpoints again, a tenth of a second)."""
     if not _REGIONS:
-        import botocore.session
-        _REGIONS.append(frozenset(botocore.session.get_session().get_available_regions("ec2")))
+        _REGIONS.append(frozenset(aws.session().get_available_regions("ec2")))
     return _REGIONS[0]
 
 
