@@ -77,6 +77,28 @@ def test_bad_option_fails_clearly(playbook, tmp_path):
     assert not store_dir.exists() or _files(store_dir) == {}
 
 
+def test_run_options_are_checked_together_before_any_module(playbook, tmp_path):
+    """Every bad run option is named in one failure, before a module runs (one task: each task is a process)."""
+    a_file = tmp_path / "kubernetes.tf"
+    a_file.write_text("")
+    bad = ["-e", "state_store=my-bucket", "-e", "target=plan", "-e", "out_dir=%s" % a_file]
+    scheme = "state_store my-bucket has no scheme: use s3://my-bucket for an S3 bucket"
+    code, text = playbook(PLAYBOOKS / "update_cluster.yml", "-e", "cluster_name=ha.example.com", *bad, json_output=False)
+    assert code != 0
+    assert "target must be direct, terraform or cloudformation, not plan; %s" % scheme in text, text
+    assert "out_dir %s is a file: give a directory for kubernetes.tf" % a_file in text
+    code, text = playbook(PLAYBOOKS / "create_cluster.yml", "-e", "cluster_name=ha.example.com", *bad, json_output=False)
+    assert code != 0
+    assert ("create_cluster.yml takes the create options as one mapping, cluster_options, with at least cluster_name "
+            "(e.g. -e @my-cluster.yml holding cluster_options: {cluster_name: k8s.example.com, zones: [eu-west-1a]}); "
+            "move cluster_name under it; target must be none (spec only), direct, terraform or cloudformation, not plan; "
+            + scheme) in text, text
+    code, text = playbook(PLAYBOOKS / "create_cluster.yml", *HA, "-e", "state_store=file://%s" % tmp_path,
+                          "-e", "target=terraform", "-e", "out_dir=%s" % a_file, json_output=False)
+    assert code != 0 and "out_dir %s is a file" % a_file in text
+    assert "has no scheme" not in text and "takes the create options" not in text and "Write the cluster spec" not in text
+
+
 def test_option_names_list_matches_the_module():
     from ansible_collections.kubeops.kops.plugins.module_utils.completion import new_cluster
     listed = yaml.safe_load((PLAYBOOKS / "vars" / "create_cluster_options.yml").read_text())

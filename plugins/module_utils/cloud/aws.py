@@ -132,20 +132,33 @@ def require_boto3():
 
 
 def session(region=None, profile=None):
-    """A boto3 session with the configured credentials (profile: override the configured one)."""
-    import botocore.exceptions
-    import botocore.session
-    boto3 = _boto3()[0]
+    """A boto3 session with the configured credentials (profile: override the configured one).
+
+    One per process for the same settings and AWS_* environment: a botocore session registers some 500 event
+    handlers, 20 ms each time, and a run asks for one per client."""
+    boto3 = _boto3()[0]  # a missing boto3 is said before any cached session
     current = _settings
     profile = profile or current.profile
+    region = region or current.region
+    key = (region, profile, current.access_key, current.secret_key, current.session_token,
+           tuple(sorted((name, value) for name, value in os.environ.items() if name.startswith("AWS_"))))
+    with _SESSION_LOCK:
+        if key not in _SESSIONS:
+            _SESSIONS[key] = _new_session(boto3, region, profile, current)
+        return _SESSIONS[key]
+
+
+def _new_session(boto3, region, profile, current):
+    import botocore.exceptions
+    import botocore.session
     keys = {} if profile else dict(aws_access_key_id=current.access_key, aws_secret_access_key=current.secret_key,
                                    aws_session_token=current.session_token)
     try:
         botocore_session = botocore.session.get_session()
         loader = _data_loader(botocore_session)
         botocore_session.register_component("data_loader", loader)
-        created = boto3.session.Session(botocore_session=botocore_session, region_name=region or current.region,
-                                        profile_name=profile, **keys)
+        created = boto3.session.Session(botocore_session=botocore_session, region_name=region, profile_name=profile,
+                                        **keys)
     except botocore.exceptions.BotoCoreError as exc:  # ProfileNotFound and the like
         raise AwsError("AWS profile %r: %s" % (profile, exc))
     with _LOADER_LOCK:  # each boto3 session appends its data directory to the shared loader's search path
@@ -153,6 +166,15 @@ def session(region=None, profile=None):
     return created
 
 
+def new_client(service, region=None, profile=None, **options):
+    """A client of the shared session (boto3's sessions are not thread-safe: clients are made one at a time)."""
+    with _SESSION_LOCK:
+        return session(region, profile).client(service, **options)
+
+
+# The process's sessions, by settings and AWS_* environment (a module run, or a test, that changes them gets another).
+_SESSIONS = {}
+_SESSION_LOCK = threading.RLock()
 _LOADER = []
 _LOADER_LOCK = threading.Lock()
 
@@ -213,11 +235,10 @@ def client(service, region=None, profile=None, endpoint_url=None):
 
     endpoint_url: this client's own endpoint (e.g. a state store's), before the configured endpoint_url.
     """
-    aws_session = session(region, profile)
-    if credentials(aws_session) is None:
+    if credentials(session(region, profile)) is None:
         raise AwsError(NO_CREDENTIALS)
     config = client_config()
-    api_client = aws_session.client(service, config=config, endpoint_url=endpoint_url or _settings.endpoint_url)
+    api_client = new_client(service, region, profile, config=config, endpoint_url=endpoint_url or _settings.endpoint_url)
     source = endpoint_source(api_client.meta.service_model.service_id, endpoint_url)
     api_client.meta.events.register("needs-retry", _give_up_on_silence(config.connect_timeout, config.read_timeout,
                                                                        source))
@@ -445,8 +466,7 @@ class AwsCloud(Cloud):
         with self._lock:
             if key not in self._clients:
                 # botocore's max_attempts counts the retries after the first try: 0 is "send once".
-                self._clients[key] = session(self.region, self.profile).client(
-                    service, config=client_config(max_attempts=0))
+                self._clients[key] = new_client(service, self.region, self.profile, config=client_config(max_attempts=0))
             return self._clients[key]
 
     @property
