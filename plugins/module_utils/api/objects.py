@@ -322,8 +322,9 @@ def dump_objects(objs):
 
 def dump_object(obj, pure=False):
     dumper = _yaml_classes(pure)[1]
-    return goyaml_emitter.without_document_end(yaml.dump(obj, Dumper=dumper, default_flow_style=False, sort_keys=True,
-                                                 allow_unicode=True, width=yaml_width(dumper)))
+    text = yaml.dump(obj, Dumper=dumper, default_flow_style=False, sort_keys=True, allow_unicode=True,
+                     width=yaml_width(dumper))
+    return goyaml_emitter.without_document_end(text)
 
 
 def split_objects(objs):

@@ -241,4 +241,3 @@ def dumps(document, pure=False):
     finally:
         dumper.dispose()
     return goyaml_emitter.without_document_end(stream.getvalue())
-
