@@ -123,7 +123,7 @@ def yaml_width(dumper, width=None):
 
 def is_libyaml(dumper):
     """Whether dumper emits with libyaml (one of _yaml_classes' C classes)."""
-    return any(dumper is classes[1] for key, classes in _YAML_CLASSES.items() if key == "libyaml")
+    return "libyaml" in _YAML_CLASSES and dumper is _YAML_CLASSES["libyaml"][1]
 
 
 def load_yaml(text):
