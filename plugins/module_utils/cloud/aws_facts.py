@@ -27,6 +27,7 @@ class AwsCloudFacts(StaticCloudFacts):
         self.profile = profile
         self._clients = {}
         self._zones = {}  # region -> its zones as EC2 lists them (None: EC2 did not say)
+        self._hosted_zones = None  # _listed_hosted_zones
 
     def _client(self, service):
         if service not in self._clients:
@@ -149,22 +150,19 @@ class AwsCloudFacts(StaticCloudFacts):
         return {"cidr": subnet.get("CidrBlock"), "zone": subnet.get("AvailabilityZone"), "vpc": subnet.get("VpcId")}
 
     def find_hosted_zone(self, name):
-        known = StaticCloudFacts.find_hosted_zone(self, name)
-        if known:
-            return known
-        zones = self._guard("listing Route53 hosted zones", aws.paginate, self._client("route53"),
-                            "list_hosted_zones", "HostedZones")
-        lookup = StaticCloudFacts({"hosted_zones": {z["Name"]: z["Id"].rsplit("/", 1)[-1] for z in zones}})
-        return lookup.find_hosted_zone(name)
+        return StaticCloudFacts.find_hosted_zone(self, name) or self._listed_hosted_zones().find_hosted_zone(name)
 
     def hosted_zone_id(self, name):
-        known = StaticCloudFacts.hosted_zone_id(self, name)
-        if known:
-            return known
-        zones = self._guard("listing Route53 hosted zones", aws.paginate, self._client("route53"),
-                            "list_hosted_zones", "HostedZones")
-        return StaticCloudFacts({"hosted_zones": {z["Name"]: z["Id"].rsplit("/", 1)[-1] for z in zones}}) \
-            .hosted_zone_id(name)
+        return StaticCloudFacts.hosted_zone_id(self, name) or self._listed_hosted_zones().hosted_zone_id(name)
+
+    def _listed_hosted_zones(self):
+        """The account's hosted zones as facts (ListHostedZones, once per lookup object)."""
+        if self._hosted_zones is None:
+            zones = self._guard("listing Route53 hosted zones", aws.paginate, self._client("route53"),
+                                "list_hosted_zones", "HostedZones")
+            self._hosted_zones = StaticCloudFacts({"hosted_zones": {z["Name"]: z["Id"].rsplit("/", 1)[-1]
+                                                                    for z in zones}})
+        return self._hosted_zones
 
     def egress_only_internet_gateway(self, vpc_id):
         known = StaticCloudFacts.egress_only_internet_gateway(self, vpc_id)
