@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import difflib
 import ipaddress
+import os
 import re
 
+from ansible_collections.kubeops.kops.plugins.module_utils import aws_models
 from ansible_collections.kubeops.kops.plugins.module_utils.api import errors
 
 ROUTE_TARGET_PREFIXES = ("pcx-", "i-", "nat-", "tgw-", "igw-", "eigw-")
@@ -243,9 +245,8 @@ def ec2_instance_types():
     """Every EC2 instance type, as the installed botocore's EC2 API model lists them (its InstanceType enum):
     the table comes with the library that makes the calls, as current as it is."""
     if not _INSTANCE_TYPES:
-        # Imported here: only AWS clusters need it.
-        import botocore.loaders  # pylint: disable=import-outside-toplevel
-        model = botocore.loaders.create_loader().load_service_model("ec2", "service-2")
+        # The process's loader (aws_models.py): the run's EC2 client parses the same model.
+        model = aws_models.loader(os.environ.get("AWS_DATA_PATH")).load_service_model("ec2", "service-2")
         _INSTANCE_TYPES.update(model["shapes"]["InstanceType"]["enum"])
     return _INSTANCE_TYPES
 

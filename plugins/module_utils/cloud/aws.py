@@ -27,7 +27,7 @@ import threading
 
 from ansible.module_utils.basic import env_fallback
 
-from ansible_collections.kubeops.kops.plugins.module_utils import waits
+from ansible_collections.kubeops.kops.plugins.module_utils import aws_models, waits
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import Cloud, Failure
 
 USER_AGENT = "kubeops.kops"
@@ -155,7 +155,7 @@ def _new_session(boto3, region, profile, current):
                                    aws_session_token=current.session_token)
     try:
         botocore_session = botocore.session.get_session()
-        loader = _data_loader(botocore_session)
+        loader = aws_models.loader(botocore_session.get_config_variable("data_path"))
         botocore_session.register_component("data_loader", loader)
         created = boto3.session.Session(botocore_session=botocore_session, region_name=region, profile_name=profile,
                                         **keys)
@@ -175,18 +175,7 @@ def new_client(service, region=None, profile=None, **options):
 # The process's sessions, by settings and AWS_* environment (a module run, or a test, that changes them gets another).
 _SESSIONS = {}
 _SESSION_LOCK = threading.RLock()
-_LOADER = []
 _LOADER_LOCK = threading.Lock()
-
-
-def _data_loader(botocore_session):
-    """One botocore data loader for every session of this process (the first session's, so AWS_DATA_PATH holds): it
-    caches the service models it parses (EC2's alone is megabytes of JSON), which a loader per session would parse
-    again for each client (docs/performance.md)."""
-    with _LOADER_LOCK:
-        if not _LOADER:
-            _LOADER.append(botocore_session.get_component("data_loader"))
-        return _LOADER[0]
 
 
 def credentials(aws_session):

@@ -42,7 +42,7 @@ import tarfile
 import tempfile
 import time
 
-from ansible_collections.kubeops.kops.plugins.module_utils import waits
+from ansible_collections.kubeops.kops.plugins.module_utils import user_cache, waits
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import vfs
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeConfigError
 
@@ -99,7 +99,7 @@ def file_sha256(path):
     otherwise be read and hashed on every run); a cache that cannot be read or written only costs a hash."""
     stat = path.stat()
     key = "%s\0%d\0%d" % (path.resolve(), stat.st_size, stat.st_mtime_ns)
-    cache = _cache_root() / _DIGESTS
+    cache = user_cache.root() / _DIGESTS
     if not _DIGEST_CACHE:
         try:
             _DIGEST_CACHE.update(json.loads(cache.read_text(encoding="utf-8")))
@@ -230,7 +230,7 @@ def _galaxy_build(directory):
 
     A build costs a second (a subprocess, and gzip); its result is kept in the user's cache under the tree's
     state (every file's path, size, mode and mtime), so an unchanged tree is built once, not once per run."""
-    cached = _cache_root() / ("collection-%s" % _tree_state(directory))
+    cached = user_cache.root() / ("collection-%s" % _tree_state(directory))
     found = sorted(cached.glob("*.tar.gz")) if cached.is_dir() else []
     if found:
         return found[0].name, found[0].read_bytes()
@@ -282,10 +282,6 @@ def _tree_state(directory):
 # -- the wheels -------------------------------------------------------------------------------------
 
 
-def _cache_root():
-    return pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") / "kubeops-kops"
-
-
 def pip_download(requirements, targets, dest):
     """Download the pinned wheels (no source distributions, no dependency resolution) for each target."""
     for python, machine in targets:
@@ -308,7 +304,7 @@ def wheelhouse(requirements=NODE_REQUIREMENTS, targets=TARGETS, download=pip_dow
             raise BootArtifactError("%s=%s holds no wheels" % (WHEELHOUSE_ENV, given))
         return pathlib.Path(given)
     key = sha256(json.dumps([list(requirements), [list(t) for t in targets]]).encode())[:16]
-    target = _cache_root() / ("boot-wheels-%s" % key)
+    target = user_cache.root() / ("boot-wheels-%s" % key)
     if target.is_dir():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
