@@ -7,7 +7,7 @@ botocore reads each service's API model from JSON when a client of that service 
 about 0.1 s to parse, the largest single cost of a small cluster's render (docs/performance.md), and a loader of
 its own parses it again.  So every session of a run (cloud/aws.py) and the machine-type table
 (api/validation_aws.py) share one loader, and that loader keeps what it parsed as marshal data under the user's
-cache directory (user_cache.py): read back in a hundredth of the time.
+cache directory (user_cache.py): read back in a fifth of the time or less (docs/performance.md).
 
 - marshal holds plain dicts, lists, strings and numbers: reading it runs no code.
 - A cache directory is named by the Python, botocore and boto3 versions, so an upgrade reads botocore's JSON again.
