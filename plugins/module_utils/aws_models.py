@@ -92,8 +92,8 @@ def cache_directory(search_paths):
     search path outside botocore's and boto3's installed data exists (its files change without a version)."""
     import botocore  # pylint: disable=import-outside-toplevel
     packages = [sys.modules.get("boto3"), botocore]
-    installed = {os.path.join(os.path.dirname(package.__file__), "data"): "%s %s" % (package.__name__, package.__version__)
-                 for package in packages if package is not None}
+    installed = {os.path.join(os.path.dirname(package.__file__), "data"):
+                 "%s %s" % (package.__name__, package.__version__) for package in packages if package is not None}
     if any(path not in installed and os.path.isdir(path) for path in search_paths):
         return None
     versions = ["python %d.%d marshal %d" % (sys.version_info[0], sys.version_info[1], marshal.version)]
