@@ -32,11 +32,24 @@ def moto_server():
 
 
 @pytest.fixture
-def aws(moto_server, monkeypatch):
+def aws(moto_server, monkeypatch, request):
     """A fresh moto account, with boto3 pointed at it through AWS_ENDPOINT_URL."""
     moto_server.reset()
     servers.point_aws_at(moto_server.url, monkeypatch)
+    request.node.moto_log_start = (moto_server.log_path, servers.log_size(moto_server.log_path))
     return moto_server
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test on moto shows the tracebacks moto logged meanwhile: an HTML 500 from moto says nothing else."""
+    outcome = yield
+    report = outcome.get_result()
+    started = getattr(item, "moto_log_start", None)
+    if report.failed and started:
+        tracebacks = servers.tracebacks_since(*started)
+        if tracebacks:
+            report.sections.append(("moto's tracebacks during the test", tracebacks))
 
 
 @pytest.fixture(scope="session")
@@ -164,8 +177,9 @@ def fault_server():
 
 
 @pytest.fixture
-def faults(fault_server, monkeypatch):
+def faults(fault_server, monkeypatch, request):
     """An empty moto account with no faults set, boto3 pointed at the fault-injecting port."""
     fault_server.reset()
     servers.point_aws_at(fault_server.url, monkeypatch)
+    request.node.moto_log_start = (fault_server.log_path, servers.log_size(fault_server.log_path))
     return fault_server

@@ -184,12 +184,19 @@ class FaultServer(object):
         self.process = None
 
     def start(self):
+        import os
         import subprocess
         import sys
+        import tempfile
         from tests import servers
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.faults", "--port", str(self.port), "--plain-port", str(self.plain_port)],
-            stdout=subprocess.DEVNULL, stderr=_moto_log(), cwd=str(_repo_root()))
+        # moto's own log: its tracebacks explain a 500 that was not injected (a failed test's report shows them,
+        # tests/conftest.py).  KOPS_FAULTS_MOTO_LOG=/path keeps it after the run.
+        self.log_dir = None if os.environ.get("KOPS_FAULTS_MOTO_LOG") else tempfile.mkdtemp(prefix="kubeops-faults-")
+        self.log_path = os.environ.get("KOPS_FAULTS_MOTO_LOG") or os.path.join(self.log_dir, "moto.log")
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "tests.faults", "--port", str(self.port), "--plain-port", str(self.plain_port)],
+                stdout=subprocess.DEVNULL, stderr=log, cwd=str(_repo_root()))
         servers.wait_for(self.plain_url + "/moto-api/", self.process)
         servers.wait_for(self.url + "/_faults/log", self.process)
         return self
@@ -215,18 +222,12 @@ class FaultServer(object):
         self.set_rules()
 
     def stop(self):
+        import shutil
         if self.process:
             self.process.terminate()
             self.process.wait(timeout=10)
-
-
-def _moto_log():
-    """Where moto's own log goes: KOPS_FAULTS_MOTO_LOG (a file; its tracebacks explain a 500 that was not
-    injected), else nowhere."""
-    import os
-    import subprocess
-    path = os.environ.get("KOPS_FAULTS_MOTO_LOG")
-    return open(path, "ab") if path else subprocess.DEVNULL  # noqa: SIM115 - the child keeps it open
+        if getattr(self, "log_dir", None):
+            shutil.rmtree(self.log_dir, ignore_errors=True)
 
 
 def _repo_root():

@@ -45,6 +45,34 @@ def wait_for(url, process, timeout=90.0):
             time.sleep(0.1)
 
 
+def log_size(path):
+    """The size of a server's log so far (where a test's part of it starts)."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def tracebacks_since(path, offset):
+    """The Python tracebacks a server logged after offset (each up to its exception line), as one text."""
+    try:
+        with open(path, "rb") as log:
+            log.seek(offset)
+            lines = log.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return ""
+    found, inside = [], False
+    for line in lines:
+        if line.startswith("Traceback (most recent call last):"):
+            inside = True
+        if inside:
+            found.append(line)
+            if not line.startswith((" ", "Traceback")):  # the exception line ends it
+                inside = False
+                found.append("")
+    return "\n".join(found)[-20000:]
+
+
 class MotoServer(object):
     """moto's server mode as a subprocess (not the in-process mock), see tests/moto_server.py."""
 
@@ -57,12 +85,14 @@ class MotoServer(object):
         self.recording = os.path.join(tempfile.mkdtemp(prefix="kubeops-moto-"), "moto_recording")
 
     def start(self):
-        # KOPS_MOTO_LOG=/path keeps moto's own log (a 500 no test asked for is a moto traceback there).
-        log = open(os.environ["KOPS_MOTO_LOG"], "ab") if os.environ.get("KOPS_MOTO_LOG") else subprocess.DEVNULL
-        self.process = subprocess.Popen(
-            [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "moto_server.py"),
-             "-H", "127.0.0.1", "-p", str(self.port)],
-            stdout=log, stderr=log, env=dict(os.environ, MOTO_RECORDER_FILEPATH=self.recording))
+        # moto's own log: a 500 no test asked for is a moto traceback there, which a failed test's report shows
+        # (tests/conftest.py).  KOPS_MOTO_LOG=/path keeps it after the run; by default it goes with the server.
+        self.log_path = os.environ.get("KOPS_MOTO_LOG") or os.path.join(os.path.dirname(self.recording), "moto.log")
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "moto_server.py"),
+                 "-H", "127.0.0.1", "-p", str(self.port)],
+                stdout=log, stderr=log, env=dict(os.environ, MOTO_RECORDER_FILEPATH=self.recording))
         wait_for(self.url + "/moto-api/", self.process)
         return self
 
