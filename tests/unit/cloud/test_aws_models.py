@@ -9,6 +9,8 @@ import botocore.session
 import pytest
 
 from ansible_collections.kubeops.kops.plugins.module_utils import aws_models
+from ansible_collections.kubeops.kops.plugins.module_utils.api import validation_aws
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
 from tests import botocore_models
 
 
@@ -136,3 +138,16 @@ def test_a_cache_that_cannot_be_written_costs_time_not_the_result(tmp_path, monk
 def test_one_loader_per_process_and_data_path():
     assert aws_models.loader() is aws_models.loader()
     assert aws_models.loader("/nowhere") is not aws_models.loader()
+
+
+def test_the_collections_sessions_use_the_process_loader(monkeypatch):
+    """cloud/aws.py's sessions and api/validation_aws.py's machine-type table ask the same loader: EC2's model is
+    parsed (or read from the cache) once per run, not once for each."""
+    monkeypatch.delenv("AWS_DATA_PATH", raising=False)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    assert aws.session("us-east-1")._session.get_component("data_loader") is aws_models.loader()
+    asked = []
+    monkeypatch.setattr(aws_models, "loader", lambda data_path=None: asked.append(data_path) or aws_models._LOADERS[None])
+    monkeypatch.setattr(validation_aws, "_INSTANCE_TYPES", set())
+    assert "t3.medium" in validation_aws.ec2_instance_types()
+    assert asked == [None]
