@@ -147,7 +147,8 @@ def test_the_collections_sessions_use_the_process_loader(monkeypatch):
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     assert aws.session("us-east-1")._session.get_component("data_loader") is aws_models.loader()
     asked = []
-    monkeypatch.setattr(aws_models, "loader", lambda data_path=None: asked.append(data_path) or aws_models._LOADERS[None])
+    process_loader = aws_models.loader()
+    monkeypatch.setattr(aws_models, "loader", lambda data_path=None: asked.append(data_path) or process_loader)
     monkeypatch.setattr(validation_aws, "_INSTANCE_TYPES", set())
     assert "t3.medium" in validation_aws.ec2_instance_types()
     assert asked == [None]
