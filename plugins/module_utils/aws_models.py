@@ -56,10 +56,6 @@ def _loader_class():
     class CachingLoader(botocore.loaders.Loader):
         """botocore's Loader, reading what it parsed before from the cache when the cache applies."""
 
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            self._disk_lock = threading.Lock()
-
         @botocore.loaders.instance_cache
         def load_data_with_path(self, name):
             """(data, path) of a name such as ec2/2016-11-15/service-2 or endpoints: every model and table botocore
@@ -77,11 +73,10 @@ def _loader_class():
             except (OSError, EOFError, ValueError, TypeError):  # not cached yet, or a file another writer broke
                 pass
             parsed = parse(name)
-            with self._disk_lock:
-                try:
-                    atomic_write(path, 0o644, marshal.dumps(_plain(parsed)), dir_mode=0o700)
-                except (OSError, ValueError):  # a read-only cache, or a value marshal cannot hold: parsed each run
-                    pass
+            try:  # atomic: writers in other threads and processes replace the file whole, readers see one or another
+                atomic_write(path, 0o644, marshal.dumps(_plain(parsed)), dir_mode=0o700)
+            except (OSError, ValueError):  # a read-only cache, or a value marshal cannot hold: parsed each run
+                pass
             return parsed
 
     return CachingLoader
