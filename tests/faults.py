@@ -182,6 +182,7 @@ class FaultServer(object):
         self.url = "http://127.0.0.1:%d" % self.port          # through the faults
         self.plain_url = "http://127.0.0.1:%d" % self.plain_port  # straight to moto
         self.process = None
+        self.log_dir = None  # moto's log's directory when the server made one (removed at stop)
 
     def start(self):
         import os
@@ -226,7 +227,7 @@ class FaultServer(object):
         if self.process:
             self.process.terminate()
             self.process.wait(timeout=10)
-        if getattr(self, "log_dir", None):
+        if self.log_dir:
             shutil.rmtree(self.log_dir, ignore_errors=True)
 
 
