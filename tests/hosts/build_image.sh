@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Build the test-host root filesystem once: Debian bookworm (minbase) with sshd, python3, systemd,
-# and Debian's etcd/containerd/runc .debs in its apt cache so roles can install them offline.
+# and Debian's etcd/containerd/runc/CNI-plugin .debs in its apt cache so roles can install them offline.
 # Usage: tests/hosts/build_image.sh TARGET_DIR   (built in TARGET_DIR.partial, renamed when complete)
 set -o errexit -o nounset -o pipefail
 
 target="$1"
 partial="${target}.partial"
 packages="openssh-server,python3,python3-apt,python3-venv,iproute2,iputils-ping,systemd,systemd-sysv,dbus,ca-certificates,curl,xz-utils,procps,kmod,iptables,e2fsprogs,mount,util-linux"
-offline_debs=(etcd-server etcd-client containerd runc python3-cryptography python3-yaml python3-boto3 unattended-upgrades)
+offline_debs=(etcd-server etcd-client containerd runc containernetworking-plugins python3-cryptography python3-yaml
+              python3-boto3 unattended-upgrades)
 mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
 mirror=${mirror:-http://deb.debian.org/debian}
 

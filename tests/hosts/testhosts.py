@@ -3,13 +3,16 @@
 Each host has its own network namespace with a veth on a bridge (a 10.231.x.0/24
 per pool prefix, the bridge is .1, hosts .11 up), its own root (an overlayfs over one cached
 Debian image), real systemd as PID 1 (`systemd-nspawn -b`) and sshd with a key
-the pool makes.  Nothing routes out: no default route, no forwarding.  See
+the pool makes.  Nothing routes out: no default route, no forwarding.  `HostPool(kubelet=True)`
+makes hosts that can run a kubelet, containerd and runc containers (own cgroups, writable cgroup
+mounts, /dev/kmsg, the kubelet's kernel settings, state on the machine's disk).  See
 docs/test-hosts.md for the measured times and the flags that were needed.
 """
 
 from __future__ import annotations
 
 import atexit
+import fcntl
 import functools
 import hashlib
 import http.server
@@ -27,6 +30,30 @@ HERE = pathlib.Path(__file__).resolve().parent
 CACHE = pathlib.Path(os.environ.get("KUBEOPS_TESTHOST_CACHE", "/var/cache/kubeops-kops"))
 BUILD_SCRIPT = HERE / "build_image.sh"
 FIRST_HOST = 11
+# The global kernel settings the kubelet checks at start and writes where they differ (setupKernelTunables in
+# kubernetes pkg/kubelet/cm/container_manager_linux.go). /proc/sys/{vm,kernel} are the test machine's own, so they
+# stay read-only in the hosts, and a kubelet host reads a file bind-mounted over each one that differs here.
+KUBELET_SYSCTLS = {"vm/overcommit_memory": "1", "vm/panic_on_oom": "0", "kernel/panic": "10",
+                   "kernel/panic_on_oops": "1", "kernel/keys/root_maxkeys": "1000000",
+                   "kernel/keys/root_maxbytes": "25000000"}
+# containerd's and the kubelet's state, bound from the machine's disk: overlayfs (containerd's snapshots, the
+# kubelet's view of them) does not stack on the host's overlay root.
+KUBELET_STATE_DIRS = ("/var/lib/containerd", "/var/lib/kubelet")
+KUBELET_SETUP = "/usr/local/sbin/kubeops-kubelet-host"
+KUBELET_SYSCTL_DIR = "/usr/local/lib/kubeops-kubelet-host"
+KUBELET_UNIT = """[Unit]
+Description=Let a kubelet, containerd and runc run in this test host (tests/hosts/testhosts.py)
+DefaultDependencies=no
+Before=sysinit.target containerd.service kubelet.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=%s
+
+[Install]
+WantedBy=sysinit.target
+""" % KUBELET_SETUP
 
 
 class HostError(RuntimeError):
@@ -44,15 +71,73 @@ def ensure_image():
     target = image_dir()
     if not target.is_dir():
         CACHE.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run(["bash", str(BUILD_SCRIPT), str(target)], capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            raise HostError("building the test-host image failed (%s %s):\n%s"
-                            % (BUILD_SCRIPT, target, proc.stderr[-3000:]))
+        # Builders share one <target>.partial (xdist workers, test runs of other checkouts): the script's rm -rf of
+        # it would break a build under way, so they take turns and the later ones find the image built.
+        with open(CACHE / (target.name + ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not target.is_dir():
+                proc = subprocess.run(["bash", str(BUILD_SCRIPT), str(target)], capture_output=True, text=True,
+                                      check=False)
+                if proc.returncode != 0:
+                    raise HostError("building the test-host image failed (%s %s):\n%s"
+                                    % (BUILD_SCRIPT, target, proc.stderr[-3000:]))
     return target
 
 
 def _sh(*args, check=True):
     return subprocess.run(list(args), capture_output=True, text=True, check=check)
+
+
+def cgroup_parents():
+    """This process's cgroup directory in each hierarchy it is in: each cgroup-v1 controller, name=systemd, and the
+    unified one (a hybrid machine's systemd tracking hierarchy: nspawn puts the host's init into the name=systemd
+    cgroup of the same path as its own unified one)."""
+    mounts = []
+    with open("/proc/self/mountinfo") as handle:
+        for line in handle:
+            fields, extra = line.split(" - ")
+            fstype, _source, options = extra.split()[:3]
+            if fstype in ("cgroup", "cgroup2"):
+                root, mountpoint = fields.split()[3:5]
+                mounts.append((fstype, set(options.split(",")), root, mountpoint))
+    parents = []
+    with open("/proc/self/cgroup") as handle:
+        for line in handle:
+            _, controllers, path = line.rstrip("\n").split(":", 2)
+            for fstype, options, root, mountpoint in mounts:
+                if (fstype == "cgroup2") if not controllers else set(controllers.split(",")) <= options:
+                    parents.append(pathlib.Path(mountpoint) / os.path.relpath(path, root))
+                    break
+    return parents
+
+
+def remove_cgroup(path, timeout=10.0):
+    """Kill what is left in a cgroup and its children, then remove them, children first (containerd, runc and the
+    kubelet make sub-cgroups; rmdir refuses a cgroup with children or processes)."""
+    if not path.is_dir():
+        return
+    tree = [pathlib.Path(top) for top, _, _ in os.walk(path)]
+    for cgroup in tree:
+        if (cgroup / "freezer.state").exists():
+            (cgroup / "freezer.state").write_text("THAWED")  # a frozen process does not die of SIGKILL
+        for pid in (cgroup / "cgroup.procs").read_text().split():
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    deadline = time.monotonic() + timeout
+    for cgroup in reversed(tree):  # os.walk lists parents before their children
+        while True:
+            try:
+                cgroup.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError as exc:
+                if time.monotonic() > deadline:
+                    raise HostError("cannot remove the cgroup %s: %s (processes: %s)"
+                                    % (cgroup, exc, (cgroup / "cgroup.procs").read_text().split()))
+                time.sleep(0.1)
 
 
 class Host(object):
@@ -64,6 +149,7 @@ class Host(object):
         self.dir = pool.workdir / self.name
         self.root = self.dir / "root"
         self.process = None
+        self.cgroups = [parent / ("kubeops-" + self.name) for parent in pool.cgroup_parents] if pool.kubelet else []
 
     # -- lifecycle -------------------------------------------------------
     def prepare(self):
@@ -95,6 +181,48 @@ class Host(object):
         os.chmod(ssh_dir / "authorized_keys", 0o600)
         for path in self.pool.binds:
             (self.root / str(path).lstrip("/")).mkdir(parents=True, exist_ok=True)
+        if self.pool.kubelet:
+            self.prepare_kubelet()
+
+    def state_dir(self, target):
+        """The directory on the machine's disk bound to the host's `target` (kubelet mode)."""
+        return self.dir / target.strip("/").replace("/", "-")
+
+    def prepare_kubelet(self):
+        """State directories, and a unit run at boot before containerd and the kubelet (KUBELET_UNIT)."""
+        for target in KUBELET_STATE_DIRS:
+            self.state_dir(target).mkdir(exist_ok=True)
+            (self.root / target.lstrip("/")).mkdir(parents=True, exist_ok=True)
+        script = ["#!/bin/sh", "# Written by tests/hosts/testhosts.py for a kubelet host.", "set -e",
+                  "# nspawn mounts the cgroup hierarchies read-only; containerd, runc and the kubelet make cgroups.",
+                  "for dir in /sys/fs/cgroup/*; do",
+                  '    if [ ! -L "$dir" ] && mountpoint -q "$dir"; then mount -o remount,bind,rw "$dir"; fi',
+                  "done",
+                  "# The kubelet's OOM watcher reads the kernel log; nspawn gives the host no /dev/kmsg.",
+                  "[ -e /dev/kmsg ] || mknod /dev/kmsg c 1 11",
+                  "# The kubelet's kernel settings that differ on the test machine (read-only here: they are its own)."]
+        sysctl_dir = self.root / KUBELET_SYSCTL_DIR.lstrip("/")
+        sysctl_dir.mkdir(parents=True, exist_ok=True)
+        for key, wanted in KUBELET_SYSCTLS.items():
+            if pathlib.Path("/proc/sys", key).read_text().strip() != wanted:
+                name = key.replace("/", ".")
+                (sysctl_dir / name).write_text(wanted + "\n")
+                script.append("mount --bind %s/%s /proc/sys/%s" % (KUBELET_SYSCTL_DIR, name, key))
+        setup = self.root / KUBELET_SETUP.lstrip("/")
+        setup.write_text("\n".join(script) + "\n")
+        setup.chmod(0o755)
+        units = self.root / "etc" / "systemd" / "system"
+        (units / "kubeops-kubelet-host.service").write_text(KUBELET_UNIT)
+        (units / "sysinit.target.wants").mkdir(exist_ok=True)
+        (units / "sysinit.target.wants" / "kubeops-kubelet-host.service").symlink_to(
+            "/etc/systemd/system/kubeops-kubelet-host.service")
+
+    def make_cgroups(self):
+        for path in self.cgroups:
+            path.mkdir(exist_ok=True)
+            for name in ("cpuset.cpus", "cpuset.mems"):  # empty in a new cpuset cgroup: no process could join it
+                if (path / name).exists():
+                    (path / name).write_text((path.parent / name).read_text())
 
     def mount(self):
         if not os.path.ismount(self.root):
@@ -110,6 +238,17 @@ class Host(object):
                    "--link-journal=no", "--console=pipe"]
         command += ["--bind=%s" % path for path in self.pool.binds]
         env = dict(os.environ, SYSTEMD_NSPAWN_UNIFIED_HIERARCHY="0")
+        if self.pool.kubelet:
+            command.append("--system-call-filter=@keyring")  # runc joins a session keyring (keyctl)
+            command += ["--bind=%s:%s" % (self.state_dir(target), target) for target in KUBELET_STATE_DIRS]
+            # /proc/sys/net is the host's own network namespace's: writable; vm and kernel stay read-only.
+            env["SYSTEMD_NSPAWN_API_VFS_WRITABLE"] = "network"
+            # nspawn moves into its own cgroups before it forks the host's init, whose cgroup namespace is rooted
+            # there: without them every host shares the test machine's cgroups and sees (and its kubelet cleans up)
+            # the others'.
+            self.make_cgroups()
+            command = (["sh", "-ec", 'while [ "$1" != -- ]; do echo $$ > "$1"; shift; done; shift; exec "$@"',
+                        "kubeops-cgroups"] + [str(path / "cgroup.procs") for path in self.cgroups] + ["--"] + command)
         log = open(self.dir / "console.log", "ab")
         self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                         env=env, start_new_session=True)
@@ -178,6 +317,8 @@ class Host(object):
             _sh("umount", "-l", str(self.root), check=False)
         _sh("ip", "link", "del", self.name + "h", check=False)
         _sh("ip", "netns", "del", self.name, check=False)
+        for path in self.cgroups:
+            remove_cgroup(path)
 
     # -- use ---------------------------------------------------------------
     def ssh_command(self, command):
@@ -199,12 +340,14 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 class HostPool(object):
     """Several test hosts on one bridge. Use as: pool = HostPool(...); hosts = pool.start(); ...; pool.stop()."""
 
-    def __init__(self, prefix="kk", count=1, binds=(), systemd=True):
+    def __init__(self, prefix="kk", count=1, binds=(), systemd=True, kubelet=False):
         if not systemd:
             raise HostError("only systemd hosts are supported (the roles manage services)")
         self.prefix = prefix
         self.count = count
         self.binds = [str(pathlib.Path(b).resolve()) for b in binds]
+        self.kubelet = kubelet
+        self.cgroup_parents = cgroup_parents()
         # One /24 per prefix, so pools with different prefixes (xdist workers) never share addresses.
         self.subnet = "10.231.%d" % (int(hashlib.sha256(prefix.encode()).hexdigest(), 16) % 200 + 20)
         self.bridge = prefix + "br0"
@@ -247,7 +390,7 @@ class HostPool(object):
             errors.append(exc)
 
     def cleanup_leftovers(self):
-        """Remove namespaces, links and mounts a crashed run with this prefix left behind."""
+        """Remove namespaces, links and kubelet hosts' cgroups a crashed run with this prefix left behind."""
         for line in _sh("ip", "-o", "link", "show", check=False).stdout.splitlines():
             name = line.split(":")[1].strip().split("@")[0]
             if name.startswith(self.prefix) and (name == self.bridge or name.endswith("h")):
@@ -256,6 +399,10 @@ class HostPool(object):
             name = line.split()[0]
             if name.startswith(self.prefix) and name[len(self.prefix):].isdigit():
                 _sh("ip", "netns", "del", name, check=False)
+        for parent in self.cgroup_parents:
+            for path in parent.glob("kubeops-%s*" % self.prefix):
+                if path.name[len("kubeops-" + self.prefix):].isdigit():
+                    remove_cgroup(path)
 
     def inventory_file(self, path, groups=None, hostvars=None):
         """A YAML inventory of the hosts; groups: {group: [host names]}; hostvars: {host: {var: value}}."""
@@ -284,10 +431,20 @@ class HostPool(object):
         for server in self.servers:
             server.shutdown()
         # At once: each host's poweroff waits for its nspawn to exit.
-        threads = [threading.Thread(target=host.destroy) for host in self.hosts]
+        errors = []
+        threads = [threading.Thread(target=self._destroy_host, args=(h, errors)) for h in self.hosts]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
         _sh("ip", "link", "del", self.bridge, check=False)
         shutil.rmtree(self.workdir, ignore_errors=True)
+        if errors:
+            raise errors[0]
+
+    @staticmethod
+    def _destroy_host(host, errors):
+        try:
+            host.destroy()
+        except Exception as exc:  # raised by stop() once every host is gone
+            errors.append(exc)

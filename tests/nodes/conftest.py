@@ -38,15 +38,18 @@ def host_image():
 
 @pytest.fixture
 def host_pool(host_image, worker_id):
-    """host_pool(count, binds=()) -> started hosts; every pool is stopped after the test.
+    """host_pool(count, binds=(), kubelet=False) -> started hosts; every pool is stopped after the test.
+
+    kubelet=True: hosts that can run a kubelet, containerd and runc containers (testhosts.HostPool, docs/test-hosts.md).
 
     Each xdist worker gets its own prefix (so its own bridge and /24); KUBEOPS_TESTHOST_PREFIX (default k) sets its
     first letters, so that runs of several checkouts on one machine never clean up each other's hosts."""
     pools = []
     prefix = os.environ.get("KUBEOPS_TESTHOST_PREFIX", "k") + ("m" if worker_id == "master" else worker_id.replace("gw", "w"))
 
-    def start(count, binds=()):
-        pool = testhosts.HostPool(prefix="%s%s" % (prefix, chr(ord("a") + len(pools))), count=count, binds=binds)
+    def start(count, binds=(), kubelet=False):
+        pool = testhosts.HostPool(prefix="%s%s" % (prefix, chr(ord("a") + len(pools))), count=count, binds=binds,
+                                  kubelet=kubelet)
         pools.append(pool)
         pool.start()
         return pool
