@@ -14,6 +14,7 @@ import pathlib
 import shutil
 import shlex
 import signal
+import stat
 import subprocess
 import tarfile
 import threading
@@ -460,6 +461,9 @@ def test_real_build_directory_runs_each_component_as_its_static_pod_does(tmp_pat
         assert VERSION in proc.stdout, proc.stderr
     for component in written:
         root = _unpack(out / (component + ".tar"), tmp_path / component)
+        # A container runtime gives every container a /dev (go-runner's command reads /dev/null); chroot does not.
+        (root / "dev").mkdir()
+        os.mknod(root / "dev" / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
         log = "/tmp/%s.log" % component
         # What our static pods run (nodeup/manifests.py): /go-runner --log-file=... --also-stdout <binary> <flags>.
         proc = subprocess.run(["unshare", "--net", "chroot", str(root), "/go-runner", "--log-file=" + log,
