@@ -32,14 +32,10 @@ from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import con
 
 from tests.conformance import kops_fixtures
 from tests.hosts import testhosts
-from tests.nodes import conftest as nodes_conftest
 from tests.realk8s import binaries, images, registry
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import containerd as nodeup_containerd
 
 VERSION = binaries.NEWER
-# The test hosts' fixtures (tests/nodes/conftest.py), for the two tests that run containerd on one.
-host_image = nodes_conftest.host_image
-host_pool = nodes_conftest.host_pool
 
 
 def _sha256(data):
