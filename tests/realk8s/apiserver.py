@@ -288,6 +288,9 @@ class RealKubeAPIServer(object):
             "--allow-privileged=true",
             # The `kubernetes` Service's endpoints would be a loopback address, which Endpoints refuse.
             "--endpoint-reconciler-type=none",
+            # Admission webhooks and aggregated APIs reached at their Service's endpoints (none: no pod runs here),
+            # never at a cluster IP, which would leave 127.0.0.0/8.
+            "--enable-aggregator-routing=true",
             "--audit-policy-file=%s" % self._path("audit-policy.yaml"), "--audit-log-path=%s" % self._path("audit.log"),
             "--audit-log-mode=blocking", "--profiling=false"])
 
