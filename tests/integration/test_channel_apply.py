@@ -1,6 +1,7 @@
 """kubeops.kops.channel_apply as a user runs it (the installed collection, from a playbook): kops' rendered
-bootstrap channel of the minimal-aws fixture (its manifests at kops' store paths) applied to the Kubernetes API
-test server, the objects read back with the real clients (kubectl 1.34 and the kubernetes Python client)."""
+bootstrap channel of the minimal-aws fixture (its manifests at kops' store paths) applied to a real kube-apiserver
+(tests/realk8s/apiserver.py), the objects read back with the real clients (kubectl 1.34 and the kubernetes Python
+client); the audit log shows which requests wrote."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
 from tests.integration.conftest import task_results
-from tests.kube_api_server import KubeAPIServer
 
 kubernetes = pytest.importorskip("kubernetes", reason="the kubernetes Python client is in requirements.txt")
 
@@ -89,12 +89,9 @@ def _kubectl_get(kubectl, kubeconfig, manifest):
     return listed.returncode, listed.stdout, listed.stderr
 
 
-def _mutations_since(server, start):
-    return [r for r in server.requests[start:] if r[0] != "GET"]
-
-
-def test_fixture_channel_applied_then_stable_then_updated_with_prune(kube_api, kubectl, playbook, fixture_channel):
-    server = kube_api
+def test_fixture_channel_applied_then_stable_then_updated_with_prune(real_kube_api, kubectl, playbook,
+                                                                     fixture_channel):
+    server = real_kube_api
     for name, role in (("cp-1", "control-plane"), ("node-1", "node")):
         server.create("v1", "Node", {"metadata": {"name": name, "labels": {"node-role.kubernetes.io/%s" % role: ""}},
                                      "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
@@ -104,21 +101,26 @@ def test_fixture_channel_applied_then_stable_then_updated_with_prune(kube_api, k
     assert len(names) == 9
 
     # Check mode: the plan, from reads only.
-    start = len(server.requests)
+    start = server.audit_mark()
     code, run = playbook(fixture_channel["playbook"], *args, "--check")
     result = task_results(run, TASK)
     assert code == 0, result
     assert result["changed"] is True and [a["action"] for a in result["addons"]] == ["install"] * 9
-    assert _mutations_since(server, start) == []
+    assert server.mutations_since(start) == []
     planned = {a["name"]: a["applied"] for a in result["addons"]}
     assert "Deployment kube-system/coredns" in planned["coredns.addons.k8s.io"]
 
     # Apply: every object of every manifest is there, read back by kubectl; kops' records on kube-system.
+    start = server.audit_mark()
     code, run = playbook(fixture_channel["playbook"], *args)
     result = task_results(run, TASK)
     assert code == 0, result
     assert result["changed"] is True and result["channel"] == fixture_channel["channel"]
     assert {a["name"]: a["applied"] for a in result["addons"]} == planned
+    # The audit log has every write: one server-side apply (a PATCH) per object and one record per addon.
+    writes = server.mutations_since(start)
+    assert [verb for verb, _uri, _code, _user in writes] == ["patch"] * (65 + 9), writes
+    assert sum(uri == "/api/v1/namespaces/kube-system" for _v, uri, _c, _u in writes) == 9, writes
     applied = 0
     for addon in channel["spec"]["addons"]:
         manifest = fixture_channel["dir"] / "addons" / addon["manifest"]
@@ -148,12 +150,12 @@ def test_fixture_channel_applied_then_stable_then_updated_with_prune(kube_api, k
     assert not any("kops.k8s.io/needs-update" in (n.metadata.annotations or {}) for n in core.list_node().items)
 
     # Second run: nothing to apply, no write at all.
-    start = len(server.requests)
+    start = server.audit_mark()
     code, run = playbook(fixture_channel["playbook"], *args)
     result = task_results(run, TASK)
     assert code == 0 and result["changed"] is False, result
     assert {a["action"] for a in result["addons"]} == {"unchanged"}
-    assert _mutations_since(server, start) == []
+    assert server.mutations_since(start) == []
 
     # Another manager edits a field the channel owns: the API refuses without --force-conflicts (409).
     corefile = next(o for o in _objects(fixture_channel["dir"] / COREDNS_MANIFEST) if o["kind"] == "ConfigMap")
@@ -178,11 +180,11 @@ def test_fixture_channel_applied_then_stable_then_updated_with_prune(kube_api, k
             addon["manifestHash"] = "0" * 64
     _write_channel(fixture_channel, channel)
 
-    start = len(server.requests)
+    start = server.audit_mark()
     code, run = playbook(fixture_channel["playbook"], *args, "--check", "--diff")
     result = task_results(run, TASK)
     assert code == 0, result
-    assert _mutations_since(server, start) == []
+    assert server.mutations_since(start) == []
     by_name = {a["name"]: a for a in result["addons"]}
     assert {n for n, a in by_name.items() if a["action"] == "update"} == {NTH, KOPS_CONTROLLER,
                                                                           "coredns.addons.k8s.io"}
@@ -209,10 +211,10 @@ def test_fixture_channel_applied_then_stable_then_updated_with_prune(kube_api, k
     record = json.loads(core.read_namespace("kube-system").metadata.annotations["addons.k8s.io/" + NTH])
     assert record["manifestHash"] == "0" * 64
 
-    start = len(server.requests)
+    start = server.audit_mark()
     code, run = playbook(fixture_channel["playbook"], *args)
     assert code == 0 and task_results(run, TASK)["changed"] is False
-    assert _mutations_since(server, start) == []
+    assert server.mutations_since(start) == []
 
 
 ROLE_PLAYBOOK = """
@@ -232,7 +234,8 @@ ROLE_PLAYBOOK = """
 ROLE_TASK = "kubeops.kops.protokube : Apply the addons channel (kops' channels apply channel)"
 
 
-def test_protokube_applies_the_channel_with_a_credential_it_issues(playbook, fixture_channel, tmp_path):
+def test_protokube_applies_the_channel_with_a_credential_it_issues(playbook, fixture_channel, tmp_path,
+                                                                   start_real_kube_api, real_kube_api):
     """roles/protokube: once the API answers, the bootstrap channel under configBase is applied with a
     system:masters certificate issued from the store's kubernetes-ca: an API server trusting only that CA (401/403
     to anything else) accepts it; the temporary credential files are gone after the run."""
@@ -243,27 +246,27 @@ def test_protokube_applies_the_channel_with_a_credential_it_issues(playbook, fix
     keyset_path.write_bytes(keystore.dump(keyset))
     (tmp_path / "role.yml").write_text(ROLE_PLAYBOOK)
     leftovers = set(pathlib.Path(tempfile.gettempdir()).glob("kubeops-channels-*"))
-    with KubeAPIServer(ca=keystore.primary(keyset)) as server:
-        args = ("-e", "config_base=%s" % fixture_channel["config_base"], "-e", "api_server=%s" % server.url)
-        code, run = playbook(tmp_path / "role.yml", *args)
-        result = task_results(run, ROLE_TASK)
-        assert code == 0, result
-        assert [a["action"] for a in result["addons"]] == ["install"] * 9
-        assert result["channel"] == fixture_channel["channel"]
-        assert server.get("apps/v1", "Deployment", "coredns", namespace="kube-system")
-        assert "PRIVATE KEY" not in json.dumps(run)
-        code, run = playbook(tmp_path / "role.yml", *args)
-        assert code == 0 and task_results(run, ROLE_TASK)["changed"] is False
+    server = start_real_kube_api(ca=keystore.primary(keyset))
+    args = ("-e", "config_base=%s" % fixture_channel["config_base"], "-e", "api_server=%s" % server.url)
+    code, run = playbook(tmp_path / "role.yml", *args)
+    result = task_results(run, ROLE_TASK)
+    assert code == 0, result
+    assert [a["action"] for a in result["addons"]] == ["install"] * 9
+    assert result["channel"] == fixture_channel["channel"]
+    assert server.get("apps/v1", "Deployment", "coredns", namespace="kube-system")
+    assert "PRIVATE KEY" not in json.dumps(run)
+    code, run = playbook(tmp_path / "role.yml", *args)
+    assert code == 0 and task_results(run, ROLE_TASK)["changed"] is False
     assert set(pathlib.Path(tempfile.gettempdir()).glob("kubeops-channels-*")) == leftovers
 
-    with KubeAPIServer() as other:  # another cluster's API: it does not trust this CA
-        code, run = playbook(fixture_channel["playbook"], "-e", "config_base=%s" % fixture_channel["config_base"],
-                             "-e", "api_server=%s" % other.url)
-        result = task_results(run, TASK)
-        assert code != 0 and "Kubernetes API" in result["msg"], result
+    # Another cluster's API (the session's, with a CA of its own): it does not trust this CA.
+    code, run = playbook(fixture_channel["playbook"], "-e", "config_base=%s" % fixture_channel["config_base"],
+                         "-e", "api_server=%s" % real_kube_api.url)
+    result = task_results(run, TASK)
+    assert code != 0 and "Kubernetes API" in result["msg"], result
 
 
-def test_a_failing_addon_is_reported_and_left_unrecorded(kube_api, playbook, fixture_channel):
+def test_a_failing_addon_is_reported_and_left_unrecorded(real_kube_api, playbook, fixture_channel):
     """An object of a kind the API does not serve fails its addon, names it, and the other addons are applied."""
     channel = _channel(fixture_channel)
     manifest = fixture_channel["dir"] / "addons" / "limit-range.addons.k8s.io/v1.5.0.yaml"
@@ -271,11 +274,11 @@ def test_a_failing_addon_is_reported_and_left_unrecorded(kube_api, playbook, fix
                         "metadata:\n  name: w\n  namespace: default\n")
     _write_channel(fixture_channel, channel)
     code, run = playbook(fixture_channel["playbook"], "-e", "config_base=%s" % fixture_channel["config_base"],
-                         "-e", "kubeconfig=%s" % kube_api.kubeconfig_path)
+                         "-e", "kubeconfig=%s" % real_kube_api.kubeconfig_path)
     result = task_results(run, TASK)
     assert code != 0
     assert "addon limit-range.addons.k8s.io: Widget default/w: the API serves no example.com/v1 Widget" in result["msg"]
-    annotations = kube_api.get("v1", "Namespace", "kube-system")["metadata"]["annotations"]
+    annotations = real_kube_api.get("v1", "Namespace", "kube-system")["metadata"]["annotations"]
     assert "addons.k8s.io/limit-range.addons.k8s.io" not in annotations
     assert len([k for k in annotations if k.startswith("addons.k8s.io/")]) == 8
 
@@ -286,7 +289,8 @@ WIDGETS_CRD = {
     "spec": {"group": "example.com", "scope": "Namespaced",
              "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
              "versions": [{"name": "v1", "served": True, "storage": True,
-                           "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
+                           "schema": {"openAPIV3Schema": {"type": "object",
+                                                          "x-kubernetes-preserve-unknown-fields": True}}}]}}
 
 
 def _widget(name):
@@ -295,7 +299,7 @@ def _widget(name):
             "spec": {"size": 1}}
 
 
-def test_a_crd_its_namespace_and_its_objects_from_a_channel_on_the_host(kube_api, playbook, tmp_path):
+def test_a_crd_its_namespace_and_its_objects_from_a_channel_on_the_host(real_kube_api, playbook, tmp_path):
     """A channel given as a path: objects of a kind whose CRD the same manifest defines (listed first) are applied
     once the kind is served; a prune kind of that CRD deletes the object a new manifest dropped."""
     addons = tmp_path / "addons"
@@ -305,28 +309,30 @@ def test_a_crd_its_namespace_and_its_objects_from_a_channel_on_the_host(kube_api
     manifest.write_text(yaml.safe_dump_all([_widget("w1"), _widget("w2"), WIDGETS_CRD, namespace]))
     channel = {"kind": "Addons", "metadata": {"name": "extra"}, "spec": {"addons": [
         {"name": "widgets", "id": "v1", "manifest": "widgets/v1.yaml", "manifestHash": "1" * 64,
-         "prune": {"kinds": [{"group": "example.com", "kind": "Widget", "labelSelector": "addon.kops.k8s.io/name=widgets",
+         "prune": {"kinds": [{"group": "example.com", "kind": "Widget",
+                              "labelSelector": "addon.kops.k8s.io/name=widgets",
                               "namespaces": ["widgets"]}]}}]}}
     (addons / "channel.yaml").write_text(yaml.safe_dump(channel))
     (tmp_path / "apply.yml").write_text(PLAYBOOK)
-    args = ("-e", "channel=%s" % (addons / "channel.yaml"), "-e", "kubeconfig=%s" % kube_api.kubeconfig_path)
+    args = ("-e", "channel=%s" % (addons / "channel.yaml"), "-e", "kubeconfig=%s" % real_kube_api.kubeconfig_path)
 
-    start = len(kube_api.requests)
+    start = real_kube_api.audit_mark()
     code, run = playbook(tmp_path / "apply.yml", *args, "--check")
     result = task_results(run, TASK)
     assert code == 0 and result["changed"] is True and result["addons"][0]["pruned"] == [], result
-    assert _mutations_since(kube_api, start) == []
+    assert real_kube_api.mutations_since(start) == []
 
     code, run = playbook(tmp_path / "apply.yml", *args)
     result = task_results(run, TASK)
     assert code == 0, result
     assert result["addons"][0]["applied"] == [
         "Namespace widgets", "CustomResourceDefinition widgets.example.com", "Widget widgets/w1", "Widget widgets/w2"]
-    api = kubernetes.config.new_client_from_config(config_file=kube_api.kubeconfig_path)
+    api = kubernetes.config.new_client_from_config(config_file=real_kube_api.kubeconfig_path)
     custom = kubernetes.client.CustomObjectsApi(api)
     listed = custom.list_namespaced_custom_object("example.com", "v1", "widgets", "widgets")
     assert sorted(w["metadata"]["name"] for w in listed["items"]) == ["w1", "w2"]
-    record = kubernetes.client.CoreV1Api(api).read_namespace("kube-system").metadata.annotations["addons.k8s.io/widgets"]
+    annotations = kubernetes.client.CoreV1Api(api).read_namespace("kube-system").metadata.annotations
+    record = annotations["addons.k8s.io/widgets"]
     assert json.loads(record)["channel"] == str(addons / "channel.yaml")
 
     manifest.write_text(yaml.safe_dump_all([namespace, WIDGETS_CRD, _widget("w1")]))
@@ -339,28 +345,17 @@ def test_a_crd_its_namespace_and_its_objects_from_a_channel_on_the_host(kube_api
     assert [w["metadata"]["name"] for w in listed["items"]] == ["w1"]
 
 
-def test_deletecollection_by_label_with_the_python_client(kube_api):
-    api = kubernetes.config.new_client_from_config(config_file=kube_api.kubeconfig_path)
-    core = kubernetes.client.CoreV1Api(api)
-    for name, labels in (("a", {"addon": "x"}), ("b", {"addon": "x"}), ("c", {"addon": "y"})):
-        core.create_namespaced_config_map("default", {"metadata": {"name": name, "labels": labels}})
-    core.delete_collection_namespaced_config_map("default", label_selector="addon=x")
-    assert [c.metadata.name for c in core.list_namespaced_config_map("default").items] == ["c"]
-    version = core.read_namespaced_config_map("c", "default").metadata.resource_version
-    core.patch_namespaced_config_map("c", "default", {"metadata": {"labels": {"addon": "y"}}})  # changes nothing
-    assert core.read_namespaced_config_map("c", "default").metadata.resource_version == version
-
-
 ISSUERS_CRD = {
     "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
     "metadata": {"name": "issuers.cert-manager.io"},
     "spec": {"group": "cert-manager.io", "scope": "Namespaced",
              "names": {"kind": "Issuer", "plural": "issuers", "singular": "issuer", "listKind": "IssuerList"},
              "versions": [{"name": "v1", "served": True, "storage": True,
-                           "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
+                           "schema": {"openAPIV3Schema": {"type": "object",
+                                                          "x-kubernetes-preserve-unknown-fields": True}}}]}}
 
 
-def test_needs_pki_makes_the_addons_ca_and_issuer_as_kops_channels_do(kube_api, tmp_path):
+def test_needs_pki_makes_the_addons_ca_and_issuer_as_kops_channels_do(real_kube_api, tmp_path):
     """needsPKI (kops sets it on metrics-server): a CA of the addon's own in Secret kube-system/<name>-ca and a
     cert-manager CA Issuer kube-system/<name> over it, made before the manifest is applied; without cert-manager's
     Issuer kind the addon fails naming it and stays unrecorded; a lost Issuer is made again, the CA kept."""
@@ -371,22 +366,23 @@ def test_needs_pki_makes_the_addons_ca_and_issuer_as_kops_channels_do(kube_api, 
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "metrics", "namespace": "kube-system"}}))
     (tmp_path / "channel.yaml").write_text(yaml.safe_dump({"kind": "Addons", "spec": {"addons": [
         {"name": "metrics", "id": "v1", "manifest": "metrics/v1.yaml", "manifestHash": "1" * 64, "needsPKI": True}]}}))
-    api = channels.ApiService.from_kubeconfig(kube_api.kubeconfig_path)
+    api = channels.ApiService.from_kubeconfig(real_kube_api.kubeconfig_path)
 
     def run(check_mode=False):
         return channels.ChannelRunner(api, str(tmp_path / "channel.yaml")).run(check_mode=check_mode)
 
     first = run()
     assert first["errors"] and "install cert-manager" in first["errors"][0], first
-    core = kubernetes.client.CoreV1Api(kubernetes.config.new_client_from_config(config_file=kube_api.kubeconfig_path))
+    core = kubernetes.client.CoreV1Api(real_kube_api.api_client())
     assert "addons.k8s.io/metrics" not in (core.read_namespace("kube-system").metadata.annotations or {})
 
     api.apply(api.resource("apiextensions.k8s.io/v1", "CustomResourceDefinition"), ISSUERS_CRD)
-    api.forget_discovery()
-    start = len(kube_api.requests)
+    # cert-manager installed by an earlier pass: its CRD is served by the time the channel runs again.
+    assert api.wait_for_resource(channels.ISSUER_API, "Issuer", 30)
+    start = real_kube_api.audit_mark()
     planned = run(check_mode=True)
     assert planned["addons"][0]["pki"] == ["Secret kube-system/metrics-ca", "Issuer kube-system/metrics"]
-    assert _mutations_since(kube_api, start) == []
+    assert real_kube_api.mutations_since(start) == []
     applied = run()
     assert applied["errors"] == [] and applied["addons"][0]["action"] == "install", applied
     secret = core.read_namespaced_secret("metrics-ca", "kube-system")
