@@ -1,6 +1,6 @@
 """GCE day 2 on tests/gce_server.py: the inventory (ansible-inventory --list), the rolling update's table and plan
-in check mode (reads only), one roll step with drain and validation on the Kubernetes API test server, and the
-node side (etcd disk finder, api.internal in Cloud DNS) through their modules.
+in check mode (reads only), one roll step with drain and validation on a real kube-apiserver
+(tests/realk8s/apiserver.py), and the node side (etcd disk finder, api.internal in Cloud DNS) through their modules.
 
 The cluster is created in a file:// store as a user would (plan_create with cloud_provider gce); its managed
 instance groups are seeded on the test server the way kops makes them (template metadata cluster-name and
@@ -18,6 +18,7 @@ import pytest
 
 from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
 from tests.integration.conftest import BIN, REPO, ansible_env, task_results
+from tests.realk8s import apiserver
 
 CLUSTER = "gce.example.com"
 LABEL = "gce-example-com"
@@ -121,32 +122,40 @@ def test_inventory_lists_the_managed_instances(gce, tmp_path):
 
 
 def _kubelets(server, gce):
-    """What the test server lacks: a Ready Node per running instance of the cluster (named as the instance, with
-    kops' GCE providerID), the control plane's static pods."""
-    from tests.integration.test_rolling_update import _pod
+    """What no kubelet does here: a Ready Node per running instance of the cluster (named as the instance, with
+    kops' GCE providerID), and the control plane's static pods, which the API shows as mirror pods."""
     for name, instance in _instances(gce).items():
         if instance["labels"].get("k8s-io-cluster-name") != LABEL:
             continue
         control = "k8s-io-role-control-plane" in instance["labels"]
+        role = "control-plane" if control else "node"
         server.create("v1", "Node", {
-            "metadata": {"name": name, "labels": {"node-role.kubernetes.io/%s" % ("control-plane" if control else "node"): "",
+            "metadata": {"name": name, "labels": {"node-role.kubernetes.io/%s" % role: "",
                                                   "topology.kubernetes.io/zone": ZONE}},
             "spec": {"providerID": "gce://%s/%s/%s" % (PROJECT, ZONE, name)},
             "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
         if control:
             for app in ("kube-apiserver", "kube-controller-manager", "kube-scheduler"):
-                _pod(server, "kube-system", "%s-%s" % (app, name), name, {"k8s-app": app}, None, True, mirror=True)
+                _mirror_pod(server, "%s-%s" % (app, name), name, app)
 
 
-def test_rolling_update_plan_and_a_roll_step(gce, kube_api, tmp_path, playbook):
+def _mirror_pod(server, name, node, app):
+    server.create("v1", "Pod", {
+        "metadata": {"name": name, "labels": {"k8s-app": app}, "annotations": {"kubernetes.io/config.mirror": "hash"}},
+        "spec": {"nodeName": node, "priorityClassName": "system-node-critical",
+                 "containers": [{"name": app, "image": "registry.k8s.io/%s:v1.34.2" % app}]}}, namespace="kube-system")
+    server.set_status("v1", "Pod", name, {"phase": "Running", "containerStatuses": [
+        {"name": app, "ready": True, "restartCount": 0, "image": "x", "imageID": "x"}]}, namespace="kube-system")
+
+
+def test_rolling_update_plan_and_a_roll_step(gce, real_kube_api, tmp_path, playbook):
     pytest.importorskip("kubernetes", reason="the kubernetes Python client is in requirements.txt")
+    kube_api = real_kube_api
     store_url = "file://%s" % (tmp_path / "state")
     groups = _create(store_url)
     managers = _seed(gce, groups, {"Node": 2})
     nodes = next(g for g, role in groups.items() if role == "Node")
     control = next(g for g, role in groups.items() if role != "Node")
-    for namespace in ("default", "kube-system"):
-        kube_api.create("v1", "ServiceAccount", {"metadata": {"name": "default"}}, namespace=namespace)
     _kubelets(kube_api, gce)
     args = ("-e", "state_store=%s" % store_url, "-e", "cluster_name=%s" % CLUSTER, "-e",
             "kubeconfig=%s" % kube_api.kubeconfig_path, "-e", "interval=0", "-e", "post_drain_delay=0",
@@ -167,7 +176,7 @@ def test_rolling_update_plan_and_a_roll_step(gce, kube_api, tmp_path, playbook):
     old = {n for n, i in _instances(gce).items() if i["labels"].get("k8s-io-instance-group") == nodes}
     check_requests = len(gce.requests)
     gce.requests.clear()
-    kube_api.requests.clear()
+    mark = kube_api.audit_mark()
     started = time.monotonic()
     code, run = playbook(PLAYBOOK, *args)
     seconds = time.monotonic() - started
@@ -177,15 +186,18 @@ def test_rolling_update_plan_and_a_roll_step(gce, kube_api, tmp_path, playbook):
     # resource's name).
     kinds = collections.Counter("%s %s" % (m, next(part for part in reversed(p.split("/")) if m == "POST" or not any(
         c.isdigit() or c == "-" for c in part))) for m, p in gce.requests)
+    kube_requests = kube_api.requests_since(mark)
+    kube_writes = [r for r in kube_requests if r[0] in apiserver.MUTATING_VERBS]
     print("GCE roll of 2 nodes with drain and validation: %.1fs (ansible-playbook included), roll %s; check mode %d "
           "GCE requests; roll %d GCE requests %s, %d Kubernetes API requests (%d writes)"
           % (seconds, result["log"][-1].split("]")[0].strip("[ "), check_requests, len(gce.requests), dict(kinds),
-             len(kube_api.requests), len(kube_api.mutating_requests())))
+             len(kube_requests), len(kube_writes)))
     # kops on GCE: no surge, each instance recreated through its manager after its drain, one at a time.
     recreated = "/compute/v1/projects/%s/zones/%s/instanceGroupManagers/%s/recreateInstances" % (
         PROJECT, ZONE, managers[nodes])
     assert _mutations_besides_reads(gce) == [("POST", recreated)] * 2
-    cordoned = {p.rsplit("/", 1)[-1] for m, p, _s in kube_api.requests if m == "PATCH" and "/nodes/" in p}
+    cordoned = {uri.split("?")[0].rsplit("/", 1)[-1] for verb, uri, _code, _user in kube_writes
+                if verb == "patch" and uri.startswith("/api/v1/nodes/")}
     assert old <= cordoned
     now = _instances(gce)
     assert {n for n, i in now.items() if i["labels"].get("k8s-io-instance-group") == nodes} == old  # same names
