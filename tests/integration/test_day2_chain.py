@@ -1,12 +1,12 @@
 """Issue 10's "tried as a user would": create -> update -> change the machine type -> rolling update -> validate ->
 delete, each step a playbook of the installed collection (ansible-galaxy build + install, run by name from an
-unrelated directory), on moto's server, with the Kubernetes side on the Kubernetes API test server
-(tests/kube_api_server.py) trusting the cluster's CA.  A neighbour cluster in the same account and store is counted
-object by object before and after (test_delete_cluster.inventory: plain boto3 by tags, not the code under test).
+unrelated directory), on moto's server, with the Kubernetes side on a real kube-apiserver (tests/realk8s/apiserver.py)
+serving with and trusting the cluster's CA.  A neighbour cluster in the same account and store is counted object by
+object before and after (test_delete_cluster.inventory: plain boto3 by tags, not the code under test).
 
 moto launches, tags and reports an autoscaling group's version of its template as AWS does through
 tests/moto_server.py; it has no kubelets (test_rolling_update.Kubelets registers a Ready Node per running instance
-and removes a terminated one's).
+and removes a terminated one's, as the cloud controller would).
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ def _ok(code, run, task):
     return result
 
 
-def test_create_update_change_roll_validate_delete_leaves_nothing_and_the_neighbour_untouched(aws, user):  # noqa: F811
+def test_create_update_change_roll_validate_delete_leaves_nothing_and_the_neighbour_untouched(
+        aws, user, start_real_kube_api):  # noqa: F811
     pytest.importorskip("kubernetes", reason="the kubernetes Python client is in requirements.txt")
     from ansible_collections.kubeops.kops.plugins.module_utils import clusters
     from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
-    from tests.kube_api_server import KubeAPIServer
 
     started = time.monotonic()
     cwd = user.cwd
@@ -85,11 +85,9 @@ def test_create_update_change_roll_validate_delete_leaves_nothing_and_the_neighb
 
     # rolling update, draining through the Kubernetes API, then validate
     service = clusters.ClusterService(store)
-    server = KubeAPIServer(ca=keystore.primary(keystore.load(service.cluster_store(CLUSTER), "kubernetes-ca"))).start()
+    server = start_real_kube_api(ca=keystore.primary(keystore.load(service.cluster_store(CLUSTER), "kubernetes-ca")))
     kubelets = Kubelets(server)
     try:
-        for namespace in ("default", "kube-system"):
-            server.create("v1", "ServiceAccount", {"metadata": {"name": "default"}}, namespace=namespace)
         kubelets.sync()
         kubelets.start()
         old = set(_members(NODES_ASG)) | set(_members(CP_ASG))
@@ -109,8 +107,9 @@ def test_create_update_change_roll_validate_delete_leaves_nothing_and_the_neighb
         assert code == 0, run
         assert task_results(run, "Validate cluster %s" % CLUSTER)["failures"] == []
     finally:
-        kubelets.stop() if kubelets.is_alive() else None
-        server.stop()
+        if kubelets.is_alive():
+            kubelets.stop()
+        server.stop()  # before the delete step: the API is not needed there
 
     # delete: nothing of it left, the neighbour as it was
     code, run = step("delete", "delete_cluster", *run_args, "-e", "confirm_cluster_name=%s" % CLUSTER)
