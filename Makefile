@@ -16,7 +16,7 @@ DEMO_STORE ?= file://$(CURDIR)/out/state
 BOOT_WHEELS := build/boot-wheels
 export KUBEOPS_BOOT_WHEELHOUSE ?= $(CURDIR)/$(BOOT_WHEELS)
 
-.PHONY: venv demo test lint sanity clean collection install host-tools wheels
+.PHONY: venv demo test lint sanity clean collection install host-tools wheels k8s-binaries
 
 venv: $(BIN)/.installed $(COLL_LINK) $(BOOT_WHEELS)/.done
 
@@ -63,9 +63,17 @@ host-tools:
 	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ]; then \
 	  apt-get install -y -q $$missing >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q $$missing >/dev/null; }; fi
 
-test: venv $(BIN)/.installed-test host-tools
+# The real Kubernetes components (kube-apiserver, ..., kubelet, kubectl; etcd; pause; a go-runner) built from the Go
+# module proxy into $KUBEOPS_K8S_CACHE (default /var/cache/kubeops-kops/k8s), once per (version, Go, recipe):
+# a cold build takes ~N minutes on 2 cores, a warm run builds nothing (hack/k8s_binaries.py).
+k8s-binaries: $(BIN)/.installed
+	$(BIN)/python hack/k8s_binaries.py
+
+test: venv $(BIN)/.installed-test host-tools k8s-binaries
+	# KUBEOPS_REQUIRE_REAL_K8S: under make test the real components were just built, so a test that finds none fails
+	# instead of skipping.
 	# build/test-report.xml: every test's time, for hack/test_durations.py (the slowest-first table, tests/durations.json).
-	$(BIN)/python -m pytest -q -n 2 --durations=25 --junitxml=build/test-report.xml tests
+	KUBEOPS_REQUIRE_REAL_K8S=1 $(BIN)/python -m pytest -q -n 2 --durations=25 --junitxml=build/test-report.xml tests
 	# lint and ansible-test sanity side by side: each is mostly one process; their output kept apart.
 	$(MAKE) --no-print-directory -j2 --output-sync=target lint sanity
 

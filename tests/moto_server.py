@@ -17,6 +17,12 @@ AWS autoscaling group's instance is launched from, tagged with (aws:ec2launchtem
 its user data, image and type from that version but tags and reports the template's default version.  Here
 the version the instance was launched from is tagged and reported.  AWS drops a deleted subnet's route table
 association; moto 5.2 keeps it: here it is dropped.
+An instance's instance-profile credentials: on EC2 the instance metadata service hands an instance its profile
+role's session (AssumeRole by ec2.amazonaws.com, which kops' roles trust, and no one else); moto has no such
+service, and an AssumeRole by any other principal is refused by the role's trust policy, as on AWS.  Here
+`GET /moto-api/kubeops/instance-credentials?instance_id=i-...` answers what the metadata service's
+iam/security-credentials/<role> answers (AccessKeyId, SecretAccessKey, Token): a session of the instance's
+profile role named after the instance, as EC2 names it.  Test hosts that play an instance hold these.
 Nothing else differs from `python -m moto.server`.
 """
 
@@ -33,6 +39,7 @@ from moto.ec2.models import subnets as subnet_models
 from moto.ec2.responses import subnets
 from moto.ec2.utils import parse_user_data
 from moto.events import models as events_models
+from moto.moto_api._internal import urls as moto_api_urls
 from moto.server import main
 
 
@@ -140,6 +147,53 @@ def _drop_associations(delete_subnet):
 
 
 subnet_models.SubnetBackend.delete_subnet = _drop_associations(subnet_models.SubnetBackend.delete_subnet)
+
+def _instance_credentials(request, full_url, headers):
+    """The instance metadata service's role credentials of an instance (module docstring)."""
+    import json
+    import urllib.parse
+
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.ec2.models import ec2_backends
+    from moto.iam.models import iam_backends
+    from moto.sts.models import sts_backends
+
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(full_url).query)
+    instance_id = (query.get("instance_id") or [""])[0]
+    region = (query.get("region") or ["us-east-1"])[0]
+    ec2 = ec2_backends[DEFAULT_ACCOUNT_ID][region]
+    try:
+        instance = ec2.get_instance(instance_id)
+    except Exception:  # moto's InvalidInstanceID: answered as the metadata service of no such instance would
+        return 404, {}, json.dumps({"Code": "NotFound", "Message": "no instance %s" % instance_id})
+    profile = (instance.iam_instance_profile or {}) if isinstance(instance.iam_instance_profile, dict) else {}
+    tags = {tag["key"]: tag["value"] for tag in ec2.describe_tags(filters={"resource-id": [instance_id]})}
+    if not profile and tags.get("aws:ec2launchtemplate:id"):
+        # moto 5.2 launches an autoscaling group's instance without its template's IamInstanceProfile; on AWS the
+        # instance has it: read from the version the instance was launched from (tagged, see above).
+        template = ec2.get_launch_template(tags["aws:ec2launchtemplate:id"])
+        version = template.get_version(tags.get("aws:ec2launchtemplate:version") or "$Default")
+        profile = version.data.get("IamInstanceProfile") or {}
+    association = ec2.iam_instance_profile_associations.get(instance_id)
+    iam = iam_backends[DEFAULT_ACCOUNT_ID]["global"]
+    if association is not None:
+        found = association.iam_instance_profile
+    elif profile.get("Arn"):
+        found = iam.get_instance_profile_by_arn(profile["Arn"])
+    elif profile.get("Name"):
+        found = iam.get_instance_profile(profile["Name"])
+    else:
+        return 404, {}, json.dumps({"Code": "NotFound", "Message": "instance %s has no instance profile" % instance_id})
+    role = found.roles[0]
+    session = sts_backends[DEFAULT_ACCOUNT_ID]["aws"].assume_role(
+        region_name=region, role_session_name=instance_id, role_arn=role.arn, policy=None, duration=3600,
+        external_id=None)
+    return 200, {"Content-Type": "application/json"}, json.dumps({
+        "Code": "Success", "Type": "AWS-HMAC", "AccessKeyId": session.access_key_id,
+        "SecretAccessKey": session.secret_access_key, "Token": session.session_token, "RoleArn": role.arn})
+
+
+moto_api_urls.url_paths["{0}/moto-api/kubeops/instance-credentials"] = _instance_credentials
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,299 @@
+"""A real cluster on test hosts: the machinery of tests/realk8s/test_cluster.py.
+
+What is real: the collection's playbooks as a user runs them (create, get, replace, update with target direct,
+nodeup over SSH, validate, export kubeconfig, rolling update, upgrade), Kubernetes' own components built from the Go
+module proxy (hack/k8s_binaries.py) and run by what the collection writes (kubelet under systemd; etcd under
+protokube; kube-apiserver, kube-controller-manager, kube-scheduler and kube-proxy as static pods under containerd
+from images side-loaded through kops' build-URL path), Debian's containerd and CNI plugins, systemd.
+
+What stands in, and why:
+- AWS is moto's server on the hosts' bridge, checking signatures and policies (tests/unit/nodeup/bootstrap_cloud.py):
+  the cluster's VPC, groups and instances are moto's; a test host plays an instance by holding its role's session
+  credentials, which is what the bootstrap service verifies.
+- The cloud controller manager: none runs (its image cannot be pulled here), so `play_cloud_controller` does its
+  node part (provider ID, addresses, the `uninitialized` taint removed) and says so in its name.
+- DNS: api.internal and kops-controller.internal resolve through /etc/hosts on the hosts (kops' APIServerIPs
+  block, as the boot script writes it for clusters without DNS).
+- The kubelet's cgroup-v1 override (kubelet >= 1.35 refuses cgroup v1 unless failCgroupV1 is false; this machine's
+  cgroups are v1 and kops' KubeletConfigSpec has no such field): a systemd drop-in on the test host, as a custom
+  machine image would carry it; see docs/real-cluster.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import logging
+import os
+import pathlib
+import shlex
+import subprocess
+import threading
+import time
+import urllib.request
+
+import botocore.credentials
+import yaml
+
+from tests.integration.conftest import BIN, REPO, ansible_env
+from tests.nodes import boot_artifacts
+from tests.unit.nodeup import bootstrap_cloud
+
+COLLECTIONS = REPO / "build" / "collections"
+PLAYBOOKS = REPO / "playbooks"
+MOTO_AMI = "ami-1e749f67"  # one of the AMIs moto ships
+REGION = "us-east-1"
+ZONE = "us-east-1a"
+# Components whose logs a failed step shows, per host role.
+UNITS = ("kubelet", "containerd", "etcd-main", "etcd-events", "kubeops-bootstrap", "kubeops-node-labeller")
+STATIC_POD_LOGS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy")
+# The test machine's kubelet drop-in (module docstring): kubelet >= 1.35 refuses cgroup v1 without it.
+CGROUP_V1_DROPIN = """[Service]
+# Test hosts only: this machine's cgroups are v1, which kubelet >= 1.35 refuses unless told (KEP-5573).
+ExecStart=
+ExecStart=/usr/local/bin/kubelet "$DAEMON_ARGS" --fail-cgroupv1=false
+"""
+
+
+# The API is polled before it is up: urllib3's retry warnings would bury the test's own output.
+logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
+
+
+class StepFailed(AssertionError):
+    pass
+
+
+def host_diagnostics(host, lines=40):
+    """The tail of every component's log on a host: systemd units and the static pods' log files."""
+    parts = []
+    for unit in UNITS:
+        proc = host.run("systemctl is-active %s; journalctl -u %s --no-pager -n %d" % (unit, unit, lines), timeout=60)
+        if "-- No entries --" not in proc.stdout and proc.stdout.strip() not in ("inactive", ""):
+            parts.append("--- %s: journalctl -u %s\n%s" % (host.name, unit, proc.stdout[-6000:]))
+    for component in STATIC_POD_LOGS:
+        proc = host.run("tail -n %d /var/log/%s.log" % (lines, component), timeout=60)
+        if proc.returncode == 0 and proc.stdout.strip():
+            parts.append("--- %s: /var/log/%s.log\n%s" % (host.name, component, proc.stdout[-6000:]))
+    proc = host.run("crictl --runtime-endpoint unix:///run/containerd/containerd.sock ps -a 2>&1 | head -30; "
+                    "ctr -n k8s.io images ls -q 2>&1 | head -30", timeout=60)
+    parts.append("--- %s: containers and images\n%s" % (host.name, proc.stdout))
+    return "\n".join(parts)
+
+
+@contextlib.contextmanager
+def step(name, hosts, times):
+    """A named step: its time goes into times; a failure names the step and shows every component's log."""
+    started = time.monotonic()
+    try:
+        yield
+    except Exception as error:
+        diagnostics = "\n".join(host_diagnostics(h) for h in hosts)
+        raise StepFailed("step %r failed: %s\n%s" % (name, error, diagnostics)) from error
+    times[name] = round(time.monotonic() - started, 1)
+
+
+def run_playbook(name, *args, env=None, cwd=None, timeout=1800):
+    """ansible-playbook <playbooks/name> as a user runs it; the CompletedProcess (text)."""
+    environment = dict(ansible_env(COLLECTIONS), **(env or {}))
+    return subprocess.run([str(BIN / "ansible-playbook"), str(PLAYBOOKS / name)] + list(args), env=environment,
+                          cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def check(proc, what):
+    if proc.returncode != 0:
+        raise AssertionError("%s failed (exit %s):\n%s\n%s" % (what, proc.returncode, proc.stdout[-8000:],
+                                                                proc.stderr[-3000:]))
+    return proc
+
+
+def wait_for(what, probe, timeout, interval=2.0):
+    """Call probe() until it returns something true; its last answer (or error) in the failure."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = probe()
+            if last:
+                return last
+        except Exception as error:  # the last error is the failure's message
+            last = error
+        time.sleep(interval)
+    raise AssertionError("%s: not within %.0f s (last: %s)" % (what, timeout, last))
+
+
+class Cloud(object):
+    """moto on the hosts' bridge with signatures checked; the playbooks' AWS environment."""
+
+    def __init__(self, address):
+        self.moto = bootstrap_cloud.SigningMoto(host=address).start()
+        credentials = self.moto.admin.get_credentials()
+        self.env = {"AWS_ACCESS_KEY_ID": credentials.access_key, "AWS_SECRET_ACCESS_KEY": credentials.secret_key,
+                    "AWS_ENDPOINT_URL": self.moto.url, "AWS_REGION": REGION, "AWS_DEFAULT_REGION": REGION,
+                    "AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull}
+
+    def client(self, name):
+        return self.moto.client(name)
+
+    def instances(self, cluster):
+        """{instance group: [running instance ids]} of the cluster's autoscaling groups."""
+        found = {}
+        for group in self.client("autoscaling").describe_auto_scaling_groups()["AutoScalingGroups"]:
+            tags = {t["Key"]: t["Value"] for t in group.get("Tags", [])}
+            if tags.get("KubernetesCluster") != cluster:
+                continue
+            name = tags.get("kops.k8s.io/instancegroup") or group["AutoScalingGroupName"].split(".")[0]
+            found[name] = [i["InstanceId"] for i in group["Instances"]
+                           if i["LifecycleState"] in ("InService", "Pending")]
+        return found
+
+    def instance_credentials(self, instance_id):
+        """What EC2's metadata service hands the instance: its profile role's session (tests/moto_server.py)."""
+        url = "%s/moto-api/kubeops/instance-credentials?instance_id=%s" % (self.moto.url, instance_id)
+        with urllib.request.urlopen(url, timeout=30) as answer:  # noqa: S310 - moto on the test bridge
+            found = json.loads(answer.read())
+        return botocore.credentials.Credentials(found["AccessKeyId"], found["SecretAccessKey"], found["Token"])
+
+    def stop(self):
+        self.moto.stop()
+
+
+def credentials_env(credentials):
+    return {"AWS_ACCESS_KEY_ID": credentials.access_key, "AWS_SECRET_ACCESS_KEY": credentials.secret_key,
+            "AWS_SESSION_TOKEN": credentials.token or "", "AWS_EC2_METADATA_DISABLED": "true"}
+
+
+def write_credentials(host, credentials):
+    """The instance profile's credentials where botocore finds them on the host (no IMDS here)."""
+    script = ("mkdir -p /root/.aws && umask 077 && printf '[default]\\naws_access_key_id=%s\\naws_secret_access_key=%s"
+              "\\naws_session_token=%s\\n' > /root/.aws/credentials"
+              % (credentials.access_key, credentials.secret_key, credentials.token))
+    done = host.run(script)
+    assert done.returncode == 0, done.stderr
+
+
+def prepare_machine(host, names):
+    """What the test machine image carries besides Debian: the kubelet's cgroup-v1 drop-in; names in /etc/hosts
+    ({name: address}: the cluster's internal API and bootstrap-service names, kops' APIServerIPs block)."""
+    dropin = "/etc/systemd/system/kubelet.service.d/10-test-host-cgroupv1.conf"
+    hosts = "".join("%s %s\n" % (address, name) for name, address in sorted(names.items()))
+    script = ("mkdir -p %s && printf %%s %s > %s && printf %%s %s >> /etc/hosts"
+              % (os.path.dirname(dropin), shlex.quote(CGROUP_V1_DROPIN), dropin, shlex.quote(hosts)))
+    done = host.run(script)
+    assert done.returncode == 0, done.stderr
+
+
+def install_node_venv(hosts, wheels):
+    """What the boot script gives a node: /opt/kubeops/venv with ansible-core and the collection's requirements."""
+    venv = "/opt/kubeops/venv"
+    procs = [subprocess.Popen(h.ssh_command(
+        "python3 -m venv %s && %s/bin/pip install -q --no-index --find-links %s ansible-core cryptography pyyaml "
+        "boto3 requests" % (venv, venv, wheels)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for h in hosts]
+    for proc in procs:
+        output, _err = proc.communicate(timeout=900)
+        assert proc.returncode == 0, output
+    return venv
+
+
+def user_data_of(cloud, instance_id):
+    """The launch template user data of an instance (what cloud-init would run)."""
+    ec2 = cloud.client("ec2")
+    detail = ec2.describe_instances(InstanceIds=[instance_id])["Reservations"][0]["Instances"][0]
+    tags = {t["Key"]: t["Value"] for t in detail.get("Tags", [])}
+    template = tags.get("aws:ec2launchtemplate:id")
+    versions = ec2.describe_launch_template_versions(LaunchTemplateId=template)["LaunchTemplateVersions"]
+    return base64.b64decode(versions[-1]["LaunchTemplateData"]["UserData"]).decode()
+
+
+def core_api(kubeconfig):
+    import kubernetes
+    return kubernetes.client.CoreV1Api(kubernetes.config.new_client_from_config(config_file=str(kubeconfig)))
+
+
+def readyz(kubeconfig):
+    """The API server's /readyz body ("ok") through the kubeconfig's credentials."""
+    import kubernetes
+    client = kubernetes.config.new_client_from_config(config_file=str(kubeconfig))
+    return client.call_api("/readyz", "GET", response_type="str", _return_http_data_only=True,
+                           auth_settings=["BearerToken"]) == "ok"
+
+
+def node_ready(node):
+    return any(c.type == "Ready" and c.status == "True" for c in (node.status.conditions or []))
+
+
+def ready_node(core, name):
+    node = core.read_node(name)
+    return node if node_ready(node) else None
+
+
+def control_plane_pods_running(core, components):
+    """True when each component's mirror pod in kube-system is Running and ready."""
+    pods = core.list_namespaced_pod("kube-system").items
+    for component in components:
+        found = [p for p in pods if p.metadata.name.startswith(component + "-")]
+        if not found or not all(p.status.phase == "Running" and all(c.ready for c in p.status.container_statuses or [])
+                                for p in found):
+            return False
+    return True
+
+
+def play_cloud_controller(core, node_name, instance_id, address):
+    """STAND-IN for the AWS cloud controller manager's node controller (no CCM image can be pulled here): the
+    provider ID and addresses it would read from EC2, then its `uninitialized` taint removed."""
+    node = core.read_node(node_name)
+    if not node.spec.provider_id:
+        core.patch_node(node_name, {"spec": {"providerID": "aws:///%s/%s" % (ZONE, instance_id)}})
+    core.patch_node_status(node_name, {"status": {"addresses": [
+        {"type": "InternalIP", "address": address}, {"type": "Hostname", "address": node_name}]}})
+    taints = [t for t in (node.spec.taints or []) if t.key != "node.cloudprovider.kubernetes.io/uninitialized"]
+    if len(taints) != len(node.spec.taints or []):
+        core.patch_node(node_name, {"spec": {"taints": [
+            {"key": t.key, "value": t.value, "effect": t.effect} for t in taints] or None}})
+
+
+class CloudControllerStandIn(object):
+    """Plays the cloud controller's node part (play_cloud_controller) for every node that registers, in a thread.
+
+    nodes: {node name: (instance id, address)}."""
+
+    def __init__(self, kubeconfig, nodes):
+        self.kubeconfig = kubeconfig
+        self.nodes = dict(nodes)
+        self.done = set()
+        self.errors = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def add(self, name, instance_id, address):
+        self.nodes[name] = (instance_id, address)
+
+    def _run(self):
+        core = None
+        while not self._stop.wait(2):
+            try:
+                core = core or core_api(self.kubeconfig)
+                for node in core.list_node().items:
+                    name = node.metadata.name
+                    if name in self.nodes and name not in self.done:
+                        play_cloud_controller(core, name, *self.nodes[name])
+                        self.done.add(name)
+            except Exception as error:  # the API is not up yet, or a node changed under us: next round
+                self.errors.append(str(error)[:200])
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(10)
+
+
+def load_yaml(path):
+    return list(yaml.safe_load_all(pathlib.Path(path).read_text()))
+
+
+def boot_wheels():
+    return boot_artifacts.wheelhouse()

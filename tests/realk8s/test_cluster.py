@@ -1,0 +1,192 @@
+"""A real cluster comes up: the collection's playbooks create an AWS cluster (on moto), test hosts boot its instances
+from their launch templates' user data, and Kubernetes' own components run what the collection wrote.
+
+The steps, each timed and each naming its component's log when it fails (tests/realk8s/cluster.py `step`):
+create_cluster.yml (spec only) -> get_cluster.yml, the YAML edited as a user edits it in git -> replace_cluster.yml
+-> update_cluster.yml target direct (moto) -> each test host plays an instance of an autoscaling group and runs its
+user data: the control plane's nodeup and protokube (etcd main and events, the static control plane, the bootstrap
+service, the addons channel, the node labeller), a worker's config and kubelet certificate from the bootstrap service
+-> the worker Ready -> validate_cluster.yml -> export_kubeconfig.yml and kubectl with it.
+
+What stands in for what cannot be had here is listed in tests/realk8s/cluster.py's docstring and docs/real-cluster.md.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import threading
+
+import pytest
+import yaml
+
+from tests.realk8s import binaries, cluster as e2e, images, registry as test_registry
+
+pytestmark = pytest.mark.hosts
+
+CLUSTER = "e2e.example.com"
+CONTROL_PLANE_GROUP = "control-plane-%s" % e2e.ZONE
+NODE_GROUP = "nodes-%s" % e2e.ZONE
+
+
+def _served_directory(build, versions, directory):
+    """One directory served on the bridge: a Kubernetes CI build per version in <version>/ (kubernetesVersion is its
+    URL, which must name the version) and etcd's release tarball in etcd/."""
+    for version in versions:
+        images.kubernetes_build_directory(build, version, directory / version)
+    (directory / "etcd").mkdir(parents=True, exist_ok=True)
+    shutil.copy(build.etcd_tarball, directory / "etcd" / build.etcd_tarball.name)
+    return directory
+
+
+def _etcd_install(build, served_url):
+    """roles/protokube's etcd install override: kops' etcd version (3.6.12 for 1.36), built here from the Go module
+    proxy, so its tarball is not etcd's published one whose sha256 the install plan pins."""
+    version = binaries.ETCD_VERSION.lstrip("v")
+    digest = (build.etcd_dir / "SHA256SUMS").read_text().split()[0]
+    asset = "%s@%s/etcd/%s" % (digest, served_url, build.etcd_tarball.name)
+    return {"version": version, "dir": "/opt/etcd-v%s" % version, "assets": {"amd64": asset, "arm64": asset}}
+
+
+def _edit_spec(path, registry_url):
+    """The user's edits of the spec kept in git (each a kops field):
+    - containerd.registryMirrors: images that are not side-loaded (the pause image, the test workload) come from a
+      registry on the hosts' network, as an air-gapped user's mirror;
+    - kubeProxy.conntrackMaxPerCore 0: /sys is read-only in a test host (kind sets the same);
+    - the EBS CSI driver and node-termination-handler off: no volume and no queue to serve here, and no image;
+    - containerd.configAdditions restrict_oom_score_adj (TEST HOSTS ONLY, as kind sets it): this machine lacks
+      CAP_SYS_RESOURCE, so runc cannot lower a sandbox's oom_score_adj and every pod sandbox fails without it."""
+    documents = list(yaml.safe_load_all(path.read_text()))
+    spec = next(d for d in documents if d["kind"] == "Cluster")["spec"]
+    spec.setdefault("containerd", {})["registryMirrors"] = {"registry.k8s.io": [registry_url]}
+    spec["containerd"]["configAdditions"] = {'plugins."io.containerd.grpc.v1.cri".restrict_oom_score_adj': "true"}
+    spec.setdefault("kubeProxy", {})["conntrackMaxPerCore"] = 0
+    spec.setdefault("cloudConfig", {})["awsEBSCSIDriver"] = {"enabled": False}
+    spec["nodeTerminationHandler"] = {"enabled": False}
+    path.write_text(yaml.safe_dump_all(documents, sort_keys=False))
+
+
+def _adapted(user_data, config_server=None, nodeup_vars=None):
+    """The user data with the settings an EC2 instance gets from its cloud, here moto's and the test hosts':
+    the STS endpoint a worker signs for, and the role variables that replace EC2/EBS/Route53 lookups of things
+    moto only invents (instance addresses, attached volumes, a hosted zone)."""
+    lines = []
+    for line in user_data.splitlines():
+        for name, overrides in (("CONFIG_SERVER", config_server), ("NODEUP_VARS", nodeup_vars)):
+            if overrides and line.startswith(name + "="):
+                value = json.loads(shlex.split(line[len(name) + 1:])[0])
+                value.update(overrides)
+                line = "%s=%s" % (name, shlex.quote(json.dumps(value, sort_keys=True)))
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def _boot(host, script_path, results):
+    results[host.name] = host.run("bash %s" % script_path, timeout=1800)
+
+
+def test_a_real_cluster_comes_up(host_pool, tmp_path):
+    build = binaries.require_build()
+    times = {}
+    wheels = e2e.boot_wheels()
+    pool = host_pool(2, kubelet=True, binds=[tmp_path, wheels])
+    control, worker = pool.hosts
+    hosts = [control, worker]
+    bridge = "%s.1" % pool.subnet
+    cloud = e2e.Cloud(bridge)
+    served = _served_directory(build, [binaries.NEWER], tmp_path / "served")
+    served_url = pool.serve_directory(served)
+    registry = test_registry.Registry(images=test_registry.standard_images(build, tmp_path / "images"),
+                                      host=bridge).start()
+    user_dir = tmp_path / "user"  # the user's own directory, where they run ansible-playbook
+    user_dir.mkdir()
+    store = "file://%s" % (tmp_path / "state")
+    try:
+        with e2e.step("create, edit and update the cluster (moto)", [], times):
+            (user_dir / "my-cluster.yml").write_text(yaml.safe_dump({
+                "state_store": store, "target": "none",
+                "cluster_options": {"cluster_name": CLUSTER, "cloud_provider": "aws", "zones": [e2e.ZONE],
+                                    "networking": "kubenet",
+                                    "kubernetes_version": "%s/%s" % (served_url, binaries.NEWER),
+                                    "image": e2e.MOTO_AMI, "node_count": 1}}))
+            e2e.check(e2e.run_playbook("create_cluster.yml", "-e", "@my-cluster.yml", env=cloud.env, cwd=user_dir),
+                      "create_cluster.yml")
+            e2e.check(e2e.run_playbook("get_cluster.yml", "-e", "cluster_name=%s" % CLUSTER, "-e",
+                                       "state_store=%s" % store, "-e", "output=%s.yaml" % CLUSTER, env=cloud.env,
+                                       cwd=user_dir), "get_cluster.yml")
+            _edit_spec(user_dir / ("%s.yaml" % CLUSTER), registry.url)
+            e2e.check(e2e.run_playbook("replace_cluster.yml", "-e", "state_store=%s" % store, "-e",
+                                       "spec_file=%s.yaml" % CLUSTER, env=cloud.env, cwd=user_dir),
+                      "replace_cluster.yml")
+            e2e.check(e2e.run_playbook("update_cluster.yml", "-e", "cluster_name=%s" % CLUSTER, "-e",
+                                       "state_store=%s" % store, "-e", "target=direct", env=cloud.env, cwd=user_dir),
+                      "update_cluster.yml")
+            instances = cloud.instances(CLUSTER)
+            assert len(instances.get(CONTROL_PLANE_GROUP, [])) == 1 and len(instances.get(NODE_GROUP, [])) == 1, \
+                instances
+        control_instance, worker_instance = instances[CONTROL_PLANE_GROUP][0], instances[NODE_GROUP][0]
+
+        with e2e.step("the test hosts play the instances", [], times):
+            names = {"api.internal.%s" % CLUSTER: control.address,
+                     "kops-controller.internal.%s" % CLUSTER: control.address}
+            for host in hosts:
+                e2e.prepare_machine(host, names)
+            e2e.write_credentials(control, cloud.instance_credentials(control_instance))
+            e2e.write_credentials(worker, cloud.instance_credentials(worker_instance))
+            distro = {"containerd": "containerd", "runc": "runc", "cni-plugins": "containernetworking-plugins"}
+            moto_endpoints = {"ec2Endpoint": cloud.moto.url, "stsEndpoint": cloud.moto.url + "/"}
+            control_vars = {
+                "nodeup_distro_packages": distro, "nodeup_node_address": control.address,
+                "nodeup_etcd_peer_discovery": "inventory", "protokube_etcd_peers": {"a": control.address},
+                "protokube_etcd_install_override": _etcd_install(build, served_url),
+                "protokube_etcd_volume_provider": "none", "protokube_api_dns_provider": "none",
+                "protokube_bootstrap_overrides": moto_endpoints,
+                "protokube_node_labeller_overrides": moto_endpoints}
+            scripts = {control: _adapted(e2e.user_data_of(cloud, control_instance), nodeup_vars=control_vars),
+                       worker: _adapted(e2e.user_data_of(cloud, worker_instance),
+                                        config_server={"stsEndpoint": cloud.moto.url + "/"},
+                                        nodeup_vars={"nodeup_distro_packages": distro,
+                                                     "nodeup_bootstrap_sts_endpoint": cloud.moto.url + "/"})}
+            for host, script in scripts.items():
+                (tmp_path / ("user-data-%s" % host.name)).write_text(script)
+
+        admin = tmp_path / "admin.kubeconfig"
+        with e2e.step("export_kubeconfig.yml (before the API is up)", [], times):
+            e2e.check(e2e.run_playbook("export_kubeconfig.yml", "-e", "cluster_name=%s" % CLUSTER, "-e",
+                                       "state_store=%s" % store, "-e", "path=%s" % admin, "-e",
+                                       "api_server=https://%s" % control.address, env=cloud.env, cwd=user_dir),
+                      "export_kubeconfig.yml")
+
+        stand_in = e2e.CloudControllerStandIn(admin, {control.name: (control_instance, control.address),
+                                                      worker_instance: (worker_instance, worker.address)})
+        with e2e.step("boot: user data on the control plane and the worker", hosts, times):
+            results = {}
+            threads = [threading.Thread(target=_boot, args=(h, tmp_path / ("user-data-%s" % h.name), results))
+                       for h in hosts]
+            stand_in.start()
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            for host in hosts:
+                proc = results[host.name]
+                assert proc.returncode == 0, "%s's user data failed:\n%s\n%s" % (
+                    host.name, proc.stdout[-6000:], proc.stderr[-6000:])
+
+        core = e2e.core_api(admin)
+        with e2e.step("the control plane answers /readyz and runs its static pods", [control], times):
+            e2e.wait_for("/readyz", lambda: e2e.readyz(admin), 300)
+            e2e.wait_for("kube-system's control-plane pods Running", lambda: e2e.control_plane_pods_running(
+                core, ("kube-apiserver", "kube-controller-manager", "kube-scheduler")), 300)
+        with e2e.step("the worker registers with the bootstrap service's certificate and becomes Ready", hosts, times):
+            node = e2e.wait_for("node %s Ready" % worker_instance, lambda: e2e.ready_node(core, worker_instance), 600)
+            assert node.metadata.labels.get("kops.k8s.io/instancegroup") == NODE_GROUP, node.metadata.labels
+            assert node.metadata.labels.get("node-role.kubernetes.io/node") == "", node.metadata.labels
+            assert node.status.node_info.kubelet_version == binaries.NEWER
+        print("real cluster times: %s" % json.dumps(times))
+    finally:
+        if "stand_in" in locals():
+            stand_in.stop()
+        registry.stop()
+        cloud.stop()
