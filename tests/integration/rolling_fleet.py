@@ -1,23 +1,36 @@
-"""A cluster of several node groups to roll, on moto's server and the Kubernetes API test server, with what moto
-lacks played by a thread: kubelets, a ReplicaSet controller and the disruption controller.  Shared by
-tests/integration/test_rolling_update.py (the budget's tests) and bench/rolling_parallel.py (serial against parallel).
+"""A cluster of several node groups to roll, on moto's server and a real kube-apiserver (tests/realk8s/apiserver.py:
+etcd, kube-apiserver and kube-controller-manager, whose ReplicaSet, garbage-collector and disruption controllers
+run), with what neither has played by a thread: the kubelets, the scheduler, the DaemonSet controller and the cloud
+controller.  Shared by tests/integration/test_rolling_update.py and bench/rolling_parallel.py.
 
 - Kubelets: every running instance of the cluster registers a Node (labelled with its instance group, with
-  allocatable cpu, memory and pods), NotReady at first and Ready `boot` seconds later, unless `never_ready(instance)`
-  says it never will; a terminated instance's Node and pods go (the cloud controller's part).
-- A ReplicaSet per node group (`replicas` pods of app-<group>, on that group's Ready, schedulable nodes, the node
-  with fewest first; Pending with no node when none is free) and a PodDisruptionBudget per app (maxUnavailable 1)
-  whose status the thread keeps as the disruption controller would, so evictions are refused (429) while an app
-  already misses a pod.
-- Peak unavailable comes from the API server's own record of Node writes (KubeAPIServer.node_availability_record):
-  at each write, the node groups' desired size less their Ready, schedulable Nodes.
+  allocatable cpu, memory and pods; control-plane Nodes tainted NoSchedule and running their static pods, which the
+  API shows as mirror pods), NotReady at first and Ready `boot` seconds later, unless `never_ready(instance)` says it
+  never will.  A pod bound to a Ready Node is reported Running and Ready; a pod being deleted there is removed once
+  its containers stopped (the kubelet deletes it with grace period 0): without a kubelet it would stay Terminating.
+- The node lifecycle controller's part: a Ready Node loses the not-ready taint the API server put on it.
+- The DaemonSet controller: a `cilium` DaemonSet (system-node-critical) whose pod every Node runs.
+- The scheduler: a Pending pod is bound (pods/binding) to a Ready, schedulable Node its nodeSelector matches and no
+  NoSchedule taint forbids, one without a PreferNoSchedule taint first, then the one with fewest pods.
+- The cloud controller and the pod garbage collector: a terminated instance's Node goes, and its pods with it.
+- With `replicas`, a ReplicaSet per node group (app-<group>, on that group's nodes) and a PodDisruptionBudget per app
+  (maxUnavailable 1): kube-controller-manager makes the pods and keeps the budget's status, so evictions are refused
+  (429) while an app misses a pod.
+- Peak unavailable comes from a watch on Nodes (NodeWatch): at each change, the node groups' desired size less their
+  Ready, schedulable Nodes.
+
+The threads speak to the API through the `kubernetes` client's transport as their own user (HARNESS_USER, in
+system:masters), so the API server's audit log tells their requests from the roll's.
 """
 
 from __future__ import annotations
 
+import collections
 import copy
+import json
 import threading
 import time
+import urllib.parse
 
 import boto3
 
@@ -27,6 +40,13 @@ from tests.integration.test_aws_update import ADMIN_KEY, _service, _update
 CLUSTER = "k8s.example.com"
 IG_LABEL = "kops.k8s.io/instancegroup"
 DETACHED_TAG = "kops.k8s.io/detached-from-asg"
+HARNESS_USER = "kubeops-test-kubelets"
+CONTROL_PLANE_TAINT = {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}
+# The API server's admission (TaintNodesByCondition) puts it on every new Node; the node lifecycle controller, which
+# the test API server does not run, takes it off once the Node is Ready.
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+PAUSE = "registry.k8s.io/pause:3.10"
+MERGE_PATCH = "application/merge-patch+json"
 
 
 def clients():
@@ -79,12 +99,6 @@ def change_machine_type(service, machine_type="t3.large"):
         ec2.modify_launch_template(LaunchTemplateId=template["LaunchTemplateId"], DefaultVersion=str(latest))
 
 
-def prepare(server):
-    """The namespaces' default ServiceAccounts (the API refuses pods without them)."""
-    for namespace in ("default", "kube-system"):
-        server.create("v1", "ServiceAccount", {"metadata": {"name": "default"}}, namespace=namespace)
-
-
 def group_sizes():
     """{autoscaling group name: (desired, InService members, running detached instances)}."""
     ec2, autoscaling = clients()
@@ -94,24 +108,73 @@ def group_sizes():
         for instance in reservation["Instances"]:
             group = tag_dict(instance.get("Tags"))[DETACHED_TAG]
             detached[group] = detached.get(group, 0) + 1
-    return {g["AutoScalingGroupName"]: (g["DesiredCapacity"], sum(1 for m in g["Instances"] if m["LifecycleState"] ==
-                                                                  "InService"), detached.get(g["AutoScalingGroupName"], 0))
+    return {g["AutoScalingGroupName"]: (g["DesiredCapacity"],
+                                        sum(1 for m in g["Instances"] if m["LifecycleState"] == "InService"),
+                                        detached.get(g["AutoScalingGroupName"], 0))
             for g in autoscaling.describe_auto_scaling_groups()["AutoScalingGroups"]}
 
 
+class ApiError(RuntimeError):
+    def __init__(self, method, path, status, body):
+        RuntimeError.__init__(self, "%s %s: HTTP %s %s" % (method, path, status, body[:300]))
+        self.status = status
+
+
+class Api(object):
+    """The Kubernetes API as `user` (in system:masters), plain JSON over the `kubernetes` client's transport (its
+    TLS set up from the server's kubeconfig)."""
+
+    def __init__(self, server, user=HARNESS_USER):
+        import kubernetes
+        self.client = kubernetes.config.new_client_from_config_dict(server.kubeconfig(user=user))
+        self.user = user
+
+    def call(self, method, path, body=None, query=None, content_type="application/json", ok=(200, 201)):
+        url = self.client.configuration.host + path + ("?" + urllib.parse.urlencode(query) if query else "")
+        response = self.client.rest_client.request(method, url, headers={
+            "Accept": "application/json", "Content-Type": content_type, "User-Agent": self.user}, body=body,
+            _request_timeout=30)
+        data = response.read()
+        if response.status not in ok:
+            raise ApiError(method, path, response.status, data.decode("utf-8", "replace"))
+        return json.loads(data) if data else {}
+
+    def items(self, path, **query):
+        return self.call("GET", path, query=query or None)["items"]
+
+
+def ready(node):
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (node.get("status") or {}).get("conditions") or [])
+
+
+def _running_status(pod):
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    conditions = [{"type": kind, "status": "True", "lastTransitionTime": now} for kind in (
+        "PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")]
+    return {"phase": "Running", "conditions": conditions, "startTime": now, "containerStatuses": [
+        {"name": c["name"], "ready": True, "started": True, "restartCount": 0, "image": c["image"],
+         "imageID": c["image"], "containerID": "containerd://%s-%s" % (pod["metadata"]["uid"], c["name"]),
+         "state": {"running": {"startedAt": now}}} for c in pod["spec"]["containers"]]}
+
+
 class Fleet(threading.Thread):
-    """What moto and the test server lack (see the module docstring); start() it, stop() it."""
+    """What moto and the API server lack (see the module docstring); start() it, stop() it.
+
+    server: anything with kubeconfig(user=...) (tests/realk8s/apiserver.py's RealKubeAPIServer)."""
 
     def __init__(self, server, boot=1.0, replicas=3, never_ready=None, period=0.15):
         threading.Thread.__init__(self, daemon=True)
-        self.server = server
+        self.api = Api(server)
         self.boot = boot
         self.replicas = replicas
         self.never_ready = never_ready or (lambda instance: False)
         self.period = period
         self.stopping = threading.Event()
-        self.registered = {}  # instance id -> (node name, monotonic time it turns Ready or None: never)
+        self.registered = {}  # instance id -> (node name, monotonic time it turns Ready or None: Ready, or never)
         self.groups = set()
+        self.peak = collections.Counter()  # autoscaling group -> most of its instances running at once (surge)
+        self.daemonset = None
         self.error = None
 
     # -- the kubelets and the cloud controller
@@ -123,6 +186,10 @@ class Fleet(threading.Thread):
                 {"Name": "instance-state-name", "Values": ["pending", "running"]}])["Reservations"]:
             for instance in reservation["Instances"]:
                 running[instance["InstanceId"]] = instance
+        per_group = collections.Counter(tag_dict(i.get("Tags")).get("aws:autoscaling:groupName")
+                                        or tag_dict(i.get("Tags")).get(DETACHED_TAG) for i in running.values())
+        for group, count in per_group.items():
+            self.peak[group] = max(self.peak[group], count)
         now = time.monotonic()
         for instance_id, instance in running.items():
             if instance_id not in self.registered:
@@ -131,109 +198,130 @@ class Fleet(threading.Thread):
             if instance_id not in running:
                 self.unregister(instance_id)
             elif ready_at is not None and ready_at <= now:
-                node = self.server.get("v1", "Node", name)
-                self.server.set_status("v1", "Node", name, dict(node["status"], conditions=[
-                    {"type": "Ready", "status": "True"}]))
+                self.api.call("PATCH", "/api/v1/nodes/%s/status" % name, {"status": {"conditions": [
+                    {"type": "Ready", "status": "True", "reason": "KubeletReady"}]}}, content_type=MERGE_PATCH)
                 self.registered[instance_id] = (name, None)
-        self.replicasets()
-        self.disruption_budgets()
+        self.pods()
+
+    def _daemonset(self):
+        """The cilium DaemonSet every node runs a pod of (made on first use: its pods' owner must exist, or the
+        garbage collector deletes them)."""
+        if self.daemonset is None:
+            self.daemonset = self.api.call("POST", "/apis/apps/v1/namespaces/kube-system/daemonsets", {
+                "metadata": {"name": "cilium"}, "spec": {
+                    "selector": {"matchLabels": {"k8s-app": "cilium"}},
+                    "template": {"metadata": {"labels": {"k8s-app": "cilium"}}, "spec": {
+                        "priorityClassName": "system-node-critical", "tolerations": [{"operator": "Exists"}],
+                        "containers": [{"name": "c", "image": PAUSE}]}}}})
+        return self.daemonset
 
     def register(self, instance, now):
         tags = tag_dict(instance.get("Tags"))
         role = "control-plane" if "k8s.io/role/control-plane" in tags else "node"
         zone, name = instance["Placement"]["AvailabilityZone"], instance["PrivateDnsName"]
         group = tags.get(IG_LABEL, "")
-        ready = role == "control-plane"  # the control plane is not what is measured: Ready at once
-        self.server.create("v1", "Node", {
+        ready_now = role == "control-plane" or not self.boot  # the control plane is not what is measured
+        self.api.call("POST", "/api/v1/nodes", {
             "metadata": {"name": name, "labels": {"node-role.kubernetes.io/%s" % role: "", IG_LABEL: group,
                                                   "topology.kubernetes.io/zone": zone}},
-            "spec": {"providerID": "aws:///%s/%s" % (zone, instance["InstanceId"])},
-            "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+            "spec": {"providerID": "aws:///%s/%s" % (zone, instance["InstanceId"]),
+                     "taints": [CONTROL_PLANE_TAINT] if role == "control-plane" else []},
+            "status": {"conditions": [{"type": "Ready", "status": "True" if ready_now else "False"}],
                        "allocatable": {"cpu": "2", "memory": "4Gi", "pods": "110"}}})
+        daemonset = self._daemonset()
+        self.pod("kube-system", "cilium-%s" % name, name, {"k8s-app": "cilium"}, critical=True, owner=daemonset)
         if role == "control-plane":  # static pods, which the API shows as mirror pods
             for app in ("kube-apiserver", "kube-controller-manager", "kube-scheduler"):
-                self._pod("kube-system", "%s-%s" % (app, name), name, {"k8s-app": app}, mirror=True)
-        else:
-            self.groups.add(group)
+                self.pod("kube-system", "%s-%s" % (app, name), name, {"k8s-app": app}, critical=True, mirror=True)
+        elif self.replicas and group not in self.groups:
+            self.app(group)
         never = self.never_ready(instance)
-        self.registered[instance["InstanceId"]] = (name, None if ready or never else now + self.boot)
+        self.registered[instance["InstanceId"]] = (name, None if ready_now or never else now + self.boot)
 
     def unregister(self, instance_id):
         name, _ready_at = self.registered.pop(instance_id)
-        state = self.server.state
-        state.delete(state.resource("v1", "nodes"), None, name)
-        for pod in state.list(state.resource("v1", "pods"), field_selector="spec.nodeName=%s" % name)["items"]:
-            state.delete(state.resource("v1", "pods"), pod["metadata"]["namespace"], pod["metadata"]["name"],
-                         {"gracePeriodSeconds": 0})
+        self.api.call("DELETE", "/api/v1/nodes/%s" % name, ok=(200, 404))
+        for pod in self.api.items("/api/v1/pods", fieldSelector="spec.nodeName=%s" % name):
+            self.api.call("DELETE", "/api/v1/namespaces/%s/pods/%s" % (pod["metadata"]["namespace"],
+                                                                      pod["metadata"]["name"]),
+                          {"gracePeriodSeconds": 0}, ok=(200, 404))
 
-    # -- the ReplicaSet and disruption controllers
-    def _pod(self, namespace, name, node, labels, mirror=False):
+    def pod(self, namespace, name, node, labels, owner=None, critical=False, mirror=False, empty_dir=False):
+        """A pod bound to node (the kubelets report it Running once the node is Ready).  owner: the object
+        (DaemonSet, ReplicaSet) that controls it."""
         metadata = {"name": name, "labels": labels}
         if mirror:
             metadata["annotations"] = {"kubernetes.io/config.mirror": "hash"}
-        else:
-            metadata["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": labels["app"],
-                                            "uid": "u-%s" % labels["app"], "controller": True}]
-        spec = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
-                                "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}],
-                "terminationGracePeriodSeconds": 1}
-        if node:
-            spec["nodeName"] = node
-        self.server.create("v1", "Pod", {"metadata": metadata, "spec": spec}, namespace=namespace)
-        if node:
-            self._run(namespace, name)
+        if owner:
+            metadata["ownerReferences"] = [{"apiVersion": owner["apiVersion"], "kind": owner["kind"],
+                                            "controller": True, "name": owner["metadata"]["name"],
+                                            "uid": owner["metadata"]["uid"]}]
+        spec = {"nodeName": node, "containers": [{"name": "c", "image": PAUSE}]}
+        if empty_dir:
+            spec["containers"][0]["volumeMounts"] = [{"name": "scratch", "mountPath": "/scratch"}]
+            spec["volumes"] = [{"name": "scratch", "emptyDir": {}}]
+        if critical:
+            spec["priorityClassName"] = "system-node-critical"
+        return self.api.call("POST", "/api/v1/namespaces/%s/pods" % namespace, {"metadata": metadata, "spec": spec})
 
-    def _run(self, namespace, name):
-        self.server.set_status("v1", "Pod", name, {"phase": "Running", "containerStatuses": [
-            {"name": "c", "ready": True, "restartCount": 0, "image": "x", "imageID": "x"}]}, namespace=namespace)
+    # -- the kubelets' pods and the scheduler
+    def pods(self):
+        nodes = {n["metadata"]["name"]: n for n in self.api.items("/api/v1/nodes")}
+        live = {name for name, _ready_at in self.registered.values()}
+        pods = self.api.items("/api/v1/pods")
+        load = collections.Counter(p["spec"].get("nodeName") for p in pods)
+        for name in live & set(nodes):
+            taints = nodes[name]["spec"].get("taints") or []
+            if ready(nodes[name]) and any(t["key"] == NOT_READY_TAINT for t in taints):
+                # with the resourceVersion read: a concurrent change (the roll's taint) wins, the next pass retries
+                self.api.call("PATCH", "/api/v1/nodes/%s" % name, {
+                    "metadata": {"resourceVersion": nodes[name]["metadata"]["resourceVersion"]},
+                    "spec": {"taints": [t for t in taints if t["key"] != NOT_READY_TAINT]}}, content_type=MERGE_PATCH,
+                    ok=(200, 404, 409))
+        for pod in pods:
+            meta, node = pod["metadata"], pod["spec"].get("nodeName")
+            path = "/api/v1/namespaces/%s/pods/%s" % (meta["namespace"], meta["name"])
+            if node in live and meta.get("deletionTimestamp"):
+                # the kubelet stopped its containers: it deletes the pod for good (its uid, not a successor's)
+                self.api.call("DELETE", path, {"gracePeriodSeconds": 0, "preconditions": {"uid": meta["uid"]}},
+                              ok=(200, 404, 409))
+            elif node in live and ready(nodes.get(node) or {}) and pod["status"].get("phase") != "Running":
+                self.api.call("PATCH", path + "/status", {"status": _running_status(pod)}, content_type=MERGE_PATCH,
+                              ok=(200, 404))
+            elif not node and not meta.get("deletionTimestamp"):
+                chosen = self.schedule(pod, [nodes[n] for n in sorted(live) if n in nodes], load)
+                if chosen:
+                    self.api.call("POST", path + "/binding", {"apiVersion": "v1", "kind": "Binding", "metadata": {
+                        "name": meta["name"]}, "target": {"apiVersion": "v1", "kind": "Node", "name": chosen}},
+                        ok=(200, 201, 404, 409))
+                    load[chosen] += 1
 
-    def _free_nodes(self, group):
-        state = self.server.state
-        nodes = state.list(state.resource("v1", "nodes"), label_selector="%s=%s" % (IG_LABEL, group))["items"]
-        return [n["metadata"]["name"] for n in nodes if not n["spec"].get("unschedulable")
-                and any(c["type"] == "Ready" and c["status"] == "True" for c in n["status"]["conditions"])]
+    @staticmethod
+    def schedule(pod, nodes, load):
+        """The node for a Pending pod, or None (it stays Pending)."""
+        selector = pod["spec"].get("nodeSelector") or {}
+        fits = [n for n in nodes if ready(n) and not n["spec"].get("unschedulable")
+                and all((n["metadata"].get("labels") or {}).get(k) == v for k, v in selector.items())
+                and not any(t.get("effect") in ("NoSchedule", "NoExecute") for t in n["spec"].get("taints") or [])]
+        if not fits:
+            return None
+        def preference(node):
+            avoid = any(t.get("effect") == "PreferNoSchedule" for t in node["spec"].get("taints") or [])
+            return avoid, load[node["metadata"]["name"]], node["metadata"]["name"]
+        return min(fits, key=preference)["metadata"]["name"]
 
-    def replicasets(self):
-        state = self.server.state
-        pods = state.resource("v1", "pods")
-        for group in sorted(self.groups):
-            app = "app-%s" % group
-            live = [p for p in state.list(pods, "default", label_selector="app=%s" % app)["items"]
-                    if not p["metadata"].get("deletionTimestamp")]
-            free = self._free_nodes(group)
-            load = {n: sum(1 for p in live if p["spec"].get("nodeName") == n) for n in free}
-            for pod in [p for p in live if not p["spec"].get("nodeName")]:
-                if load:  # the scheduler: a Pending pod goes where there is room now
-                    node = min(sorted(load), key=load.get)
-                    obj = state.get(pods, "default", pod["metadata"]["name"])
-                    obj["spec"]["nodeName"] = node
-                    state.update(pods, "default", pod["metadata"]["name"], obj, "kube-scheduler")
-                    self._run("default", pod["metadata"]["name"])
-                    load[node] += 1
-            for _missing in range(self.replicas - len(live)):
-                node = min(sorted(load), key=load.get) if load else None
-                self._pod("default", "%s-%s" % (app, _suffix()), node, {"app": app})
-                if node:
-                    load[node] += 1
-
-    def disruption_budgets(self):
-        state = self.server.state
-        pods, budgets = state.resource("v1", "pods"), state.resource("policy/v1", "poddisruptionbudgets")
-        for group in sorted(self.groups):
-            app = "app-%s" % group
-            try:
-                budget = state.get(budgets, "default", app)
-            except Exception:  # noqa: BLE001 - the test server's NotFound: made on first sight of the group
-                self.server.create("policy/v1", "PodDisruptionBudget", {"metadata": {"name": app}, "spec": {
-                    "maxUnavailable": 1, "selector": {"matchLabels": {"app": app}}}}, namespace="default")
-                budget = state.get(budgets, "default", app)
-            healthy = sum(1 for p in state.list(pods, "default", label_selector="app=%s" % app)["items"]
-                          if not p["metadata"].get("deletionTimestamp") and (p.get("status") or {}).get("phase") == "Running")
-            desired = self.replicas - 1
-            status = {"disruptionsAllowed": max(0, healthy - desired), "currentHealthy": healthy,
-                      "desiredHealthy": desired, "expectedPods": self.replicas, "observedGeneration": 1}
-            if {k: (budget.get("status") or {}).get(k) for k in status} != status:
-                self.server.set_status("policy/v1", "PodDisruptionBudget", app, status, namespace="default")
+    def app(self, group):
+        """A node group's ReplicaSet and its PodDisruptionBudget (kube-controller-manager does the rest)."""
+        app = "app-%s" % group
+        self.api.call("POST", "/apis/apps/v1/namespaces/default/replicasets", {"metadata": {"name": app}, "spec": {
+            "replicas": self.replicas, "selector": {"matchLabels": {"app": app}},
+            "template": {"metadata": {"labels": {"app": app}}, "spec": {
+                "nodeSelector": {IG_LABEL: group}, "terminationGracePeriodSeconds": 1,
+                "containers": [{"name": "c", "image": PAUSE,
+                                "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}})
+        self.api.call("POST", "/apis/policy/v1/namespaces/default/poddisruptionbudgets", {"metadata": {"name": app},
+                      "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": app}}}})
+        self.groups.add(group)
 
     def run(self):
         while not self.stopping.is_set():
@@ -249,16 +337,58 @@ class Fleet(threading.Thread):
         assert self.error is None, repr(self.error)
 
 
-_COUNTER = [0]
+class NodeWatch(threading.Thread):
+    """Every change of a Node as a watch on the API server reports it, in order: (monotonic time received, node name,
+    labels, available), available True for a Ready, schedulable Node, False otherwise, None once deleted.  start()
+    returns once the Nodes are listed and the watch is on; stop() ends it."""
 
+    def __init__(self, server):
+        threading.Thread.__init__(self, daemon=True)
+        import kubernetes
+        self.kubernetes = kubernetes
+        self.core = kubernetes.client.CoreV1Api(Api(server, HARNESS_USER + "-watch").client)
+        self.record = []
+        self.stopping = threading.Event()
+        self.listed = threading.Event()
+        self.error = None
 
-def _suffix():
-    _COUNTER[0] += 1
-    return "%05d" % _COUNTER[0]
+    def start(self):
+        threading.Thread.start(self)
+        assert self.listed.wait(30), "the Node list for the watch did not come"
+
+    def _add(self, node, deleted=False):
+        meta = node["metadata"]
+        available = None if deleted else ready(node) and not (node.get("spec") or {}).get("unschedulable")
+        self.record.append((time.monotonic(), meta["name"], dict(meta.get("labels") or {}), available))
+
+    def run(self):
+        try:
+            listed = json.loads(self.core.list_node(_preload_content=False).data)
+            for node in listed["items"]:
+                self._add(node)
+            version = listed["metadata"]["resourceVersion"]
+            self.listed.set()
+            while not self.stopping.is_set():
+                # timeout_seconds: the server ends the watch after 1 s, so stop() is seen; it goes on from version.
+                for event in self.kubernetes.watch.Watch().stream(self.core.list_node, resource_version=version,
+                                                                  timeout_seconds=1, deserialize=False):
+                    if event["type"] not in ("ADDED", "MODIFIED", "DELETED"):
+                        raise RuntimeError("Node watch: %s" % json.dumps(event)[:300])
+                    version = event["object"]["metadata"]["resourceVersion"]
+                    self._add(event["object"], deleted=event["type"] == "DELETED")
+        except Exception as exc:  # noqa: BLE001 - reported by stop()
+            self.error = exc
+            self.listed.set()
+
+    def stop(self):
+        self.stopping.set()
+        self.join(10)
+        assert self.error is None, repr(self.error)
+        return list(self.record)
 
 
 def peak_unavailable(record, desired, since=0.0, until=None):
-    """From the API server's record of Node writes: the most node-group nodes short of `desired` (their desired
+    """From a record of Node changes (NodeWatch): the most node-group nodes short of `desired` (their desired
     sizes summed) at any moment in [since, until], counting only Ready, schedulable Nodes of a node group."""
     available, peak = {}, 0
     for moment, name, labels, state in record:
