@@ -1,6 +1,7 @@
 """The node labeller as roles/protokube runs it: the kubeops-node-labeller unit on a real test host (systemd),
-started by the role's own tasks (tasks/node_labeller.yml), labelling a Node on the Kubernetes API test server
-with its own certificate, its cloud lookups in moto (signed requests), its groups' labels from a file:// store.
+started by the role's own tasks (tasks/node_labeller.yml), labelling a Node on a real kube-apiserver
+(tests/realk8s/apiserver.py, listening on the hosts' bridge; Node,RBAC authorization and NodeRestriction) with its
+own certificate, its cloud lookups in moto (signed requests), its groups' labels from a file:// store.
 
 Times are printed (pytest -s): the role's run, and registration -> labelled by the unit.
 """
@@ -18,7 +19,6 @@ from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import nod
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import node_labeller
 from tests.integration import test_node_labeller as helpers
 from tests.integration.conftest import BIN, REPO, ansible_env
-from tests.kube_api_server import KubeAPIServer
 from tests.nodes import boot_artifacts
 from tests.unit.nodeup import bootstrap_cloud
 
@@ -38,7 +38,7 @@ PLAYBOOK = """
 """
 
 
-def test_the_unit_labels_a_registered_node(host_pool, tmp_path):
+def test_the_unit_labels_a_registered_node(host_pool, start_real_kube_api, tmp_path):
     times = {}
     completed, groups = helpers._completed("minimal-aws")
     cluster = completed["metadata"]["name"]
@@ -47,7 +47,7 @@ def test_the_unit_labels_a_registered_node(host_pool, tmp_path):
     host = pool.hosts[0]
     bridge = host.address.rsplit(".", 1)[0] + ".1"
     moto = bootstrap_cloud.SigningMoto(host=bridge).start()
-    api = KubeAPIServer(host=bridge).start()
+    api = start_real_kube_api(host=bridge)
     try:
         started = time.monotonic()
         result = host.run("python3 -m venv %s && %s/bin/pip install -q --no-index --find-links %s ansible-core "
@@ -65,13 +65,14 @@ def test_the_unit_labels_a_registered_node(host_pool, tmp_path):
             "ansible_python_interpreter": "%s/bin/python" % VENV, "protokube_nodeup_config": config,
             "protokube_python": "%s/bin/python" % VENV, "protokube_collections_path": str(COLLECTIONS),
             "protokube_api": {"status": 200}, "protokube_node_labeller_wait_timeout": 3,
-            "protokube_node_labeller_overrides": {"apiServer": api.url, "caCert": paths["ca"], "clientCert": paths["cert"],
-                                                  "clientKey": paths["key"], "configBase": config_base,
-                                                  "ec2Endpoint": moto.url, "region": bootstrap_cloud.REGION,
-                                                  "intervalSeconds": 1},
+            "protokube_node_labeller_overrides": {"apiServer": api.url, "caCert": paths["ca"],
+                                                  "clientCert": paths["cert"], "clientKey": paths["key"],
+                                                  "configBase": config_base, "ec2Endpoint": moto.url,
+                                                  "region": bootstrap_cloud.REGION, "intervalSeconds": 1},
             "protokube_node_labeller_environment": {"AWS_ACCESS_KEY_ID": admin.access_key,
                                                     "AWS_SECRET_ACCESS_KEY": admin.secret_key}}}
-        inventory = pool.inventory_file(tmp_path / "hosts.yml", groups={"control_plane": [host.name]}, hostvars=hostvars)
+        inventory = pool.inventory_file(tmp_path / "hosts.yml", groups={"control_plane": [host.name]},
+                                        hostvars=hostvars)
         playbook = tmp_path / "labeller.yml"
         playbook.write_text(PLAYBOOK)
         started = time.monotonic()
@@ -105,5 +106,4 @@ def test_the_unit_labels_a_registered_node(host_pool, tmp_path):
         print("\nnode labeller unit on a test host: %s" % json.dumps(times))
         (tmp_path / "labeller-times.json").write_text(json.dumps(times))
     finally:
-        api.stop()
         moto.stop()
