@@ -51,7 +51,8 @@ def test_four_groups_of_five_roll_in_three_waves_at_four_unavailable():
     assert [[i["id"] for i in instances] for _p, instances in first][0] == ["nodes-a-0", "nodes-a-1"]
     assert [i["id"] for i in node_schedule["waves"][2]["groups"][0][1]] == ["nodes-a-4"]
     text = budget.describe(node_schedule)
-    assert text[0] == "Schedule of the node groups (budget: max unavailable 4, max surge each group's own, of 20 node(s)):"
+    assert text[0] == ("Schedule of the node groups (budget: max unavailable 4, max surge each group's own, "
+                       "of 20 node(s)):")
     assert text[-1] == "  peak unavailable: 4 of 4 allowed; 3 wave(s)"
 
 
@@ -84,7 +85,8 @@ def test_surge_budget_goes_to_the_smallest_group_first():
 def test_a_one_node_group_goes_to_zero_only_when_the_budget_allows_it():
     groups = [_status("single", 1, {"maxSurge": 0})]
     node_schedule = budget.schedule(_plans(groups), budget.parse(1, None, 1))
-    assert node_schedule["notes"] == ["wave 1 takes single to 0 nodes (no surge for it; budget_max_unavailable allows it)"]
+    assert node_schedule["notes"] == [
+        "wave 1 takes single to 0 nodes (no surge for it; budget_max_unavailable allows it)"]
     with pytest.raises(planner.PlanError, match="budget_max_unavailable 0 leaves single no room"):
         budget.schedule(_plans(groups), budget.parse(0, 1, 1))
 
@@ -284,7 +286,8 @@ def test_a_failed_drain_stops_after_its_wave_and_every_group_says_so():
 
     def drain(node_name, timeout, report=None):
         if node_name == "node-nodes-b-0":
-            raise ValueError("drain did not complete within 5s: a disruption budget still refuses to evict default/db-0")
+            raise ValueError("drain did not complete within 5s: "
+                             "a disruption budget still refuses to evict default/db-0")
         return drained(node_name, timeout, report)
     drainer.drain = drain
     with pytest.raises(roller.RollError, match="wave 1/5: nodes-b nodes-b-0: failed to drain node node-nodes-b-0"):
@@ -316,19 +319,22 @@ def test_pending_pods_hold_the_drain_then_stop_it():
     assert [c for c in cloud.calls if c[0] in ("cordon", "terminate")] == []
 
 
-def test_pending_pods_read_through_the_kubernetes_client(kube_api):
-    """The wait reads the cluster as the module does (KubeClient's nodes() and pods() JSON from the API test server):
+def test_pending_pods_read_through_the_kubernetes_client(real_kube_api):
+    """The wait reads the cluster as the module does (KubeClient's nodes() and pods() JSON from a real kube-apiserver):
     a Pending pod that only the drained node has room for holds the drain until the scheduler places it."""
     pytest.importorskip("kubernetes", reason="the kubernetes Python client is in requirements.txt")
     from ansible_collections.kubeops.kops.plugins.module_utils.kube.client import KubeClient
 
     for name in ("node-nodes-0", "node-nodes-1"):
-        kube_api.create("v1", "Node", _node(name, cpu="1"))
-    kube_api.create("v1", "ServiceAccount", {"metadata": {"name": "default"}}, namespace="default")
-    for pod in (_pod("busy", "node-nodes-1", cpu="1"), _pod("web", None, cpu="500m")):
+        real_kube_api.create("v1", "Node", _node(name, cpu="1"))  # a Node's status may be set when it registers
+    for pod in (_pod("busy", "node-nodes-1", cpu="1"), _pod("web", None, cpu="500m", phase="Pending")):
         pod["metadata"].pop("namespace")
-        kube_api.create("v1", "Pod", pod, namespace="default")
-    api = KubeClient.from_kubeconfig(kube_api.kubeconfig_path)
+        pod["spec"]["containers"][0]["image"] = "registry.k8s.io/pause:3.10"
+        status = pod.pop("status")  # the API makes every new pod Pending; the kubelet's report makes busy Running
+        real_kube_api.create("v1", "Pod", pod, namespace="default")
+        if status["phase"] != "Pending":
+            real_kube_api.set_status("v1", "Pod", pod["metadata"]["name"], status, namespace="default")
+    api = KubeClient.from_kubeconfig(real_kube_api.kubeconfig_path)
     assert budget.waiting_for_capacity(api.nodes(), api.pods(), "node-nodes-0") == ["default/web"]
     assert budget.waiting_for_capacity(api.nodes(), api.pods(), "node-nodes-1") == []  # node-nodes-0 has room
 
@@ -339,7 +345,7 @@ def test_pending_pods_read_through_the_kubernetes_client(kube_api):
     def capacity():
         looks.append(1)
         if len(looks) == 2:  # the scheduler places the pod on a node that just came up
-            kube_api.create("v1", "Node", _node("node-new", cpu="1"))
+            real_kube_api.create("v1", "Node", _node("node-new", cpu="1"))
         return api.nodes(), api.pods()
     runner, cloud, _drainer = _roller(capacity=capacity)
     runner.run([("node", node_schedule["plans"])], node_schedule)
