@@ -377,7 +377,12 @@ class RealKubeAPIServer(object):
                                         data=None if body is None else json.dumps(body))
         if response.status_code not in ok:
             raise ApiError(method, path, response.status_code, response.text)
-        return response.json() if response.content else {}
+        try:
+            return response.json() if response.content else {}
+        except ValueError:
+            if response.status_code == 404:  # "404 page not found": a group/version no longer served
+                return {}
+            raise ApiError(method, path, response.status_code, "not JSON: " + response.text)
 
     def _resources(self, refresh=False):
         """{(group, version, kind): (plural, namespaced)} from aggregated discovery; {(group, plural): (version,
