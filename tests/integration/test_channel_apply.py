@@ -345,6 +345,20 @@ def test_a_crd_its_namespace_and_its_objects_from_a_channel_on_the_host(real_kub
     assert [w["metadata"]["name"] for w in listed["items"]] == ["w1"]
 
 
+def test_the_replica_deletes_a_collection_by_label_and_stores_nothing_for_a_no_op_patch(kube_api):
+    """Not a test of the collection: the replica's own (tests/kube_api_server.py), which its tests in
+    test_kube_api_server.py do not cover, kept on it so that what it claims stays proven against the real client."""
+    api = kubernetes.config.new_client_from_config(config_file=kube_api.kubeconfig_path)
+    core = kubernetes.client.CoreV1Api(api)
+    for name, labels in (("a", {"addon": "x"}), ("b", {"addon": "x"}), ("c", {"addon": "y"})):
+        core.create_namespaced_config_map("default", {"metadata": {"name": name, "labels": labels}})
+    core.delete_collection_namespaced_config_map("default", label_selector="addon=x")
+    assert [c.metadata.name for c in core.list_namespaced_config_map("default").items] == ["c"]
+    version = core.read_namespaced_config_map("c", "default").metadata.resource_version
+    core.patch_namespaced_config_map("c", "default", {"metadata": {"labels": {"addon": "y"}}})  # changes nothing
+    assert core.read_namespaced_config_map("c", "default").metadata.resource_version == version
+
+
 ISSUERS_CRD = {
     "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
     "metadata": {"name": "issuers.cert-manager.io"},

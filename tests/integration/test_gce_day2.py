@@ -150,15 +150,14 @@ def _mirror_pod(server, name, node, app):
 
 def test_rolling_update_plan_and_a_roll_step(gce, real_kube_api, tmp_path, playbook):
     pytest.importorskip("kubernetes", reason="the kubernetes Python client is in requirements.txt")
-    kube_api = real_kube_api
     store_url = "file://%s" % (tmp_path / "state")
     groups = _create(store_url)
     managers = _seed(gce, groups, {"Node": 2})
     nodes = next(g for g, role in groups.items() if role == "Node")
     control = next(g for g, role in groups.items() if role != "Node")
-    _kubelets(kube_api, gce)
+    _kubelets(real_kube_api, gce)
     args = ("-e", "state_store=%s" % store_url, "-e", "cluster_name=%s" % CLUSTER, "-e",
-            "kubeconfig=%s" % kube_api.kubeconfig_path, "-e", "interval=0", "-e", "post_drain_delay=0",
+            "kubeconfig=%s" % real_kube_api.kubeconfig_path, "-e", "interval=0", "-e", "post_drain_delay=0",
             "-e", "validate_retry_interval=1", "-e", "validate_recheck_interval=0", "-e", "validate_count=1",
             "-e", "validation_timeout=30", "-e", "drain_timeout=30")
 
@@ -176,7 +175,7 @@ def test_rolling_update_plan_and_a_roll_step(gce, real_kube_api, tmp_path, playb
     old = {n for n, i in _instances(gce).items() if i["labels"].get("k8s-io-instance-group") == nodes}
     check_requests = len(gce.requests)
     gce.requests.clear()
-    mark = kube_api.audit_mark()
+    mark = real_kube_api.audit_mark()
     started = time.monotonic()
     code, run = playbook(PLAYBOOK, *args)
     seconds = time.monotonic() - started
@@ -186,7 +185,7 @@ def test_rolling_update_plan_and_a_roll_step(gce, real_kube_api, tmp_path, playb
     # resource's name).
     kinds = collections.Counter("%s %s" % (m, next(part for part in reversed(p.split("/")) if m == "POST" or not any(
         c.isdigit() or c == "-" for c in part))) for m, p in gce.requests)
-    kube_requests = kube_api.requests_since(mark)
+    kube_requests = real_kube_api.requests_since(mark)
     kube_writes = [r for r in kube_requests if r[0] in apiserver.MUTATING_VERBS]
     print("GCE roll of 2 nodes with drain and validation: %.1fs (ansible-playbook included), roll %s; check mode %d "
           "GCE requests; roll %d GCE requests %s, %d Kubernetes API requests (%d writes)"
