@@ -51,7 +51,7 @@ SERVICE_CIDR = "100.64.0.0/13"
 ADMIN_GROUPS = ("system:masters",)
 SETUP_USER = "kubeops-test-setup"  # this module's own calls (setup, reset): requests_since leaves them out
 CONTROLLER_MANAGER_USER = "system:kube-controller-manager"
-START_SECONDS = 120  # each component's deadline; a cold start on 2 busy cores takes ~10 s
+START_SECONDS = 120  # each component's deadline; all three start in ~4 s here (docs/kube-api-test-server.md)
 RESET_SECONDS = 60
 # Events are the controllers' (they expire by themselves); nothing else is left out of reset().
 RESET_SKIPS = {("", "events"), ("events.k8s.io", "events")}
@@ -385,8 +385,8 @@ class RealKubeAPIServer(object):
             raise ApiError(method, path, response.status_code, "not JSON: " + response.text)
 
     def _resources(self, refresh=False):
-        """{(group, version, kind): (plural, namespaced)} from aggregated discovery; {(group, plural): (version,
-        namespaced, verbs)} for each group's first served version under the key "by_plural"."""
+        """From aggregated discovery: {"kinds": {(group, version, kind): (plural, namespaced)}, "by_plural":
+        {(group, plural): (version, namespaced, verbs)} at each group's first (preferred) version}."""
         if refresh or not self._discovery:
             kinds, plurals = {}, {}
             for path in ("/api", "/apis"):
