@@ -33,7 +33,6 @@ NODES_ASG = "%s.%s" % (NODES, CLUSTER)
 CP_ASG = "%s.masters.%s" % (CONTROL_PLANE, CLUSTER)
 PLAYBOOK = REPO / "playbooks" / "rolling_update.yml"
 TASK = "Rolling update of %s" % CLUSTER
-DETACHED_TAG = "kops.k8s.io/detached-from-asg"
 ADMIN = "admin"  # the user of the certificate the roll mints from the cluster's CA (kube/credentials.py)
 PAUSE = rolling_fleet.PAUSE
 
@@ -73,15 +72,6 @@ def _members(group_name):
     _ec2, autoscaling = _clients()
     group = autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[group_name])["AutoScalingGroups"][0]
     return [m["InstanceId"] for m in group["Instances"] if m["LifecycleState"] == "InService"]
-
-
-def _running(group_name):
-    """The group's members and its detached instances that still run: what the group costs at this moment."""
-    ec2, _autoscaling = _clients()
-    detached = [i["InstanceId"] for r in ec2.describe_instances(Filters=[
-        {"Name": "tag:%s" % DETACHED_TAG, "Values": [group_name]},
-        {"Name": "instance-state-name", "Values": ["pending", "running"]}])["Reservations"] for i in r["Instances"]]
-    return set(_members(group_name)) | set(detached)
 
 
 @pytest.fixture
