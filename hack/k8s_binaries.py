@@ -48,6 +48,10 @@ ETCD_VERSION = "v3.6.12"
 # etcdctl and etcdutl of 3.6.12 and 3.6.13 are not on the Go module proxy (403 "not available"); the same minor's
 # newest is: clients of the same v3 API, they go into the 3.6.12 tarball (the test docs say so).
 ETCD_CLIENT_VERSION = "v3.6.16"
+# The credential provider kops installs beside the kubelet on AWS (its asset k8s.io/cloud-provider-aws, this
+# version for Kubernetes 1.34-1.36).  The checksum database the proxy mirrors has no entry for the module
+# (sum.golang.org answers 404), so its sum is not checked there (GONOSUMDB for that module only; its dependencies are).
+ECR_CREDENTIAL_PROVIDER = ("k8s.io/cloud-provider-aws", "v1.31.7", "cmd/ecr-credential-provider")
 KUBERNETES_COMMANDS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy",
                        "kubectl")
 # command -> (module, which version: the server's or the clients')
@@ -256,9 +260,10 @@ def build_etcd(version, log, client_version=ETCD_CLIENT_VERSION):
 
 
 def build_tools(kubernetes_version, log):
-    """go-runner (ours: hack/go-runner) and pause (Kubernetes' build/pause/linux/pause.c, built as its Makefile does)."""
+    """go-runner (ours: hack/go-runner), pause (Kubernetes' build/pause/linux/pause.c, built as its Makefile does)
+    and the ECR credential provider (which the test hosts' machine image carries, see tests/realk8s/cluster.py)."""
     target = cache_dir("tools", kubernetes_version)
-    if (target / "pause").is_file() and (target / "go-runner").is_file():
+    if all((target / name).is_file() for name in ("pause", "go-runner", "ecr-credential-provider")):
         return target
     partial = _fresh(target)
     with tempfile.TemporaryDirectory(prefix="kubeops-tools-") as workdir:
@@ -274,7 +279,12 @@ def build_tools(kubernetes_version, log):
               str(partial / "pause"), str(source)])
         _run(["strip", str(partial / "pause")])
         (partial / "pause.version").write_text(pause_version + "\n")
-    log("go-runner and pause %s: built" % pause_version)
+        module, version, command = ECR_CREDENTIAL_PROVIDER
+        (work / "go.mod").write_text(wrapper_gomod({module: version}, {}, ["go 1.24"]))
+        (work / "main.go").unlink()
+        _run(["go", "build", "-trimpath", "-ldflags", "-s -w", "-o", str(partial / "ecr-credential-provider"),
+              "%s/%s" % (module, command)], cwd=workdir, env=dict(_go_env(workdir), GONOSUMDB=module))
+    log("go-runner, pause %s and ecr-credential-provider %s: built" % (pause_version, ECR_CREDENTIAL_PROVIDER[1]))
     return _publish(partial, target)
 
 

@@ -53,6 +53,9 @@ options:
     description:
       - Assets (containerd, runc, kubelet, ...) installed from distribution packages instead.
       - A list of asset names, or a mapping of asset name to its package (O(state=plan) installs those packages).
+      - An empty package name means the machine image brings the asset (nothing is downloaded or installed for it).
+      - With C(cni-plugins) replaced, O(state=install) links every plugin of the distribution's CNI directory
+        (C(/usr/lib/cni), C(/usr/libexec/cni)) into C(/opt/cni/bin), where the containerd config looks.
     type: raw
     default: []
   control_plane_packages:
@@ -126,6 +129,11 @@ installs:
   returned: always
   type: list
   elements: dict
+links:
+  description: The CNI plugins of a distribution package linked into C(/opt/cni/bin) (path, target) (state=install).
+  returned: when state is install
+  type: list
+  elements: dict
 changed_files:
   description: Paths written (state=install).
   returned: always
@@ -154,6 +162,26 @@ def _install(source, path, mode):
     """Copy source to path in 1 MB pieces, renamed into place (a running binary keeps its old inode)."""
     with open(source, "rb") as original:
         write_atomically(path, mode, lambda handle: shutil.copyfileobj(original, handle, 1 << 20))
+
+
+def _plugins_by_dir(root):
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import assets
+    found = {}
+    for directory in assets.DISTRO_CNI_DIRS:
+        path = os.path.join(root, directory.lstrip("/"))
+        if os.path.isdir(path):
+            found[directory] = [name for name in os.listdir(path) if os.path.isfile(os.path.join(path, name))]
+    return found
+
+
+def _link(target, path):
+    """A symlink at path to target, replacing what is there (renamed into place)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    temporary = path + ".kubeops-new"
+    if os.path.lexists(temporary):
+        os.unlink(temporary)
+    os.symlink(target, temporary)
+    os.replace(temporary, path)
 
 
 def main():
@@ -205,6 +233,10 @@ def main():
         module.fail_json(msg="assets not downloaded (or unpacked) into %s: %s" % (params["cache"], ", ".join(missing)))
     wanted = assets.installs(params["nodeup_config"], planned, members,
                              params["distribution"] or distribution.read(params["root"]))
+    try:
+        links = assets.cni_links(params["nodeup_config"], list(distro_packages), _plugins_by_dir(params["root"]))
+    except ValueError as exc:
+        module.fail_json(msg="distro_packages: %s" % exc)
     changed = []
     for item in wanted:
         source = os.path.join(extracted, item.file, item.member) if item.member else \
@@ -218,8 +250,16 @@ def main():
         changed.append(item.path)
         if not module.check_mode:
             _install(source, path, item.mode)
+    for link in links:
+        path = os.path.join(params["root"], link.path.lstrip("/"))
+        if os.path.islink(path) and os.readlink(path) == link.target:
+            continue
+        changed.append(link.path)
+        if not module.check_mode:
+            _link(link.target, path)
     module.exit_json(changed=bool(changed), downloads=listing, changed_files=changed,
-                     installs=[dict(path=i.path, mode="%04o" % i.mode, file=i.file, member=i.member) for i in wanted])
+                     installs=[dict(path=i.path, mode="%04o" % i.mode, file=i.file, member=i.member) for i in wanted],
+                     links=[dict(path=link.path, target=link.target) for link in links])
 
 
 if __name__ == "__main__":

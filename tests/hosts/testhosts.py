@@ -3,7 +3,8 @@
 Each host has its own network namespace with a veth on a bridge (a 10.231.x.0/24
 per pool prefix, the bridge is .1, hosts .11 up), its own root (an overlayfs over one cached
 Debian image), real systemd as PID 1 (`systemd-nspawn -b`) and sshd with a key
-the pool makes.  Nothing routes out: no default route, no forwarding.  `HostPool(kubelet=True)`
+the pool makes.  Nothing routes out: no default route (kubelet hosts: one to an address no one
+holds), no forwarding.  `HostPool(kubelet=True)`
 makes hosts that can run a kubelet, containerd and runc containers (own cgroups, writable cgroup
 mounts, /dev/kmsg, the kubelet's kernel settings, state on the machine's disk).  See
 docs/test-hosts.md for the measured times and the flags that were needed.
@@ -30,6 +31,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 CACHE = pathlib.Path(os.environ.get("KUBEOPS_TESTHOST_CACHE", "/var/cache/kubeops-kops"))
 BUILD_SCRIPT = HERE / "build_image.sh"
 FIRST_HOST = 11
+# A bridge address no host holds (hosts are .11 up, the bridge .1): kubelet hosts' default gateway.
+NO_ONE = 254
 # The global kernel settings the kubelet checks at start and writes where they differ (setupKernelTunables in
 # kubernetes pkg/kubelet/cm/container_manager_linux.go). /proc/sys/{vm,kernel} are the test machine's own, so they
 # stay read-only in the hosts, and a kubelet host reads a file bind-mounted over each one that differs here.
@@ -165,6 +168,11 @@ class Host(object):
         _sh(*netns, "ip", "addr", "add", self.address + "/24", "dev", "eth0")
         _sh(*netns, "ip", "link", "set", "eth0", "up")
         _sh(*netns, "ip", "link", "set", "lo", "up")
+        if self.pool.kubelet:
+            # kube-apiserver (and the kubelet) take the node's address from its default route, which every cloud
+            # instance has.  Here it points at an address on the bridge that no one holds: the address is found,
+            # and a packet sent there is never answered nor forwarded (the test machine does not route).
+            _sh(*netns, "ip", "route", "add", "default", "via", "%s.%d" % (self.pool.subnet, NO_ONE), "dev", "eth0")
         self.mount()
         etc = self.root / "etc"
         (etc / "hostname").write_text(self.name + "\n")

@@ -43,7 +43,7 @@ class Build(object):
     def binary(self, name, version=NEWER):
         if name in ("etcd", "etcdctl", "etcdutl"):
             return self.etcd_dir / "bin" / name
-        if name in ("go-runner", "pause"):
+        if name in ("go-runner", "pause", "ecr-credential-provider"):
             return self.tools_dir / name
         return self.kubernetes_bin(version) / name
 
@@ -66,7 +66,8 @@ def cached_build(versions=(NEWER,)):
     tools = k8s_binaries.cache_dir("tools", NEWER)
     build = Build(kubernetes, etcd, tools)
     needed = [build.binary(n, v) for v in kubernetes for n in k8s_binaries.KUBERNETES_COMMANDS]
-    needed += [build.binary(n) for n in ("etcd", "etcdctl", "go-runner", "pause")] + [build.etcd_tarball]
+    needed += [build.binary(n) for n in ("etcd", "etcdctl", "go-runner", "pause", "ecr-credential-provider")]
+    needed.append(build.etcd_tarball)
     return build if all(path.is_file() for path in needed) else None
 
 

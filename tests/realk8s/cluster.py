@@ -172,15 +172,26 @@ def write_credentials(host, credentials):
     assert done.returncode == 0, done.stderr
 
 
-def prepare_machine(host, names):
-    """What the test machine image carries besides Debian: the kubelet's cgroup-v1 drop-in; names in /etc/hosts
-    ({name: address}: the cluster's internal API and bootstrap-service names, kops' APIServerIPs block)."""
+# What the test machine image carries that nodeup would otherwise download: kops' ECR credential provider (its
+# release is on artifacts.k8s.io, which test hosts cannot reach; built from the Go module proxy by
+# hack/k8s_binaries.py), where kops' KubeletBuilder puts it.  nodeup_distro_packages names it with no package.
+IMAGE_BINARIES = {"ecr-credential-provider": "/usr/local/bin/ecr-credential-provider"}
+
+
+def prepare_machine(host, build, names):
+    """What the test machine image carries besides Debian: the kubelet's cgroup-v1 drop-in, IMAGE_BINARIES; names in
+    /etc/hosts ({name: address}: the cluster's internal API and bootstrap-service names, kops' APIServerIPs block)."""
     dropin = "/etc/systemd/system/kubelet.service.d/10-test-host-cgroupv1.conf"
     hosts = "".join("%s %s\n" % (address, name) for name, address in sorted(names.items()))
     script = ("mkdir -p %s && printf %%s %s > %s && printf %%s %s >> /etc/hosts"
               % (os.path.dirname(dropin), shlex.quote(CGROUP_V1_DROPIN), dropin, shlex.quote(hosts)))
     done = host.run(script)
     assert done.returncode == 0, done.stderr
+    for name, path in IMAGE_BINARIES.items():
+        with open(build.binary(name), "rb") as binary:
+            copied = subprocess.run(host.ssh_command("cat > %s && chmod 755 %s" % (path, path)), stdin=binary,
+                                    capture_output=True, check=False)
+        assert copied.returncode == 0, copied.stderr
 
 
 def install_node_venv(hosts, wheels):

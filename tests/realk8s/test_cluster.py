@@ -131,10 +131,13 @@ def test_a_real_cluster_comes_up(host_pool, tmp_path):
             names = {"api.internal.%s" % CLUSTER: control.address,
                      "kops-controller.internal.%s" % CLUSTER: control.address}
             for host in hosts:
-                e2e.prepare_machine(host, names)
+                e2e.prepare_machine(host, build, names)
             e2e.write_credentials(control, cloud.instance_credentials(control_instance))
             e2e.write_credentials(worker, cloud.instance_credentials(worker_instance))
-            distro = {"containerd": "containerd", "runc": "runc", "cni-plugins": "containernetworking-plugins"}
+            # Debian's containerd, runc and CNI plugins from the image's apt cache (kops' releases are on GitHub,
+            # which test hosts cannot reach); the ECR credential provider from the machine image (no package).
+            distro = {"containerd": "containerd", "runc": "runc", "cni-plugins": "containernetworking-plugins",
+                      "ecr-credential-provider": ""}
             moto_endpoints = {"ec2Endpoint": cloud.moto.url, "stsEndpoint": cloud.moto.url + "/"}
             control_vars = {
                 "nodeup_distro_packages": distro, "nodeup_node_address": control.address,

@@ -165,6 +165,10 @@ def _load_certificates(config, keysets, name):
 
 
 def _service_account_public_keys(keyset):
+    """The keyset's trusted public keys as kops writes them (pki.PublicKey's PEM): the "RSA PUBLIC KEY" label around
+    a PKIX SubjectPublicKeyInfo, which kube-apiserver's --service-account-key-file reads (its parser takes PKIX or a
+    certificate, whatever the label; a PKCS#1 body is refused: "data does not contain any valid RSA or ECDSA public
+    keys", as the real API server said)."""
     from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
     from cryptography.hazmat.primitives import serialization
     import base64
@@ -173,8 +177,10 @@ def _service_account_public_keys(keyset):
         if item.get("distrustTimestamp"):
             continue
         public = certs.load_certificate(base64.b64decode(item["publicMaterial"])).public_key()
-        pems.append(public.public_bytes(serialization.Encoding.PEM,
-                                        serialization.PublicFormat.PKCS1).decode("ascii"))
+        body = base64.b64encode(public.public_bytes(serialization.Encoding.DER,
+                                                    serialization.PublicFormat.SubjectPublicKeyInfo)).decode("ascii")
+        lines = [body[i:i + 64] for i in range(0, len(body), 64)]
+        pems.append("-----BEGIN RSA PUBLIC KEY-----\n%s\n-----END RSA PUBLIC KEY-----\n" % "\n".join(lines))
     return "".join(pems)
 
 

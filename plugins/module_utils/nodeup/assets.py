@@ -13,6 +13,11 @@ and its asset path (the URL, or the file's path inside the archive).  The builde
   (neither on Flatcar or Container-Optimized OS, whose containerd is the image's, nor with skipInstall);
 - networking CommonBuilder: every file of the CNI plugins archive into /opt/cni/bin (InstallCNIAssets).
 
+Ours besides: an asset may come from a distribution package instead (nodeup_distro_packages: {asset: package}),
+or from the machine image (an empty package: kops' custom-image case, nothing downloaded or installed).  CNI plugins
+from a package live where the distribution puts them (Debian: /usr/lib/cni); cni_links() links each into
+/opt/cni/bin, where the containerd config kops writes looks for them.
+
 The plan is two steps, as the node needs them: downloads() says what to fetch (URL, sha256, the cache file
 name), installs() says, once the archives are unpacked (their member lists known), which file goes where.
 """
@@ -25,12 +30,15 @@ import re
 
 Download = collections.namedtuple("Download", "name url sha256 file archive")
 Install = collections.namedtuple("Install", "path mode file member key")
+Link = collections.namedtuple("Link", "path target")
 
 ARCHITECTURES = ("amd64", "arm64")
 # A node's machine name (uname -m, Python's platform.machine()) -> kops' name of its architecture.
 MACHINES = {"x86_64": "amd64", "aarch64": "arm64"}
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz")
 CNI_BIN_DIR = "/opt/cni/bin"
+# Where distribution packages put the CNI plugins (Debian and Ubuntu's containernetworking-plugins; Fedora's).
+DISTRO_CNI_DIRS = ("/usr/lib/cni", "/usr/libexec/cni")
 
 # What each asset is, by its file name: the name nodeup_distro_packages replaces it by.
 ASSET_NAMES = (
@@ -112,7 +120,7 @@ def packages(config, distro_packages=None, control_plane_packages=(), worker_pac
     worker_packages: node_bootstrap's, on a node that asks the bootstrap service (not one that serves it);
     update_package: kops' update service (unattended-upgrades), unless the spec's updatePolicy is external.
     """
-    found = list((distro_packages or {}).values())
+    found = [package for package in (distro_packages or {}).values() if package]
     if "APIServerConfig" in config or "ControlPlaneConfig" in config:
         found += control_plane_packages
     kubeops = config.get("kubeops") or {}
@@ -163,3 +171,17 @@ def installs(config, planned, members, distribution=""):
                 result.extend(Install(posixpath.join(CNI_BIN_DIR, posixpath.basename(m)), 0o755, file_name, m,
                                       posixpath.basename(m)) for m in inside)
     return sorted(result, key=lambda install: install.path)
+
+
+def cni_links(config, distro_packages, plugins_by_dir):
+    """[Link] of the CNI plugins a distribution package installed into kops' /opt/cni/bin, when the config installs
+    CNI assets and distro_packages replaces them; plugins_by_dir: {distribution CNI dir: [plugin names]} as found on
+    the node (the first of DISTRO_CNI_DIRS that has plugins is the package's).  ValueError when none has any."""
+    if "cni-plugins" not in distro_packages or not config.get("InstallCNIAssets"):
+        return []
+    for directory in DISTRO_CNI_DIRS:
+        names = sorted(plugins_by_dir.get(directory) or ())
+        if names:
+            return [Link(posixpath.join(CNI_BIN_DIR, name), posixpath.join(directory, name)) for name in names]
+    raise ValueError("cni-plugins come from a distribution package, but none of %s holds a plugin: install the "
+                     "package (nodeup_distro_packages[cni-plugins]) first" % ", ".join(DISTRO_CNI_DIRS))

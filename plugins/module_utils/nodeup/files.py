@@ -67,6 +67,9 @@ def static_pod_files(config, ca_pem, worker_server, arch="amd64"):
                            mode=0o600),
                   NodeFile(manifests.KAPI + "/etcd-ca.crt", cas.get("etcd-clients-ca") or ""),
                   NodeFile(manifests.KAPI + "/apiserver-aggregator-ca.crt", cas.get("apiserver-aggregator-ca") or "")]
+        health = manifests.health_authentication_config(config)
+        if health:
+            files.append(NodeFile(manifests.HEALTH_AUTHN_CONFIG, health, mode=0o600))
         authn = kops_kubeconfig.authn_config(api_server_config, ca_pem)
         if authn:
             files.append(NodeFile(manifests.AUTHN_CONFIG, authn[0], mode=authn[1]))

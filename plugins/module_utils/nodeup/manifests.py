@@ -33,6 +33,14 @@ SCHEDULER_KUBECONFIG = "/var/lib/kube-scheduler/kubeconfig"
 PROXY_KUBECONFIG = "/var/lib/kube-proxy/kubeconfig"
 SCHEDULER_CONFIG = "/var/lib/kube-scheduler/config.yaml"
 AUTHN_CONFIG = "/etc/kubernetes/authn.config"  # kube-apiserver's webhook authentication (authentication.aws/kopeio)
+# Ours: with anonymousAuth false, the kubelet's probes of /livez, /readyz and /healthz (which carry no credential) are
+# answered 401 and the API server is killed when its startup probe gives up (seen on a real kube-apiserver 1.36:
+# tests/realk8s/test_cluster.py).  kops merges its kube-apiserver-healthcheck sidecar into the pod (a static
+# manifest from the store, on port 3990) for that; we let anonymous requests reach those three paths only
+# (KEP-4633's AuthenticationConfiguration, beta and on in 1.32, GA in 1.34), which needs no sidecar image.
+HEALTH_AUTHN_CONFIG = KAPI + "/authentication-config.yaml"
+HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
+ANONYMOUS_HEALTH_SINCE = (1, 32)
 VOLUME_PLUGIN_DIR = "/usr/libexec/kubernetes/kubelet-plugins/volume/exec/"
 KUBELET_CLIENT_CERT = "/var/lib/kubelet/pki/kubelet-client-current.pem"
 # Where CA bundles live on the usual distributions (kops' SSLHostPaths).
@@ -205,6 +213,29 @@ def _go_runner_args(log, binary, flags):
     return ["--log-file=%s" % log, "--also-stdout", binary] + sorted(flags)
 
 
+def _minor(version):
+    parts = str(version or "").lstrip("v").split("/")[-1].lstrip("v").split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def health_authentication_config(config):
+    """The AuthenticationConfiguration that lets the kubelet's probes reach the health paths anonymously (text), or
+    None where it does not apply: anonymous requests allowed anyway, the user's own --authentication-config, OIDC
+    flags (which kube-apiserver refuses beside a config file), or a Kubernetes before 1.32."""
+    kapi = (config.get("APIServerConfig") or {}).get("KubeAPIServer") or {}
+    minor = _minor(config.get("KubernetesVersion") or kapi.get("image", "").rpartition(":")[2])
+    if kapi.get("anonymousAuth") is not False or kapi.get("authenticationConfigFile") or kapi.get("oidcIssuerURL"):
+        return None
+    if minor is None or minor < ANONYMOUS_HEALTH_SINCE:
+        return None
+    conditions = "".join("  - path: %s\n" % path for path in HEALTH_PATHS)
+    return ("apiVersion: apiserver.config.k8s.io/v1beta1\nkind: AuthenticationConfiguration\n"
+            "anonymous:\n  enabled: true\n  conditions:\n%s" % conditions)
+
+
 def api_internal_name(config):
     return "api.internal.%s" % config["ClusterName"]
 
@@ -227,6 +258,10 @@ def kube_apiserver_pod(config):
         "kubeletClientCertificate": KAPI + "/kubelet-api.crt", "kubeletClientKey": KAPI + "/kubelet-api.key",
     })
     kapi.setdefault("serviceAccountSigningKeyFile", KAPI + "/service-account.key")
+    if health_authentication_config(config):
+        # The config says who is anonymous; kube-apiserver refuses --anonymous-auth beside it.
+        kapi.pop("anonymousAuth")
+        kapi["authenticationConfigFile"] = HEALTH_AUTHN_CONFIG
     authentication = api_config.get("Authentication") or {}
     if authentication.get("aws") is not None:
         kapi["authenticationTokenWebhookConfigFile"] = AUTHN_CONFIG

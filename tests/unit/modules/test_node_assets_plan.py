@@ -4,6 +4,7 @@ and protokube roles); the roles only loop over it."""
 
 from __future__ import annotations
 
+import pathlib
 import platform
 
 import pytest
@@ -68,3 +69,42 @@ def test_the_plan_takes_the_nodes_own_architecture_and_may_skip_downloads(run_mo
     monkeypatch.setattr(platform, "machine", lambda: "ppc64le")
     failed = run_module(node_assets, nodeup_config=_asset_config(), state="plan")
     assert failed["failed"] and failed["msg"].startswith("arch: the node's machine 'ppc64le' is not one kops builds")
+
+
+def test_an_asset_the_machine_image_brings_is_neither_downloaded_nor_a_package(run_module):
+    # The real cluster's test hosts (tests/realk8s) carry ecr-credential-provider in their image: an empty package.
+    distro = {"containerd": "containerd", "ecr-credential-provider": ""}
+    assert _packages({}, distro) == ["containerd", UPDATES]
+    plan = run_module(node_assets, nodeup_config=_asset_config(), state="plan", arch="amd64", distro_packages=distro)
+    assert "ecr-credential-provider" not in {d["name"] for d in plan["downloads"]}
+    assert "" not in plan["packages"]
+
+
+def test_cni_plugins_from_a_package_are_linked_where_containerd_looks():
+    config = {"InstallCNIAssets": True}
+    found = {"/usr/lib/cni": ["loopback", "bridge", "host-local"]}
+    assert assets.cni_links(config, ["cni-plugins"], found) == [
+        assets.Link("/opt/cni/bin/bridge", "/usr/lib/cni/bridge"),
+        assets.Link("/opt/cni/bin/host-local", "/usr/lib/cni/host-local"),
+        assets.Link("/opt/cni/bin/loopback", "/usr/lib/cni/loopback")]
+    assert assets.cni_links(config, ["containerd"], found) == []  # downloaded plugins: installs() puts them there
+    assert assets.cni_links({}, ["cni-plugins"], found) == []  # a CNI that brings its own plugins
+    with pytest.raises(ValueError, match="none of /usr/lib/cni, /usr/libexec/cni holds a plugin"):
+        assets.cni_links(config, ["cni-plugins"], {})
+
+
+def test_install_links_the_packaged_plugins_once(run_module, tmp_path):
+    (tmp_path / "usr" / "lib" / "cni").mkdir(parents=True)
+    for name in ("bridge", "loopback"):
+        (tmp_path / "usr" / "lib" / "cni" / name).write_text("#!/bin/true\n")
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "os-release").write_text("ID=debian\nVERSION_ID=\"12\"\n")
+    config = dict(_asset_config(), InstallCNIAssets=True)
+    args = dict(nodeup_config=config, state="install", arch="amd64", root=str(tmp_path), cache=str(tmp_path / "cache"),
+                distro_packages={"cni-plugins": "containernetworking-plugins", "containerd": "containerd", "runc": "runc",
+                                 "kubelet": "", "kubectl": "", "ecr-credential-provider": ""})
+    first = run_module(node_assets, **args)
+    assert first["changed"] and first["changed_files"] == ["/opt/cni/bin/bridge", "/opt/cni/bin/loopback"]
+    assert (tmp_path / "opt" / "cni" / "bin" / "bridge").readlink() == pathlib.Path("/usr/lib/cni/bridge")
+    again = run_module(node_assets, **args)
+    assert again["changed"] is False and again["changed_files"] == []

@@ -64,6 +64,33 @@ def test_matches_kops_nodeup_config(name, group):
     assert kubeops["instanceGroup"] == group and kubeops["configBase"] == completed["spec"]["configBase"]
 
 
+def _pem_bodies(text, label):
+    import base64
+    import re
+    return [base64.b64decode("".join(body.split())) for body in
+            re.findall(r"-----BEGIN %s-----\n(.*?)-----END %s-----" % (label, label), text, re.S)]
+
+
+def test_service_account_keys_are_pkix_under_kops_label_as_kube_apiserver_reads_them():
+    """kops' label, "RSA PUBLIC KEY", around a PKIX SubjectPublicKeyInfo (kops' fixture has the same); kube-apiserver's
+    --service-account-key-file refused the PKCS#1 body written before (tests/realk8s/test_cluster.py found it)."""
+    from cryptography.hazmat.primitives import serialization
+    completed, groups = _completed("minimal-aws")
+    master = next(g for g in groups if objects.name_of(g) == "master-us-test-1a")
+    keysets = _keysets(completed)
+    ours = config.build_config(completed, master, keysets, completed["spec"]["configBase"])
+    kops = _expected("minimal-aws", "master-us-test-1a")["APIServerConfig"]["ServiceAccountPublicKeys"]
+    for text in (ours["APIServerConfig"]["ServiceAccountPublicKeys"], kops):
+        bodies = _pem_bodies(text, "RSA PUBLIC KEY")
+        assert bodies
+        for body in bodies:
+            # The body IS the key's SubjectPublicKeyInfo (cryptography's loader also takes PKCS#1; Go's does not).
+            key = serialization.load_der_public_key(body)
+            assert body == key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    lines = ours["APIServerConfig"]["ServiceAccountPublicKeys"].splitlines()
+    assert all(len(line) <= 64 for line in lines)  # PEM's 64 columns, as Go's pem.Encode
+
+
 def test_every_default_asset_has_a_known_hash():
     completed, groups = _completed("minimal-aws")
     document = config.build_config(completed, groups[0], _keysets(completed), "file:///tmp/store/c")

@@ -24,14 +24,17 @@ def _kops_config(name, group):
 
 
 def test_kube_apiserver_arguments_are_kops():
-    """kops' nodeup, given this nodeupconfig, runs kube-apiserver with exactly these arguments."""
+    """kops' nodeup, given this nodeupconfig, runs kube-apiserver with exactly these arguments, but for anonymous
+    requests: kops' --anonymous-auth=false becomes an authentication config that lets only the health paths in
+    (test_anonymous_requests_reach_only_the_health_paths)."""
     pod = manifests.kube_apiserver_pod(_kops_config("minimal-aws", "master-us-test-1a"))
     container = pod["spec"]["containers"][0]
     assert container["command"] == ["/go-runner"]
     assert container["args"] == [
         "--log-file=/var/log/kube-apiserver.log", "--also-stdout", "/usr/local/bin/kube-apiserver",
-        "--allow-privileged=true", "--anonymous-auth=false", "--api-audiences=kubernetes.svc.default",
-        "--apiserver-count=1", "--authorization-mode=Node,RBAC", "--bind-address=0.0.0.0",
+        "--allow-privileged=true", "--api-audiences=kubernetes.svc.default",
+        "--apiserver-count=1", "--authentication-config=%s/authentication-config.yaml" % KAPI,
+        "--authorization-mode=Node,RBAC", "--bind-address=0.0.0.0",
         "--client-ca-file=/srv/kubernetes/ca.crt",
         "--enable-admission-plugins=DefaultStorageClass,DefaultTolerationSeconds,LimitRanger,"
         "MutatingAdmissionWebhook,NamespaceLifecycle,NodeRestriction,ResourceQuota,RuntimeClass,ServiceAccount,"
@@ -213,3 +216,28 @@ def test_hook_names_manifests_and_disabled_hooks():
                                                "\n\n[Service]\nType=oneshot\nExecStart=/bin/true\n")
     with pytest.raises(ValueError, match=r"hooks\[bad\].execContainer.image is empty"):
         hooks.hook_units({"Hooks": [[{"name": "bad", "execContainer": {"image": " "}}]]})
+
+
+def test_anonymous_requests_reach_only_the_health_paths():
+    """With anonymousAuth false the kubelet's probes (no credentials) got 401 from a real kube-apiserver 1.36, which was
+    killed when its startup probe gave up: the health paths are let in through KEP-4633's configuration instead."""
+    config = _kops_config("minimal-aws", "master-us-test-1a")
+    text = manifests.health_authentication_config(config)
+    document = yaml.safe_load(text)
+    assert document["kind"] == "AuthenticationConfiguration" and document["anonymous"]["enabled"] is True
+    assert [c["path"] for c in document["anonymous"]["conditions"]] == ["/healthz", "/livez", "/readyz"]
+    written = {f.path: f for f in files.node_files(config, {"name": "n", "address": None, "arch": "amd64"})}
+    assert written[manifests.HEALTH_AUTHN_CONFIG].content.decode() == text
+    assert written[manifests.HEALTH_AUTHN_CONFIG].mode == 0o600
+    # Where it does not apply, kops' flag stays: anonymous allowed, the user's own config, OIDC flags, before 1.32.
+    for change in ({"anonymousAuth": True}, {"authenticationConfigFile": "/x.yaml"},
+                   {"oidcIssuerURL": "https://issuer"}):
+        changed = yaml.safe_load(yaml.safe_dump(config))
+        changed["APIServerConfig"]["KubeAPIServer"].update(change)
+        assert manifests.health_authentication_config(changed) is None
+        args = manifests.kube_apiserver_pod(changed)["spec"]["containers"][0]["args"]
+        assert "--authentication-config=%s" % manifests.HEALTH_AUTHN_CONFIG not in args
+    old = yaml.safe_load(yaml.safe_dump(config))
+    old["KubernetesVersion"] = "1.31.4"
+    assert manifests.health_authentication_config(old) is None
+    assert "--anonymous-auth=false" in manifests.kube_apiserver_pod(old)["spec"]["containers"][0]["args"]
