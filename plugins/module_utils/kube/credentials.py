@@ -13,6 +13,8 @@ from __future__ import annotations
 import base64
 import copy
 import datetime
+import ipaddress
+import urllib.parse
 
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs, keystore
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import KubeError
@@ -46,11 +48,26 @@ def _b64(data):
     return base64.b64encode(data).decode("ascii")
 
 
+def tls_server_name(cluster_name, server):
+    """The name to check the API server's certificate against when server names it by an address (an api_server
+    given as an IP, e.g. one control-plane node): api.internal.<cluster>, which every kube-apiserver certificate of
+    the cluster holds (nodeup's server certificate), where a node's own address is not; None for a name."""
+    host = urllib.parse.urlsplit(server).hostname or ""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return None
+    return "api.internal.%s" % cluster_name
+
+
 def kubeconfig(cluster_name, server, ca_pem, certificate_pem, key_pem):
-    """A kubeconfig with one cluster, user and context, each named after the cluster (as kops names them)."""
+    """A kubeconfig with one cluster, user and context, each named after the cluster (as kops names them); a server
+    given by address carries tls-server-name (tls_server_name)."""
+    cluster = {"server": server, "certificate-authority-data": _b64(ca_pem)}
+    if tls_server_name(cluster_name, server):
+        cluster["tls-server-name"] = tls_server_name(cluster_name, server)
     return {"apiVersion": "v1", "kind": "Config", "preferences": {}, "current-context": cluster_name,
-            "clusters": [{"name": cluster_name, "cluster": {"server": server,
-                                                            "certificate-authority-data": _b64(ca_pem)}}],
+            "clusters": [{"name": cluster_name, "cluster": cluster}],
             "users": [{"name": cluster_name, "user": {"client-certificate-data": _b64(certificate_pem),
                                                       "client-key-data": _b64(key_pem)}}],
             "contexts": [{"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}]}
@@ -78,6 +95,7 @@ def still_valid(document, context, server, ca_pem, ca_keyset, margin=datetime.ti
     cluster = _entry(document, "clusters", wanted_context.get("cluster"))
     user = _entry(document, "users", wanted_context.get("user"))
     if not cluster or not user or cluster.get("server") != server or \
+            cluster.get("tls-server-name") != tls_server_name(context, server) or \
             cluster.get("certificate-authority-data") != _b64(ca_pem) or not user.get("client-certificate-data"):
         return False
     try:
