@@ -1,12 +1,17 @@
 """From a node's registration to its labels, with the node labeller as the control plane runs it (by hand).
 
-    .venv/bin/python bench/node_labeller.py [INTERVAL_SECONDS]   (default: the production interval, 10 s)
+    cd /work/main && PYTHONPATH=build/collections:. ANSIBLE_COLLECTIONS_PATH=build/collections \\
+        ANSIBLE_CONFIG=ansible.cfg .venv/bin/python bench/node_labeller.py [INTERVAL_SECONDS]
+    (default: the production interval, 10 s)
 
-The Kubernetes API test server, EC2 in moto, the minimal-aws cluster's nodeup configs (nodeconfig/config.py) in
-a file:// store, the labeller from its settings file as the unit starts it (node_labeller.from_config, its own
-credential, RBAC from the node-labeller addon).  Nodes register with their kubelet's own credential at
-staggered moments within one interval; prints, per node, how long until its instance-group label was there
-and which field manager set it.
+A real etcd + kube-apiserver + kube-controller-manager (tests/realk8s/apiserver.py RealKubeAPIServer: Node,RBAC
+authorization and the NodeRestriction admission plugin; the binaries `make k8s-binaries` builds, into
+/var/cache/kubeops-kops/k8s: without them it stops and says so), EC2 in moto, the minimal-aws cluster's nodeup
+configs (nodeconfig/config.py) in a file:// store, the labeller from its settings file as the unit starts it
+(node_labeller.from_config, its own credential, RBAC from the node-labeller addon).  Nodes register with their
+kubelet's own credential (only the labels NodeRestriction lets a kubelet set) at staggered moments within one
+interval; prints the API server's start time, then per node how long until its instance-group label was there and
+which field managers the Node's managedFields name.
 """
 
 from __future__ import annotations
@@ -27,18 +32,24 @@ from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import nod
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import node_labeller  # noqa: E402
 from tests import servers  # noqa: E402
 from tests.integration import test_node_labeller as helpers  # noqa: E402
-from tests.kube_api_server import KubeAPIServer  # noqa: E402
+from tests.realk8s import apiserver, binaries  # noqa: E402
 
 REGION = "us-east-1"
 NODES = 4
 
 
 def main(interval):
+    build = binaries.cached_build()
+    if build is None:
+        raise SystemExit("the real Kubernetes components are not built: run `make k8s-binaries` "
+                         "(hack/k8s_binaries.py; Go and the Go module proxy needed)")
     os.environ.update(AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench")  # the labeller's botocore session
     moto = servers.MotoServer().start()
-    api = KubeAPIServer().start()
+    api = None
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="bench-labeller-"))
     try:
+        api = apiserver.RealKubeAPIServer(build=build).start()
+        print("kube-apiserver %s at %s: started in %.1f s" % (api.version, api.url, api.start_seconds), flush=True)
         completed, groups = helpers._completed("minimal-aws")
         cluster = completed["metadata"]["name"]
         settings = node_labels.labeller_settings(completed, groups["master-us-test-1a"])
@@ -75,7 +86,8 @@ def main(interval):
                 "%.2f s" % labelled[name] if name in labelled else "not labelled", ", ".join(managers)))
         return 0 if len(labelled) == NODES else 1
     finally:
-        api.stop()
+        if api is not None:
+            api.stop()
         moto.stop()
 
 
