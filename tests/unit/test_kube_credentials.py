@@ -21,6 +21,7 @@ def test_a_server_given_by_address_is_checked_against_the_internal_name():
     for server in ("https://api.k8s.example.com", "https://api-k8s-example-com-0123.elb.amazonaws.com:443"):
         assert "tls-server-name" not in _kubeconfig(server)[2]["clusters"][0]["cluster"]
     assert credentials.tls_server_name("c.example.com", "https://[fd00::5]:443") == "api.internal.c.example.com"
+    assert credentials.tls_server_name("c.example.com", "https://127.0.0.1:6443") is None  # the certificate has it
 
 
 def test_an_exported_kubeconfig_without_the_server_name_is_written_again():

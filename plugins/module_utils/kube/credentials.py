@@ -51,13 +51,14 @@ def _b64(data):
 def tls_server_name(cluster_name, server):
     """The name to check the API server's certificate against when server names it by an address (an api_server
     given as an IP, e.g. one control-plane node): api.internal.<cluster>, which every kube-apiserver certificate of
-    the cluster holds (nodeup's server certificate), where a node's own address is not; None for a name."""
+    the cluster holds (nodeup's server certificate), where a node's own address is not; None for a name, and for a
+    loopback address, which the certificate holds (127.0.0.1: on the node itself, or through a tunnel)."""
     host = urllib.parse.urlsplit(server).hostname or ""
     try:
-        ipaddress.ip_address(host)
+        address = ipaddress.ip_address(host)
     except ValueError:
         return None
-    return "api.internal.%s" % cluster_name
+    return None if address.is_loopback else "api.internal.%s" % cluster_name
 
 
 def kubeconfig(cluster_name, server, ca_pem, certificate_pem, key_pem):
