@@ -226,8 +226,8 @@ def readyz(kubeconfig):
     """The API server's /readyz body ("ok") through the kubeconfig's credentials."""
     import kubernetes
     client = kubernetes.config.new_client_from_config(config_file=str(kubeconfig))
-    return client.call_api("/readyz", "GET", response_type="str", _return_http_data_only=True,
-                           auth_settings=["BearerToken"]) == "ok"
+    answer = client.call_api("GET", client.configuration.host + "/readyz", _request_timeout=10)
+    return answer.read() == b"ok"
 
 
 def node_ready(node):
@@ -262,6 +262,150 @@ def play_cloud_controller(core, node_name, instance_id, address):
     if len(taints) != len(node.spec.taints or []):
         core.patch_node(node_name, {"spec": {"taints": [
             {"key": t.key, "value": t.value, "effect": t.effect} for t in taints] or None}})
+
+
+def apps_api(kubeconfig):
+    import kubernetes
+    return kubernetes.client.AppsV1Api(kubernetes.config.new_client_from_config(config_file=str(kubeconfig)))
+
+
+def labelled(core, name, group, role):
+    """The node carries the labels the node labeller gives its instance group (kops-controller's)."""
+    labels = core.read_node(name).metadata.labels or {}
+    return labels.get("kops.k8s.io/instancegroup") == group and "node-role.kubernetes.io/%s" % role in labels
+
+
+def _images(template):
+    return [c.image for c in (template.spec.init_containers or []) + template.spec.containers]
+
+
+def remove_workloads_without_images(apps, core, registry):
+    """Deployments and DaemonSets in kube-system whose images are neither side-loaded here nor served by the test
+    registry (CoreDNS, the cloud controller, the EBS CSI driver: nothing here can pull them) are deleted after the
+    channel applied them, so their pods do not fail validation for a reason no test here can change.  Returns
+    their names; a workload whose image IS here is kept."""
+    have = {image for node in core.list_node().items for i in (node.status.images or []) for image in i.names or []}
+    have |= set(registry.references())
+    removed = []
+    for kind, listing, delete in (
+            ("Deployment", apps.list_namespaced_deployment, apps.delete_namespaced_deployment),
+            ("DaemonSet", apps.list_namespaced_daemon_set, apps.delete_namespaced_daemon_set)):
+        for workload in listing("kube-system").items:
+            missing = [image for image in _images(workload.spec.template) if image not in have]
+            if missing:
+                delete(workload.metadata.name, "kube-system", propagation_policy="Foreground")
+                removed.append(workload.metadata.name)
+    return removed
+
+
+SLEEPER_DEPLOYMENT = {
+    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "sleeper", "namespace": "default"},
+    "spec": {"selector": {"matchLabels": {"app": "sleeper"}}, "template": {
+        "metadata": {"labels": {"app": "sleeper"}},
+        "spec": {"terminationGracePeriodSeconds": 10, "containers": [
+            {"name": "sleeper", "image": "registry.k8s.io/kubeops-test/sleeper:1"}]}}}}
+
+
+def run_sleepers(apps, core, replicas):
+    """A Deployment of the test workload (pulled through the registry mirror): its pods Running on the worker,
+    each with an address from the node's pod range (kubenet's bridge)."""
+    apps.create_namespaced_deployment("default", dict(SLEEPER_DEPLOYMENT, spec=dict(SLEEPER_DEPLOYMENT["spec"],
+                                                                                  replicas=replicas)))
+
+    def running():
+        pods = core.list_namespaced_pod("default", label_selector="app=sleeper").items
+        ready = [p for p in pods if p.status.phase == "Running" and p.status.pod_ip]
+        return ready if len(ready) == replicas else None
+    return wait_for("%d sleeper pods Running" % replicas, running, 300)
+
+
+def create_budget(kubeconfig, selector, min_available):
+    """A PodDisruptionBudget in default: kube-controller-manager's disruption controller fills its status."""
+    import kubernetes
+    policy = kubernetes.client.PolicyV1Api(kubernetes.config.new_client_from_config(config_file=str(kubeconfig)))
+    policy.create_namespaced_pod_disruption_budget("default", {
+        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "sleeper"},
+        "spec": {"minAvailable": min_available, "selector": {"matchLabels": selector}}})
+    return wait_for("the budget's status", lambda: policy.read_namespaced_pod_disruption_budget(
+        "sleeper", "default").status.current_healthy, 120)
+
+
+class ReadyPodsWatch(object):
+    """Samples, every half second, how many pods of a selector are Running and ready (the budget's promise)."""
+
+    def __init__(self, kubeconfig, selector):
+        self.core = core_api(kubeconfig)
+        self.selector = selector
+        self.samples = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def _run(self):
+        while not self._stop.wait(0.5):
+            try:
+                pods = self.core.list_namespaced_pod("default", label_selector=self.selector).items
+            except Exception:  # an API hiccup is no sample
+                continue
+            self.samples.append(sum(1 for p in pods if p.status.phase == "Running" and not p.metadata.deletion_timestamp
+                                    and all(c.ready for c in p.status.container_statuses or [])))
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(10)
+        return min(self.samples) if self.samples else None
+
+
+class InstancePlayer(object):
+    """Plays EC2 for a group during a roll: an instance the autoscaling group launches is booted on a spare test host
+    (its user data, as at the cluster's creation), and a host whose instance was terminated is powered off."""
+
+    def __init__(self, cloud, cluster, group, hosts, spares, boot, stand_in):
+        self.cloud, self.cluster, self.group = cloud, cluster, group
+        self.hosts = dict(hosts)  # instance id -> host playing it
+        self.spares = list(spares)
+        self.boot = boot  # boot(host, instance id) -> CompletedProcess of its user data
+        self.stand_in = stand_in
+        self.booted = {}
+        self.errors = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def _run(self):
+        ec2 = self.cloud.client("ec2")
+        while not self._stop.wait(2):
+            try:
+                running = set(self.cloud.instances(self.cluster).get(self.group, []))
+                for instance_id in sorted(running - set(self.hosts)):
+                    if not self.spares:
+                        self.errors.append("no spare host for %s" % instance_id)
+                        continue
+                    host = self.hosts[instance_id] = self.spares.pop(0)
+                    self.stand_in.add(instance_id, instance_id, host.address)
+                    threading.Thread(target=self._boot, args=(host, instance_id), daemon=True).start()
+                for instance_id, host in list(self.hosts.items()):
+                    if instance_id in running:
+                        continue
+                    state = ec2.describe_instances(InstanceIds=[instance_id])["Reservations"][0]["Instances"][0]
+                    if state["State"]["Name"] in ("shutting-down", "terminated"):
+                        host.kill()
+                        del self.hosts[instance_id]
+            except Exception as error:  # moto busy: next round
+                self.errors.append(str(error)[:200])
+
+    def _boot(self, host, instance_id):
+        self.booted[instance_id] = self.boot(host, instance_id)
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(10)
 
 
 class CloudControllerStandIn(object):

@@ -190,6 +190,11 @@ class Registry(object):
     def __exit__(self, *exc):
         self.stop()
 
+    def references(self):
+        """Every image served, as a pod names it (registry.k8s.io/pause:3.10.1)."""
+        return sorted("%s/%s:%s" % (repository.host, name, tag) for name, repository in self.repositories.items()
+                      for tag in repository.tags)
+
     def mirrors(self):
         """spec.containerd.registryMirrors sending every served registry here (plain HTTP: an http:// endpoint)."""
         return {host: [self.url] for host in sorted({repository.host for repository in self.repositories.values()})}

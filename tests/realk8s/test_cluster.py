@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
+import subprocess
 import threading
 
 import pytest
@@ -82,16 +83,12 @@ def _adapted(user_data, config_server=None, nodeup_vars=None):
     return "\n".join(lines) + "\n"
 
 
-def _boot(host, script_path, results):
-    results[host.name] = host.run("bash %s" % script_path, timeout=1800)
-
-
 def test_a_real_cluster_comes_up(host_pool, tmp_path):
     build = binaries.require_build()
     times = {}
     wheels = e2e.boot_wheels()
-    pool = host_pool(2, kubelet=True, binds=[tmp_path, wheels])
-    control, worker = pool.hosts
+    pool = host_pool(3, kubelet=True, binds=[tmp_path, wheels])
+    control, worker, spare = pool.hosts  # spare: the instance the roll launches
     hosts = [control, worker]
     bridge = "%s.1" % pool.subnet
     cloud = e2e.Cloud(bridge)
@@ -127,32 +124,33 @@ def test_a_real_cluster_comes_up(host_pool, tmp_path):
                 instances
         control_instance, worker_instance = instances[CONTROL_PLANE_GROUP][0], instances[NODE_GROUP][0]
 
-        with e2e.step("the test hosts play the instances", [], times):
-            names = {"api.internal.%s" % CLUSTER: control.address,
-                     "kops-controller.internal.%s" % CLUSTER: control.address}
-            for host in hosts:
-                e2e.prepare_machine(host, build, names)
-            e2e.write_credentials(control, cloud.instance_credentials(control_instance))
-            e2e.write_credentials(worker, cloud.instance_credentials(worker_instance))
-            # Debian's containerd, runc and CNI plugins from the image's apt cache (kops' releases are on GitHub,
-            # which test hosts cannot reach); the ECR credential provider from the machine image (no package).
-            distro = {"containerd": "containerd", "runc": "runc", "cni-plugins": "containernetworking-plugins",
-                      "ecr-credential-provider": ""}
-            moto_endpoints = {"ec2Endpoint": cloud.moto.url, "stsEndpoint": cloud.moto.url + "/"}
-            control_vars = {
-                "nodeup_distro_packages": distro, "nodeup_node_address": control.address,
-                "nodeup_etcd_peer_discovery": "inventory", "protokube_etcd_peers": {"a": control.address},
-                "protokube_etcd_install_override": _etcd_install(build, served_url),
-                "protokube_etcd_volume_provider": "none", "protokube_api_dns_provider": "none",
-                "protokube_bootstrap_overrides": moto_endpoints,
-                "protokube_node_labeller_overrides": moto_endpoints}
-            scripts = {control: _adapted(e2e.user_data_of(cloud, control_instance), nodeup_vars=control_vars),
-                       worker: _adapted(e2e.user_data_of(cloud, worker_instance),
-                                        config_server={"stsEndpoint": cloud.moto.url + "/"},
-                                        nodeup_vars={"nodeup_distro_packages": distro,
-                                                     "nodeup_bootstrap_sts_endpoint": cloud.moto.url + "/"})}
-            for host, script in scripts.items():
-                (tmp_path / ("user-data-%s" % host.name)).write_text(script)
+        names = {"api.internal.%s" % CLUSTER: control.address, "kops-controller.internal.%s" % CLUSTER: control.address}
+        # Debian's containerd, runc and CNI plugins from the image's apt cache (kops' releases are on GitHub, which
+        # test hosts cannot reach); the ECR credential provider from the machine image (no package).
+        distro = {"containerd": "containerd", "runc": "runc", "cni-plugins": "containernetworking-plugins",
+                  "ecr-credential-provider": ""}
+        moto_endpoints = {"ec2Endpoint": cloud.moto.url, "stsEndpoint": cloud.moto.url + "/"}
+        control_vars = {
+            "nodeup_distro_packages": distro, "nodeup_node_address": control.address,
+            "nodeup_etcd_peer_discovery": "inventory", "protokube_etcd_peers": {"a": control.address},
+            "protokube_etcd_install_override": _etcd_install(build, served_url),
+            "protokube_etcd_volume_provider": "none", "protokube_api_dns_provider": "none",
+            "protokube_bootstrap_overrides": moto_endpoints, "protokube_node_labeller_overrides": moto_endpoints}
+        worker_vars = {"nodeup_distro_packages": distro, "nodeup_bootstrap_sts_endpoint": cloud.moto.url + "/"}
+
+        def play(host, instance_id):
+            """The host becomes the instance: its machine image, its instance profile's credentials, its user data."""
+            e2e.prepare_machine(host, build, names)
+            e2e.write_credentials(host, cloud.instance_credentials(instance_id))
+            user_data = e2e.user_data_of(cloud, instance_id)
+            if instance_id == control_instance:
+                script = _adapted(user_data, nodeup_vars=control_vars)
+            else:
+                script = _adapted(user_data, config_server={"stsEndpoint": cloud.moto.url + "/"},
+                                  nodeup_vars=worker_vars)
+            path = tmp_path / ("user-data-%s" % instance_id)
+            path.write_text(script)
+            return host.run("bash %s" % path, timeout=1800)
 
         admin = tmp_path / "admin.kubeconfig"
         with e2e.step("export_kubeconfig.yml (before the API is up)", [], times):
@@ -165,8 +163,8 @@ def test_a_real_cluster_comes_up(host_pool, tmp_path):
                                                       worker_instance: (worker_instance, worker.address)})
         with e2e.step("boot: user data on the control plane and the worker", hosts, times):
             results = {}
-            threads = [threading.Thread(target=_boot, args=(h, tmp_path / ("user-data-%s" % h.name), results))
-                       for h in hosts]
+            threads = [threading.Thread(target=lambda h=h, i=i: results.update({h.name: play(h, i)}))
+                       for h, i in ((control, control_instance), (worker, worker_instance))]
             stand_in.start()
             for thread in threads:
                 thread.start()
@@ -184,9 +182,53 @@ def test_a_real_cluster_comes_up(host_pool, tmp_path):
                 core, ("kube-apiserver", "kube-controller-manager", "kube-scheduler")), 300)
         with e2e.step("the worker registers with the bootstrap service's certificate and becomes Ready", hosts, times):
             node = e2e.wait_for("node %s Ready" % worker_instance, lambda: e2e.ready_node(core, worker_instance), 600)
-            assert node.metadata.labels.get("kops.k8s.io/instancegroup") == NODE_GROUP, node.metadata.labels
-            assert node.metadata.labels.get("node-role.kubernetes.io/node") == "", node.metadata.labels
             assert node.status.node_info.kubelet_version == binaries.NEWER
+        with e2e.step("the node labeller labels each node from its instance group", [control], times):
+            for name, group, role in ((worker_instance, NODE_GROUP, "node"),
+                                      (control.name, CONTROL_PLANE_GROUP, "control-plane")):
+                e2e.wait_for("%s labelled" % name, lambda: e2e.labelled(core, name, group, role), 300)
+        with e2e.step("the bootstrap channel was applied; what has no image here is named and removed", hosts,
+                      times):
+            skipped = e2e.remove_workloads_without_images(e2e.apps_api(admin), core, registry)
+            assert "coredns" in skipped, skipped  # applied by channel_apply, and named here
+            print("no image here, removed after the channel applied them: %s" % ", ".join(sorted(skipped)))
+        with e2e.step("a workload from the registry mirror runs on the worker", hosts, times):
+            e2e.run_sleepers(e2e.apps_api(admin), core, replicas=2)
+        with e2e.step("validate_cluster.yml", hosts, times):
+            validate = e2e.check(e2e.run_playbook(
+                "validate_cluster.yml", "-e", "cluster_name=%s" % CLUSTER, "-e", "state_store=%s" % store, "-e",
+                "api_server=https://%s" % control.address, "-e", "wait=300", env=cloud.env, cwd=user_dir),
+                "validate_cluster.yml")
+            assert "Your cluster %s is ready" % CLUSTER in validate.stdout, validate.stdout[-3000:]
+        with e2e.step("kubectl with the exported kubeconfig", [], times):
+            kubectl = subprocess.run([str(build.binary("kubectl")), "--kubeconfig", str(admin), "get", "nodes",
+                                      "-o", "name"], capture_output=True, text=True, timeout=60, check=False)
+            assert kubectl.returncode == 0, kubectl.stderr
+            assert sorted(kubectl.stdout.split()) == sorted(["node/%s" % control.name, "node/%s" % worker_instance])
+        with e2e.step("rolling_update.yml replaces the worker, its drain honouring a PodDisruptionBudget",
+                      hosts + [spare], times):
+            # kube-controller-manager's disruption controller keeps the budget; the roll's evictions ask it.
+            e2e.create_budget(admin, {"app": "sleeper"}, 1)
+            watch = e2e.ReadyPodsWatch(admin, "app=sleeper").start()
+            player = e2e.InstancePlayer(cloud, CLUSTER, NODE_GROUP, {worker_instance: worker}, [spare], play,
+                                        stand_in).start()
+            try:
+                roll = e2e.run_playbook(
+                    "rolling_update.yml", "-e", "cluster_name=%s" % CLUSTER, "-e", "state_store=%s" % store, "-e",
+                    "api_server=https://%s" % control.address, "-e", "instance_groups=%s" % NODE_GROUP, "-e",
+                    "force=true", "-e", "max_surge=1", env=cloud.env, cwd=user_dir)
+            finally:
+                player.stop()
+                fewest = watch.stop()
+            e2e.check(roll, "rolling_update.yml")
+            replacement = cloud.instances(CLUSTER)[NODE_GROUP]
+            assert worker_instance not in replacement and len(replacement) == 1, (replacement, player.errors)
+            assert player.booted[replacement[0]].returncode == 0, player.booted[replacement[0]].stdout[-4000:]
+            assert e2e.ready_node(core, replacement[0]), replacement
+            assert fewest is not None and fewest >= 1, "the budget (minAvailable 1) was broken: %s" % watch.samples
+            e2e.wait_for("the sleepers on the new node", lambda: len([
+                p for p in core.list_namespaced_pod("default", label_selector="app=sleeper").items
+                if p.spec.node_name == replacement[0] and p.status.phase == "Running"]) == 2, 300)
         print("real cluster times: %s" % json.dumps(times))
     finally:
         if "stand_in" in locals():
