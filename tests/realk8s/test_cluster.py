@@ -6,7 +6,8 @@ create_cluster.yml (spec only) -> get_cluster.yml, the YAML edited as a user edi
 -> update_cluster.yml target direct (moto) -> each test host plays an instance of an autoscaling group and runs its
 user data: the control plane's nodeup and protokube (etcd main and events, the static control plane, the bootstrap
 service, the addons channel, the node labeller), a worker's config and kubelet certificate from the bootstrap service
--> the worker Ready -> validate_cluster.yml -> export_kubeconfig.yml and kubectl with it.
+-> the worker Ready -> validate_cluster.yml -> kubectl with the kubeconfig export_kubeconfig.yml wrote ->
+rolling_update.yml replaces the worker (a spare host plays the new instance), its drain honouring a budget.
 
 What stands in for what cannot be had here is listed in tests/realk8s/cluster.py's docstring and docs/real-cluster.md.
 """
