@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """Build Kubernetes' own components, etcd, pause and a go-runner from the Go module proxy, once, into a cache.
 
 The tests that run a real cluster (tests/realk8s/) need kube-apiserver, kube-controller-manager, kube-scheduler,
@@ -24,6 +24,7 @@ A directory already built is reused (a warm run builds nothing).  --json prints 
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import inspect
 import json
@@ -35,6 +36,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import textwrap
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -65,11 +67,16 @@ class BuildError(RuntimeError):
 
 
 def recipe_hash(kind):
-    """The source of the functions that decide what a kind's build makes (and the go-runner's source for the tools):
-    a change to any of them builds again; an edit elsewhere in this script (a comment, the CLI) does not."""
+    """The code of the functions that decide what a kind's build makes (and the go-runner's source for the tools):
+    a change to any of them builds again; an edit elsewhere in this script (the CLI) does not."""
     digest = hashlib.sha256()
     for function in RECIPES[kind]:
-        digest.update(inspect.getsource(function).encode())
+        # The function's syntax tree without its docstring: a comment, a docstring or a line wrapped differently
+        # builds nothing again.
+        definition = ast.parse(textwrap.dedent(inspect.getsource(function))).body[0]
+        if ast.get_docstring(definition) is not None:
+            definition.body = definition.body[1:]
+        digest.update(ast.dump(definition).encode())
     if kind == "tools":
         digest.update(GO_RUNNER.read_bytes())
     return digest.hexdigest()[:12]
@@ -89,8 +96,8 @@ def cache_dir(kind, version):
 def _run(command, cwd=None, env=None):
     proc = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
-        raise BuildError("%s failed (exit %s):\n%s" % (" ".join(command), proc.returncode,
-                                                        (proc.stderr or proc.stdout)[-4000:]))
+        output = (proc.stderr or proc.stdout)[-4000:]
+        raise BuildError("%s failed (exit %s):\n%s" % (" ".join(command), proc.returncode, output))
     return proc.stdout
 
 
@@ -153,8 +160,8 @@ def wrapper_gomod(requires, replaces, directives):
     lines = ["module example.invalid/kubeopsbuild", ""] + directives + [""]
     lines += ["require %s %s" % item for item in sorted(requires.items())]
     if replaces:
-        lines += ["", "replace ("] + ["\t%s => %s %s" % (path, path, version)
-                                     for path, version in sorted(replaces.items())] + [")"]
+        replace_lines = ["\t%s => %s %s" % (path, path, version) for path, version in sorted(replaces.items())]
+        lines += ["", "replace ("] + replace_lines + [")"]
     return "\n".join(lines) + "\n"
 
 
@@ -317,7 +324,7 @@ RECIPES = {"kubernetes": _COMMON + (build_kubernetes, required_modules, staging_
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--kubernetes", action="append", help="a k8s.io/kubernetes release (repeatable); default "
                         + " ".join(KUBERNETES_VERSIONS))
     parser.add_argument("--etcd", default=ETCD_VERSION)

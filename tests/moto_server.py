@@ -148,6 +148,7 @@ def _drop_associations(delete_subnet):
 
 subnet_models.SubnetBackend.delete_subnet = _drop_associations(subnet_models.SubnetBackend.delete_subnet)
 
+
 def _instance_credentials(request, full_url, headers):
     """The instance metadata service's role credentials of an instance (module docstring)."""
     import json

@@ -106,7 +106,7 @@ def cgroup_parents():
     parents = []
     with open("/proc/self/cgroup") as handle:
         for line in handle:
-            _, controllers, path = line.rstrip("\n").split(":", 2)
+            _hierarchy, controllers, path = line.rstrip("\n").split(":", 2)
             for fstype, options, root, mountpoint in mounts:
                 if (fstype == "cgroup2") if not controllers else set(controllers.split(",")) <= options:
                     parents.append(pathlib.Path(mountpoint) / os.path.relpath(path, root))
@@ -119,7 +119,7 @@ def remove_cgroup(path, timeout=10.0):
     kubelet make sub-cgroups; rmdir refuses a cgroup with children or processes)."""
     if not path.is_dir():
         return
-    tree = [pathlib.Path(top) for top, _, _ in os.walk(path)]
+    tree = [pathlib.Path(top) for top, _dirs, _files in os.walk(path)]
     for cgroup in tree:
         if (cgroup / "freezer.state").exists():
             (cgroup / "freezer.state").write_text("THAWED")  # a frozen process does not die of SIGKILL

@@ -242,9 +242,8 @@ class Fleet(threading.Thread):
         name, _ready_at = self.registered.pop(instance_id)
         self.api.call("DELETE", "/api/v1/nodes/%s" % name, ok=(200, 404))
         for pod in self.api.items("/api/v1/pods", fieldSelector="spec.nodeName=%s" % name):
-            self.api.call("DELETE", "/api/v1/namespaces/%s/pods/%s" % (pod["metadata"]["namespace"],
-                                                                      pod["metadata"]["name"]),
-                          {"gracePeriodSeconds": 0}, ok=(200, 404))
+            path = "/api/v1/namespaces/%s/pods/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"])
+            self.api.call("DELETE", path, {"gracePeriodSeconds": 0}, ok=(200, 404))
 
     def pod(self, namespace, name, node, labels, owner=None, critical=False, mirror=False, empty_dir=False):
         """A pod bound to node (the kubelets report it Running once the node is Ready).  owner: the object
@@ -305,6 +304,7 @@ class Fleet(threading.Thread):
                 and not any(t.get("effect") in ("NoSchedule", "NoExecute") for t in n["spec"].get("taints") or [])]
         if not fits:
             return None
+
         def preference(node):
             avoid = any(t.get("effect") == "PreferNoSchedule" for t in node["spec"].get("taints") or [])
             return avoid, load[node["metadata"]["name"]], node["metadata"]["name"]

@@ -147,7 +147,8 @@ def test_kubelet_host_runs_a_runc_container_from_an_imported_image(host_pool, tm
         pytest.skip("the container's static binary is built with Go, which is not installed here")
     (tmp_path / "hello.go").write_text(HELLO_GO)
     build = subprocess.run([go, "build", "-o", str(tmp_path / "hello"), str(tmp_path / "hello.go")],
-                           env=dict(os.environ, CGO_ENABLED="0"), capture_output=True, text=True, timeout=600)
+                           env=dict(os.environ, CGO_ENABLED="0"), capture_output=True, text=True, timeout=600,
+                           check=False)
     assert build.returncode == 0, build.stderr
     write_docker_archive(tmp_path / "hello.tar", "kubeops.test/hello:1", "hello", (tmp_path / "hello").read_bytes())
     pool = host_pool(1, binds=[tmp_path], kubelet=True)
@@ -164,7 +165,7 @@ def test_kubelet_host_runs_a_runc_container_from_an_imported_image(host_pool, tm
         assert ran.returncode == 0, ran.stdout + ran.stderr
         first, *cgroup_lines = ran.stdout.splitlines()
         assert first == "hello from pid 1"  # its own PID namespace
-        cgroups = {controller: path for _, controllers, path in (line.split(":", 2) for line in cgroup_lines)
+        cgroups = {controller: path for _hierarchy, controllers, path in (line.split(":", 2) for line in cgroup_lines)
                    for controller in controllers.split(",")}
         assert cgroups["memory"] == cgroups["cpu"] == cgroups["pids"] == cgroup, cgroup_lines  # in the host's tree
     snapshots = host.state_dir("/var/lib/containerd") / "io.containerd.snapshotter.v1.overlayfs" / "snapshots"

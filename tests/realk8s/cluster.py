@@ -102,8 +102,8 @@ def run_playbook(name, *args, env=None, cwd=None, timeout=1800):
 
 def check(proc, what):
     if proc.returncode != 0:
-        raise AssertionError("%s failed (exit %s):\n%s\n%s" % (what, proc.returncode, proc.stdout[-8000:],
-                                                                proc.stderr[-3000:]))
+        output = "%s\n%s" % (proc.stdout[-8000:], proc.stderr[-3000:])
+        raise AssertionError("%s failed (exit %s):\n%s" % (what, proc.returncode, output))
     return proc
 
 
@@ -309,8 +309,8 @@ SLEEPER_DEPLOYMENT = {
 def run_sleepers(apps, core, replicas):
     """A Deployment of the test workload (pulled through the registry mirror): its pods Running on the worker,
     each with an address from the node's pod range (kubenet's bridge)."""
-    apps.create_namespaced_deployment("default", dict(SLEEPER_DEPLOYMENT, spec=dict(SLEEPER_DEPLOYMENT["spec"],
-                                                                                  replicas=replicas)))
+    spec = dict(SLEEPER_DEPLOYMENT["spec"], replicas=replicas)
+    apps.create_namespaced_deployment("default", dict(SLEEPER_DEPLOYMENT, spec=spec))
 
     def running():
         pods = core.list_namespaced_pod("default", label_selector="app=sleeper").items

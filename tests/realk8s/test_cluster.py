@@ -227,7 +227,7 @@ def test_a_real_cluster_comes_up(host_pool, tmp_path):
             assert player.booted[replacement[0]].returncode == 0, player.booted[replacement[0]].stdout[-4000:]
             assert e2e.ready_node(core, replacement[0]), replacement
             assert fewest is not None and fewest >= 1, "the budget (minAvailable 1) was broken: %s" % watch.samples
-            print("roll: fewest ready sleepers %d of 2 over %d samples; the new node %s" % (
+            print("roll: fewest ready sleepers %s of 2 over %d samples; the new node %s" % (
                 fewest, len(watch.samples), replacement[0]))
             e2e.wait_for("the sleepers on the new node", lambda: len([
                 p for p in core.list_namespaced_pod("default", label_selector="app=sleeper").items

@@ -54,8 +54,8 @@ def _fake_build(root):
     out = kubernetes / "bin" / "linux" / "amd64"
     for directory in (out, etcd / "bin", tools):
         directory.mkdir(parents=True)
-    for path in [out / name for name in binaries.k8s_binaries.KUBERNETES_COMMANDS] + [tools / "go-runner",
-                                                                                       tools / "pause"]:
+    fakes = [out / name for name in binaries.k8s_binaries.KUBERNETES_COMMANDS] + [tools / "go-runner", tools / "pause"]
+    for path in fakes:
         path.write_text("#!/bin/sh\necho %s\n" % path.name)
         path.chmod(0o755)
     return binaries.Build({VERSION: kubernetes}, etcd, tools)
@@ -395,8 +395,8 @@ def test_sleeper_waits_for_sigterm_and_exits_0(tmp_path):
 @pytest.mark.skipif(shutil.which("go") is None, reason="Go is not on PATH: the sleeper is compiled with it")
 def test_standard_images_are_our_sandbox_image_and_the_sleeper(tmp_path):
     paths = registry.standard_images(_fake_build(tmp_path / "build"), tmp_path / "images")
-    assert [images.read_image(path)[0]["repo_tags"] for path in paths] == [[versions.SANDBOX_IMAGE],
-                                                                          [images.SLEEPER_IMAGE]]
+    tags = [images.read_image(path)[0]["repo_tags"] for path in paths]
+    assert tags == [[versions.SANDBOX_IMAGE], [images.SLEEPER_IMAGE]]
     with registry.Registry(paths) as served:
         assert sorted(served.repositories) == ["kubeops-test/sleeper", "pause"]
         assert served.mirrors() == {"registry.k8s.io": [served.url]}

@@ -214,7 +214,7 @@ def _go_runner_args(log, binary, flags):
 
 
 def _minor(version):
-    parts = str(version or "").lstrip("v").split("/")[-1].lstrip("v").split(".")
+    parts = str(version or "").rsplit("/", maxsplit=1)[-1].lstrip("v").split(".")
     try:
         return int(parts[0]), int(parts[1])
     except (IndexError, ValueError):
