@@ -43,6 +43,7 @@ import uuid
 import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
+from tests import servers
 
 # (apiVersion, kind, plural, namespaced, has a status subresource, short names)
 BUILTIN_RESOURCES = [
@@ -1046,15 +1047,7 @@ class KubeAPIServer(object):
 
     def kubeconfig(self, user="admin", groups=("system:masters",), context="test"):
         certificate, key = self.client_credentials(user, groups)
-
-        def encode(data):
-            return base64.b64encode(data).decode()
-        return {"apiVersion": "v1", "kind": "Config", "current-context": context,
-                "clusters": [{"name": context, "cluster": {"server": self.url,
-                                                           "certificate-authority-data": encode(self.ca_pem)}}],
-                "users": [{"name": user, "user": {"client-certificate-data": encode(certificate),
-                                                  "client-key-data": encode(key)}}],
-                "contexts": [{"name": context, "context": {"cluster": context, "user": user}}]}
+        return servers.kubeconfig_document(self.url, self.ca_pem, certificate, key, user=user, context=context)
 
     def write_kubeconfig(self, path, **kwargs):
         with open(path, "w", encoding="utf-8") as handle:

@@ -18,6 +18,20 @@ import urllib.error
 import urllib.request
 
 
+def kubeconfig_document(server, ca_pem, certificate_pem, key_pem, user="admin", context="test"):
+    """A kubeconfig with one cluster (context's name), user and context, credentials inline: the test API servers'
+    (tests/kube_api_server.py, tests/realk8s/apiserver.py)."""
+    import base64
+
+    def encode(data):
+        return base64.b64encode(data).decode()
+    return {"apiVersion": "v1", "kind": "Config", "current-context": context,
+            "clusters": [{"name": context, "cluster": {"server": server, "certificate-authority-data": encode(ca_pem)}}],
+            "users": [{"name": user, "user": {"client-certificate-data": encode(certificate_pem),
+                                              "client-key-data": encode(key_pem)}}],
+            "contexts": [{"name": context, "context": {"cluster": context, "user": user}}]}
+
+
 def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))

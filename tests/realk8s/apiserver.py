@@ -22,7 +22,6 @@ the thread that started it).  `reset()` deletes what tests made since the start 
 from __future__ import annotations
 
 import atexit
-import base64
 import contextlib
 import ctypes
 import json
@@ -39,6 +38,7 @@ import urllib.parse
 import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
+from tests import servers
 from tests.realk8s import binaries
 
 CONTROLLERS = ("serviceaccount-controller", "serviceaccount-token-controller", "namespace-controller",
@@ -336,15 +336,7 @@ class RealKubeAPIServer(object):
 
     def kubeconfig(self, user="admin", groups=ADMIN_GROUPS, context="test"):
         certificate, key = self.client_credentials(user, groups)
-
-        def encode(data):
-            return base64.b64encode(data).decode()
-        return {"apiVersion": "v1", "kind": "Config", "current-context": context,
-                "clusters": [{"name": context, "cluster": {"server": self.url,
-                                                           "certificate-authority-data": encode(self.ca_pem)}}],
-                "users": [{"name": user, "user": {"client-certificate-data": encode(certificate),
-                                                  "client-key-data": encode(key)}}],
-                "contexts": [{"name": context, "context": {"cluster": context, "user": user}}]}
+        return servers.kubeconfig_document(self.url, self.ca_pem, certificate, key, user=user, context=context)
 
     def write_kubeconfig(self, path, **kwargs):
         """A kubeconfig file (0600) for user/groups (default: admin in system:masters)."""

@@ -26,7 +26,6 @@ import contextlib
 import json
 import logging
 import os
-import pathlib
 import shlex
 import subprocess
 import threading
@@ -34,7 +33,6 @@ import time
 import urllib.request
 
 import botocore.credentials
-import yaml
 
 from tests.integration.conftest import BIN, REPO, ansible_env
 from tests.nodes import boot_artifacts
@@ -158,9 +156,6 @@ class Cloud(object):
         self.moto.stop()
 
 
-def credentials_env(credentials):
-    return {"AWS_ACCESS_KEY_ID": credentials.access_key, "AWS_SECRET_ACCESS_KEY": credentials.secret_key,
-            "AWS_SESSION_TOKEN": credentials.token or "", "AWS_EC2_METADATA_DISABLED": "true"}
 
 
 def write_credentials(host, credentials):
@@ -194,17 +189,6 @@ def prepare_machine(host, build, names):
         assert copied.returncode == 0, copied.stderr
 
 
-def install_node_venv(hosts, wheels):
-    """What the boot script gives a node: /opt/kubeops/venv with ansible-core and the collection's requirements."""
-    venv = "/opt/kubeops/venv"
-    procs = [subprocess.Popen(h.ssh_command(
-        "python3 -m venv %s && %s/bin/pip install -q --no-index --find-links %s ansible-core cryptography pyyaml "
-        "boto3 requests" % (venv, venv, wheels)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        for h in hosts]
-    for proc in procs:
-        output, _err = proc.communicate(timeout=900)
-        assert proc.returncode == 0, output
-    return venv
 
 
 def user_data_of(cloud, instance_id):
@@ -330,13 +314,14 @@ def create_budget(kubeconfig, selector, min_available):
         "sleeper", "default").status.current_healthy, 120)
 
 
-class ReadyPodsWatch(object):
-    """Samples, every half second, how many pods of a selector are Running and ready (the budget's promise)."""
+class Poller(object):
+    """A thread calling poll() every interval seconds from start() to stop(); an exception in a round is kept in
+    errors (the API not up yet, moto busy) and the next round goes on."""
 
-    def __init__(self, kubeconfig, selector):
-        self.core = core_api(kubeconfig)
-        self.selector = selector
-        self.samples = []
+    interval = 2.0
+
+    def __init__(self):
+        self.errors = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -345,109 +330,99 @@ class ReadyPodsWatch(object):
         return self
 
     def _run(self):
-        while not self._stop.wait(0.5):
+        while not self._stop.wait(self.interval):
             try:
-                pods = self.core.list_namespaced_pod("default", label_selector=self.selector).items
-            except Exception:  # an API hiccup is no sample
-                continue
-            self.samples.append(sum(1 for p in pods if p.status.phase == "Running" and not p.metadata.deletion_timestamp
-                                    and all(c.ready for c in p.status.container_statuses or [])))
+                self.poll()
+            except Exception as error:  # kept for the failure message; the next round tries again
+                self.errors.append(str(error)[:200])
+
+    def poll(self):
+        raise NotImplementedError
 
     def stop(self):
         self._stop.set()
         self._thread.join(10)
+
+
+class ReadyPodsWatch(Poller):
+    """Samples, every half second, how many pods of a selector are Running and ready (the budget's promise)."""
+
+    interval = 0.5
+
+    def __init__(self, kubeconfig, selector):
+        super().__init__()
+        self.core = core_api(kubeconfig)
+        self.selector = selector
+        self.samples = []
+
+    def poll(self):
+        pods = self.core.list_namespaced_pod("default", label_selector=self.selector).items
+        self.samples.append(sum(1 for p in pods if p.status.phase == "Running" and not p.metadata.deletion_timestamp
+                                and all(c.ready for c in p.status.container_statuses or [])))
+
+    def fewest(self):
         return min(self.samples) if self.samples else None
 
 
-class InstancePlayer(object):
+class InstancePlayer(Poller):
     """Plays EC2 for a group during a roll: an instance the autoscaling group launches is booted on a spare test host
     (its user data, as at the cluster's creation), and a host whose instance was terminated is powered off."""
 
     def __init__(self, cloud, cluster, group, hosts, spares, boot, stand_in):
+        super().__init__()
         self.cloud, self.cluster, self.group = cloud, cluster, group
         self.hosts = dict(hosts)  # instance id -> host playing it
         self.spares = list(spares)
         self.boot = boot  # boot(host, instance id) -> CompletedProcess of its user data
         self.stand_in = stand_in
         self.booted = {}
-        self.errors = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def start(self):
-        self._thread.start()
-        return self
-
-    def _run(self):
+    def poll(self):
+        running = set(self.cloud.instances(self.cluster).get(self.group, []))
+        for instance_id in sorted(running - set(self.hosts)):
+            if not self.spares:
+                self.errors.append("no spare host for %s" % instance_id)
+                continue
+            host = self.hosts[instance_id] = self.spares.pop(0)
+            self.stand_in.add(instance_id, instance_id, host.address)
+            threading.Thread(target=self._boot, args=(host, instance_id), daemon=True).start()
         ec2 = self.cloud.client("ec2")
-        while not self._stop.wait(2):
-            try:
-                running = set(self.cloud.instances(self.cluster).get(self.group, []))
-                for instance_id in sorted(running - set(self.hosts)):
-                    if not self.spares:
-                        self.errors.append("no spare host for %s" % instance_id)
-                        continue
-                    host = self.hosts[instance_id] = self.spares.pop(0)
-                    self.stand_in.add(instance_id, instance_id, host.address)
-                    threading.Thread(target=self._boot, args=(host, instance_id), daemon=True).start()
-                for instance_id, host in list(self.hosts.items()):
-                    if instance_id in running:
-                        continue
-                    state = ec2.describe_instances(InstanceIds=[instance_id])["Reservations"][0]["Instances"][0]
-                    if state["State"]["Name"] in ("shutting-down", "terminated"):
-                        host.kill()
-                        del self.hosts[instance_id]
-            except Exception as error:  # moto busy: next round
-                self.errors.append(str(error)[:200])
+        for instance_id, host in list(self.hosts.items()):
+            if instance_id in running:
+                continue
+            state = ec2.describe_instances(InstanceIds=[instance_id])["Reservations"][0]["Instances"][0]
+            if state["State"]["Name"] in ("shutting-down", "terminated"):
+                host.kill()
+                del self.hosts[instance_id]
 
     def _boot(self, host, instance_id):
         self.booted[instance_id] = self.boot(host, instance_id)
 
-    def stop(self):
-        self._stop.set()
-        self._thread.join(10)
 
-
-class CloudControllerStandIn(object):
+class CloudControllerStandIn(Poller):
     """Plays the cloud controller's node part (play_cloud_controller) for every node that registers, in a thread.
 
     nodes: {node name: (instance id, address)}."""
 
     def __init__(self, kubeconfig, nodes):
+        super().__init__()
         self.kubeconfig = kubeconfig
         self.nodes = dict(nodes)
         self.done = set()
-        self.errors = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def start(self):
-        self._thread.start()
-        return self
+        self._core = None
 
     def add(self, name, instance_id, address):
         self.nodes[name] = (instance_id, address)
 
-    def _run(self):
-        core = None
-        while not self._stop.wait(2):
-            try:
-                core = core or core_api(self.kubeconfig)
-                for node in core.list_node().items:
-                    name = node.metadata.name
-                    if name in self.nodes and name not in self.done:
-                        play_cloud_controller(core, name, *self.nodes[name])
-                        self.done.add(name)
-            except Exception as error:  # the API is not up yet, or a node changed under us: next round
-                self.errors.append(str(error)[:200])
-
-    def stop(self):
-        self._stop.set()
-        self._thread.join(10)
+    def poll(self):
+        self._core = self._core or core_api(self.kubeconfig)
+        for node in self._core.list_node().items:
+            name = node.metadata.name
+            if name in self.nodes and name not in self.done:
+                play_cloud_controller(self._core, name, *self.nodes[name])
+                self.done.add(name)
 
 
-def load_yaml(path):
-    return list(yaml.safe_load_all(pathlib.Path(path).read_text()))
 
 
 def boot_wheels():

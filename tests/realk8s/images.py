@@ -149,11 +149,8 @@ def _write_tar(fileobj, entries):
 
 
 def _sha256_file(path):
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _canonical_json(document):

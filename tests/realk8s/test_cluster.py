@@ -220,7 +220,8 @@ def test_a_real_cluster_comes_up(host_pool, tmp_path):
                     "force=true", "-e", "max_surge=1", env=cloud.env, cwd=user_dir)
             finally:
                 player.stop()
-                fewest = watch.stop()
+                watch.stop()
+            fewest = watch.fewest()
             e2e.check(roll, "rolling_update.yml")
             replacement = cloud.instances(CLUSTER)[NODE_GROUP]
             assert worker_instance not in replacement and len(replacement) == 1, (replacement, player.errors)
