@@ -65,8 +65,9 @@ def kubeconfig(cluster_name, server, ca_pem, certificate_pem, key_pem):
     """A kubeconfig with one cluster, user and context, each named after the cluster (as kops names them); a server
     given by address carries tls-server-name (tls_server_name)."""
     cluster = {"server": server, "certificate-authority-data": _b64(ca_pem)}
-    if tls_server_name(cluster_name, server):
-        cluster["tls-server-name"] = tls_server_name(cluster_name, server)
+    server_name = tls_server_name(cluster_name, server)
+    if server_name:
+        cluster["tls-server-name"] = server_name
     return {"apiVersion": "v1", "kind": "Config", "preferences": {}, "current-context": cluster_name,
             "clusters": [{"name": cluster_name, "cluster": cluster}],
             "users": [{"name": cluster_name, "user": {"client-certificate-data": _b64(certificate_pem),
