@@ -156,8 +156,6 @@ class Cloud(object):
         self.moto.stop()
 
 
-
-
 def write_credentials(host, credentials):
     """The instance profile's credentials where botocore finds them on the host (no IMDS here)."""
     script = ("mkdir -p /root/.aws && umask 077 && printf '[default]\\naws_access_key_id=%s\\naws_secret_access_key=%s"
@@ -187,8 +185,6 @@ def prepare_machine(host, build, names):
             copied = subprocess.run(host.ssh_command("cat > %s && chmod 755 %s" % (path, path)), stdin=binary,
                                     capture_output=True, check=False)
         assert copied.returncode == 0, copied.stderr
-
-
 
 
 def user_data_of(cloud, instance_id):
@@ -421,8 +417,6 @@ class CloudControllerStandIn(Poller):
             if name in self.nodes and name not in self.done:
                 play_cloud_controller(self._core, name, *self.nodes[name])
                 self.done.add(name)
-
-
 
 
 def boot_wheels():
