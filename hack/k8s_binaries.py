@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import hashlib
 import inspect
 import json
@@ -66,6 +67,7 @@ class BuildError(RuntimeError):
     pass
 
 
+@functools.lru_cache(maxsize=None)
 def recipe_hash(kind):
     """The code of the functions that decide what a kind's build makes (and the go-runner's source for the tools):
     a change to any of them builds again; an edit elsewhere in this script (the CLI) does not."""
@@ -82,6 +84,7 @@ def recipe_hash(kind):
     return digest.hexdigest()[:12]
 
 
+@functools.lru_cache(maxsize=None)
 def go_version():
     out = _run(["go", "env", "GOVERSION"]).strip()
     if not out.startswith("go"):
@@ -101,18 +104,19 @@ def _run(command, cwd=None, env=None):
     return proc.stdout
 
 
-def _go_env(workdir):
-    # GOFLAGS=-mod=mod lets `go build` record the sums it downloads in the wrapper's go.sum;
-    # GOTOOLCHAIN=local: the installed Go builds (a release asking a newer one fails here, named).
-    env = dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local", CGO_ENABLED="0", GOOS="linux", GOARCH="amd64")
+def _go(args, workdir, **environment):
+    """`go <args>` in a wrapper module's directory.  GOFLAGS=-mod=mod lets `go build` record the sums it downloads
+    in the wrapper's go.sum; GOTOOLCHAIN=local: the installed Go builds (a release asking a newer one fails here,
+    named)."""
+    env = dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local", CGO_ENABLED="0", GOOS="linux", GOARCH="amd64",
+               **environment)
     env.pop("GOWORK", None)
-    return env
+    return _run(["go"] + list(args), cwd=workdir, env=env)
 
 
 def module_info(path, version, workdir):
     """`go mod download -json` of one module: its go.mod text, source dir, sum and release time."""
-    info = json.loads(_run(["go", "mod", "download", "-json", "%s@%s" % (path, version)], cwd=workdir,
-                           env=_go_env(workdir)))
+    info = json.loads(_go(["mod", "download", "-json", "%s@%s" % (path, version)], workdir))
     if info.get("Error"):
         raise BuildError("%s@%s: %s" % (path, version, info["Error"]))
     info["GoModText"] = pathlib.Path(info["GoMod"]).read_text()
@@ -219,9 +223,8 @@ def build_kubernetes(version, log):
         started = time.monotonic()
         # One `go build` for all the commands: their common packages are compiled once in one action graph.
         ldflags = version_ldflags(version, release["Sum"], release["ReleaseTime"])
-        _run(["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(out) + "/"]
-             + ["k8s.io/kubernetes/cmd/%s" % command for command in KUBERNETES_COMMANDS], cwd=workdir,
-             env=_go_env(workdir))
+        _go(["build", "-trimpath", "-ldflags", ldflags, "-o", str(out) + "/"]
+            + ["k8s.io/kubernetes/cmd/%s" % command for command in KUBERNETES_COMMANDS], workdir)
         log("kubernetes %s: built in %.0f s" % (version, time.monotonic() - started))
         (partial / "go.mod").write_text((work / "go.mod").read_text())
     return _publish(partial, target)
@@ -253,8 +256,7 @@ def build_etcd(version, log, client_version=ETCD_CLIENT_VERSION):
                 directives = directives or [l for l in go_directives(info["GoModText"]) if l.startswith("go ")]
             (work / "go.mod").write_text(wrapper_gomod(requires, replaces, directives))
             for command, module in commands.items():
-                _run(["go", "build", "-trimpath", "-ldflags", "-s -w", "-o", str(out / command), module],
-                     cwd=workdir, env=_go_env(workdir))
+                _go(["build", "-trimpath", "-ldflags", "-s -w", "-o", str(out / command), module], workdir)
     # etcd's release tarball layout, which roles/protokube installs from (nodeconfig/etcd_assets.py).
     release_dir = "etcd-%s-linux-amd64" % version
     tarball = partial / ("%s.tar.gz" % release_dir)
@@ -277,8 +279,7 @@ def build_tools(kubernetes_version, log):
         work = pathlib.Path(workdir)
         (work / "go.mod").write_text("module example.invalid/gorunner\n\ngo 1.24\n")
         shutil.copy(GO_RUNNER, work / "main.go")
-        _run(["go", "build", "-trimpath", "-ldflags", "-s -w", "-o", str(partial / "go-runner"), "."], cwd=workdir,
-             env=_go_env(workdir))
+        _go(["build", "-trimpath", "-ldflags", "-s -w", "-o", str(partial / "go-runner"), "."], workdir)
         release = module_info("k8s.io/kubernetes", kubernetes_version, workdir)
         source = pathlib.Path(release["Dir"]) / "build" / "pause" / "linux" / "pause.c"
         pause_version = _pause_version(pathlib.Path(release["Dir"]) / "build" / "pause" / "Makefile")
@@ -289,8 +290,8 @@ def build_tools(kubernetes_version, log):
         module, version, command = ECR_CREDENTIAL_PROVIDER
         (work / "go.mod").write_text(wrapper_gomod({module: version}, {}, ["go 1.24"]))
         (work / "main.go").unlink()
-        _run(["go", "build", "-trimpath", "-ldflags", "-s -w", "-o", str(partial / "ecr-credential-provider"),
-              "%s/%s" % (module, command)], cwd=workdir, env=dict(_go_env(workdir), GONOSUMDB=module))
+        _go(["build", "-trimpath", "-ldflags", "-s -w", "-o", str(partial / "ecr-credential-provider"),
+             "%s/%s" % (module, command)], workdir, GONOSUMDB=module)
     log("go-runner, pause %s and ecr-credential-provider %s: built" % (pause_version, ECR_CREDENTIAL_PROVIDER[1]))
     return _publish(partial, target)
 
@@ -317,7 +318,7 @@ def ensure(kubernetes_versions=KUBERNETES_VERSIONS, etcd_version=ETCD_VERSION, l
     return built
 
 
-_COMMON = (_go_env, module_info, local_replaces, wrapper_gomod, go_directives, _publish, _fresh)
+_COMMON = (_go, module_info, local_replaces, wrapper_gomod, go_directives, _publish, _fresh)
 RECIPES = {"kubernetes": _COMMON + (build_kubernetes, required_modules, staging_version, version_ldflags),
            "etcd": _COMMON + (build_etcd,),
            "tools": _COMMON + (build_tools, _pause_version)}

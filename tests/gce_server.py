@@ -34,6 +34,8 @@ import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from tests import servers
+
 MUTATING = ("POST", "PATCH", "PUT", "DELETE")
 DEFAULT_REGIONS = {
     "us-central1": ("a", "b", "c", "f"),
@@ -121,15 +123,12 @@ class GceServer(object):
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self.url = "http://127.0.0.1:%d" % self._httpd.server_address[1]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="gce-test-server", daemon=True)
-        self._thread.start()
+        self._thread = servers.serve_in_thread(self._httpd, "gce-test-server")
         return self
 
     def stop(self):
         if self._httpd:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._thread.join(timeout=5)
+            servers.stop_serving(self._httpd, self._thread)
 
     def reset(self):
         with self._lock:

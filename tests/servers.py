@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -30,6 +31,20 @@ def kubeconfig_document(server, ca_pem, certificate_pem, key_pem, user="admin", 
             "users": [{"name": user, "user": {"client-certificate-data": encode(certificate_pem),
                                               "client-key-data": encode(key_pem)}}],
             "contexts": [{"name": context, "context": {"cluster": context, "user": user}}]}
+
+
+def serve_in_thread(httpd, name):
+    """httpd (an http.server) serving in a daemon thread; the thread, for stop_serving."""
+    thread = threading.Thread(target=httpd.serve_forever, name=name, daemon=True)
+    thread.start()
+    return thread
+
+
+def stop_serving(httpd, thread):
+    """Stop serve_in_thread's server: no new request, its socket closed, its thread gone (or 5 s waited)."""
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join(timeout=5)
 
 
 def free_port():

@@ -314,9 +314,8 @@ class Poller(object):
     """A thread calling poll() every interval seconds from start() to stop(); an exception in a round is kept in
     errors (the API not up yet, moto busy) and the next round goes on."""
 
-    interval = 2.0
-
-    def __init__(self):
+    def __init__(self, poll, interval=2.0):
+        self.poll, self.interval = poll, interval
         self.errors = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -332,9 +331,6 @@ class Poller(object):
             except Exception as error:  # kept for the failure message; the next round tries again
                 self.errors.append(str(error)[:200])
 
-    def poll(self):
-        raise NotImplementedError
-
     def stop(self):
         self._stop.set()
         self._thread.join(10)
@@ -343,15 +339,13 @@ class Poller(object):
 class ReadyPodsWatch(Poller):
     """Samples, every half second, how many pods of a selector are Running and ready (the budget's promise)."""
 
-    interval = 0.5
-
     def __init__(self, kubeconfig, selector):
-        super().__init__()
+        super().__init__(self._sample, interval=0.5)
         self.core = core_api(kubeconfig)
         self.selector = selector
         self.samples = []
 
-    def poll(self):
+    def _sample(self):
         pods = self.core.list_namespaced_pod("default", label_selector=self.selector).items
         self.samples.append(sum(1 for p in pods if p.status.phase == "Running" and not p.metadata.deletion_timestamp
                                 and all(c.ready for c in p.status.container_statuses or [])))
@@ -365,7 +359,7 @@ class InstancePlayer(Poller):
     (its user data, as at the cluster's creation), and a host whose instance was terminated is powered off."""
 
     def __init__(self, cloud, cluster, group, hosts, spares, boot, stand_in):
-        super().__init__()
+        super().__init__(self._follow)
         self.cloud, self.cluster, self.group = cloud, cluster, group
         self.hosts = dict(hosts)  # instance id -> host playing it
         self.spares = list(spares)
@@ -373,7 +367,7 @@ class InstancePlayer(Poller):
         self.stand_in = stand_in
         self.booted = {}
 
-    def poll(self):
+    def _follow(self):
         running = set(self.cloud.instances(self.cluster).get(self.group, []))
         for instance_id in sorted(running - set(self.hosts)):
             if not self.spares:
@@ -401,7 +395,7 @@ class CloudControllerStandIn(Poller):
     nodes: {node name: (instance id, address)}."""
 
     def __init__(self, kubeconfig, nodes):
-        super().__init__()
+        super().__init__(self._initialise_new_nodes)
         self.kubeconfig = kubeconfig
         self.nodes = dict(nodes)
         self.done = set()
@@ -410,7 +404,7 @@ class CloudControllerStandIn(Poller):
     def add(self, name, instance_id, address):
         self.nodes[name] = (instance_id, address)
 
-    def poll(self):
+    def _initialise_new_nodes(self):
         self._core = self._core or core_api(self.kubeconfig)
         for node in self._core.list_node().items:
             name = node.metadata.name

@@ -24,9 +24,9 @@ import hashlib
 import http.server
 import json
 import pathlib
-import threading
 import urllib.parse
 
+from tests import servers
 from tests.realk8s import images
 
 MANIFEST_TYPE = "application/vnd.docker.distribution.manifest.v2+json"
@@ -173,15 +173,12 @@ class Registry(object):
         self._httpd = _Server((self.host, self.port), _Handler)
         self._httpd.registry = self
         self.url = "http://%s:%d" % (self.host, self._httpd.server_address[1])
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="test-registry", daemon=True)
-        self._thread.start()
+        self._thread = servers.serve_in_thread(self._httpd, "test-registry")
         return self
 
     def stop(self):
         if self._httpd:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._thread.join(timeout=5)
+            servers.stop_serving(self._httpd, self._thread)
             self._httpd = None
 
     def __enter__(self):
