@@ -318,7 +318,7 @@ options:
         every YAML tool keeps), else the first line C(# kubeops.kops revision: <revision>) of a O(definition) string
         (what earlier releases wrote). The annotation is never stored."
       - When the state store moved on since that revision, the replace is accepted if the definition already holds
-        every change stored since (a three-way comparison with the spec at that revision, as git merges: editing and
+        every change stored since (a three-way comparison with the spec at that revision, as git merges, so editing and
         replacing the same file again works) and refused, writing nothing, naming each field it would undo
         otherwise (for example C(spec.kubernetesVersion) or C(InstanceGroup nodes-us-east-1a spec.maxSize)), so
         another run's edit is never written over unseen; O(force=true) overwrites it.

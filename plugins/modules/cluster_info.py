@@ -100,9 +100,10 @@ instance_groups:
 yaml:
   description:
     - Cluster and instance groups as one multi-document YAML text, as C(kops get -o yaml) prints it.
-    - The Cluster carries the annotation C(kubeops.kops/revision) (RV(revision)) in C(metadata.annotations): a
-      replace of the text (M(kubeops.kops.cluster) O(definition)) checks it for changes stored since, and takes it
-      off before storing. kops reads it as any annotation, so the text stays valid for C(kops replace -f).
+    - The Cluster carries the annotation C(kubeops.kops/revision) (RV(revision)) in C(metadata.annotations); a
+      replace of the text (M(kubeops.kops.cluster) O(kubeops.kops.cluster#module:definition)) checks it for changes
+      stored since, and takes it off before storing. kops reads it as any annotation, so the text stays valid for
+      C(kops replace -f).
   returned: when the named cluster exists
   type: str
 completed_spec:
