@@ -94,12 +94,12 @@ def unseen_changes(base, theirs, ours, comparable):
     store manages itself."""
     undone = []
     for relpath in sorted(set(base) | set(theirs) | set(ours), key=lambda p: (p != layout.CLUSTER_CONFIG, p)):
-        was, now, would = (comparable(without_annotation(side.get(relpath))) for side in (base, theirs, ours))
-        if (was is None) != (now is None):  # added or removed since: the object is one value
-            if would != now:
-                undone.append((_object_name(relpath), "", _presence(was), _presence(now), _presence(would)))
+        read, stored, written = (comparable(without_annotation(side.get(relpath))) for side in (base, theirs, ours))
+        if (read is None) != (stored is None):  # added or removed since: the object is one value
+            if written != stored:
+                undone.append((_object_name(relpath), "", _presence(read), _presence(stored), _presence(written)))
             continue
-        fields = [_fields(obj) for obj in (was, now, would)]
+        fields = [_fields(obj) for obj in (read, stored, written)]
         for field in sorted(set().union(*fields)):
             was, now, would = (side.get(field, _MISSING) for side in fields)
             if now != was and would != now:
