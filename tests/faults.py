@@ -17,6 +17,10 @@ SQS, EventBridge...). REST protocols (S3, Route53) carry no operation name and p
 - error5xx: with this probability, answer 503 ServiceUnavailable without reaching moto;
 - lose: {operation: n}: the first n calls of that operation land in moto (the object is created), then the
   client gets a 500 InternalError: the "lost response" after which a retry duplicates what has no ClientToken.
+  S3 object calls (a REST protocol) are named only here, as ``s3:<operation>:<key suffix>`` (operation one of
+  GetObject, HeadObject, PutObject, DeleteObject, DeleteObjects; e.g. ``s3:DeleteObject:/.kubeops-journal``):
+  such a rule loses the first n calls of that operation on a key ending so; other S3 calls pass untouched and
+  unlogged, as before.
 
 Only operations matching `only` (name prefixes; default: every operation) are subject to throttle and
 error5xx. Randomness comes from random.Random(seed): the same rules and call sequence give the same faults.
@@ -70,6 +74,22 @@ def _operation(environ, body):
     return action, "ec2" if "/ec2/aws4_request" in environ.get("HTTP_AUTHORIZATION", "") else "query"
 
 
+# S3's REST calls by method (POST ?delete is DeleteObjects); only calls on an object key are named.
+S3_OPERATIONS = {"GET": "GetObject", "HEAD": "HeadObject", "PUT": "PutObject", "DELETE": "DeleteObject"}
+
+
+def _s3_operation(environ):
+    """(operation, bucket/key) of a path-style S3 object call (SigV4 scope .../s3/aws4_request), or (None, None)."""
+    if "/s3/aws4_request" not in environ.get("HTTP_AUTHORIZATION", ""):
+        return None, None
+    path = environ.get("PATH_INFO", "").lstrip("/")
+    if "delete" in urllib.parse.parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True):
+        return "DeleteObjects", path
+    if "/" not in path.strip("/"):
+        return None, None  # a bucket call (listing, location)
+    return S3_OPERATIONS.get(environ.get("REQUEST_METHOD")), path
+
+
 def error_response(protocol, status, code, message):
     """(status line, headers, body) of an AWS error in the request's protocol."""
     request_id = str(uuid.uuid4())
@@ -81,6 +101,10 @@ def error_response(protocol, status, code, message):
                 "<Message>%s</Message></Error></Errors><RequestID>%s</RequestID></Response>"
                 % (code, message, request_id)).encode()
         content_type = "text/xml"
+    elif protocol == "s3":
+        body = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>%s</Code><Message>%s</Message>"
+                "<RequestId>%s</RequestId></Error>" % (code, message, request_id)).encode()
+        content_type = "application/xml"
     else:
         kind = "Sender" if status < 500 else "Receiver"
         body = ("<ErrorResponse><Error><Type>%s</Type><Code>%s</Code><Message>%s</Message></Error>"
@@ -113,11 +137,15 @@ class FaultInjector(object):
         environ["wsgi.input"] = io.BytesIO(body)
         environ["CONTENT_LENGTH"] = str(len(body))
         operation, protocol = _operation(environ, body)
+        with self.lock:
+            if operation is None:
+                operation, protocol, outcome = self._lost_s3_call(environ), "s3", "lost"
+            else:
+                outcome = self._decide(operation)
+            if operation is not None:
+                self.log.append((time.time(), operation, outcome))
         if operation is None:
             return self.app(environ, start_response)
-        with self.lock:
-            outcome = self._decide(operation)
-            self.log.append((time.time(), operation, outcome))
         if outcome == "throttled":
             return self._answer(start_response, error_response(protocol, 400, THROTTLING_CODE[protocol], "Rate exceeded"))
         if outcome == "5xx":
@@ -133,6 +161,18 @@ class FaultInjector(object):
             return self._answer(start_response, error_response(protocol, 500, "InternalError",
                                                                "injected: response lost after the call landed"))
         return self.app(environ, start_response)
+
+    def _lost_s3_call(self, environ):
+        """The lose rule (s3:<operation>:<key suffix>) an S3 object call matches, counted down; None for any other."""
+        operation, key = _s3_operation(environ)
+        if operation is None:
+            return None
+        for rule, left in self.rules.lose.items():
+            prefix = "s3:%s:" % operation
+            if left > 0 and rule.startswith(prefix) and key.endswith(rule[len(prefix):]):
+                self.rules.lose[rule] -= 1
+                return rule
+        return None
 
     def _decide(self, operation):
         rules = self.rules

@@ -69,8 +69,9 @@ extends_documentation_fragment:
   - kubeops.kops.state_store
   - kubeops.kops.aws
 notes:
-  - O(region) defaults to the region of the cluster's zones in the stored spec; it is required when the cluster
-    is no longer in the state store.
+  - O(region) defaults to the region of the cluster's zones in the stored spec; it is required to look for cloud
+    objects when the cluster is no longer in the state store. Without it such a run (a delete that finished, run
+    again) succeeds with C(changed=false), saying the cluster was not found in the store.
   - A store without the cluster is read as an AWS cluster unless O(cloud_provider) says otherwise.
   - O(region) and O(profile) come from the AWS documentation fragment; on GCE O(region) is the cluster's region and
     O(profile) is not used (the credentials are google-auth's application default credentials).
@@ -167,7 +168,11 @@ def run(module):
                   changed=bool(deleting and outcome.anything))
     if outcome.log:
         result["log"] = outcome.log
-    if not outcome.anything:
+    if outcome.not_found:
+        result["msg"] = ("cluster %s not found in %s: nothing to delete (to look for cloud objects it may have left, "
+                         "give region%s)" % (params["cluster_name"], service.store.url(""),
+                                             "" if params["cloud_provider"] != "gce" else " and project"))
+    elif not outcome.anything:
         result["msg"] = "No cloud objects of %s found and it is not in the state store" % params["cluster_name"]
     elif not deleting:
         result["msg"] = "%d cloud object(s) listed; set yes: true to delete them and the cluster" % len(outcome.objects)

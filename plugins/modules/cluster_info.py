@@ -98,7 +98,12 @@ instance_groups:
   type: list
   elements: dict
 yaml:
-  description: Cluster and instance groups as one multi-document YAML text, as C(kops get -o yaml) prints it.
+  description:
+    - Cluster and instance groups as one multi-document YAML text, as C(kops get -o yaml) prints it.
+    - The Cluster carries the annotation C(kubeops.kops/revision) (RV(revision)) in C(metadata.annotations); a
+      replace of the text (M(kubeops.kops.cluster) O(kubeops.kops.cluster#module:definition)) checks it for changes
+      stored since, and takes it off before storing. kops reads it as any annotation, so the text stays valid for
+      C(kops replace -f).
   returned: when the named cluster exists
   type: str
 completed_spec:
@@ -107,8 +112,9 @@ completed_spec:
   type: dict
 revision:
   description:
-    - The revision of the spec's history that was read (O(revision), else the one the store is at now). C(get_cluster.yml)
-      writes it as its first line; C(replace_cluster.yml) refuses the file once the store has moved on.
+    - The revision of the spec's history that was read (O(revision), else the one the store is at now); RV(yaml)
+      carries it as the Cluster's annotation C(kubeops.kops/revision). C(replace_cluster.yml) refuses the file when
+      it would undo a change stored since.
     - A spec changed by another tool since the last revision kubeops.kops recorded reads as the next number followed
       by C((unrecorded <sha256 prefix>)); the next write records it as a revision of its own.
   returned: when the named cluster exists
@@ -163,6 +169,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsMod
 
 @reports_errors
 def run(module):
+    from ansible_collections.kubeops.kops.plugins.module_utils import revisions
     from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 
     service = module.service()
@@ -177,12 +184,14 @@ def run(module):
     if params["revision"] is not None:
         cluster, groups = service.read_revision(name, params["revision"])
         revision = str(params["revision"])
-    text = objects.dump_objects([cluster] + groups)
+    # The revision travels on the Cluster, where YAML tools keep it; a replace of the text checks it (revisions.py).
+    text = objects.dump_objects([revisions.annotate(cluster, revision)] + groups)
     result = dict(changed=False, exists=True, cluster=cluster, instance_groups=groups, yaml=text, revision=revision)
     if params["compare_to"] is not None:
         old_cluster, old_groups = service.read_revision(name, params["compare_to"])
         result["revision_diff"] = "".join(difflib.unified_diff(
-            objects.dump_objects([old_cluster] + old_groups).splitlines(True), text.splitlines(True),
+            objects.dump_objects([old_cluster] + old_groups).splitlines(True),
+            objects.dump_objects([cluster] + groups).splitlines(True),
             "%s revision %d" % (name, params["compare_to"]), "%s revision %s" % (name, revision)))
     if params["history"]:
         result["history"] = [{k: v for k, v in entry.items() if k not in ("snapshot", "sha256")}

@@ -282,6 +282,14 @@ def test_playbook_lists_then_deletes(two_clusters, playbook, tmp_path):
     assert rc == 0, json.dumps(deleted)[:2000]
     assert task_results(deleted, "Delete cluster %s" % A)["store_deleted"] is True
     assert inventory(A) == set() and inventory(B)
+    # The same delete again (issue 31): the cluster is not found, said so; not "region is needed".
+    rc, again = playbook(REPO / "playbooks" / "delete_cluster.yml", *env_vars, "-e", "confirm_cluster_name=%s" % A,
+                         cwd=tmp_path)
+    result = task_results(again, "Delete cluster %s" % A)
+    assert rc == 0 and result["changed"] is False and result["store_deleted"] is False, result
+    assert result["msg"] == ("cluster %s not found in %s: nothing to delete (to look for cloud objects it may have "
+                             "left, give region)" % (A, store)), result["msg"]
+    assert inventory(B)
 
 
 def test_gce_without_credentials_says_what_to_do(tmp_path):

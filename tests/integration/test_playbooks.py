@@ -157,8 +157,8 @@ def test_wrong_types_fail_naming_the_option(playbook, tmp_path):
 
 
 def test_replace_of_a_file_read_before_another_edit_is_refused_naming_both_revisions(playbook, tmp_path):
-    """Issue 22 item 3: get_cluster.yml's first line names the revision it read; replace_cluster.yml refuses that
-    file once the store moved on (another run's edit would be undone), unless force=true."""
+    """Issue 22 item 3: get_cluster.yml's Cluster names the revision it read (annotation kubeops.kops/revision);
+    replace_cluster.yml refuses that file when it would undo another run's edit stored since, unless force=true."""
     from ansible_collections.kubeops.kops.plugins.module_utils import clusters
     store_dir = tmp_path / "state"
     store = "state_store=file://%s" % store_dir
@@ -170,7 +170,7 @@ def test_replace_of_a_file_read_before_another_edit_is_refused_naming_both_revis
         assert code == 0, got
     read_at = str(clusters.ClusterService("file://%s" % store_dir).revision("ha.example.com"))
     assert read_at == "1"  # the create
-    assert first.read_text().splitlines()[0] == "# kubeops.kops revision: %s" % read_at
+    assert next(yaml.safe_load_all(first.read_text()))["metadata"]["annotations"] == {"kubeops.kops/revision": read_at}
     # Two edits of the last group (nodes-us-east-1c), each in its own copy.
     first.write_text("maxSize: 4\n".join(first.read_text().rsplit("maxSize: 1\n", 1)))
     second.write_text("minSize: 0\n".join(second.read_text().rsplit("minSize: 1\n", 1)))
@@ -185,6 +185,7 @@ def test_replace_of_a_file_read_before_another_edit_is_refused_naming_both_revis
     result = task_results(refused, "Replace the cluster spec with %s" % second)
     assert code != 0 and result["failed"] is True
     assert ("since this definition was read at revision %s (it is at revision %s now)" % (read_at, now)) in result["msg"]
+    assert "InstanceGroup nodes-us-east-1c spec.maxSize (was 1, now 4, the definition has 1)" in result["msg"]
     assert _files(store_dir) == before
     code, forced = playbook(PLAYBOOKS / "replace_cluster.yml", "-e", store, "-e", "spec_file=%s" % second,
                             "-e", "force=true")

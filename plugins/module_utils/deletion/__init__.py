@@ -256,10 +256,12 @@ class Walker(object):
 class Outcome(object):
     """What cluster_delete reports: the objects (as listed, then as handled), and whether anything changed."""
 
-    def __init__(self, cluster_name, resources, store_exists):
+    def __init__(self, cluster_name, resources, store_exists, not_found=False):
         self.cluster_name = cluster_name
         self.resources = resources
         self.store_exists = store_exists
+        # Not in the store, and no region given to look for cloud objects in: nothing was looked for.
+        self.not_found = not_found
         self.objects = [r.report() for r in resources]
         self.log = []
         self.store_deleted = False
@@ -302,13 +304,17 @@ def _delete(service, store, cluster_name, deleting, region, profile, timeout, in
 
     cluster = store.read_cluster()
     spec = (cluster or {}).get("spec")
+    ours = (store.path(layout.LEASE), store.path(layout.JOURNAL))  # this run's own lease is not the cluster
+    stored = [p for p in service.store.list(cluster_name + "/") if p not in ours]
+    if cluster is None and not stored and not region:
+        # Neither the store nor the user names a region to look in: a delete that finished (or a name never
+        # created in this store).  Said so, rather than asking for a region.
+        return Outcome(cluster_name, [], False, not_found=True)
     provider, cloud_spec = _cloud_of(spec, provider, project)
     module = driver_module(provider)
     region = region or (region_of(spec) if spec else None)
     cloud = cloud_factory(cluster_name, region) if cloud_factory else module.cloud(cluster_name, region, profile,
                                                                                    cloud_spec)
-    ours = (store.path(layout.LEASE), store.path(layout.JOURNAL))  # this run's own lease is not the cluster
-    stored = [p for p in service.store.list(cluster_name + "/") if p not in ours]
     outcome = Outcome(cluster_name, module.discover(cloud, spec), cluster is not None or bool(stored))
     if not deleting:
         return outcome
