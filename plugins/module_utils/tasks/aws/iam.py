@@ -406,7 +406,8 @@ def provider_arn(cloud, url):
 class IAMOIDCProvider(ComparedTask):
     """aws_iam_openid_connect_provider: the cluster's service-account issuer as an IAM identity provider (kops'
     IAMOIDCProvider), so that the service-account roles trust the tokens it signs.  Found by its ARN, which the
-    account and the URL make (IAM keeps one provider per URL); its audiences and thumbprints are changed in place, its URL never."""
+    account and the URL make (IAM keeps one provider per URL); its audiences and thumbprints are changed in place,
+    its URL never."""
 
     kind = "aws_iam_openid_connect_provider"
     cloudformation_type = "AWS::IAM::OIDCProvider"
