@@ -36,6 +36,7 @@ from ansible_collections.kubeops.kops.plugins.modules import keypair as keypair_
 from ansible_collections.kubeops.kops.plugins.modules import node_certificates as node_certificates_module
 
 from tests.integration.test_aws_update import ADMIN_KEY, MOTO_AMI, READ_ONLY
+from tests.integration.test_noop_requests import unrelated_roles
 from tests.unit.modules.conftest import run_module  # noqa: F401 pylint: disable=unused-import
 
 CLUSTER = "irsa.example.com"
@@ -256,6 +257,17 @@ def test_a_cluster_without_a_record_is_listed_once_then_recorded(irsa_cluster, r
     assert set(_record(store)["roles"]) == {_role(n) for n in SA_ROLES if n != "cluster-autoscaler"} | {_role(*USER_SA)}
     again, again_calls = _update(run_module, store, calls)
     assert again["changed"] is False and not _lists_the_account(again_calls) and _mutating(again_calls) == {}
+
+
+def test_a_no_op_of_an_irsa_cluster_does_not_grow_with_the_account(irsa_cluster, run_module, calls):  # noqa: F811
+    """With its roles and provider recorded, a no-op asks IAM for the cluster's own objects only: 250 more roles of
+    others in the account change no request (70 and 122 on s3:// while the account was listed; 68 with the record)."""
+    store, _created, _s3, _iam = irsa_cluster
+    noop, noop_calls = _update(run_module, store, calls)
+    assert noop["changed"] is False and not _lists_the_account(noop_calls)
+    unrelated_roles(250)
+    again, again_calls = _update(run_module, store, calls)
+    assert again["changed"] is False and again_calls == noop_calls
 
 
 def test_an_addon_removed_takes_its_role(irsa_cluster, run_module, calls):  # noqa: F811

@@ -138,7 +138,7 @@ def _playbook_update(tmp_path, call_log):
     return json.loads(proc.stdout), collections.Counter(call_log.read_text().split("\n")[:-1])
 
 
-def _unrelated_roles(count):
+def unrelated_roles(count):
     """count IAM roles of others in the account: most plain, one in five named like another cluster's service-account
     role and tagged as kops tags one (the account listing asked each of those for its tags)."""
     iam = boto3.client("iam", region_name="us-east-1")
@@ -167,7 +167,7 @@ def test_a_no_op_update_cluster_playbook_does_not_grow_with_the_account(aws, tmp
     assert total <= PLAYBOOK_NOOP_REQUESTS, calls
     assert not calls["iam ListRoles"] and not calls["iam ListOpenIDConnectProviders"], calls
 
-    _unrelated_roles(250)
+    unrelated_roles(250)
     again_run, again = _playbook_update(tmp_path, tmp_path / "calls.log")
     assert again_run["stats"]["localhost"]["changed"] == 0
     print("the same with 250 more IAM roles in the account: %d AWS calls" % sum(again.values()))
