@@ -146,8 +146,11 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     if not dry_run:
         nodeup_store.refresh_keyset_bundle(store, completed)
     tasks = list(driver.build_tasks(completed, groups, keys, user_data, account_id=account).values())
+    # What earlier runs made that no query by tag finds (AWS's service-account IAM) comes from the cluster's record.
+    made = driver.recall_made_objects(cloud, store, tasks, dry_run)
     plan = runner.run(tasks, cloud, dry_run=dry_run, workers=workers, deadline=deadline, progress=progress,
                       kinds=driver.task_classes())
+    driver.record_made_objects(store, made, dry_run)
     if not dry_run and not addresses and driver.made_control_plane_endpoint(plan, completed):
         addresses = driver.control_plane_addresses(new_cloud(), completed, wait=deadline)
         if addresses:
@@ -157,8 +160,11 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
             user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot, node_changes,
                                         addresses)
             tasks = list(driver.build_tasks(completed, groups, keys, user_data, account_id=account).values())
-            plan = merge_plans(plan, runner.run(tasks, new_cloud(), dry_run=False, workers=workers, deadline=deadline,
+            second_cloud = new_cloud()
+            made = driver.recall_made_objects(second_cloud, store, tasks, False)
+            plan = merge_plans(plan, runner.run(tasks, second_cloud, dry_run=False, workers=workers, deadline=deadline,
                                                 progress=progress, kinds=driver.task_classes()))
+            driver.record_made_objects(store, made, False)
     # Karpenter's boot scripts carry the final user data; no instance of ours pins them (nor its node classes,
     # rendered again when the second pass changed the scripts).
     final_scripts = karpenter_scripts(groups, user_data)

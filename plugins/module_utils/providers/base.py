@@ -31,6 +31,17 @@ class Driver(object):
         del cloud_factory, completed, groups, user_data, warn  # the drivers' common signature
         return None
 
+    def recall_made_objects(self, cloud, store, tasks, dry_run):
+        """Before a direct run: hand the cloud what the cluster's own record in the store says earlier runs made,
+        where objects no query by tag finds are looked for (AWS's service-account IAM); a real run also records what
+        its tasks ask for before anything is made.  Returns what record_made_objects keeps after the run; None."""
+        del cloud, store, tasks, dry_run  # the drivers' common signature
+        return None
+
+    def record_made_objects(self, store, recalled, dry_run):
+        """After a direct run that succeeded: the cluster's record is what recall_made_objects returned.  Nothing."""
+        del store, recalled, dry_run  # the drivers' common signature
+
 
 class Provider(object):
     """A cloud: kops' cloudProvider value and everything cloud-specific behind it.  Subclasses override what they
