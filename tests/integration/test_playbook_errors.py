@@ -57,3 +57,16 @@ def test_a_rollback_prints_no_template_warning(playbook, tmp_path):
     assert code == 0, text
     assert "is undefined" not in text and "template error" not in text, text
     assert "TASK [Roll the cluster spec back to revision 1]" in text
+
+
+def test_zones_in_two_regions_are_named_as_such(playbook, tmp_path, aws):
+    """With the cloud answering (moto), not as the other region's machine types not being offered."""
+    options = ('{"cluster_options": {"cluster_name": "z.example.com", "cloud_provider": "aws", '
+               '"zones": ["us-east-1a", "eu-west-1a"], "image": "ami-1e749f67"}}')
+    code, text = playbook(PLAYBOOKS / "create_cluster.yml", "-e", "state_store=file://%s" % (tmp_path / "state"),
+                          "-e", options, json_output=False)
+    assert code != 0
+    assert ("zones: eu-west-1a, us-east-1a are in 2 regions (eu-west-1: eu-west-1a; us-east-1: us-east-1a); a cluster "
+            "lives in one region: use zones of one region") in text, text
+    assert "offered" not in text and "machineType" not in text
+    assert not (tmp_path / "state").exists()
