@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.conftest import REPO
+from tests.integration.conftest import REPO, task_results
 
 PLAYBOOKS = REPO / "playbooks"
 NO_CLUSTER_NAME = "cluster_name is not set: name the cluster, e.g. -e cluster_name=k8s.example.com"
@@ -70,3 +70,48 @@ def test_zones_in_two_regions_are_named_as_such(playbook, tmp_path, aws):
             "lives in one region: use zones of one region") in text, text
     assert "offered" not in text and "machineType" not in text
     assert not (tmp_path / "state").exists()
+
+
+def test_a_failed_terminate_in_the_control_plane_is_reported_as_that(faults, tmp_path, playbook, monkeypatch):
+    """Every TerminateInstanceInAutoScalingGroup answered 503: the roll stops naming the terminate and its call, not
+    "node not healthy after update" (kops' words for nodes that did not validate)."""
+    from tests.integration.test_rolling_update import CLUSTER, PLAYBOOK, TASK, _change_machine_type, _make_cluster
+    store = "file://%s" % (tmp_path / "state")
+    _change_machine_type(_make_cluster(store, node_count=1))
+    faults.set_rules(error5xx=1.0, only=["TerminateInstanceInAutoScalingGroup"])
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")  # botocore's retries of a 503, two tries in all
+    code, run = playbook(PLAYBOOK, "-e", "state_store=%s" % store, "-e", "cluster_name=%s" % CLUSTER,
+                         "-e", "cloud_only=true", "-e", "interval=0")
+    message = task_results(run, TASK)["msg"]
+    assert code != 0
+    assert message.startswith("rolling update of %s stopped: control-plane group failed, stopping rolling-update: "
+                              "terminating i-" % CLUSTER), message
+    assert (": ServiceUnavailable: Auto Scaling TerminateInstanceInAutoScalingGroup in us-east-1 at %s: injected "
+            "server error" % faults.url) in message, message
+    assert "not healthy" not in message
+    assert [o for t_, o, o_ in faults.log() if o == "TerminateInstanceInAutoScalingGroup"] == [
+        "TerminateInstanceInAutoScalingGroup"] * 2
+
+
+@pytest.mark.parametrize("operation, service", [("DescribeVpcs", "EC2"), ("GetResources", "Resource Groups Tagging API")])
+def test_a_cloud_answering_an_html_page_is_one_line_naming_the_call(faults, tmp_path, playbook, monkeypatch, operation,
+                                                                     service):
+    """A 500 whose body is an HTML page (moto's server failing inside, a proxy): the call, its region and endpoint,
+    the page's title; not botocore's "Unable to parse response" with the page.  DescribeVpcs is EC2's XML protocol
+    (botocore could not parse the page), GetResources a JSON protocol (the page was the error message); the first
+    fails a task of the graph, the second a lookup before it."""
+    from tests.integration.test_aws_update import MOTO_AMI
+    store = "state_store=file://%s" % (tmp_path / "state")
+    options = ('{"cluster_options": {"cluster_name": "h.example.com", "cloud_provider": "aws", "zones": ["us-east-1a"], '
+               '"networking": "cni", "image": "%s"}}' % MOTO_AMI)
+    assert playbook(PLAYBOOKS / "create_cluster.yml", "-e", store, "-e", options)[0] == 0
+    faults.set_rules(html5xx=1.0, only=[operation])
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
+    code, text = playbook(PLAYBOOKS / "update_cluster.yml", "-e", store, "-e", "cluster_name=h.example.com", "--check",
+                          json_output=False)
+    assert code != 0
+    assert ('%s %s in us-east-1 at %s answered HTTP 500 with an HTML page ("500 Internal Server Error"), not an AWS '
+            'answer: the endpoint or a proxy before it failed; try again, or check AWS_ENDPOINT_URL'
+            % (service, operation, faults.url)) in text, text
+    assert "doctype" not in text.lower() and "Unable to parse" not in text and "<html" not in text
+    assert [o for _t, o, outcome in faults.log() if o == operation and outcome == "html5xx"] == [operation] * 2
