@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.integration.conftest import REPO, task_results
+from tests.integration.test_validate_and_kubeconfig import cluster_store  # noqa: F401 pylint: disable=unused-import
 
 PLAYBOOKS = REPO / "playbooks"
 NO_CLUSTER_NAME = "cluster_name is not set: name the cluster, e.g. -e cluster_name=k8s.example.com"
@@ -115,3 +116,15 @@ def test_a_cloud_answering_an_html_page_is_one_line_naming_the_call(faults, tmp_
             % (service, operation, faults.url)) in text, text
     assert "doctype" not in text.lower() and "Unable to parse" not in text and "<html" not in text
     assert [o for _t, o, outcome in faults.log() if o == operation and outcome == "html5xx"] == [operation] * 2
+
+
+def test_an_unreachable_kubernetes_api_is_one_line(cluster_store, playbook):  # noqa: F811
+    """Not urllib3's "HTTPSConnectionPool(...): Max retries exceeded with url: ... (Caused by NewConnectionError(...))"."""
+    from tests.servers import free_port
+    store, _service = cluster_store
+    api = "https://127.0.0.1:%d" % free_port()  # nothing listens there
+    code, text = playbook(PLAYBOOKS / "validate_cluster.yml", "-e", "state_store=%s" % store,
+                          "-e", "cluster_name=k8s.example.com", "-e", "api_server=%s" % api, json_output=False)
+    assert code != 0
+    assert "cannot reach the Kubernetes API at %s to list nodes: Connection refused\n" % api in text, text
+    assert "Max retries" not in text and "ConnectionPool" not in text and "NewConnectionError" not in text
