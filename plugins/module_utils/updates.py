@@ -76,18 +76,21 @@ def ssh_public_keys(service, cluster_name, new_key=None, dry_run=False):
 
 
 def apply_direct(service, cluster_name, dry_run, cloud_factory=None, workers=8, ssh_public_key=None,
-                 deadline=runner.DEFAULT_DEADLINE, progress=None, cloud_options=None, planned=None, warn=None):
+                 deadline=runner.DEFAULT_DEADLINE, progress=None, cloud_options=None, planned=None, warn=None,
+                 documents=None):
     """Reconcile the cluster's cloud objects; returns (plan, completed spec, store changed?).
 
     cloud_factory(cluster_name, region): the cloud to run against (tests); by default the
     driver's, with cloud_options ({"region": ..., "profile": ...}; region defaults to the spec's).
     planned: see load_completed (check mode only).
     warn(message): told what the run cannot do as kops would (see spec_warnings); ignored by default.
+    documents: a list the nodeup configs this run writes anew are appended to (node_config_changes).
     A real run holds the cluster's lease in the store throughout, so a second run cannot race it.
     """
     with _lease(service, cluster_name, dry_run or planned is not None):
         return _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_public_key, deadline,
-                             progress, cloud_options, planned, warn or _ignore)
+                             progress, cloud_options, planned, warn or _ignore,
+                             [] if documents is None else documents)
 
 
 def _lease(service, cluster_name, dry_run):
@@ -104,7 +107,7 @@ def _ignore(_message):
 
 
 def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_public_key, deadline, progress,
-                  cloud_options, planned, warn):
+                  cloud_options, planned, warn, documents):
     completed, groups = load_completed(service, cluster_name, planned)
     _warn_not_rendered(completed, groups, warn)
     driver = driver_for(completed["spec"])
@@ -127,6 +130,7 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     # Before the tasks: each launch template's user data pins its group's nodeup config hash.
     node_changes, hashes = nodeup_store.node_files(store, completed, groups,
                                                    getattr(service.facts, "etcd_sha256", None), warn)
+    documents.extend(node_config_changes(store, groups, node_changes))
     boot = boot_artifacts_for(service, completed, store, dry_run)
     # The store first (kops' keypair and managed-file tasks come before the launch templates that pin them): every
     # object a node's user data pins (nodeup configs, the keysets they carry, the boot artefacts above) is stored
@@ -177,6 +181,26 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
         store.apply(script_changes)
     published = discovery_store.publish(completed, discovery_documents(store, completed, node_changes), dry_run, warn)
     return names_plan + plan, completed, bool(changes) or bool(script_changes) or keys_changed or bool(boot.uploaded) or published
+
+
+# The kind the plan shows a group's nodeup config as (kops' dry run: ManagedFile/nodeupconfig-<group>).
+NODEUP_CONFIG_KIND = "nodeup_config"
+
+
+def node_config_changes(store, groups, node_changes):
+    """[(NODEUP_CONFIG_KIND, group name, stored text or None, new text)] for each group whose nodeup config
+    node_changes (nodeup_store.node_files') holds anew: what its nodes are handed changes, and their launch
+    template's user data only pins its hash.  Read before the run writes anything."""
+    written = dict(node_changes)
+    changes = []
+    for group in groups:
+        path = nodeup_config.config_path(group)
+        new = written.get(path)
+        old = store.read(path) if new is not None else None
+        if new is not None and old != new:
+            changes.append((NODEUP_CONFIG_KIND, objects.name_of(group), None if old is None else old.decode("utf-8"),
+                            new.decode("utf-8")))
+    return changes
 
 
 def merge_plans(first, second):
@@ -309,34 +333,66 @@ def terraform_variables(completed):
     return variables
 
 
-def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=None, planned=None, warn=None):
-    """Write <out_dir>/kubernetes.tf and its data/ files; returns (path, changed, text)."""
+# The kind the plan shows a text file of the Terraform output as (a launch template's user data).
+TERRAFORM_FILE_KIND = "terraform_file"
+
+
+def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=None, planned=None, warn=None,
+                     documents=None):
+    """Write <out_dir>/kubernetes.tf and its data/ files; returns (path, changed, text).
+    documents: a list the nodeup configs and the data/ text files (user data) this run writes anew are appended to,
+    as (kind, name, before or None, after)."""
+    documents = [] if documents is None else documents
     with _lease(service, cluster_name, dry_run or planned is not None):
         completed, _groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
                                                               store_objects=True, planned=planned, target="terraform",
-                                                              warn=warn or _ignore)
+                                                              warn=warn or _ignore, documents=documents)
     driver = driver_for(completed["spec"])
     text = terraform.render(tasks, driver.terraform_providers(region_of(completed["spec"]), spec=completed["spec"]),
                             variables=terraform_variables(completed))
     path, changed, text = _write_if_changed(os.path.join(out_dir, "kubernetes.tf"), text, dry_run)
     for relpath, data in terraform.data_files(tasks):
-        changed = _write_if_changed(os.path.join(out_dir, relpath), data, dry_run)[1] or changed
+        before = _read_text(os.path.join(out_dir, relpath))
+        file_changed = _write_if_changed(os.path.join(out_dir, relpath), data, dry_run)[1]
+        after = _text(data)
+        if file_changed and after is not None and "\n" in after:
+            documents.append((TERRAFORM_FILE_KIND, relpath, before, after))
+        changed = file_changed or changed
     return path, changed or store_changed, text
 
 
-def render_cloudformation(service, cluster_name, out_dir, dry_run, ssh_public_key=None, planned=None, warn=None):
-    """Write <out_dir>/kubernetes.json (a CloudFormation template); returns (path, changed, text)."""
+def _text(data):
+    """data (bytes or str) as text, None when it is not UTF-8."""
+    try:
+        return data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError:
+        return None
+
+
+def _read_text(path):
+    """The text of the file at path, None when there is none (or it is not text)."""
+    try:
+        with open(path, "rb") as handle:
+            return _text(handle.read())
+    except OSError:
+        return None
+
+
+def render_cloudformation(service, cluster_name, out_dir, dry_run, ssh_public_key=None, planned=None, warn=None,
+                          documents=None):
+    """Write <out_dir>/kubernetes.json (a CloudFormation template); returns (path, changed, text).
+    documents: as render_terraform's, for the nodeup configs (the user data is in the template)."""
     with _lease(service, cluster_name, dry_run or planned is not None):
         completed, _groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
                                                               planned=planned, target="cloudformation",
-                                                              warn=warn or _ignore)
+                                                              warn=warn or _ignore, documents=documents)
     text = cloudformation.render(tasks, description="kops cluster %s" % cluster_name)
     path, changed, text = _write_if_changed(os.path.join(out_dir, "kubernetes.json"), text, dry_run)
     return path, changed or store_changed, text
 
 
 def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=False, planned=None, target=None,
-               warn=_ignore):
+               warn=_ignore, documents=None):
     """(completed spec, instance groups, tasks, whether the store changes) for a rendered target.
 
     The nodes of a Terraform / CloudFormation cluster boot from the same store
@@ -358,6 +414,8 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     driver.recorded_names(store, completed)
     node_changes, hashes = nodeup_store.node_files(store, completed, groups,
                                                    getattr(service.facts, "etcd_sha256", None), warn)
+    if documents is not None:
+        documents.extend(node_config_changes(store, groups, node_changes))
     account = _render_account(
         completed, lambda: driver.cloud(cluster_name, region_of(completed["spec"]), spec=completed["spec"]), warn)
     boot = boot_artifacts_for(service, completed, store, dry_run)

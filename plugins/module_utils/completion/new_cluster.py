@@ -371,6 +371,19 @@ def _all_zones(opt):
     return sorted(set(opt["zones"]) | set(opt["control_plane_zones"]))
 
 
+def _one_region(opt, cloud):
+    """kops: clusters cannot span regions.  Said before anything is asked of a region: the machine types of the
+    other region's zones would otherwise be reported as not offered."""
+    by_region = {}
+    for zone in _all_zones(opt):
+        by_region.setdefault(_region(cloud, zone), []).append(zone)
+    if len(by_region) > 1:
+        raise CreateClusterError("zones: %s are in %d regions (%s); a cluster lives in one region: use zones of one "
+                                 "region" % (", ".join(_all_zones(opt)), len(by_region),
+                                             "; ".join("%s: %s" % (region, ", ".join(zones))
+                                                       for region, zones in sorted(by_region.items()))))
+
+
 def _zone_to_subnet_ids(opt, spec, facts, ids, option):
     """Map each zone to the one given subnet id in it (kops: two subnets in a zone is an error)."""
     result = {}
@@ -397,6 +410,7 @@ def _setup_zones(opt, spec, cloud, facts):
             subnets.append(subnet)
         return by_name[subnet["name"]]
 
+    _one_region(opt, cloud)
     if cloud == "gce":
         if len(opt["subnet_ids"]) > 1:
             raise CreateClusterError("subnet_ids: expected exactly one subnet for GCE, got %d" % len(opt["subnet_ids"]))

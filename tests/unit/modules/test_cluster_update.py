@@ -52,7 +52,11 @@ def test_plan_groups_creates_by_kind_with_long_values_summarised(run_module, sto
                          cluster_name="k8s.example.com")
     kinds = {e["kind"] for e in preview["plan"] if e["action"] == "create"}
     assert preview["summary"]["update"] == preview["summary"]["delete"] == 0
-    assert len(preview["lines"]) == len(kinds) + 1  # a new cluster: one line per kind, then the count
+    # A new cluster: one line per kind, one for the nodeup configs it writes, then the count.
+    assert len(preview["lines"]) == len(kinds) + 2
+    assert preview["lines"][-2] == "+ nodeup_config (2): control-plane-us-east-1a, nodes-us-east-1a"
+    assert [(d["kind"], d["name"], d["action"]) for d in preview["documents"]] == [
+        ("nodeup_config", "control-plane-us-east-1a", "create"), ("nodeup_config", "nodes-us-east-1a", "create")]
     assert preview["lines"][-1] == "Plan: %(create)d to create, %(update)d to update, %(delete)d to delete, " \
         "%(unchanged)d unchanged." % preview["summary"]
     template = next(e for e in preview["plan"] if e["kind"] == "aws_launch_template")
