@@ -167,6 +167,8 @@ def run(module):
                   changed=bool(deleting and outcome.anything))
     if outcome.log:
         result["log"] = outcome.log
+    for note in outcome.notes:
+        module.warn(note)
     if not outcome.anything:
         result["msg"] = "No cloud objects of %s found and it is not in the state store" % params["cluster_name"]
     elif not deleting:

@@ -298,7 +298,9 @@ def _check_subnets(spec, problems, strict):
 def _check_subnet_cidr(spec, subnet, path, network, extras, pod, service, seen, problems, strict):
     cidr = subnet.get("cidr")
     if not cidr:
-        if strict and not (subnet.get("ipv6CIDR") and subnet.get("type") == "Private"):
+        # kops' requiresSubnetCIDR: not on a cloud that assigns no CIDRs (metal).
+        if strict and not (subnet.get("ipv6CIDR") and subnet.get("type") == "Private") and \
+                provider_names.declared_value(spec.get("cloudProvider"), "assigns_network_cidrs", True):
             problems.append(errors.required(path + ".cidr", "a completed spec gives every subnet a CIDR"))
         return
     net = _cidr(path + ".cidr", cidr, problems)

@@ -256,6 +256,7 @@ def new_cluster(options, state_store=None, facts=None):
     for ig in groups:
         ig["metadata"]["labels"] = {objects.CLUSTER_LABEL: name}
     groups.sort(key=objects.name_of)
+    objects.with_cloud_from_label(cluster)  # kops names some clouds by a label (metal)
     return cluster, groups
 
 
@@ -742,9 +743,10 @@ def perform_assignments(cluster, facts):
             spec["masterPublicName"] = "api." + objects.name_of(cluster)
         if cloud == "aws":
             subnet_alloc.fill_shared_subnets(spec, facts)
-        if cloud not in GCE_LIKE_NETWORKS:
+        if cloud not in GCE_LIKE_NETWORKS and provider_names.declared_value(cloud, "assigns_network_cidrs", True):
             # kops carves the subnets from the network CIDR on every cloud whose subnets are zonal (AWS, OpenStack,
-            # Azure); a cloud added as a package (providers/<cloud>/) gets the same, from kops' default network.
+            # Azure); a cloud added as a package (providers/<cloud>/) gets the same, from kops' default network,
+            # unless it declares otherwise (metal: no CIDRs).
             if cloud != "aws" and not spec.get("networkCIDR"):
                 spec["networkCIDR"] = DEFAULT_AWS_NETWORK_CIDR
             subnet_alloc.allocate_subnet_cidrs(spec)

@@ -262,6 +262,7 @@ class Outcome(object):
         self.store_exists = store_exists
         self.objects = [r.report() for r in resources]
         self.log = []
+        self.notes = []
         self.store_deleted = False
 
     @property
@@ -310,6 +311,8 @@ def _delete(service, store, cluster_name, deleting, region, profile, timeout, in
     ours = (store.path(layout.LEASE), store.path(layout.JOURNAL))  # this run's own lease is not the cluster
     stored = [p for p in service.store.list(cluster_name + "/") if p not in ours]
     outcome = Outcome(cluster_name, module.discover(cloud, spec), cluster is not None or bool(stored))
+    # What deleting leaves where the cloud's module says so (metal: the hosts, until they are reset), never silently.
+    outcome.notes = list(getattr(module, "left_behind", lambda _spec: [])(spec))
     if not deleting:
         return outcome
     start = clock()
