@@ -145,7 +145,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             self.inventory.add_host(name, group=groups[0])
             for group in groups[1:]:
                 self.inventory.add_child(group, name)
-            variables = dict(variables, ansible_user=self.get_option("ansible_user"))
+            variables = dict({"ansible_user": self.get_option("ansible_user")}, **variables)  # a cloud's row may keep its own
             for key, value in variables.items():
                 self.inventory.set_variable(name, key, value)
             self._set_composite_vars(self.get_option("compose"), variables, name, strict=strict)

@@ -15,7 +15,7 @@ import json
 import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, objects, validation_aws
-from ansible_collections.kubeops.kops.plugins.module_utils import provider_names, semver
+from ansible_collections.kubeops.kops.plugins.module_utils import provider_names, semver, zones
 from ansible_collections.kubeops.kops.plugins.module_utils.kops_version import KOPS_VERSION
 
 OLDEST_SUPPORTED_KUBERNETES = "1.32.0"
@@ -273,7 +273,7 @@ def _check_subnets(spec, problems, strict):
                 problems.append(errors.required(path + ".region", "GCE subnets are regional, e.g. us-central1"))
             regions.add(subnet.get("region"))
         elif subnet.get("zone"):
-            regions.add(subnet["zone"][:-1])
+            regions.add(_region_of_zone(cloud, subnet["zone"]))
         _check_subnet_cidr(spec, subnet, path, network, extras, pod, service, seen_cidrs, problems, strict)
         _check_egress(subnet, path, problems)
         if cloud == "aws" and subnet.get("additionalRoutes") is not None:
@@ -293,6 +293,15 @@ def _check_subnets(spec, problems, strict):
     if len({r for r in regions if r}) > 1:
         problems.append(errors.forbidden("spec.subnets", "clusters cannot span regions (found %s); use subnets of one "
                                          "region" % ", ".join(sorted(r for r in regions if r))))
+
+
+def _region_of_zone(cloud, zone):
+    """The zone's region by its cloud's pattern (a metal zone has none: kops' metal cloud has no regions), else
+    the zone without its last letter (a zone no pattern knows is refused elsewhere)."""
+    try:
+        return zones.region_of_zone(cloud, zone)
+    except zones.ZoneError:
+        return zone[:-1]
 
 
 def _check_subnet_cidr(spec, subnet, path, network, extras, pod, service, seen, problems, strict):
