@@ -31,6 +31,11 @@ description:
     with the same groups; host variables C(kops_instance_group_manager), C(kops_instance_template),
     C(kops_group_instance_template) instead of the autoscaling and launch template ones, C(kops_instance_id)
     the instance's name. Credentials are E(GOOGLE_APPLICATION_CREDENTIALS) or the application default credentials."
+  - "On bare metal (kops' C(metal) cloud, the collection's docs/metal.md): no cloud is asked. The machines are the hosts
+    the inventory sources before this one added that name an instance group of the cluster, by the variable
+    C(kops_instance_group) or by membership of the group C(ig_<group>); they get the same groups and host variables
+    (C(kops_status), C(kops_needs_update) and C(kops_public_ip) null), and keep their own C(ansible_user). A host
+    naming an instance group the cluster does not have fails in one line."
   - The configuration file name must end in C(kops.yml) or C(kops.yaml).
 extends_documentation_fragment:
   - constructed

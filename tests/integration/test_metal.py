@@ -21,8 +21,9 @@ NAME = "metal.k8s.local"
 OPTIONS = {"cluster_name": NAME, "cloud_provider": "metal", "zones": ["main"], "networking": "cni",
            "kubernetes_version": "v1.34.2", "api_public_name": "192.168.76.10"}
 # What every update of the cluster writes to the store besides its spec (the nodes read them when enrolled).
-STORE_FILES = ("cluster-completed.spec", "kops-version.txt", "igconfig/control-plane/control-plane-main/nodeupconfig.yaml",
-               "igconfig/node/nodes-main/nodeupconfig.yaml", "addons/bootstrap-channel.yaml",
+STORE_FILES = ("cluster-completed.spec", "kops-version.txt",
+               "igconfig/control-plane/control-plane-main/nodeupconfig.yaml", "igconfig/node/nodes-main/nodeupconfig.yaml",
+               "addons/bootstrap-channel.yaml",
                "pki/private/kubernetes-ca/keyset.yaml", "pki/private/etcd-manager-ca-main/keyset.yaml",
                "secrets/kubelet-bootstrap-token", "backups/etcd/main/control/etcd-cluster-spec")
 
@@ -79,14 +80,16 @@ def test_a_metal_cluster_through_the_playbooks(playbook, tmp_path):
     missing = [f for f in STORE_FILES if not (cluster_dir / f).is_file()]
     assert missing == []
     completed = yaml.safe_load((cluster_dir / "cluster-completed.spec").read_text())
-    assert "cloudProvider" not in completed["spec"] and completed["metadata"]["labels"]["alpha.kops.k8s.io/cloud"] == "metal"
+    assert "cloudProvider" not in completed["spec"]
+    assert completed["metadata"]["labels"]["alpha.kops.k8s.io/cloud"] == "metal"
     assert "cloudProvider" not in completed["spec"]["kubelet"]  # kops: no --cloud-provider on metal (no CCM)
     written = _cloud_files(_files(cluster_dir))
 
     code, again = playbook("kubeops.kops.create_cluster", "-e", "@%s" % config)
     assert code == 0 and task_results(again, "Write the cluster spec to the state store")["changed"] is False
 
-    code, got = playbook("kubeops.kops.get_cluster", "-e", "state_store=file://%s" % store, "-e", "cluster_name=" + NAME,
+    code, got = playbook("kubeops.kops.get_cluster", "-e", "state_store=file://%s" % store,
+                         "-e", "cluster_name=" + NAME,
                          json_output=False)
     assert code == 0, got
     assert "alpha.kops.k8s.io/cloud: metal" in got and "cloudProvider" not in got and "dummy-metal-image" in got
@@ -108,7 +111,8 @@ def test_a_metal_cluster_through_the_playbooks(playbook, tmp_path):
         assert not (tmp_path / "out").exists()
     assert _cloud_files(_files(cluster_dir)) == written
 
-    code, listed = playbook("kubeops.kops.delete_cluster", "-e", "state_store=file://%s" % store, "-e", "cluster_name=" + NAME)
+    code, listed = playbook("kubeops.kops.delete_cluster", "-e", "state_store=file://%s" % store,
+                            "-e", "cluster_name=" + NAME)
     assert code == 0 and cluster_dir.is_dir()
     assert task_results(listed, "Delete cluster " + NAME)["lines"] == []
     code, deleted = playbook("kubeops.kops.delete_cluster", "-e", "state_store=file://%s" % store,
@@ -146,8 +150,8 @@ def test_a_module_packaged_by_ansible_finds_the_metal_package(tmp_path):
     store = tmp_path / "state"
     config = _vars_file(tmp_path, store)
     env = ansible_env(REPO / "build" / "collections")
-    env.update(KUBEOPS_IN_PROCESS="0", ANSIBLE_CALLBACK_PLUGINS=str(REPO / "tests" / "integration" / "callback_plugins"),
-               ANSIBLE_STDOUT_CALLBACK="test_json")
+    env.update(KUBEOPS_IN_PROCESS="0", ANSIBLE_STDOUT_CALLBACK="test_json",
+               ANSIBLE_CALLBACK_PLUGINS=str(REPO / "tests" / "integration" / "callback_plugins"))
     proc = subprocess.run([str(BIN / "ansible-playbook"), "kubeops.kops.create_cluster", "-e", "@%s" % config,
                            "-e", "target=direct"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
                           check=False)

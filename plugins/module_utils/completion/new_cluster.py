@@ -320,7 +320,7 @@ def _cloud_provider(opt, config_base):
         cloud = next((c for prefix, c in GUESS_CLOUD_FROM_STORE.items() if config_base.startswith(prefix)), None)
         if not cloud:
             raise CreateClusterError("cloud_provider: cannot guess the cloud from the state store %r; "
-                                     "set cloud_provider to aws or gce" % config_base)
+                                     "set cloud_provider to one of: %s" % (config_base, ", ".join(provider_names.names())))
     if cloud not in provider_names.names():  # the clouds with a package under providers/
         raise CreateClusterError("cloud_provider: %r is not supported (use one of: %s)"
                                  % (cloud, ", ".join(provider_names.names())))

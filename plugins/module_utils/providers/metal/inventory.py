@@ -73,7 +73,8 @@ def metal_hosts(cluster, groups, inventory_hosts, state_store):
                      "kops_status": None, "kops_needs_update": None}
         if host_vars.get("ansible_user"):
             variables["ansible_user"] = host_vars["ansible_user"]  # the user's own, never the plugin's default
-        names = ["kops_" + safe_group(cluster_name), ROLE_GROUPS.get(role, "role_node"), GROUP_PREFIX + safe_group(name)]
+        names = ["kops_" + safe_group(cluster_name), ROLE_GROUPS.get(role, "role_node"),
+                 GROUP_PREFIX + safe_group(name)]
         if zone:
             names.append("zone_" + safe_group(zone))
         hosts.append((host_name, variables, names))
