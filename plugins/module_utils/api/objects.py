@@ -318,10 +318,14 @@ def refuse_unbuilt_cloud(obj):
             % (cloud, " and ".join(c.upper() for c in built)))], subject="cluster")
 
 
-# kops' Cluster.GetCloudProvider: a cloud kops runs behind a feature flag is named by this label and has no
-# spec.cloudProvider (v1alpha2 has no value for it: kops refuses spec.cloudProvider: metal on read).
+# kops' Cluster.GetCloudProvider: a cloud kops runs behind a feature flag (metal) is named by this label and has no
+# spec.cloudProvider (v1alpha2 has no value for it: kops refuses spec.cloudProvider: metal on read).  Which clouds
+# are named so, their packages declare (Provider.named_by_label).
 ALPHA_CLOUD_LABEL = "alpha.kops.k8s.io/cloud"
-LABELLED_CLOUDS = ("metal",)
+
+
+def _named_by_label(cloud):
+    return isinstance(cloud, str) and bool(cloud) and provider_names.declared_value(cloud, "named_by_label", False)
 
 
 def with_cloud_from_label(obj):
@@ -332,13 +336,14 @@ def with_cloud_from_label(obj):
     metadata = obj.setdefault("metadata", {}) if isinstance(obj.get("metadata"), dict) else {}
     labels = metadata.get("labels") if isinstance(metadata.get("labels"), dict) else {}
     labelled, given = labels.get(ALPHA_CLOUD_LABEL), obj["spec"].get("cloudProvider")
-    if labelled in LABELLED_CLOUDS and given not in (None, "", labelled):
+    labelled = labelled if _named_by_label(labelled) else None
+    if labelled and given not in (None, "", labelled):
         raise errors.ValidationError([errors.forbidden(
             "spec.cloudProvider", "the label %s: %s names the cluster's cloud; remove spec.cloudProvider %r"
             % (ALPHA_CLOUD_LABEL, labelled, given))], subject="cluster")
-    if labelled in LABELLED_CLOUDS:
+    if labelled:
         obj["spec"]["cloudProvider"] = labelled
-    elif given in LABELLED_CLOUDS:
+    elif _named_by_label(given):
         metadata.setdefault("labels", {})[ALPHA_CLOUD_LABEL] = given
     return obj
 
@@ -346,7 +351,7 @@ def with_cloud_from_label(obj):
 def as_stored(obj):
     """obj as kops stores it: a Cluster of a labelled cloud without spec.cloudProvider (a copy; obj is kept)."""
     if not isinstance(obj, dict) or obj.get("kind") != CLUSTER or not isinstance(obj.get("spec"), dict) \
-            or obj["spec"].get("cloudProvider") not in LABELLED_CLOUDS:
+            or not _named_by_label(obj["spec"].get("cloudProvider")):
         return obj
     stored = copy.deepcopy(obj)
     cloud = stored["spec"].pop("cloudProvider")

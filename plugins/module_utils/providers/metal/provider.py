@@ -23,6 +23,7 @@ class MetalProvider(Provider):
     default_image = "dummy-metal-image"  # kops' defaultImage for metal: the hosts bring their own OS
     machine_types = False  # kops' defaultMachineType has none for metal: the machines exist already
     assigns_network_cidrs = False  # kops' PerformAssignments carves CIDRs on AWS, OpenStack and Azure only
+    named_by_label = True  # kops' Cluster.GetCloudProvider: metadata.labels["alpha.kops.k8s.io/cloud"] == "metal"
 
     def driver(self):
         from ansible_collections.kubeops.kops.plugins.module_utils.providers.metal import driver
