@@ -406,8 +406,10 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     completed, groups = load_completed(service, cluster_name, planned)
     driver = driver_for(completed["spec"])
     if target not in driver.targets:  # refused before anything is written
-        raise UpdateError("target=%s: a %s cluster applies directly or renders as %s"
-                          % (target, driver.provider.upper(), " or ".join(t for t in driver.targets if t != "direct")))
+        rendered = " or ".join(t for t in driver.targets if t != "direct")
+        raise UpdateError("target=%s: a %s cluster %s" % (
+            target, driver.provider.upper(), "applies directly or renders as " + rendered if rendered else
+            "has nothing in a cloud to render; use target: direct, which writes the state store's files"))
     _warn_not_rendered(completed, groups, warn)
     keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
     store = service.cluster_store(cluster_name)

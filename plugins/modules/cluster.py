@@ -44,8 +44,8 @@ options:
           is given.
         type: str
       cloud_provider:
-        description: V(aws) or V(gce) (C(--cloud)). Guessed from the state store when not given (C(s3://) is aws, C(gs://)
-          is gce).
+        description: V(aws), V(gce) or V(metal) (C(--cloud); metal is the hosts of an inventory, docs/metal.md). Guessed
+          from the state store when not given (C(s3://) is aws, C(gs://) is gce).
         type: str
       channel:
         description: Release channel (C(--channel)); the embedded channels are V(stable) and V(alpha).

@@ -168,6 +168,8 @@ def run(module):
                   changed=bool(deleting and outcome.anything))
     if outcome.log:
         result["log"] = outcome.log
+    for note in outcome.notes:
+        module.warn(note)
     if outcome.not_found:
         result["msg"] = ("cluster %s not found in %s: nothing to delete (to look for cloud objects it may have left, "
                          "give region%s)" % (params["cluster_name"], service.store.url(""),

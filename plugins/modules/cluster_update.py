@@ -32,6 +32,8 @@ description:
     bootstrap token with its RBAC addon. See the collection's docs/nodeup-config.md.
   - Clouds built are AWS and GCE (C(spec.cloudProvider)). docs/aws-model.md and docs/gce-model.md list the
     objects covered and how they compare with kops' own output.
+  - On bare metal (kops' C(metal), docs/metal.md) nothing is in a cloud; the run writes the state store's files
+    only, and O(target=terraform) and O(target=cloudformation) are refused.
   - On GCE the project is the spec's C(spec.project); credentials are Google's application default ones
     (E(GOOGLE_APPLICATION_CREDENTIALS) naming a service-account key file, or C(gcloud auth application-default
     login)). The AWS options then serve an C(s3://) state store only.

@@ -256,6 +256,7 @@ def new_cluster(options, state_store=None, facts=None):
     for ig in groups:
         ig["metadata"]["labels"] = {objects.CLUSTER_LABEL: name}
     groups.sort(key=objects.name_of)
+    objects.with_cloud_from_label(cluster)  # kops names some clouds by a label (metal)
     return cluster, groups
 
 
@@ -319,7 +320,7 @@ def _cloud_provider(opt, config_base):
         cloud = next((c for prefix, c in GUESS_CLOUD_FROM_STORE.items() if config_base.startswith(prefix)), None)
         if not cloud:
             raise CreateClusterError("cloud_provider: cannot guess the cloud from the state store %r; "
-                                     "set cloud_provider to aws or gce" % config_base)
+                                     "set cloud_provider to one of: %s" % (config_base, ", ".join(provider_names.names())))
     if cloud not in provider_names.names():  # the clouds with a package under providers/
         raise CreateClusterError("cloud_provider: %r is not supported (use one of: %s)"
                                  % (cloud, ", ".join(provider_names.names())))
@@ -756,9 +757,10 @@ def perform_assignments(cluster, facts):
             spec["masterPublicName"] = "api." + objects.name_of(cluster)
         if cloud == "aws":
             subnet_alloc.fill_shared_subnets(spec, facts)
-        if cloud not in GCE_LIKE_NETWORKS:
+        if cloud not in GCE_LIKE_NETWORKS and provider_names.declared_value(cloud, "assigns_network_cidrs", True):
             # kops carves the subnets from the network CIDR on every cloud whose subnets are zonal (AWS, OpenStack,
-            # Azure); a cloud added as a package (providers/<cloud>/) gets the same, from kops' default network.
+            # Azure); a cloud added as a package (providers/<cloud>/) gets the same, from kops' default network,
+            # unless it declares otherwise (metal: no CIDRs).
             if cloud != "aws" and not spec.get("networkCIDR"):
                 spec["networkCIDR"] = DEFAULT_AWS_NETWORK_CIDR
             subnet_alloc.allocate_subnet_cidrs(spec)

@@ -264,6 +264,7 @@ class Outcome(object):
         self.not_found = not_found
         self.objects = [r.report() for r in resources]
         self.log = []
+        self.notes = []
         self.store_deleted = False
 
     @property
@@ -316,6 +317,8 @@ def _delete(service, store, cluster_name, deleting, region, profile, timeout, in
     cloud = cloud_factory(cluster_name, region) if cloud_factory else module.cloud(cluster_name, region, profile,
                                                                                    cloud_spec)
     outcome = Outcome(cluster_name, module.discover(cloud, spec), cluster is not None or bool(stored))
+    # What deleting leaves where the cloud's module says so (metal: the hosts, until they are reset), never silently.
+    outcome.notes = list(getattr(module, "left_behind", lambda _spec: [])(spec))
     if not deleting:
         return outcome
     start = clock()

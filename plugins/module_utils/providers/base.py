@@ -52,6 +52,13 @@ class Provider(object):
     spec_options = {}
     # (regex whose group 1 is the region, an example zone) for a cloud zones.ZONE_PATTERNS does not hold.
     zone_pattern = None
+    # What kops' create cluster gives a new cluster of this cloud beyond the channel and the cloud's facts, read as
+    # data by completion/ (provider_names.declared) for a cloud added as a package:
+    default_image = None  # the image when the channel has none for this cloud (kops' defaultImage)
+    machine_types = True  # False: instance groups get no machineType (kops' defaultMachineType gives none)
+    assigns_network_cidrs = True  # False: no networkCIDR nor subnet CIDRs (kops' PerformAssignments)
+    # True: kops names the cloud by the label alpha.kops.k8s.io/cloud, not spec.cloudProvider (api/objects.py)
+    named_by_label = False
 
     def _not_built(self, verb):
         raise NotBuilt("spec.cloudProvider: %s is not built for %s clusters" % (verb, self.name))
