@@ -141,13 +141,21 @@ plan:
       description: The cloud's id of the object, once known.
       type: str
       returned: when known
+    shared:
+      description: The cluster uses the object but does not own it (its image, a VPC or subnet given by id).
+      type: bool
+      returned: when true
 summary:
   description: How many objects each action covers; equal in check mode to what the real run then does.
   returned: target=direct
   type: dict
   sample: {create: 0, update: 1, delete: 1, unchanged: 27}
 lines:
-  description: The plan as kops prints it, one line per object that changes, then the count.
+  description:
+    - The plan as kops prints it, one line per object that changes (creates by kind), then what the cluster uses
+      but does not own (C(= kind (n, not the cluster's): names)), then the count.
+    - Nothing to create, update or delete (the task is then not changed, unless the spec was completed):
+      C(No changes need to be applied), then the count.
   returned: target=direct
   type: list
   elements: str

@@ -23,6 +23,7 @@ LONG_VALUE = 120
 FULL_VALUES = 2
 # Kinds whose change means instances must be replaced to pick it up (kops prints the hint for these).
 RESTART_KINDS = ("aws_launch_template", "google_compute_instance_template")
+NO_CHANGES = "No changes need to be applied"
 RESTART_HINT = ("Changes may require instances to restart: run playbooks/rolling_update.yml "
                 "(kops rolling-update cluster)")
 
@@ -53,32 +54,47 @@ def counts(entries):
 def lines(entries, verbosity=0):
     """The plan as text lines, as kops prints it: deletions first (what goes away is what the user must see), one
     line each; creates by kind, a count and the names (a new cluster's preview stays a screen; -v lists one per
-    line); each update with every changed field, old -> new (long values as their hash and size); then the count
-    and the restart hint."""
+    line); each update with every changed field, old -> new (long values as their hash and size); what the cluster
+    uses but does not own (its image, a VPC given by id), by kind, so no count stands for objects nobody named;
+    then the count and the restart hint.  Nothing to create, update or delete: kops' "No changes need to be
+    applied", and the count."""
+    total = counts(entries)
+    if not (total[CREATE] or total[UPDATE] or total[DELETE]):
+        return [NO_CHANGES, _count_line(total)]
     out = []
     for entry in entries:
         if entry.action == DELETE:
             out.append("- %s %s%s" % (entry.kind, entry.name, " (%s)" % entry.id if entry.id else ""))
-    created = {}
-    for entry in entries:
-        if entry.action == CREATE:
-            created.setdefault(entry.kind, []).append(entry.name)
-    for kind, names in created.items():
-        if verbosity >= 1:
-            out.extend("+ %s %s" % (kind, name) for name in names)
-        else:
-            out.append("+ %s (%d): %s" % (kind, len(names), ", ".join(names)))
+    out.extend(_grouped(CREATE, [e for e in entries if e.action == CREATE], verbosity))
     for entry in entries:
         if entry.action == UPDATE:
             out.append("~ %s %s" % (entry.kind, entry.name))
             out.extend("    %s: %s -> %s" % (field, _shown(before, verbosity), _shown(after, verbosity))
                        for field, (before, after) in sorted(entry.changes.items()))
-    total = counts(entries)
-    out.append("Plan: %d to create, %d to update, %d to delete, %d unchanged."
-               % (total[CREATE], total[UPDATE], total[DELETE], total[UNCHANGED]))
+    out.extend(_grouped(UNCHANGED, [e for e in entries if e.action == UNCHANGED and e.shared], verbosity,
+                        ", not the cluster's"))
+    out.append(_count_line(total))
     if restart_needed(entries):
         out.append(RESTART_HINT)
     return out
+
+
+def _count_line(total):
+    return "Plan: %d to create, %d to update, %d to delete, %d unchanged." % (
+        total[CREATE], total[UPDATE], total[DELETE], total[UNCHANGED])
+
+
+def _grouped(action, entries, verbosity, note=""):
+    """One line per kind, its count (and note) and names, marked with the action's symbol (-v: one line per
+    object)."""
+    by_kind = {}
+    for entry in entries:
+        by_kind.setdefault(entry.kind, []).append(entry.name)
+    symbol = SYMBOLS[action]
+    if verbosity >= 1:
+        return ["%s %s %s%s" % (symbol, kind, name, note and " (%s)" % note[2:]) for kind, names in by_kind.items()
+                for name in names]
+    return ["%s %s (%d%s): %s" % (symbol, kind, len(names), note, ", ".join(names)) for kind, names in by_kind.items()]
 
 
 def _shown(value, verbosity):
