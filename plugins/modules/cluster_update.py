@@ -153,7 +153,7 @@ summary:
 lines:
   description:
     - The plan as kops prints it, one line per object that changes (creates by kind), then what the cluster uses
-      but does not own (C(= kind (n, not the cluster's): names)), then the count.
+      but does not own (C(= kind (n, used, not owned): names)), then the count.
     - Nothing to create, update or delete (the task is then not changed, unless the spec was completed):
       C(No changes need to be applied), then the count.
   returned: target=direct

@@ -57,6 +57,15 @@ def test_create_get_replace_round_trip(playbook, tmp_path):
     assert result["changed_paths"] == ["instancegroup/nodes-us-east-1c"]
     stored = yaml.safe_load(_files(store_dir)["ha.example.com/instancegroup/nodes-us-east-1c"])
     assert stored["spec"]["maxSize"] == 5
+    # The report: what changed, where, the revision, and the objects as a table (it was a Python list's repr).
+    assert task_results(replaced, "Report")["msg"] == [
+        "1 object(s) changed in file://%s/ha.example.com, now at revision 2" % store_dir,
+        "OBJECT                          CHANGE",
+        "instancegroup/nodes-us-east-1c  updated"]
+    code, again = playbook(PLAYBOOKS / "replace_cluster.yml", "-e", store, "-e", "spec_file=%s" % exported, "-e",
+                           "force=true")
+    assert code == 0 and task_results(again, "Report")["msg"] == [
+        "No changes in file://%s/ha.example.com, now at revision 2" % store_dir], again
 
 
 def _printed(text, task):

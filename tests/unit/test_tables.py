@@ -28,3 +28,29 @@ def test_unsorted_keeps_the_order_and_no_line_ends_in_spaces():
     lines = tables.render(["REVISION", "CAUSE"], [[2, ""], [10, "replace"]], sort=False)
     assert lines == ["REVISION        CAUSE", "2", "10              replace"]
     assert tables.render(["TYPE", "NAME", "ID"], []) == ["TYPE    NAME    ID"]
+
+
+def test_validate_prints_kops_tables():
+    from ansible_collections.kubeops.kops.plugins.module_utils.kube import validation
+
+    groups = [{"metadata": {"name": "nodes-us-east-1a"},
+               "spec": {"role": "Node", "machineType": "t3.medium", "minSize": 1, "maxSize": 2,
+                        "subnets": ["us-east-1a"]}},
+              {"metadata": {"name": "control-plane-us-east-1a"},
+               "spec": {"role": "Master", "machineType": "t3.large", "subnets": ["us-east-1a"]}}]
+    result = {"nodes": [{"name": "i-2", "role": "node", "status": "True"},
+                        {"name": "i-1", "role": "control-plane", "status": "True"}],
+              "failures": [{"type": "Node", "name": "i-2", "message": "node \"i-2\" is not ready"}]}
+    assert validation.report("k.example.com", groups, result) == [
+        "Validating cluster k.example.com", "", "INSTANCE GROUPS",
+        "NAME                            ROLE            MACHINETYPE     MIN     MAX     SUBNETS",
+        "control-plane-us-east-1a        ControlPlane    t3.large        -       -       us-east-1a",
+        "nodes-us-east-1a                Node            t3.medium       1       2       us-east-1a",
+        "", "NODE STATUS",
+        "NAME    ROLE            READY",
+        "i-1     control-plane   True",
+        "i-2     node            True",
+        "", "VALIDATION ERRORS",
+        "KIND    NAME    MESSAGE",
+        "Node    i-2     node \"i-2\" is not ready",
+        "", "Validation Failed"]

@@ -72,7 +72,7 @@ def lines(entries, verbosity=0):
             out.extend("    %s: %s -> %s" % (field, _shown(before, verbosity), _shown(after, verbosity))
                        for field, (before, after) in sorted(entry.changes.items()))
     out.extend(_grouped(UNCHANGED, [e for e in entries if e.action == UNCHANGED and e.shared], verbosity,
-                        ", not the cluster's"))
+                        ", used, not owned"))
     out.append(_count_line(total))
     if restart_needed(entries):
         out.append(RESTART_HINT)

@@ -44,9 +44,9 @@ def test_what_the_cluster_uses_without_owning_it_is_named_so_the_count_says_what
                PlanEntry("aws_subnet", "owned", "unchanged")]
     assert plan.lines(entries) == [
         "+ aws_vpc (1): k.example.com",
-        "= aws_ami (1, not the cluster's): ami-1",
+        "= aws_ami (1, used, not owned): ami-1",
         "Plan: 1 to create, 0 to update, 0 to delete, 2 unchanged."]
-    assert plan.lines(entries, verbosity=1)[1] == "= aws_ami ami-1 (not the cluster's)"
+    assert plan.lines(entries, verbosity=1)[1] == "= aws_ami ami-1 (used, not owned)"
 
 
 def test_nothing_to_do_is_said_in_kops_words():

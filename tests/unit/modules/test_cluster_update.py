@@ -56,7 +56,7 @@ def test_plan_groups_creates_by_kind_with_long_values_summarised(run_module, sto
     # "1 unchanged" says what it is), then the count.
     used = [e for e in preview["plan"] if e["action"] == "unchanged"]
     assert [e.get("shared") for e in used] == [True] and used[0]["kind"] == "aws_ami", used
-    assert preview["lines"][len(kinds)] == "= aws_ami (1, not the cluster's): %s" % used[0]["name"]
+    assert preview["lines"][len(kinds)] == "= aws_ami (1, used, not owned): %s" % used[0]["name"]
     assert len(preview["lines"]) == len(kinds) + 2
     assert preview["lines"][-1] == "Plan: %(create)d to create, %(update)d to update, %(delete)d to delete, " \
         "%(unchanged)d unchanged." % preview["summary"]
