@@ -420,7 +420,7 @@ restored:
   type: int
 lines:
   description:
-    - What was done, as lines for the console (C(replace_cluster.yml) prints them): how many objects changed (or
+    - What was done, as lines for the console (C(replace_cluster.yml) prints them). How many objects changed (or
       C(No changes)) in the cluster's location in the store and the revision it is at now; then the table of the
       changed objects, OBJECT CHANGE (C(created), C(updated), C(deleted)).
   returned: always

@@ -11,7 +11,7 @@ short_description: Read kops clusters from the state store
 version_added: 0.1.0
 description:
   - Reads clusters from a kops state store, like C(kops get clusters), C(kops get instancegroups) and
-    C(kops get cluster -o yaml) (and C(--full) for the completed spec): the objects, their YAML, and kops' tables
+    C(kops get cluster -o yaml) (and C(--full) for the completed spec); the objects, their YAML, and kops' tables
     as lines (RV(lines)).
   - Never writes anything.
 options:

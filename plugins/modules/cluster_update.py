@@ -153,9 +153,9 @@ summary:
 lines:
   description:
     - The plan as kops prints it, one line per object that changes (creates by kind), then what the cluster uses
-      but does not own (C(= kind (n, used, not owned): names)), then the count.
-    - Nothing to create, update or delete (the task is then not changed, unless the spec was completed):
-      C(No changes need to be applied), then the count.
+      but does not own (its image, a VPC given by id; marked C(=)), then the count.
+    - Nothing to create, update or delete (the task is then not changed, unless the spec was completed) reads
+      C(No changes need to be applied), as kops says it, then the count.
   returned: target=direct
   type: list
   elements: str
