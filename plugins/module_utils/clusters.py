@@ -120,11 +120,11 @@ class Plan(object):
             return ["No changes in %s%s" % (config_base, at)]
         before, after = ((self.raw_before, self.raw_after) if self.raw_after is not None
                          else (dict(self.before, **self.files_before), dict(self.after, **self.files_after)))
-        return ["%d object(s) %s in %s%s" % (len(self.changed_paths), "would change" if dry_run else "changed",
-                                            config_base, at)] + \
-            tables.render(["OBJECT", "CHANGE"], [
-                (path, "created" if before.get(path) is None else "deleted" if after.get(path) is None else "updated")
-                for path in self.changed_paths])
+        done = "would change" if dry_run else "changed"
+        changes = [(path, "created" if before.get(path) is None else "deleted" if after.get(path) is None else "updated")
+                   for path in self.changed_paths]
+        return (["%d object(s) %s in %s%s" % (len(changes), done, config_base, at)]
+                + tables.render(["OBJECT", "CHANGE"], changes))
 
     def objects_after(self):
         return [self.after[p] for p in sorted(self.after) if self.after[p] is not None]

@@ -68,8 +68,8 @@ def _script(port):
             line = line.replace(" --check", " -e cloud_only=true --check")  # the section: cloud_only on moto
         if line.startswith("ansible-playbook "):
             commands.append(line.split("#", 1)[0].strip())
-            line = "%s > out/%d.log 2>&1 || { cat out/%d.log; exit 1; }" % (commands[-1], len(commands),
-                                                                             len(commands))
+            log = "out/%d.log" % len(commands)
+            line = "%s > %s 2>&1 || { cat %s; exit 1; }" % (commands[-1], log, log)
         lines.append(line)
         if line == "YAML":
             lines.extend(MOTO_IMAGE.strip().splitlines())
