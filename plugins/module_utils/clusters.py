@@ -121,8 +121,8 @@ class Plan(object):
         before, after = ((self.raw_before, self.raw_after) if self.raw_after is not None
                          else (dict(self.before, **self.files_before), dict(self.after, **self.files_after)))
         done = "would change" if dry_run else "changed"
-        changes = [(path, "created" if before.get(path) is None else "deleted" if after.get(path) is None else "updated")
-                   for path in self.changed_paths]
+        changes = [(path, "created" if before.get(path) is None else "deleted" if after.get(path) is None
+                    else "updated") for path in self.changed_paths]
         return (["%d object(s) %s in %s%s" % (len(changes), done, config_base, at)]
                 + tables.render(["OBJECT", "CHANGE"], changes))
 
