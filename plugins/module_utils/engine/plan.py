@@ -72,7 +72,7 @@ def lines(entries, verbosity=0):
             out.extend("    %s: %s -> %s" % (field, _shown(before, verbosity), _shown(after, verbosity))
                        for field, (before, after) in sorted(entry.changes.items()))
     out.extend(_grouped(UNCHANGED, [e for e in entries if e.action == UNCHANGED and e.shared], verbosity,
-                        ", used, not owned"))
+                        "used, not owned"))
     out.append(_count_line(total))
     if restart_needed(entries):
         out.append(RESTART_HINT)
@@ -84,17 +84,18 @@ def _count_line(total):
         total[CREATE], total[UPDATE], total[DELETE], total[UNCHANGED])
 
 
-def _grouped(action, entries, verbosity, note=""):
+def _grouped(action, entries, verbosity, note=None):
     """One line per kind, its count (and note) and names, marked with the action's symbol (-v: one line per
-    object)."""
+    object, the note after it)."""
     by_kind = {}
     for entry in entries:
         by_kind.setdefault(entry.kind, []).append(entry.name)
     symbol = SYMBOLS[action]
     if verbosity >= 1:
-        return ["%s %s %s%s" % (symbol, kind, name, note and " (%s)" % note[2:]) for kind, names in by_kind.items()
-                for name in names]
-    return ["%s %s (%d%s): %s" % (symbol, kind, len(names), note, ", ".join(names)) for kind, names in by_kind.items()]
+        after = " (%s)" % note if note else ""
+        return ["%s %s %s%s" % (symbol, kind, name, after) for kind, names in by_kind.items() for name in names]
+    return ["%s %s (%s): %s" % (symbol, kind, ", ".join([str(len(names))] + [note] * bool(note)), ", ".join(names))
+            for kind, names in by_kind.items()]
 
 
 def _shown(value, verbosity):
