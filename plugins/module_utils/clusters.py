@@ -22,6 +22,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.completion import pop
 from ansible_collections.kubeops.kops.plugins.module_utils import revisions
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import StaticCloudFacts
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import history, layout, vfs
+from ansible_collections.kubeops.kops.plugins.module_utils import tables
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import ServiceError
 
 # Metadata the store manages itself; comparing specs ignores it.
@@ -97,6 +98,21 @@ class Plan(object):
     @property
     def changed(self):
         return bool(self.changed_paths) or bool(self.interrupted)
+
+    def report(self, config_base, revision=None, dry_run=False):
+        """What the run did to the store, as lines: one saying so (and the revision it is at now), then the changed
+        objects as a table, OBJECT CHANGE (created, updated, deleted).  No ': ' in the first line: a YAML result
+        format would quote and fold it."""
+        at = ", now at revision %s" % revision if revision is not None else ""
+        if not self.changed_paths:
+            return ["No changes in %s%s" % (config_base, at)]
+        before, after = ((self.raw_before, self.raw_after) if self.raw_after is not None
+                         else (dict(self.before, **self.files_before), dict(self.after, **self.files_after)))
+        done = "would change" if dry_run else "changed"
+        changes = [(path, "created" if before.get(path) is None else "deleted" if after.get(path) is None
+                    else "updated") for path in self.changed_paths]
+        return (["%d object(s) %s in %s%s" % (len(changes), done, config_base, at)]
+                + tables.render(["OBJECT", "CHANGE"], changes))
 
     def objects_after(self):
         return [self.after[p] for p in sorted(self.after) if self.after[p] is not None]

@@ -215,7 +215,7 @@ def merge_plans(first, second):
         if key not in merged:
             order.append(key)
         elif merged[key].action == runner.CREATE:
-            entry = runner.PlanEntry(entry.kind, entry.name, runner.CREATE, entry.changes, entry.id)
+            entry = runner.PlanEntry(entry.kind, entry.name, runner.CREATE, entry.changes, entry.id, entry.shared)
         merged[key] = entry
     return [merged[key] for key in order]
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import collections
 import copy
 
-from ansible_collections.kubeops.kops.plugins.module_utils import semver
+from ansible_collections.kubeops.kops.plugins.module_utils import semver, tables
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.api.validation import OLDEST_SUPPORTED_KUBERNETES
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
@@ -194,7 +194,5 @@ def plan_upgrade(cluster, instance_groups, channel_name=None, kubernetes_version
 
 
 def table(actions):
-    """kops' ITEM / PROPERTY / OLD / NEW table as lines, with spaces where kops' tabwriter puts tabs (stops of 8)."""
-    rows = [("ITEM", "PROPERTY", "OLD", "NEW")] + [(a.item, a.property, a.old, a.new) for a in actions]
-    widths = [(max(len(row[i]) for row in rows) // 8 + 1) * 8 for i in range(3)]
-    return ["".join(cell.ljust(width) for cell, width in zip(row, widths)) + row[3] for row in rows]
+    """kops' ITEM PROPERTY OLD NEW table."""
+    return tables.render(["ITEM", "PROPERTY", "OLD", "NEW"], [(a.item, a.property, a.old, a.new) for a in actions])

@@ -424,6 +424,16 @@ restored:
   description: The revision a rollback wrote back.
   returned: when rolling back
   type: int
+lines:
+  description:
+    - What was done, as lines for the console (C(replace_cluster.yml) prints them). How many objects changed (or
+      C(No changes)) in the cluster's location in the store and the revision it is at now; then the table of the
+      changed objects, OBJECT CHANGE (C(created), C(updated), C(deleted)).
+  returned: always
+  type: list
+  elements: str
+  sample: ["1 object(s) changed in s3://my-kops-state/k8s.example.com, now at revision 51",
+           "OBJECT                          CHANGE", "instancegroup/nodes-us-east-1a  updated"]
 config_base:
   description: The cluster's location in the state store.
   returned: always
@@ -486,6 +496,7 @@ def run(module):
             result["restored"] = plan.restores
         if not module.check_mode:
             result["revision"] = str(service.revision(plan.cluster_name))
+    result["lines"] = plan.report(result["config_base"], result.get("revision"), module.check_mode)
     module.exit_json(**result)
 
 

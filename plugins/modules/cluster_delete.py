@@ -127,10 +127,13 @@ objects:
   sample:
     - {kind: vpc, id: vpc-0abc, name: k8s.example.com, shared: false, result: deleted}
 lines:
-  description: The objects as C(kops delete cluster) lists them, one line each (kind, id, name).
+  description:
+    - The objects as C(kops delete cluster) lists them, its TYPE NAME ID table (a header, then one line each, columns
+      aligned), or C(No cloud resources to delete).
   returned: always
   type: list
   elements: str
+  sample: ["TYPE            NAME                    ID", "vpc             k8s.example.com         vpc-0abc"]
 log:
   description: The rounds, as kops prints them (C(<kind>:<id> ok), C(still has dependencies, will retry), ...).
   returned: when something was deleted
@@ -183,7 +186,7 @@ def run(module):
     else:
         result["msg"] = "Deleted cluster: %s (%d cloud object(s))" % (params["cluster_name"], len(outcome.objects))
     if module._diff:
-        result["diff"] = {"before": "\n".join(outcome.lines) + "\n" if outcome.lines else "", "after": "",
+        result["diff"] = {"before": "\n".join(outcome.lines) + "\n" if outcome.resources else "", "after": "",
                           "before_header": "%s (cloud)" % params["cluster_name"], "after_header": "deleted"}
     module.exit_json(**result)
 

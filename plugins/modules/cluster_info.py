@@ -11,7 +11,8 @@ short_description: Read kops clusters from the state store
 version_added: 0.1.0
 description:
   - Reads clusters from a kops state store, like C(kops get clusters), C(kops get instancegroups) and
-    C(kops get cluster -o yaml) (and C(--full) for the completed spec).
+    C(kops get cluster -o yaml) (and C(--full) for the completed spec); the objects, their YAML, and kops' tables
+    as lines (RV(lines)).
   - Never writes anything.
 options:
   name:
@@ -97,6 +98,17 @@ instance_groups:
   returned: when the named cluster exists
   type: list
   elements: dict
+lines:
+  description:
+    - What C(kops get) prints by default (C(-o table)), as lines. With O(name), C(kops get all NAME)'s tables
+      (C(Cluster), NAME CLOUD ZONES; C(Instance Groups), NAME ROLE MACHINETYPE MIN MAX ZONES) of the spec read
+      (at O(revision) when given); without it, C(kops get clusters)' table of every cluster in the store.
+  returned: when the named cluster exists, or without name
+  type: list
+  elements: str
+  sample: ["Cluster", "NAME                    CLOUD   ZONES", "k8s.example.com         aws     eu-west-1a", "",
+           "Instance Groups", "NAME                    ROLE            MACHINETYPE     MIN     MAX     ZONES",
+           "control-plane-eu-west-1a ControlPlane    t3.medium       1       1       eu-west-1a"]
 yaml:
   description:
     - Cluster and instance groups as one multi-document YAML text, as C(kops get -o yaml) prints it.
@@ -120,6 +132,11 @@ revision:
   returned: when the named cluster exists
   type: str
   sample: "51"
+history_lines:
+  description: RV(history) as a table, oldest first (REVISION OPERATION TIME WHO CAUSE).
+  returned: when history=true and the cluster exists
+  type: list
+  elements: str
 revision_diff:
   description: Unified diff of the spec (config, then instance groups) from O(compare_to) to the revision read.
   returned: when compare_to is given and the cluster exists
@@ -170,12 +187,16 @@ from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsMod
 @reports_errors
 def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils import revisions
+    from ansible_collections.kubeops.kops.plugins.module_utils import listings
     from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 
     service = module.service()
     name = module.params["name"]
     if not name:
-        module.exit_json(changed=False, clusters=service.list_clusters())
+        names = service.list_clusters()
+        stored = [cluster for cluster in (service.read(n)[0] for n in names) if cluster is not None]
+        lines = listings.clusters(stored) if stored else ["No clusters found in %s" % service.store.url("")]
+        module.exit_json(changed=False, clusters=names, lines=lines)
     cluster, groups = service.read(name)
     if cluster is None:
         module.exit_json(changed=False, exists=False)
@@ -186,7 +207,8 @@ def run(module):
         revision = str(params["revision"])
     # The revision travels on the Cluster, where YAML tools keep it; a replace of the text checks it (revisions.py).
     text = objects.dump_objects([revisions.annotate(cluster, revision)] + groups)
-    result = dict(changed=False, exists=True, cluster=cluster, instance_groups=groups, yaml=text, revision=revision)
+    result = dict(changed=False, exists=True, cluster=cluster, instance_groups=groups, yaml=text, revision=revision,
+                  lines=listings.everything(cluster, groups))
     if params["compare_to"] is not None:
         old_cluster, old_groups = service.read_revision(name, params["compare_to"])
         result["revision_diff"] = "".join(difflib.unified_diff(
@@ -196,6 +218,7 @@ def run(module):
     if params["history"]:
         result["history"] = [{k: v for k, v in entry.items() if k not in ("snapshot", "sha256")}
                              for entry in service.history(name).revisions()]
+        result["history_lines"] = listings.history(result["history"])
     if params["full"]:
         result["completed_spec"] = service.validate(cluster, groups)
     module.exit_json(**result)

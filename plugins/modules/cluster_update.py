@@ -152,6 +152,10 @@ plan:
       description: The cloud's id of the object, once known.
       type: str
       returned: when known
+    shared:
+      description: The cluster uses the object but does not own it (its image, a VPC or subnet given by id).
+      type: bool
+      returned: when true
 summary:
   description: How many objects each action covers; equal in check mode to what the real run then does.
   returned: target=direct
@@ -159,9 +163,11 @@ summary:
   sample: {create: 0, update: 1, delete: 1, unchanged: 27}
 lines:
   description:
-    - O(target=direct), the plan as kops prints it, one line per object that changes (user data as its diff), then
-      the nodeup configs that change (new ones by name, changed ones with their diff), then the count of cloud
-      objects.
+    - O(target=direct), the plan as kops prints it, one line per object that changes (creates by kind; user data as
+      its diff), then what the cluster uses but does not own (its image, a VPC given by id; marked C(=)), then the
+      nodeup configs that change (new ones by name, changed ones with their diff), then the count of cloud objects.
+    - Nothing to create, update or delete and no nodeup config changed (the task is then not changed, unless the
+      spec was completed) reads C(No changes need to be applied), as kops says it, then the count.
     - O(target=terraform) and O(target=cloudformation), the file written (or that would be, or unchanged), then the
       nodeup configs and Terraform user data files that change, as above.
     - Diff lines longer than 160 characters are cut unless the task runs with C(-vv) or more.

@@ -26,12 +26,13 @@ from concurrent.futures import ThreadPoolExecutor
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import TryAgain
 from ansible_collections.kubeops.kops.plugins.module_utils.providers.deletion_base import (  # noqa: F401 - re-exported
     ALREADY_GONE, BLOCKED, DELETED, FAILED, GONE, PLANNED, UNTAGGED, WAITING, Resource, each_object)
-from ansible_collections.kubeops.kops.plugins.module_utils import provider_names
+from ansible_collections.kubeops.kops.plugins.module_utils import provider_names, tables
 from ansible_collections.kubeops.kops.plugins.module_utils.providers import deleters
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import ServiceError
 
 DEFAULT_TIMEOUT = 1200
 DEFAULT_INTERVAL = 10
+NOTHING_TO_DELETE = "No cloud resources to delete"
 
 
 class DeletionError(ServiceError):
@@ -45,18 +46,17 @@ class DeletionError(ServiceError):
 
 
 def plan_lines(resources):
-    """kops' table, one line per object: kind, id, name (sorted as kops sorts: type, name, id)."""
-    rows = sorted(resources, key=lambda r: (r.kind, r.name, r.id))
-    width = max([len(r.kind) for r in rows] + [4])
-    lines = []
-    for r in rows:
-        line = "%-*s  %s  %s" % (width, r.kind, r.id, r.name)
-        if r.shared:
-            line += "  (shared: only the cluster's tags are removed)"
-        if r.held_by:
-            line += "  (held by %s)" % "; ".join(r.held_by)
-        lines.append(line.rstrip())
-    return lines
+    """kops' TYPE NAME ID table of what a delete removes, or its "No cloud resources to delete"; what only loses the
+    cluster's tags (shared), or what something outside the cluster holds, is said after the id."""
+    if not resources:
+        return [NOTHING_TO_DELETE]
+    return tables.render(["TYPE", "NAME", "ID"], [(r.kind, r.name, r.id + _notes(r)) for r in resources])
+
+
+def _notes(resource):
+    notes = ["shared: only the cluster's tags are removed"] if resource.shared else []
+    notes += ["held by %s" % "; ".join(resource.held_by)] if resource.held_by else []
+    return "".join("  (%s)" % note for note in notes)
 
 
 def driver_module(provider):

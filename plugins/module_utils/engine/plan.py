@@ -26,6 +26,7 @@ LONG_VALUE = 120
 FULL_VALUES = 2
 # Kinds whose change means instances must be replaced to pick it up (kops prints the hint for these).
 RESTART_KINDS = ("aws_launch_template", "google_compute_instance_template")
+NO_CHANGES = "No changes need to be applied"
 RESTART_HINT = ("Changes may require instances to restart: run playbooks/rolling_update.yml "
                 "(kops rolling-update cluster)")
 
@@ -59,29 +60,27 @@ def lines(entries, verbosity=0, documents=()):
     """The plan as text lines, as kops prints it: deletions first (what goes away is what the user must see), one
     line each; creates by kind, a count and the names (a new cluster's preview stays a screen; -v lists one per
     line); each update with every changed field, old -> new (a document's as its diff, other long values as their
-    hash and size); then the documents (document_lines); then the count of cloud objects and the restart hint."""
+    hash and size); what the cluster uses but does not own (its image, a VPC given by id), by kind, so no count
+    stands for objects nobody named; then the documents (document_lines); then the count of cloud objects and the
+    restart hint.  Nothing to create, update or delete and no document changed: kops' "No changes need to be
+    applied", and the count."""
+    total = counts(entries)
+    if not (total[CREATE] or total[UPDATE] or total[DELETE]) and not documents:
+        return [NO_CHANGES, _count_line(total)]
     out = []
     for entry in entries:
         if entry.action == DELETE:
             out.append("- %s %s%s" % (entry.kind, entry.name, " (%s)" % entry.id if entry.id else ""))
-    created = {}
-    for entry in entries:
-        if entry.action == CREATE:
-            created.setdefault(entry.kind, []).append(entry.name)
-    for kind, names in created.items():
-        if verbosity >= 1:
-            out.extend("+ %s %s" % (kind, name) for name in names)
-        else:
-            out.append("+ %s (%d): %s" % (kind, len(names), ", ".join(names)))
+    out.extend(_grouped(CREATE, [e for e in entries if e.action == CREATE], verbosity))
     for entry in entries:
         if entry.action == UPDATE:
             out.append("~ %s %s" % (entry.kind, entry.name))
             for field, (before, after) in sorted(entry.changes.items()):
                 out.extend(_change(field, before, after, verbosity))
+    out.extend(_grouped(UNCHANGED, [e for e in entries if e.action == UNCHANGED and e.shared], verbosity,
+                        "used, not owned"))
     out.extend(document_lines(documents, verbosity))
-    total = counts(entries)
-    out.append("Plan: %d to create, %d to update, %d to delete, %d unchanged."
-               % (total[CREATE], total[UPDATE], total[DELETE], total[UNCHANGED]))
+    out.append(_count_line(total))
     if restart_needed(entries):
         out.append(RESTART_HINT)
     return out
@@ -126,6 +125,25 @@ def documents_for_user(documents, verbosity=0):
     """The documents as a result list: kind, name, create or update, and the diff's lines (secrets masked)."""
     return [{"kind": kind, "name": name, "action": CREATE if before is None else UPDATE,
              "diff": textdiff.diff(before, after, verbosity)} for kind, name, before, after in documents]
+
+
+def _count_line(total):
+    return "Plan: %d to create, %d to update, %d to delete, %d unchanged." % (
+        total[CREATE], total[UPDATE], total[DELETE], total[UNCHANGED])
+
+
+def _grouped(action, entries, verbosity, note=None):
+    """One line per kind, its count (and note) and names, marked with the action's symbol (-v: one line per
+    object, the note after it)."""
+    by_kind = {}
+    for entry in entries:
+        by_kind.setdefault(entry.kind, []).append(entry.name)
+    symbol = SYMBOLS[action]
+    if verbosity >= 1:
+        after = " (%s)" % note if note else ""
+        return ["%s %s %s%s" % (symbol, kind, name, after) for kind, names in by_kind.items() for name in names]
+    return ["%s %s (%s): %s" % (symbol, kind, ", ".join([str(len(names))] + [note] * bool(note)), ", ".join(names))
+            for kind, names in by_kind.items()]
 
 
 def _shown(value, verbosity):

@@ -56,3 +56,19 @@ def test_deletions_come_first_and_creates_are_grouped_by_kind():
         "    cidr: 0.0.0.0/0 -> (none)",
         "Plan: 3 to create, 1 to update, 1 to delete, 1 unchanged."]
     assert plan.lines(entries, verbosity=1)[1:4] == ["+ aws_subnet a", "+ aws_subnet b", "+ aws_vpc k.example.com"]
+
+
+def test_what_the_cluster_uses_without_owning_it_is_named_so_the_count_says_what_is_unchanged():
+    entries = [PlanEntry("aws_vpc", "k.example.com", "create"), PlanEntry("aws_ami", "ami-1", "unchanged", shared=True),
+               PlanEntry("aws_subnet", "owned", "unchanged")]
+    assert plan.lines(entries) == [
+        "+ aws_vpc (1): k.example.com",
+        "= aws_ami (1, used, not owned): ami-1",
+        "Plan: 1 to create, 0 to update, 0 to delete, 2 unchanged."]
+    assert plan.lines(entries, verbosity=1)[1] == "= aws_ami ami-1 (used, not owned)"
+
+
+def test_nothing_to_do_is_said_in_kops_words():
+    entries = [PlanEntry("aws_vpc", "k.example.com", "unchanged"), PlanEntry("aws_ami", "ami-1", "unchanged", shared=True)]
+    assert plan.lines(entries) == [plan.NO_CHANGES, "Plan: 0 to create, 0 to update, 0 to delete, 2 unchanged."]
+    assert plan.NO_CHANGES == "No changes need to be applied"
