@@ -168,7 +168,8 @@ from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
 
 @reported  # NodeCertificateError, StoreError: messages name the certificate or store
 def run(module):
-    from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs, node_issuance
+    from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import node_issuance
+    from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
 
     certs.require_cryptography()
     params = module.params

@@ -89,8 +89,7 @@ def test_a_metal_cluster_through_the_playbooks(playbook, tmp_path):
     assert code == 0 and task_results(again, "Write the cluster spec to the state store")["changed"] is False
 
     code, got = playbook("kubeops.kops.get_cluster", "-e", "state_store=file://%s" % store,
-                         "-e", "cluster_name=" + NAME,
-                         json_output=False)
+                         "-e", "cluster_name=" + NAME, "-e", "format=yaml", json_output=False)
     assert code == 0, got
     assert "alpha.kops.k8s.io/cloud: metal" in got and "cloudProvider" not in got and "dummy-metal-image" in got
 
@@ -114,7 +113,7 @@ def test_a_metal_cluster_through_the_playbooks(playbook, tmp_path):
     code, listed = playbook("kubeops.kops.delete_cluster", "-e", "state_store=file://%s" % store,
                             "-e", "cluster_name=" + NAME)
     assert code == 0 and cluster_dir.is_dir()
-    assert task_results(listed, "Delete cluster " + NAME)["lines"] == []
+    assert task_results(listed, "Delete cluster " + NAME)["lines"] == ["No cloud resources to delete"]
     code, deleted = playbook("kubeops.kops.delete_cluster", "-e", "state_store=file://%s" % store,
                              "-e", "cluster_name=" + NAME, "-e", "yes=true")
     assert code == 0, deleted
