@@ -346,7 +346,7 @@ class ClusterService(object):
                     group["spec"][field] = copy.deepcopy(stored[field])
             channel = channels.load_channel(cluster["spec"].get("channel"))
             try:
-                instance_groups.fill_new_group_defaults(cluster, group, channel, self.facts, sizes=True)
+                instance_groups.fill_new_group_defaults(cluster, group, channel, self._facts_for(cluster), sizes=True)
             except instance_groups.InstanceGroupDefaultsError as exc:
                 raise ClusterError(str(exc))
             groups[name] = group
@@ -412,7 +412,7 @@ class ClusterService(object):
         spec = cluster.setdefault("spec", {})
         spec.setdefault("configBase", "%s/%s" % (self.store.url("").rstrip("/"), objects.name_of(cluster)))
         try:
-            new_cluster.perform_assignments(cluster, self.facts)
+            new_cluster.perform_assignments(cluster, self._facts_for(cluster))
         except new_cluster.CreateClusterError as exc:
             raise ClusterError(str(exc))
         return cluster
@@ -436,9 +436,33 @@ class ClusterService(object):
         return Plan(name, current, after, completed, interrupted=self.cluster_store(name).interrupted_write(),
                     operation=operation)
 
+    def completed_groups(self, cluster, groups):
+        """The instance groups as kops' update completes them (PopulateInstanceGroupSpec): a group stored without a
+        machine type (kops replace -f stores it as given) gets its cloud's default for its zones, as kops create ig
+        would have given it; the others as stored."""
+        completed = []
+        for group in groups:
+            spec = group.get("spec") or {}
+            if spec.get("machineType") or spec.get("manager") == "Karpenter":
+                completed.append(group)
+                continue
+            group = copy.deepcopy(group)
+            channel = channels.load_channel(cluster["spec"].get("channel"))
+            try:
+                instance_groups.fill_new_group_defaults(cluster, group, channel, self._facts_for(cluster), sizes=True)
+            except instance_groups.InstanceGroupDefaultsError as exc:
+                raise ClusterError(str(exc))
+            completed.append(group)
+        return completed
+
+    def _facts_for(self, cluster):
+        """The cloud facts, looking up in this cluster's region when the module named none."""
+        self.facts.settle_region(cluster.get("spec") or {})
+        return self.facts
+
     def validate(self, cluster, igs):
         """Validate user spec and its completion; raise ValidationError with every problem."""
-        problems = validation.deep_validate(cluster, igs, strict=False, facts=self.facts)
+        problems = validation.deep_validate(cluster, igs, strict=False, facts=self._facts_for(cluster))
         if problems:
             raise errors.ValidationError(problems, subject="cluster %s" % objects.name_of(cluster))
         completed = populate.populate_cluster_spec(cluster, igs, self.facts)

@@ -49,7 +49,7 @@ def load_completed(service, cluster_name, planned=None):
     if cluster is None:
         raise UpdateError("cluster %r not found in %s; create it first" % (cluster_name, service.store.url("")))
     completed = service.validate(cluster, groups)
-    return completed, groups
+    return completed, service.completed_groups(cluster, groups)
 
 
 def ssh_public_keys(service, cluster_name, new_key=None, dry_run=False):

@@ -29,6 +29,18 @@ class AwsCloudFacts(StaticCloudFacts):
         self._zones = {}  # region -> its zones as EC2 lists them (None: EC2 did not say)
         self._hosted_zones = None  # _listed_hosted_zones
 
+    def settle_region(self, spec):
+        """Look up in the cluster's region when the module named none: a day-2 module is given no zone before it reads
+        the cluster, and botocore's default region (or none) is not the cluster's."""
+        if self.region or spec.get("cloudProvider") != "aws":
+            return
+        from ansible_collections.kubeops.kops.plugins.module_utils import zones
+        try:
+            self.region = zones.region_of(spec)
+        except zones.ZoneError:
+            return  # validation names the zone
+        self._clients = {}
+
     def _client(self, service):
         if service not in self._clients:
             region = self.region if service != "route53" else (self.region or aws.GLOBAL_SERVICE_REGION)
