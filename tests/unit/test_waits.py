@@ -17,7 +17,7 @@ class Clock(object):
         return self.now
 
 
-def test_a_wait_is_announced_after_ten_seconds_then_every_thirty():
+def test_a_wait_is_announced_after_ten_seconds_then_every_ten():
     clock = Clock()
     watcher = waits._Watcher("/dev/null", clock=clock)
     watcher.waits["k"] = ["AWS S3 at http://127.0.0.1:1", clock.now, 63, clock.now + waits.NOTICE_AFTER]
@@ -26,11 +26,37 @@ def test_a_wait_is_announced_after_ten_seconds_then_every_thirty():
     clock.now += 0.1
     assert watcher.due() == ["waiting for AWS S3 at http://127.0.0.1:1: 10 s so far; gives up after 63 s"]
     assert watcher.due() == []
-    clock.now += 30
-    assert watcher.due() == ["waiting for AWS S3 at http://127.0.0.1:1: 40 s so far; gives up after 63 s"]
-    watcher.stop("k")
-    clock.now += 60
+    clock.now += 9.9
     assert watcher.due() == []
+    clock.now += 0.1
+    assert watcher.due() == ["waiting for AWS S3 at http://127.0.0.1:1: 20 s so far; gives up after 63 s"]
+    watcher.stop("k")
+    clock.now += 5
+    assert watcher.due() == []
+
+
+def test_a_silence_of_ten_seconds_says_what_the_module_is_still_at(tmp_path):
+    clock = Clock()
+    path = tmp_path / "notices"
+    watcher = waits._Watcher(str(path), clock=clock)
+    watcher.thread = object()  # no thread: the test drives the clock
+    clock.now += 9.9
+    assert watcher.due() == []
+    clock.now += 0.1
+    assert watcher.due() == ["still working: 10 s so far"]
+    clock.now += 2
+    watcher.write("[   12.0s] nodes i-1 drain: evicting pods from node n1", step=True)
+    clock.now += 9
+    assert watcher.due() == []  # 9 s since the last line
+    clock.now += 1
+    assert watcher.due() == ["still working, 10 s since: [   12.0s] nodes i-1 drain: evicting pods from node n1"]
+    assert watcher.due() == []
+    clock.now += 10
+    assert watcher.due() == ["still working, 20 s since: [   12.0s] nodes i-1 drain: evicting pods from node n1"]
+    # A wait's notice breaks the silence as well: no "still working" beside it.
+    watcher.waits["k"] = ["the API", clock.now - 10, None, clock.now]
+    assert watcher.due() == ["waiting for the API: 10 s so far"]
+    assert path.read_text() == "[   12.0s] nodes i-1 drain: evicting pods from node n1\n"
 
 
 def test_waits_write_to_the_notice_file_only_when_one_is_given(tmp_path, monkeypatch):
