@@ -92,6 +92,7 @@ class Walker(object):
         self.clock = clock
         self.done = set()      # keys deleted, gone or untagged
         self.stuck = set()     # keys that will not go: blocked or failed
+        self.waiting_for = {}  # key -> what the next round waits for (the cloud's "not yet", "being deleted")
 
     def _say(self, text):
         """A line of kops' output: kept for the result, and on the console as it happens."""
@@ -118,7 +119,7 @@ class Walker(object):
             open_ = [r for r in self.resources if r.key not in self.done and r.key not in self.stuck]
             if not open_:
                 break
-            if self.clock() - start > self.deadline:
+            if self.clock() - start >= self.deadline:
                 for r in open_:
                     self._stick(r, WAITING, "not gone after %d s (the timeout): %s" % (
                         self.deadline, r.reason or "still going away"))
@@ -129,7 +130,8 @@ class Walker(object):
                 "waiting %s before reattempting deletion" % durations.describe(pause) if pause
                 else "reattempting deletion now", durations.describe(left), len(open_)))
             for r in sorted(open_, key=lambda r: r.key):
-                self._say("\t%s%s" % (r.key, "\t" + r.reason if r.reason else ""))
+                why = self.waiting_for.get(r.key) or r.reason
+                self._say("\t%s%s" % (r.key, "\t" + why if why else ""))
             if pause:
                 self.sleep(pause)
         return [r.report() for r in self.resources]
@@ -238,6 +240,7 @@ class Walker(object):
                 self._say("%s\theld by %s; not retried" % (resource.key, "; ".join(holders)))
                 return True
             resource.reason = str(failure)
+            self.waiting_for[resource.key] = self.cloud.not_yet(exc)
             self._say("%s\tstill has dependencies, will retry" % resource.key)
             return False
         self._stick(resource, FAILED, str(failure))

@@ -159,17 +159,17 @@ def _reconcile_until(task, cloud, dry_run, end, sleep, new_parent):
         except Exception as exc:
             if not cloud.retryable(exc):
                 raise
-            _say_retry("%s %s" % (task.kind, task.name), cloud.failure(exc), backoff)
+            _say_retry("%s %s" % (task.kind, task.name), cloud.not_yet(exc), backoff)
             if not backoff.wait():
                 raise
 
 
-def _say_retry(what, failure, backoff):
+def _say_retry(what, why, backoff):
     """A "not yet" from the cloud, on the console: what, why, when the next try is and when the run gives up."""
     left = backoff.deadline - backoff.clock()
     if left > 0:
         waits.notice("%s: not ready yet (%s); trying again in %.0f s (gives up in %.0f s)"
-                     % (what, failure, min(backoff.delay, left), left))
+                     % (what, why, min(backoff.delay, left), left))
 
 
 def _reconcile(task, cloud, dry_run, new_parent=False):
@@ -218,7 +218,7 @@ def _delete_orphans(tasks, kinds, cloud, dry_run, end, sleep, report, failures):
                         break
                     except Exception as exc:
                         if cloud.retryable(exc):
-                            _say_retry("deleting %s %s" % (deletion.kind, deletion.name), cloud.failure(exc), backoff)
+                            _say_retry("deleting %s %s" % (deletion.kind, deletion.name), cloud.not_yet(exc), backoff)
                             if backoff.wait():
                                 continue
                         failures.append(("%s/%s" % (deletion.kind, deletion.name), str(cloud.failure(exc))))
