@@ -19,9 +19,9 @@ description:
   - The API is reached through O(kubeconfig), or else with a short-lived admin certificate minted in memory from
     the state store's kubernetes-ca (never written anywhere) at O(api_server) or the cluster's API address.
   - With O(wait), validation repeats every O(interval) seconds until O(count) consecutive passes or the wait time
-    is exceeded, whatever the failure (an API that does not answer yet, a cloud call refused: the last one is then
-    reported as the validation error). Each attempt is printed as it happens (C(validation 3 did not pass ...;
-    again in 10s (gives up in 9m30s))). Without O(wait), an API that cannot be reached fails the task at once.
+    is exceeded, whatever the failure (an API that does not answer yet, a cloud call refused; the last one is then
+    reported as the validation error). Each attempt is printed as it happens, with when the next one comes and
+    when the wait gives up. Without O(wait), an API that cannot be reached fails the task at once.
   - Read-only. Check mode runs the same reads.
 options:
   cluster_name:

@@ -68,7 +68,7 @@ class Cloud(object):
             return Failure("", "not ready by the deadline: %s" % exc, "give the run a longer timeout, or see why it is stuck")
         return Failure(type(exc).__name__ if not isinstance(exc, ValueError) else "", str(exc))
 
-    def not_yet(self, exc):
+    def why_not_yet(self, exc):
         """A retryable exc as the line that says the run tries again reads it: the cloud's code and message, without
         the fix a final failure names (it is not one yet)."""
         if isinstance(exc, TryAgain):

@@ -240,7 +240,7 @@ class Walker(object):
                 self._say("%s\theld by %s; not retried" % (resource.key, "; ".join(holders)))
                 return True
             resource.reason = str(failure)
-            self.waiting_for[resource.key] = self.cloud.not_yet(exc)
+            self.waiting_for[resource.key] = self.cloud.why_not_yet(exc)
             self._say("%s\tstill has dependencies, will retry" % resource.key)
             return False
         self._stick(resource, FAILED, str(failure))

@@ -159,7 +159,7 @@ def _reconcile_until(task, cloud, dry_run, end, sleep, new_parent):
         except Exception as exc:
             if not cloud.retryable(exc):
                 raise
-            _say_retry("%s %s" % (task.kind, task.name), cloud.not_yet(exc), backoff)
+            _say_retry("%s %s" % (task.kind, task.name), cloud.why_not_yet(exc), backoff)
             if not backoff.wait():
                 raise
 
@@ -218,7 +218,7 @@ def _delete_orphans(tasks, kinds, cloud, dry_run, end, sleep, report, failures):
                         break
                     except Exception as exc:
                         if cloud.retryable(exc):
-                            _say_retry("deleting %s %s" % (deletion.kind, deletion.name), cloud.not_yet(exc), backoff)
+                            _say_retry("deleting %s %s" % (deletion.kind, deletion.name), cloud.why_not_yet(exc), backoff)
                             if backoff.wait():
                                 continue
                         failures.append(("%s/%s" % (deletion.kind, deletion.name), str(cloud.failure(exc))))
