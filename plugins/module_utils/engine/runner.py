@@ -218,7 +218,8 @@ def _delete_orphans(tasks, kinds, cloud, dry_run, end, sleep, report, failures):
                         break
                     except Exception as exc:
                         if cloud.retryable(exc):
-                            _say_retry("deleting %s %s" % (deletion.kind, deletion.name), cloud.why_not_yet(exc), backoff)
+                            _say_retry("deleting %s %s" % (deletion.kind, deletion.name), cloud.why_not_yet(exc),
+                                       backoff)
                             if backoff.wait():
                                 continue
                         failures.append(("%s/%s" % (deletion.kind, deletion.name), str(cloud.failure(exc))))
