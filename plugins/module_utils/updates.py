@@ -109,6 +109,7 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     def say(line):  # a real run's phases on the console (module_utils/waits.py); a dry run is quick and quiet
         if not dry_run:
             waits.notice(line)
+    say("reading %s from the state store and rendering what its nodes read" % cluster_name)
     completed, groups = load_completed(service, cluster_name, planned)
     _warn_not_rendered(completed, groups, warn)
     driver = driver_for(completed["spec"])

@@ -7,8 +7,8 @@ An Ansible module prints nothing until it returns, so a module that rolls instan
 waits on an endpoint would be silent for as long as it works.  Here notice() writes a line at once (a step of a
 roll, a delete round, a download), and a wait is registered (waiting(), or the AWS clients' request hooks in
 cloud/aws.py); one watcher thread writes a line for each wait that has lasted NOTICE_AFTER seconds, then every
-REPEAT_EVERY seconds, and, when nothing at all was written for QUIET seconds, one saying the module is still at its
-last step.  So a module is never silent for more than QUIET seconds.  The lines go to the file named by
+REPEAT_EVERY seconds, and, when nothing at all was written for QUIET seconds, one saying what the module is still
+at (its oldest wait, or its last step).  So a module is never silent for more than 10 s.  The lines go to the file named by
 KUBEOPS_NOTICE_FILE; the collection's action plugins (plugins/plugin_utils/notices.py) set that variable and print
 each line as it is written (on the console, and in an AWX job's log).  Without it (a module run by hand) nothing is
 written.
@@ -22,10 +22,12 @@ import threading
 import time
 
 NOTICE_ENV = "KUBEOPS_NOTICE_FILE"
-NOTICE_AFTER = 10.0
-REPEAT_EVERY = 10.0
-QUIET = 10.0  # the longest silence: past it the watcher says the module is still at its last step
-_TICK = 0.5
+# The longest silence is 10 s as the user sees it: the line is written half a second early, for the watcher's tick
+# and the action's poll (plugins/plugin_utils/notices.py) to print it within the 10 s.
+NOTICE_AFTER = 9.5
+REPEAT_EVERY = 9.5
+QUIET = 9.5  # no line for this long: the oldest wait is said again, or else what the module is still at
+_TICK = 0.25
 
 
 class _Watcher(object):
@@ -81,7 +83,12 @@ class _Watcher(object):
                     entry[3] = now + REPEAT_EVERY
                     lines.append(describe(what, now - started, gives_up))
             if not lines and now - self.last_written >= QUIET:
-                lines.append(still_at(self.last_step, now, now - self.started))
+                if self.waits:  # a wait begun since the last line: said now, not only NOTICE_AFTER after it began
+                    oldest = min(self.waits.values(), key=lambda entry: entry[1])
+                    oldest[3] = now + REPEAT_EVERY
+                    lines.append(describe(oldest[0], now - oldest[1], oldest[2]))
+                else:
+                    lines.append(still_at(self.last_step, now, now - self.started))
             if lines:
                 self.last_written = now
         return lines
@@ -94,7 +101,7 @@ class _Watcher(object):
 
 
 def describe(what, elapsed, gives_up=None):
-    line = "waiting for %s: %d s so far" % (what, elapsed)
+    line = "waiting for %s: %d s so far" % (what, round(elapsed))
     if gives_up:
         line += "; gives up after %d s" % gives_up
     return line
@@ -103,8 +110,8 @@ def describe(what, elapsed, gives_up=None):
 def still_at(last_step, now, elapsed):
     """The line for a silence: the last step and how long ago it was written (or how long the module has run)."""
     if last_step is None:
-        return "still working: %d s so far" % elapsed
-    return "still working, %d s since: %s" % (now - last_step[0], last_step[1])
+        return "still working: %d s so far" % round(elapsed)
+    return "still working, %d s since: %s" % (round(now - last_step[0]), last_step[1])
 
 
 _WATCHERS = {}

@@ -34,7 +34,7 @@ NOTICE_ENV = "KUBEOPS_NOTICE_FILE"
 COLLECTION_ENV = "KUBEOPS_COLLECTION_DIR"
 # plugins/plugin_utils/notices.py -> the collection's root
 COLLECTION_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-POLL = 0.25
+POLL = 0.2  # with module_utils/waits.py's early notices, a silence the user sees stays within 10 s
 display = Display()
 
 
