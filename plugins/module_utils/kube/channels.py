@@ -627,8 +627,8 @@ class ChannelRunner(object):
             report = {k: update[k] for k in ("name", "namespace", "action", "current", "wanted", "manifest")}
             if update["action"] != "unchanged":
                 if not check_mode:  # a step on the console as it happens (module_utils/waits.py)
-                    waits.notice("addon %s: %s, version %s"
-                                 % (update["name"], update["action"], update["wanted"]["id"]))
+                    waits.notice("addon %s: %s%s" % (update["name"], update["action"], ", id %s" % update["wanted"]["id"]
+                                                      if (update["wanted"] or {}).get("id") else ""))
                 try:
                     report.update(self.preview(update) if check_mode else self.ensure(update))
                 except ChannelError as exc:
