@@ -167,3 +167,42 @@ def test_validate_wait_ends_at_the_deadline_with_the_last_failure(console):
                                    "instance_group": None}]
     assert console()[-2:] == ["validation 3: failed: %s; again in 5s (gives up in 5s)" % unreachable,
                               "validation 4: failed: %s; the wait of 25s is over" % unreachable]
+
+
+def test_channel_apply_says_each_addon_as_it_is_applied(console):
+    from ansible_collections.kubeops.kops.plugins.module_utils.kube import channels
+
+    def update(name, action, addon_id="k8s-1.12"):
+        return {"name": name, "namespace": "kube-system", "action": action, "current": None, "manifest": name,
+                "wanted": {"id": addon_id} if addon_id else {}}
+
+    class Runner(channels.ChannelRunner):
+        def __init__(self):  # the plan as data: no API, no channel to read
+            self.warnings = []
+
+        def plan(self):
+            return [update("coredns.addons.k8s.io", "install"), update("dns-controller", "unchanged"),
+                    update("kops-controller.addons.k8s.io", "update", None), update("broken", "install")]
+
+        def ensure(self, planned):
+            if planned["name"] == "broken":
+                raise channels.ChannelError("applying Deployment kube-system/broken: HTTP 422")
+            return {"applied": ["ServiceAccount kube-system/x", "Deployment kube-system/x"], "pruned": [],
+                    "nodes_annotated": [], "pki": []}
+
+    result = Runner().run()
+    assert result["errors"] == ["addon broken: applying Deployment kube-system/broken: HTTP 422"]
+    assert console() == [
+        "addon coredns.addons.k8s.io: install, id k8s-1.12",
+        "addon coredns.addons.k8s.io: applied 2 object(s), pruned 0",
+        "addon kops-controller.addons.k8s.io: update",
+        "addon kops-controller.addons.k8s.io: applied 2 object(s), pruned 0",
+        "addon broken: install, id k8s-1.12",
+        "addon broken: failed: applying Deployment kube-system/broken: HTTP 422"]
+
+    class Preview(Runner):
+        def preview(self, planned):
+            return {"applied": [], "pruned": []}
+    said = console()
+    Preview().run(check_mode=True)
+    assert console() == said  # check mode plans: nothing is applied, nothing said
