@@ -11,6 +11,7 @@ as 0, as Jinja's `int` filter reads "10m").
 
 from __future__ import annotations
 
+import math
 import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import KopsError
@@ -44,7 +45,7 @@ def seconds(value, option, plain_unit="s"):
         total = sum(float(number) * units[unit] for number, unit in _PART.findall(value.strip()))
     else:
         raise _refused(option, value, plain_unit)
-    if total < 0 or total != total:  # negative, or NaN from a float given as such
+    if total < 0 or math.isnan(total):
         raise _refused(option, value, plain_unit)
     return int(total) if total == int(total) else total
 

@@ -627,17 +627,18 @@ class ChannelRunner(object):
             report = {k: update[k] for k in ("name", "namespace", "action", "current", "wanted", "manifest")}
             if update["action"] != "unchanged":
                 if not check_mode:  # a step on the console as it happens (module_utils/waits.py)
-                    waits.notice("addon %s: %s%s" % (update["name"], update["action"], ", id %s" % update["wanted"]["id"]
-                                                      if (update["wanted"] or {}).get("id") else ""))
+                    addon_id = (update["wanted"] or {}).get("id")
+                    version = ", id %s" % addon_id if addon_id else ""
+                    waits.notice("addon %s: %s%s" % (update["name"], update["action"], version))
                 try:
                     report.update(self.preview(update) if check_mode else self.ensure(update))
                 except ChannelError as exc:
                     report["error"] = str(exc)
                     errors.append("addon %s: %s" % (update["name"], exc))
                 if not check_mode:
-                    waits.notice("addon %s: %s" % (update["name"], "failed: %s" % report["error"] if "error" in report
-                                                   else "applied %d object(s), pruned %d" % (
-                                                       len(report["applied"]), len(report["pruned"]))))
+                    done = "failed: %s" % report["error"] if "error" in report else \
+                        "applied %d object(s), pruned %d" % (len(report["applied"]), len(report["pruned"]))
+                    waits.notice("addon %s: %s" % (update["name"], done))
             reports.append(report)
         return {"changed": any(r["action"] != "unchanged" for r in reports), "addons": reports, "errors": errors,
                 "warnings": self.warnings}
