@@ -65,7 +65,8 @@ host-tools:
 
 # The real Kubernetes components (kube-apiserver, ..., kubelet, kubectl; etcd; pause; a go-runner) built from the Go
 # module proxy into $KUBEOPS_K8S_CACHE (default /var/cache/kubeops-kops/k8s), once per (version, Go, recipe):
-# a cold build takes ~N minutes on 2 cores, a warm run builds nothing (hack/k8s_binaries.py).
+# a cold build takes about 15 minutes on 2 cores (both Kubernetes versions, etcd, the tools), a warm run builds
+# nothing (hack/k8s_binaries.py, docs/real-cluster.md).
 k8s-binaries: $(BIN)/.installed
 	$(BIN)/python hack/k8s_binaries.py
 

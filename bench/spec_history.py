@@ -113,13 +113,13 @@ class Bucket(object):
 
 
 def edited(info, step):
-    """The YAML cluster_info read, edited as a user would, after the revision line get_cluster.yml writes."""
+    """The YAML cluster_info read (its Cluster annotated with the revision read), edited as a user would."""
     documents = list(yaml.safe_load_all(info["yaml"]))
     documents[0]["spec"]["sshAccess"] = ["10.%d.%d.0/24" % (step // 250, step % 250)]
     if step % 10 == 0:
         group = documents[-1]
         group["spec"]["maxSize"] = 1 + step // 10
-    return "# kubeops.kops revision: %s\n%s" % (info["revision"], objects.dump_objects(documents))
+    return objects.dump_objects(documents)
 
 
 def measure(url, bucket, prefix, replaces=100, rollback_to=50, report=print):

@@ -15,15 +15,21 @@ SQS, EventBridge...). REST protocols (S3, Route53) carry no operation name and p
   (EC2: `RequestLimitExceeded` in EC2's XML; other query services: `Throttling` in an ErrorResponse;
   JSON protocols: `ThrottlingException`) without reaching moto;
 - error5xx: with this probability, answer 503 ServiceUnavailable without reaching moto;
+- html5xx: with this probability, answer 500 with an HTML page (werkzeug's, as moto's server answers when it fails
+  inside, or a proxy would) without reaching moto;
 - lose: {operation: n}: the first n calls of that operation land in moto (the object is created), then the
   client gets a 500 InternalError: the "lost response" after which a retry duplicates what has no ClientToken.
+  S3 object calls (a REST protocol) are named only here, as ``s3:<operation>:<key suffix>`` (operation one of
+  GetObject, HeadObject, PutObject, DeleteObject, DeleteObjects; e.g. ``s3:DeleteObject:/.kubeops-journal``):
+  such a rule loses the first n calls of that operation on a key ending so; other S3 calls pass untouched and
+  unlogged, as before.
 
 Only operations matching `only` (name prefixes; default: every operation) are subject to throttle and
 error5xx. Randomness comes from random.Random(seed): the same rules and call sequence give the same faults.
 
-Control endpoints on P (never forwarded to moto): POST /_faults/rules (JSON: seed, throttle, error5xx, lose,
-only) replaces the rules and clears the log; GET /_faults/log returns every named call seen since as
-[wall-clock time, operation, outcome] where outcome is "ok", "throttled", "5xx" or "lost".
+Control endpoints on P (never forwarded to moto): POST /_faults/rules (JSON: seed, throttle, error5xx, html5xx,
+lose, only) replaces the rules and clears the log; GET /_faults/log returns every named call seen since as
+[wall-clock time, operation, outcome] where outcome is "ok", "throttled", "5xx", "html5xx" or "lost".
 """
 
 from __future__ import annotations
@@ -46,10 +52,11 @@ def is_mutating(operation):
 
 
 class Rules(object):
-    def __init__(self, seed=0, throttle=0.0, error5xx=0.0, lose=None, only=None):
+    def __init__(self, seed=0, throttle=0.0, error5xx=0.0, html5xx=0.0, lose=None, only=None):
         self.random = random.Random(seed)
         self.throttle = float(throttle)
         self.error5xx = float(error5xx)
+        self.html5xx = float(html5xx)
         self.lose = dict(lose or {})
         self.only = tuple(only or ())
 
@@ -70,6 +77,22 @@ def _operation(environ, body):
     return action, "ec2" if "/ec2/aws4_request" in environ.get("HTTP_AUTHORIZATION", "") else "query"
 
 
+# S3's REST calls by method (POST ?delete is DeleteObjects); only calls on an object key are named.
+S3_OPERATIONS = {"GET": "GetObject", "HEAD": "HeadObject", "PUT": "PutObject", "DELETE": "DeleteObject"}
+
+
+def _s3_operation(environ):
+    """(operation, bucket/key) of a path-style S3 object call (SigV4 scope .../s3/aws4_request), or (None, None)."""
+    if "/s3/aws4_request" not in environ.get("HTTP_AUTHORIZATION", ""):
+        return None, None
+    path = environ.get("PATH_INFO", "").lstrip("/")
+    if "delete" in urllib.parse.parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True):
+        return "DeleteObjects", path
+    if "/" not in path.strip("/"):
+        return None, None  # a bucket call (listing, location)
+    return S3_OPERATIONS.get(environ.get("REQUEST_METHOD")), path
+
+
 def error_response(protocol, status, code, message):
     """(status line, headers, body) of an AWS error in the request's protocol."""
     request_id = str(uuid.uuid4())
@@ -81,6 +104,10 @@ def error_response(protocol, status, code, message):
                 "<Message>%s</Message></Error></Errors><RequestID>%s</RequestID></Response>"
                 % (code, message, request_id)).encode()
         content_type = "text/xml"
+    elif protocol == "s3":
+        body = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>%s</Code><Message>%s</Message>"
+                "<RequestId>%s</RequestId></Error>" % (code, message, request_id)).encode()
+        content_type = "application/xml"
     else:
         kind = "Sender" if status < 500 else "Receiver"
         body = ("<ErrorResponse><Error><Type>%s</Type><Code>%s</Code><Message>%s</Message></Error>"
@@ -93,6 +120,10 @@ def error_response(protocol, status, code, message):
 
 
 THROTTLING_CODE = {"ec2": "RequestLimitExceeded", "query": "Throttling", "json": "ThrottlingException"}
+# werkzeug's page for an exception in the app: what moto's server answers when it fails inside.
+HTML_500 = (b"<!doctype html>\n<html lang=en>\n<title>500 Internal Server Error</title>\n<h1>Internal Server Error</h1>\n"
+            b"<p>The server encountered an internal error and was unable to complete your request. Either the server is "
+            b"overloaded or there is an error in the application.</p>\n")
 
 
 class FaultInjector(object):
@@ -113,15 +144,22 @@ class FaultInjector(object):
         environ["wsgi.input"] = io.BytesIO(body)
         environ["CONTENT_LENGTH"] = str(len(body))
         operation, protocol = _operation(environ, body)
+        with self.lock:
+            if operation is None:
+                operation, protocol, outcome = self._lost_s3_call(environ), "s3", "lost"
+            else:
+                outcome = self._decide(operation)
+            if operation is not None:
+                self.log.append((time.time(), operation, outcome))
         if operation is None:
             return self.app(environ, start_response)
-        with self.lock:
-            outcome = self._decide(operation)
-            self.log.append((time.time(), operation, outcome))
         if outcome == "throttled":
             return self._answer(start_response, error_response(protocol, 400, THROTTLING_CODE[protocol], "Rate exceeded"))
         if outcome == "5xx":
             return self._answer(start_response, error_response(protocol, 503, "ServiceUnavailable", "injected server error"))
+        if outcome == "html5xx":
+            return self._answer(start_response, ("500 Internal Server Error", [
+                ("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(HTML_500)))], HTML_500))
         if outcome == "lost":
             # The call lands: moto does the work, and its answer is thrown away.
             result = self.app(environ, lambda *args, **kwargs: None)
@@ -133,6 +171,18 @@ class FaultInjector(object):
             return self._answer(start_response, error_response(protocol, 500, "InternalError",
                                                                "injected: response lost after the call landed"))
         return self.app(environ, start_response)
+
+    def _lost_s3_call(self, environ):
+        """The lose rule (s3:<operation>:<key suffix>) an S3 object call matches, counted down; None for any other."""
+        operation, key = _s3_operation(environ)
+        if operation is None:
+            return None
+        for rule, left in self.rules.lose.items():
+            prefix = "s3:%s:" % operation
+            if left > 0 and rule.startswith(prefix) and key.endswith(rule[len(prefix):]):
+                self.rules.lose[rule] -= 1
+                return rule
+        return None
 
     def _decide(self, operation):
         rules = self.rules
@@ -146,6 +196,8 @@ class FaultInjector(object):
             return "throttled"
         if draw < rules.throttle + rules.error5xx:
             return "5xx"
+        if draw < rules.throttle + rules.error5xx + rules.html5xx:
+            return "html5xx"
         return "ok"
 
     @staticmethod
@@ -210,9 +262,9 @@ class FaultServer(object):
         with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310 - loopback only
             return response.read()
 
-    def set_rules(self, seed=0, throttle=0.0, error5xx=0.0, lose=None, only=None):
+    def set_rules(self, seed=0, throttle=0.0, error5xx=0.0, html5xx=0.0, lose=None, only=None):
         self._request("/_faults/rules", json.dumps(dict(seed=seed, throttle=throttle, error5xx=error5xx,
-                                                        lose=lose or {}, only=only or [])).encode())
+                                                        html5xx=html5xx, lose=lose or {}, only=only or [])).encode())
 
     def log(self):
         return [tuple(row) for row in json.loads(self._request("/_faults/log"))["log"]]

@@ -64,7 +64,9 @@ notes:
     (O(endpoint_url), E(AWS_ENDPOINT_URL_<SERVICE>) or E(AWS_ENDPOINT_URL)).
   - A call that waits longer than 10 seconds says so while the task runs (which endpoint, and when it gives up).
   - Throttling and server errors are retried by botocore (standard mode, up to 10 attempts;
-    E(AWS_RETRY_MODE=adaptive) changes the mode).
+    E(AWS_RETRY_MODE=adaptive) changes the mode, E(AWS_MAX_ATTEMPTS) the attempts). A server error answered with an
+    HTML page (a proxy's, a load balancer's) is retried as one, and reported naming the call, its region and endpoint,
+    without the page.
   - Environment variables and AWS configuration files are read on the host the module runs on.
 requirements:
   - boto3 and botocore (for AWS and s3:// stores)

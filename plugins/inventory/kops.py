@@ -31,6 +31,11 @@ description:
     with the same groups; host variables C(kops_instance_group_manager), C(kops_instance_template),
     C(kops_group_instance_template) instead of the autoscaling and launch template ones, C(kops_instance_id)
     the instance's name. Credentials are E(GOOGLE_APPLICATION_CREDENTIALS) or the application default credentials."
+  - "On bare metal (kops' C(metal) cloud, the collection's docs/metal.md): no cloud is asked. The machines are the hosts
+    the inventory sources before this one added that name an instance group of the cluster, by the variable
+    C(kops_instance_group) or by membership of the group C(ig_<group>); they get the same groups and host variables
+    (C(kops_status), C(kops_needs_update) and C(kops_public_ip) null), and keep their own C(ansible_user). A host
+    naming an instance group the cluster does not have fails in one line."
   - The configuration file name must end in C(kops.yml) or C(kops.yaml).
 extends_documentation_fragment:
   - constructed
@@ -145,7 +150,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             self.inventory.add_host(name, group=groups[0])
             for group in groups[1:]:
                 self.inventory.add_child(group, name)
-            variables = dict(variables, ansible_user=self.get_option("ansible_user"))
+            variables = dict({"ansible_user": self.get_option("ansible_user")}, **variables)  # a cloud's row may keep its own
             for key, value in variables.items():
                 self.inventory.set_variable(name, key, value)
             self._set_composite_vars(self.get_option("compose"), variables, name, strict=strict)

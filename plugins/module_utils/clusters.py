@@ -15,13 +15,14 @@ from __future__ import annotations
 import copy
 import datetime
 import os
-import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, objects, validation
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels, instance_groups, new_cluster
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
+from ansible_collections.kubeops.kops.plugins.module_utils import revisions
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import StaticCloudFacts
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import history, layout, vfs
+from ansible_collections.kubeops.kops.plugins.module_utils import tables
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import ServiceError
 
 # Metadata the store manages itself; comparing specs ignores it.
@@ -65,18 +66,6 @@ def comparable(obj):
     return obj
 
 
-# The line get_cluster.yml puts first in the YAML it writes: the revision of the spec's history
-# (statestore/history.py) the cluster was read at.
-REVISION_LINE = "# kubeops.kops revision: %s"
-_REVISION_RE = re.compile(r"^# kubeops\.kops revision: (.+?)\s*$", re.MULTILINE)
-
-
-def revision_in(text):
-    """The revision a YAML text written by get_cluster.yml names, or None."""
-    found = _REVISION_RE.search(text) if isinstance(text, str) else None
-    return found.group(1) if found else None
-
-
 class Plan(object):
     """Objects before/after and the store writes between them."""
 
@@ -109,6 +98,21 @@ class Plan(object):
     @property
     def changed(self):
         return bool(self.changed_paths) or bool(self.interrupted)
+
+    def report(self, config_base, revision=None, dry_run=False):
+        """What the run did to the store, as lines: one saying so (and the revision it is at now), then the changed
+        objects as a table, OBJECT CHANGE (created, updated, deleted).  No ': ' in the first line: a YAML result
+        format would quote and fold it."""
+        at = ", now at revision %s" % revision if revision is not None else ""
+        if not self.changed_paths:
+            return ["No changes in %s%s" % (config_base, at)]
+        before, after = ((self.raw_before, self.raw_after) if self.raw_after is not None
+                         else (dict(self.before, **self.files_before), dict(self.after, **self.files_after)))
+        done = "would change" if dry_run else "changed"
+        changes = [(path, "created" if before.get(path) is None else "deleted" if after.get(path) is None
+                    else "updated") for path in self.changed_paths]
+        return (["%d object(s) %s in %s%s" % (len(changes), done, config_base, at)]
+                + tables.render(["OBJECT", "CHANGE"], changes))
 
     def objects_after(self):
         return [self.after[p] for p in sorted(self.after) if self.after[p] is not None]
@@ -219,31 +223,27 @@ class ClusterService(object):
 
         A new cluster needs force=True (kops replace --force).  With
         prune=True, stored instance groups missing from the documents are deleted.
-        revision: the revision the documents were read at (get_cluster.yml's first line); when the store
-        moved on since, the replace is refused naming both, unless force=True: it would write back over the
-        other edit.  The writes are conditional on this same read, so a change landing after it is a conflict.
+        revision: the revision the documents were read at (their metadata.annotations kubeops.kops/revision, as
+        get_cluster.yml writes it, when not given).  When the store moved on since, the replace is accepted if the
+        documents hold every change made since (a three-way comparison with the spec at that revision, revisions.py)
+        and refused naming the fields it would undo otherwise, unless force=True.  The writes are conditional on
+        this same read, so a change landing after it is a conflict.  The annotation is never stored.
         additional_objects: kops' additional objects (api/objects.py), given with the Cluster; they replace the stored
         ones (clusteraddons/default) as ``kops create -f`` does; none given leaves the stored ones alone.
         """
-        cluster, igs = objects.split_objects(documents)
+        try:
+            revision = revision or revisions.of_objects(documents)
+        except revisions.RevisionError as exc:
+            raise ClusterError(str(exc))
+        cluster, igs = objects.split_objects([revisions.without_annotation(d) for d in documents])
         if additional_objects and cluster is None:
             raise ClusterError("the definition's additional objects (%s) need the Cluster object in the same definition, "
                                "as kops create -f needs it" % ", ".join(sorted({str(o.get("kind")) for o in
                                                                                 additional_objects})))
         name = objects.name_of(cluster) if cluster else _cluster_of_groups(igs)
-        if revision and not force:
-            try:
-                history.parse(revision)
-                now = self.revision(name)
-            except history.HistoryError as exc:
-                raise ClusterError("revision: %s" % exc)
-            if now is None or not now.matches(revision):
-                raise ClusterError(
-                    "cluster %r changed in the state store since this definition was read at revision %s (it is at "
-                    "revision %s now): replacing would undo that change. Read it again (get_cluster.yml), redo your "
-                    "edit and replace, or set force: true to overwrite it"
-                    % (name, revision, now if now is not None else "none: the cluster is not stored"))
         current = self._current(name)
+        if revision and not force:
+            self._check_revision(name, revision, bool(current))
         if not current and not force:
             raise ClusterError("cluster %r does not exist in %s; set force: true to create it (kops replace --force)"
                                % (name, self.store.url("")))
@@ -257,11 +257,48 @@ class ClusterService(object):
         kept.update({objects.name_of(ig): ig for ig in igs})
         plan = self._plan_objects(name, cluster, list(kept.values()), current, prune=True,
                                   operation="create" if not current else "replace")
+        if revision and not force:
+            self._refuse_undoing(name, revision, plan)
         if additional_objects:
             path = objects.ADDITIONAL_OBJECTS_PATH
             plan.files_before[path] = self.cluster_store(name).read(path)
             plan.files_after[path] = objects.dump_additional_objects(additional_objects).encode("utf-8")
         return plan
+
+    def _check_revision(self, name, revision, stored):
+        """Refuse a revision that is not one of ours, or a cluster read at one that is no longer stored."""
+        try:
+            history.parse(revision)
+        except history.HistoryError as exc:
+            raise ClusterError("revision: %s" % exc)
+        if not stored:
+            raise ClusterError("cluster %r changed in the state store since this definition was read at revision %s "
+                               "(it is at revision none now: the cluster is not stored): replacing would undo that "
+                               "change. Set force: true to create it again from the definition" % (name, revision))
+
+    def _refuse_undoing(self, name, revision, plan):
+        """Refuse the plan of a definition read at revision when it would undo a change stored since (revisions.py)."""
+        now = self.revision(name)
+        if now.matches(revision):
+            return
+        refused = ("cluster %r changed in the state store since this definition was read at revision %s (it is at "
+                   "revision %s now)" % (name, revision, now))
+        try:
+            base = revisions.base_spec(self.history(name), revision)
+        except history.HistoryError as exc:
+            raise ClusterError("%s and revision %s cannot be read (%s), so what changed since cannot be told. Read "
+                               "it again (get_cluster.yml), redo your edit and replace, or set force: true to "
+                               "overwrite it" % (refused, revision, exc))
+        if base is None:
+            raise ClusterError("%s and the history no longer keeps revision %s, so what changed since cannot be told. "
+                               "Read it again (get_cluster.yml), redo your edit and replace, or set force: true to "
+                               "overwrite it" % (refused, revision))
+        undone = revisions.unseen_changes(_keyed(*_spec_objects(base, "revision %s of %s" % (revision, name))),
+                                          plan.before, plan.after, comparable)
+        if undone:
+            raise ClusterError("%s: replacing would undo what changed since, which this definition has not seen: %s. "
+                               "Read it again (get_cluster.yml), redo your edit and replace, or set force: true to "
+                               "overwrite it" % (refused, revisions.describe(undone)))
 
     def plan_rollback(self, name, number):
         """Plan writing back the spec stored at revision number, byte for byte (the config and every instance group

@@ -89,11 +89,19 @@ def reports_errors(run):
     """Run a module's main body, turning our errors into fail_json (nothing else is caught).
 
     Every error the layers raise is a KopsError (a ValueError; a cloud task's failure too): a module needs no
-    try/except of its own, only where it adds something (context, or result keys besides msg)."""
+    try/except of its own, only where it adds something (context, or result keys besides msg).  A cloud library's
+    error that no layer explained (a botocore error of a lookup outside the task graph) is said as its cloud says
+    it, in one line naming the call (providers/module_options.cloud_error); anything else is a bug, left to
+    Ansible's traceback."""
     @functools.wraps(run)
     def wrapper(module):
         try:
             return run(module)
         except ValueError as exc:
             module.fail_from(exc)
+        except Exception as exc:  # pylint: disable=broad-except
+            error = module_options.cloud_error(exc)
+            if error is None:
+                raise
+            module.fail_from(error)
     return wrapper

@@ -61,6 +61,13 @@ def declared(name):
     return importlib.import_module(PREFIX + "plugins.module_utils.providers.%s.provider" % name).PROVIDER
 
 
+def declared_value(name, attribute, default):
+    """What a package found on disk declares as data (its Provider's attribute); default for aws and gce, whose
+    values the layers below providers/ hold themselves, and for a name without a package."""
+    provider = declared(name) if isinstance(name, str) else None
+    return getattr(provider, attribute, default) if provider is not None else default
+
+
 def part(name, part_name, built_in):
     """A cloud's module part_name (providers/<cloud>/<part_name>.py): built_in[name]() for aws and gce (their
     registries import them by name, for Ansible's packager), else the package's file found on disk; None if the

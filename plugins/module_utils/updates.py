@@ -77,18 +77,21 @@ def ssh_public_keys(service, cluster_name, new_key=None, dry_run=False):
 
 
 def apply_direct(service, cluster_name, dry_run, cloud_factory=None, workers=8, ssh_public_key=None,
-                 deadline=runner.DEFAULT_DEADLINE, progress=None, cloud_options=None, planned=None, warn=None):
+                 deadline=runner.DEFAULT_DEADLINE, progress=None, cloud_options=None, planned=None, warn=None,
+                 documents=None):
     """Reconcile the cluster's cloud objects; returns (plan, completed spec, store changed?).
 
     cloud_factory(cluster_name, region): the cloud to run against (tests); by default the
     driver's, with cloud_options ({"region": ..., "profile": ...}; region defaults to the spec's).
     planned: see load_completed (check mode only).
     warn(message): told what the run cannot do as kops would (see spec_warnings); ignored by default.
+    documents: a list the nodeup configs this run writes anew are appended to (node_config_changes).
     A real run holds the cluster's lease in the store throughout, so a second run cannot race it.
     """
     with _lease(service, cluster_name, dry_run or planned is not None):
         return _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_public_key, deadline,
-                             progress, cloud_options, planned, warn or _ignore)
+                             progress, cloud_options, planned, warn or _ignore,
+                             [] if documents is None else documents)
 
 
 def _lease(service, cluster_name, dry_run):
@@ -105,7 +108,7 @@ def _ignore(_message):
 
 
 def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_public_key, deadline, progress,
-                  cloud_options, planned, warn):
+                  cloud_options, planned, warn, documents):
     def say(line):  # a real run's phases on the console (module_utils/waits.py); a dry run is quick and quiet
         if not dry_run:
             waits.notice(line)
@@ -132,6 +135,7 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     # Before the tasks: each launch template's user data pins its group's nodeup config hash.
     node_changes, hashes = nodeup_store.node_files(store, completed, groups,
                                                    getattr(service.facts, "etcd_sha256", None), warn)
+    documents.extend(node_config_changes(store, groups, node_changes))
     boot = boot_artifacts_for(service, completed, store, dry_run)
     # The store first (kops' keypair and managed-file tasks come before the launch templates that pin them): every
     # object a node's user data pins (nodeup configs, the keysets they carry, the boot artefacts above) is stored
@@ -152,9 +156,12 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     if not dry_run:
         nodeup_store.refresh_keyset_bundle(store, completed)
     tasks = list(driver.build_tasks(completed, groups, keys, user_data, account_id=account).values())
+    # What earlier runs made that no query by tag finds (AWS's service-account IAM) comes from the cluster's record.
+    made = driver.recall_made_objects(cloud, store, tasks, dry_run)
     say("reconciling %d cloud object(s), %d at a time (gives up after %d s)" % (len(tasks), workers, deadline))
     plan = runner.run(tasks, cloud, dry_run=dry_run, workers=workers, deadline=deadline, progress=progress,
                       kinds=driver.task_classes())
+    driver.record_made_objects(store, made, dry_run)
     if not dry_run and not addresses and driver.made_control_plane_endpoint(plan, completed):
         say("waiting (up to %d s) for the control plane's new endpoint, whose addresses the workers' launch "
             "templates pin" % deadline)
@@ -167,8 +174,11 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
             user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot, node_changes,
                                         addresses)
             tasks = list(driver.build_tasks(completed, groups, keys, user_data, account_id=account).values())
-            plan = merge_plans(plan, runner.run(tasks, new_cloud(), dry_run=False, workers=workers, deadline=deadline,
+            second_cloud = new_cloud()
+            made = driver.recall_made_objects(second_cloud, store, tasks, False)
+            plan = merge_plans(plan, runner.run(tasks, second_cloud, dry_run=False, workers=workers, deadline=deadline,
                                                 progress=progress, kinds=driver.task_classes()))
+            driver.record_made_objects(store, made, False)
     # Karpenter's boot scripts carry the final user data; no instance of ours pins them (nor its node classes,
     # rendered again when the second pass changed the scripts).
     final_scripts = karpenter_scripts(groups, user_data)
@@ -183,6 +193,26 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
     return names_plan + plan, completed, bool(changes) or bool(script_changes) or keys_changed or bool(boot.uploaded) or published
 
 
+# The kind the plan shows a group's nodeup config as (kops' dry run: ManagedFile/nodeupconfig-<group>).
+NODEUP_CONFIG_KIND = "nodeup_config"
+
+
+def node_config_changes(store, groups, node_changes):
+    """[(NODEUP_CONFIG_KIND, group name, stored text or None, new text)] for each group whose nodeup config
+    node_changes (nodeup_store.node_files') holds anew: what its nodes are handed changes, and their launch
+    template's user data only pins its hash.  Read before the run writes anything."""
+    written = dict(node_changes)
+    changes = []
+    for group in groups:
+        path = nodeup_config.config_path(group)
+        new = written.get(path)
+        old = store.read(path) if new is not None else None
+        if new is not None and old != new:
+            changes.append((NODEUP_CONFIG_KIND, objects.name_of(group), None if old is None else old.decode("utf-8"),
+                            new.decode("utf-8")))
+    return changes
+
+
 def merge_plans(first, second):
     """One run's plan from two passes: the second pass's changes over the first's entries (an object created by
     the first pass stays reported as created)."""
@@ -195,7 +225,7 @@ def merge_plans(first, second):
         if key not in merged:
             order.append(key)
         elif merged[key].action == runner.CREATE:
-            entry = runner.PlanEntry(entry.kind, entry.name, runner.CREATE, entry.changes, entry.id)
+            entry = runner.PlanEntry(entry.kind, entry.name, runner.CREATE, entry.changes, entry.id, entry.shared)
         merged[key] = entry
     return [merged[key] for key in order]
 
@@ -313,34 +343,66 @@ def terraform_variables(completed):
     return variables
 
 
-def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=None, planned=None, warn=None):
-    """Write <out_dir>/kubernetes.tf and its data/ files; returns (path, changed, text)."""
+# The kind the plan shows a text file of the Terraform output as (a launch template's user data).
+TERRAFORM_FILE_KIND = "terraform_file"
+
+
+def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=None, planned=None, warn=None,
+                     documents=None):
+    """Write <out_dir>/kubernetes.tf and its data/ files; returns (path, changed, text).
+    documents: a list the nodeup configs and the data/ text files (user data) this run writes anew are appended to,
+    as (kind, name, before or None, after)."""
+    documents = [] if documents is None else documents
     with _lease(service, cluster_name, dry_run or planned is not None):
         completed, _groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
                                                               store_objects=True, planned=planned, target="terraform",
-                                                              warn=warn or _ignore)
+                                                              warn=warn or _ignore, documents=documents)
     driver = driver_for(completed["spec"])
     text = terraform.render(tasks, driver.terraform_providers(region_of(completed["spec"]), spec=completed["spec"]),
                             variables=terraform_variables(completed))
     path, changed, text = _write_if_changed(os.path.join(out_dir, "kubernetes.tf"), text, dry_run)
     for relpath, data in terraform.data_files(tasks):
-        changed = _write_if_changed(os.path.join(out_dir, relpath), data, dry_run)[1] or changed
+        before = _read_text(os.path.join(out_dir, relpath))
+        file_changed = _write_if_changed(os.path.join(out_dir, relpath), data, dry_run)[1]
+        after = _text(data)
+        if file_changed and after is not None and "\n" in after:
+            documents.append((TERRAFORM_FILE_KIND, relpath, before, after))
+        changed = file_changed or changed
     return path, changed or store_changed, text
 
 
-def render_cloudformation(service, cluster_name, out_dir, dry_run, ssh_public_key=None, planned=None, warn=None):
-    """Write <out_dir>/kubernetes.json (a CloudFormation template); returns (path, changed, text)."""
+def _text(data):
+    """data (bytes or str) as text, None when it is not UTF-8."""
+    try:
+        return data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError:
+        return None
+
+
+def _read_text(path):
+    """The text of the file at path, None when there is none (or it is not text)."""
+    try:
+        with open(path, "rb") as handle:
+            return _text(handle.read())
+    except OSError:
+        return None
+
+
+def render_cloudformation(service, cluster_name, out_dir, dry_run, ssh_public_key=None, planned=None, warn=None,
+                          documents=None):
+    """Write <out_dir>/kubernetes.json (a CloudFormation template); returns (path, changed, text).
+    documents: as render_terraform's, for the nodeup configs (the user data is in the template)."""
     with _lease(service, cluster_name, dry_run or planned is not None):
         completed, _groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
                                                               planned=planned, target="cloudformation",
-                                                              warn=warn or _ignore)
+                                                              warn=warn or _ignore, documents=documents)
     text = cloudformation.render(tasks, description="kops cluster %s" % cluster_name)
     path, changed, text = _write_if_changed(os.path.join(out_dir, "kubernetes.json"), text, dry_run)
     return path, changed or store_changed, text
 
 
 def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=False, planned=None, target=None,
-               warn=_ignore):
+               warn=_ignore, documents=None):
     """(completed spec, instance groups, tasks, whether the store changes) for a rendered target.
 
     The nodes of a Terraform / CloudFormation cluster boot from the same store
@@ -354,14 +416,18 @@ def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=Fal
     completed, groups = load_completed(service, cluster_name, planned)
     driver = driver_for(completed["spec"])
     if target not in driver.targets:  # refused before anything is written
-        raise UpdateError("target=%s: a %s cluster applies directly or renders as %s"
-                          % (target, driver.provider.upper(), " or ".join(t for t in driver.targets if t != "direct")))
+        rendered = " or ".join(t for t in driver.targets if t != "direct")
+        raise UpdateError("target=%s: a %s cluster %s" % (
+            target, driver.provider.upper(), "applies directly or renders as " + rendered if rendered else
+            "has nothing in a cloud to render; use target: direct, which writes the state store's files"))
     _warn_not_rendered(completed, groups, warn)
     keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
     store = service.cluster_store(cluster_name)
     driver.recorded_names(store, completed)
     node_changes, hashes = nodeup_store.node_files(store, completed, groups,
                                                    getattr(service.facts, "etcd_sha256", None), warn)
+    if documents is not None:
+        documents.extend(node_config_changes(store, groups, node_changes))
     account = _render_account(
         completed, lambda: driver.cloud(cluster_name, region_of(completed["spec"]), spec=completed["spec"]), warn)
     boot = boot_artifacts_for(service, completed, store, dry_run)

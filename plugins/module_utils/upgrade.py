@@ -21,7 +21,7 @@ from __future__ import annotations
 import collections
 import copy
 
-from ansible_collections.kubeops.kops.plugins.module_utils import semver
+from ansible_collections.kubeops.kops.plugins.module_utils import semver, tables
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.api.validation import OLDEST_SUPPORTED_KUBERNETES
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
@@ -97,6 +97,15 @@ def upgrade_path(channel, current, target):
     return path
 
 
+def _version_of(text):
+    """A version as kops reads spec.kubernetesVersion (ParseKubernetesVersion): a release, or a Kubernetes build's base
+    URL naming v1.<minor> (patch 0: the URL does not say); None for anything else."""
+    try:
+        return semver.kubernetes_version(text) if semver.is_base_url(text) else semver.parse(text)
+    except ValueError:
+        return None
+
+
 def check_target(channel, current, target, kops_version=KOPS_VERSION):
     """Refuse a target kops' rules do not allow from current (None: the spec names no version)."""
     kops = semver.parse(kops_version)
@@ -141,14 +150,18 @@ def plan_upgrade(cluster, instance_groups, channel_name=None, kubernetes_version
         cluster["spec"]["channel"] = name
 
     text = spec.get("kubernetesVersion") or ""
-    current = semver.parse(text) if semver.is_valid(text) else None
+    current = _version_of(text)
     if text and current is None:
         notes.append("spec.kubernetesVersion %r is not a version; taking the channel's recommendation" % text)
     if kubernetes_version:
-        if not semver.is_valid(kubernetes_version):
-            raise UpgradeError("kubernetes_version %r is not a version (expected e.g. 1.35.7)" % kubernetes_version)
-        proposed = semver.parse(kubernetes_version)
+        proposed = _version_of(kubernetes_version)
+        if proposed is None:
+            raise UpgradeError("kubernetes_version %r is neither a version (e.g. 1.35.7) nor the URL of a Kubernetes "
+                               "build naming its version (e.g. https://example.com/builds/v1.35.7)"
+                               % kubernetes_version)
         check_target(channel, current, proposed, kops_version)
+        # A side-loaded build (kops' base URL) is written as given: its URL is where the nodes take it from.
+        new_text = kubernetes_version if semver.is_base_url(kubernetes_version) else str(proposed)
     else:
         proposed = channel_proposal(channel, current, kops_version)
         if proposed is not None and current is not None and current > proposed:
@@ -156,9 +169,10 @@ def plan_upgrade(cluster, instance_groups, channel_name=None, kubernetes_version
             proposed = current
         if proposed is not None and current is not None and proposed != current:
             check_target(channel, current, proposed, kops_version)
-    if proposed is not None and proposed != current:
-        actions.append(Action("Cluster", "KubernetesVersion", text, str(proposed), "spec.kubernetesVersion"))
-        cluster["spec"]["kubernetesVersion"] = str(proposed)
+        new_text = str(proposed) if proposed is not None else text
+    if new_text != text and (proposed != current or semver.is_base_url(new_text)):
+        actions.append(Action("Cluster", "KubernetesVersion", text, new_text, "spec.kubernetesVersion"))
+        cluster["spec"]["kubernetesVersion"] = new_text
     proposed = proposed or current
 
     if proposed is not None:
@@ -180,7 +194,5 @@ def plan_upgrade(cluster, instance_groups, channel_name=None, kubernetes_version
 
 
 def table(actions):
-    """kops' ITEM / PROPERTY / OLD / NEW table as lines, with spaces where kops' tabwriter puts tabs (stops of 8)."""
-    rows = [("ITEM", "PROPERTY", "OLD", "NEW")] + [(a.item, a.property, a.old, a.new) for a in actions]
-    widths = [(max(len(row[i]) for row in rows) // 8 + 1) * 8 for i in range(3)]
-    return ["".join(cell.ljust(width) for cell, width in zip(row, widths)) + row[3] for row in rows]
+    """kops' ITEM PROPERTY OLD NEW table."""
+    return tables.render(["ITEM", "PROPERTY", "OLD", "NEW"], [(a.item, a.property, a.old, a.new) for a in actions])

@@ -44,8 +44,8 @@ options:
           is given.
         type: str
       cloud_provider:
-        description: V(aws) or V(gce) (C(--cloud)). Guessed from the state store when not given (C(s3://) is aws, C(gs://)
-          is gce).
+        description: V(aws), V(gce) or V(metal) (C(--cloud); metal is the hosts of an inventory, docs/metal.md). Guessed
+          from the state store when not given (C(s3://) is aws, C(gs://) is gce).
         type: str
       channel:
         description: Release channel (C(--channel)); the embedded channels are V(stable) and V(alpha).
@@ -306,19 +306,25 @@ options:
   force:
     description:
       - With O(definition), create the cluster when it does not exist (C(kops replace --force)), and replace it even
-        though the store moved on since the definition's O(revision).
+        when it would undo a change stored since the definition's O(revision).
       - With O(state=absent), remove the cluster from the store even though its cloud objects still exist
         (C(kops delete cluster --unregister)); they keep running.
     type: bool
     default: false
   revision:
     description:
-      - "With O(definition), the revision of the spec's history the definition was read at (C(get_cluster.yml) writes
-        it as the first line, C(# kubeops.kops revision: <revision>), which is read from a O(definition) string when
-        this is not given). When the state store holds another revision now, the replace is refused naming both, so
-        another run's edit is never written over unseen; O(force=true) overwrites it."
-      - Without it (a file that never came from C(get_cluster.yml)) the definition replaces what is stored, as
-        C(kops replace) does; the writes are still conditional on what this run read.
+      - "With O(definition), the revision of the spec's history the definition was read at. Without it, the
+        Cluster's annotation C(kubeops.kops/revision) (C(metadata.annotations), which C(get_cluster.yml) writes and
+        every YAML tool keeps), else the first line C(# kubeops.kops revision: <revision>) of a O(definition) string
+        (what earlier releases wrote). The annotation is never stored."
+      - When the state store moved on since that revision, the replace is accepted if the definition already holds
+        every change stored since (a three-way comparison with the spec at that revision, as git merges, so editing and
+        replacing the same file again works) and refused, writing nothing, naming each field it would undo
+        otherwise (for example C(spec.kubernetesVersion) or C(InstanceGroup nodes-us-east-1a spec.maxSize)), so
+        another run's edit is never written over unseen; O(force=true) overwrites it.
+      - Without any (a file that never came from C(get_cluster.yml)) the definition replaces what is stored, as
+        C(kops replace) does, with a warning that no check was made; the writes are still conditional on what this
+        run read.
       - "With O(name) and neither O(definition) nor O(options): roll back. The config and instance groups are written
         back byte for byte as the state store held them at this revision (groups added since are deleted). The
         rollback is itself a new revision; apply it with M(kubeops.kops.cluster_update). Rolling back to the revision
@@ -418,6 +424,16 @@ restored:
   description: The revision a rollback wrote back.
   returned: when rolling back
   type: int
+lines:
+  description:
+    - What was done, as lines for the console (C(replace_cluster.yml) prints them). How many objects changed (or
+      C(No changes)) in the cluster's location in the store and the revision it is at now; then the table of the
+      changed objects, OBJECT CHANGE (C(created), C(updated), C(deleted)).
+  returned: always
+  type: list
+  elements: str
+  sample: ["1 object(s) changed in s3://my-kops-state/k8s.example.com, now at revision 51",
+           "OBJECT                          CHANGE", "instancegroup/nodes-us-east-1a  updated"]
 config_base:
   description: The cluster's location in the state store.
   returned: always
@@ -457,8 +473,7 @@ def run(module):
     else:
         additional = []
         documents = _load_definition(module, additional)
-        from ansible_collections.kubeops.kops.plugins.module_utils.clusters import revision_in
-        revision = params["revision"] or revision_in(params["definition"])
+        revision = _read_at(module, documents)
         plan = service.plan_replace(documents, force=params["force"], prune=params["prune"], revision=revision,
                                     additional_objects=additional)
         # Planning only reads; a replace during a delete would write back a cluster being taken apart.
@@ -481,6 +496,7 @@ def run(module):
             result["restored"] = plan.restores
         if not module.check_mode:
             result["revision"] = str(service.revision(plan.cluster_name))
+    result["lines"] = plan.report(result["config_base"], result.get("revision"), module.check_mode)
     module.exit_json(**result)
 
 
@@ -503,6 +519,23 @@ def _load_definition(module, additional=None):
     for warning in warnings:
         module.warn(warning)
     return documents
+
+
+def _read_at(module, documents):
+    """The revision the definition was read at: the revision option, the Cluster's annotation, or (a file of an
+    earlier release) its comment line; a warning when there is none and the replace is not forced."""
+    from ansible_collections.kubeops.kops.plugins.module_utils import revisions
+
+    try:
+        revision = (module.params["revision"] or revisions.of_objects(documents)
+                    or revisions.in_comment(module.params["definition"]))
+    except revisions.RevisionError as exc:
+        module.fail_json(msg=str(exc))
+    if revision is None and not module.params["force"]:
+        module.warn("%s names no revision it was read at (metadata.annotations %s, as get_cluster.yml writes it): "
+                    "replaced without checking for changes stored since it was read"
+                    % (module.params["definition_source"] or "the definition", revisions.ANNOTATION))
+    return revision
 
 
 def _definition_name(module):

@@ -74,8 +74,9 @@ extends_documentation_fragment:
   - kubeops.kops.state_store
   - kubeops.kops.aws
 notes:
-  - O(region) defaults to the region of the cluster's zones in the stored spec; it is required when the cluster
-    is no longer in the state store.
+  - O(region) defaults to the region of the cluster's zones in the stored spec; it is required to look for cloud
+    objects when the cluster is no longer in the state store. Without it such a run (a delete that finished, run
+    again) succeeds with C(changed=false), saying the cluster was not found in the store.
   - A store without the cluster is read as an AWS cluster unless O(cloud_provider) says otherwise.
   - O(region) and O(profile) come from the AWS documentation fragment; on GCE O(region) is the cluster's region and
     O(profile) is not used (the credentials are google-auth's application default credentials).
@@ -131,10 +132,13 @@ objects:
   sample:
     - {kind: vpc, id: vpc-0abc, name: k8s.example.com, shared: false, result: deleted}
 lines:
-  description: The objects as C(kops delete cluster) lists them, one line each (kind, id, name).
+  description:
+    - The objects as C(kops delete cluster) lists them, its TYPE NAME ID table (a header, then one line each, columns
+      aligned), or C(No cloud resources to delete).
   returned: always
   type: list
   elements: str
+  sample: ["TYPE            NAME                    ID", "vpc             k8s.example.com         vpc-0abc"]
 log:
   description: The rounds, as kops prints them (C(<kind>:<id> ok), C(still has dependencies, will retry), ...).
   returned: when something was deleted
@@ -173,7 +177,13 @@ def run(module):
                   changed=bool(deleting and outcome.anything))
     if outcome.log:
         result["log"] = outcome.log
-    if not outcome.anything:
+    for note in outcome.notes:
+        module.warn(note)
+    if outcome.not_found:
+        result["msg"] = ("cluster %s not found in %s: nothing to delete (to look for cloud objects it may have left, "
+                         "give region%s)" % (params["cluster_name"], service.store.url(""),
+                                             "" if params["cloud_provider"] != "gce" else " and project"))
+    elif not outcome.anything:
         result["msg"] = "No cloud objects of %s found and it is not in the state store" % params["cluster_name"]
     elif not deleting:
         result["msg"] = "%d cloud object(s) listed; set yes: true to delete them and the cluster" % len(outcome.objects)
@@ -182,7 +192,7 @@ def run(module):
     else:
         result["msg"] = "Deleted cluster: %s (%d cloud object(s))" % (params["cluster_name"], len(outcome.objects))
     if module._diff:
-        result["diff"] = {"before": "\n".join(outcome.lines) + "\n" if outcome.lines else "", "after": "",
+        result["diff"] = {"before": "\n".join(outcome.lines) + "\n" if outcome.resources else "", "after": "",
                           "before_header": "%s (cloud)" % params["cluster_name"], "after_header": "deleted"}
     module.exit_json(**result)
 

@@ -11,7 +11,8 @@ short_description: Read kops clusters from the state store
 version_added: 0.1.0
 description:
   - Reads clusters from a kops state store, like C(kops get clusters), C(kops get instancegroups) and
-    C(kops get cluster -o yaml) (and C(--full) for the completed spec).
+    C(kops get cluster -o yaml) (and C(--full) for the completed spec); the objects, their YAML, and kops' tables
+    as lines (RV(lines)).
   - Never writes anything.
 options:
   name:
@@ -97,8 +98,24 @@ instance_groups:
   returned: when the named cluster exists
   type: list
   elements: dict
+lines:
+  description:
+    - What C(kops get) prints by default (C(-o table)), as lines. With O(name), C(kops get all NAME)'s tables
+      (C(Cluster), NAME CLOUD ZONES; C(Instance Groups), NAME ROLE MACHINETYPE MIN MAX ZONES) of the spec read
+      (at O(revision) when given); without it, C(kops get clusters)' table of every cluster in the store.
+  returned: when the named cluster exists, or without name
+  type: list
+  elements: str
+  sample: ["Cluster", "NAME                    CLOUD   ZONES", "k8s.example.com         aws     eu-west-1a", "",
+           "Instance Groups", "NAME                    ROLE            MACHINETYPE     MIN     MAX     ZONES",
+           "control-plane-eu-west-1a ControlPlane    t3.medium       1       1       eu-west-1a"]
 yaml:
-  description: Cluster and instance groups as one multi-document YAML text, as C(kops get -o yaml) prints it.
+  description:
+    - Cluster and instance groups as one multi-document YAML text, as C(kops get -o yaml) prints it.
+    - The Cluster carries the annotation C(kubeops.kops/revision) (RV(revision)) in C(metadata.annotations); a
+      replace of the text (M(kubeops.kops.cluster) O(kubeops.kops.cluster#module:definition)) checks it for changes
+      stored since, and takes it off before storing. kops reads it as any annotation, so the text stays valid for
+      C(kops replace -f).
   returned: when the named cluster exists
   type: str
 completed_spec:
@@ -107,13 +124,19 @@ completed_spec:
   type: dict
 revision:
   description:
-    - The revision of the spec's history that was read (O(revision), else the one the store is at now). C(get_cluster.yml)
-      writes it as its first line; C(replace_cluster.yml) refuses the file once the store has moved on.
+    - The revision of the spec's history that was read (O(revision), else the one the store is at now); RV(yaml)
+      carries it as the Cluster's annotation C(kubeops.kops/revision). C(replace_cluster.yml) refuses the file when
+      it would undo a change stored since.
     - A spec changed by another tool since the last revision kubeops.kops recorded reads as the next number followed
       by C((unrecorded <sha256 prefix>)); the next write records it as a revision of its own.
   returned: when the named cluster exists
   type: str
   sample: "51"
+history_lines:
+  description: RV(history) as a table, oldest first (REVISION OPERATION TIME WHO CAUSE).
+  returned: when history=true and the cluster exists
+  type: list
+  elements: str
 revision_diff:
   description: Unified diff of the spec (config, then instance groups) from O(compare_to) to the revision read.
   returned: when compare_to is given and the cluster exists
@@ -163,12 +186,17 @@ from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsMod
 
 @reports_errors
 def run(module):
+    from ansible_collections.kubeops.kops.plugins.module_utils import revisions
+    from ansible_collections.kubeops.kops.plugins.module_utils import listings
     from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 
     service = module.service()
     name = module.params["name"]
     if not name:
-        module.exit_json(changed=False, clusters=service.list_clusters())
+        names = service.list_clusters()
+        stored = [cluster for cluster in (service.read(n)[0] for n in names) if cluster is not None]
+        lines = listings.clusters(stored) if stored else ["No clusters found in %s" % service.store.url("")]
+        module.exit_json(changed=False, clusters=names, lines=lines)
     cluster, groups = service.read(name)
     if cluster is None:
         module.exit_json(changed=False, exists=False)
@@ -177,16 +205,20 @@ def run(module):
     if params["revision"] is not None:
         cluster, groups = service.read_revision(name, params["revision"])
         revision = str(params["revision"])
-    text = objects.dump_objects([cluster] + groups)
-    result = dict(changed=False, exists=True, cluster=cluster, instance_groups=groups, yaml=text, revision=revision)
+    # The revision travels on the Cluster, where YAML tools keep it; a replace of the text checks it (revisions.py).
+    text = objects.dump_objects([revisions.annotate(cluster, revision)] + groups)
+    result = dict(changed=False, exists=True, cluster=cluster, instance_groups=groups, yaml=text, revision=revision,
+                  lines=listings.everything(cluster, groups))
     if params["compare_to"] is not None:
         old_cluster, old_groups = service.read_revision(name, params["compare_to"])
         result["revision_diff"] = "".join(difflib.unified_diff(
-            objects.dump_objects([old_cluster] + old_groups).splitlines(True), text.splitlines(True),
+            objects.dump_objects([old_cluster] + old_groups).splitlines(True),
+            objects.dump_objects([cluster] + groups).splitlines(True),
             "%s revision %d" % (name, params["compare_to"]), "%s revision %s" % (name, revision)))
     if params["history"]:
         result["history"] = [{k: v for k, v in entry.items() if k not in ("snapshot", "sha256")}
                              for entry in service.history(name).revisions()]
+        result["history_lines"] = listings.history(result["history"])
     if params["full"]:
         result["completed_spec"] = service.validate(cluster, groups)
     module.exit_json(**result)

@@ -21,12 +21,19 @@ description:
     Shared objects and objects of other clusters are never touched.
   - Check mode is the dry run (kops without C(--yes)); only read calls are made and the plan lists each object
     as create, update, delete or unchanged with its field changes, deletions first.
+  - The plan shows what changes on the nodes as kops shows it. Each instance group's nodeup config this run writes
+    anew comes with its unified diff against the stored one, and a launch template's user data with the diff of its
+    script. Secrets are masked in both (private keys, bootstrap tokens, AWS key ids, and the value of any key or
+    variable named as a password, secret, token or credentials). With O(target=terraform) the changed user data
+    files of C(data/) come with their diff too.
   - Besides the cloud objects it writes what the nodes read to the state store, in one all-or-nothing write
     with the completed spec. These are each instance group's nodeup config
     (C(igconfig/<role>/<group>/nodeupconfig.yaml)), the cluster's CAs when missing, and the kubelet
     bootstrap token with its RBAC addon. See the collection's docs/nodeup-config.md.
   - Clouds built are AWS and GCE (C(spec.cloudProvider)). docs/aws-model.md and docs/gce-model.md list the
     objects covered and how they compare with kops' own output.
+  - On bare metal (kops' C(metal), docs/metal.md) nothing is in a cloud; the run writes the state store's files
+    only, and O(target=terraform) and O(target=cloudformation) are refused.
   - On GCE the project is the spec's C(spec.project); credentials are Google's application default ones
     (E(GOOGLE_APPLICATION_CREDENTIALS) naming a service-account key file, or C(gcloud auth application-default
     login)). The AWS options then serve an C(s3://) state store only.
@@ -90,7 +97,10 @@ attributes:
     description: A dry run that makes no mutating call.
     support: full
   diff_mode:
-    description: The plan, one line per object that changes.
+    description:
+      - O(target=direct), the plan, one line per object that changes, with the nodeup configs' and user data's diffs.
+      - O(target=terraform) and O(target=cloudformation), the written file's diff, then one diff per nodeup config
+        (and Terraform user data file) that changes, secrets masked.
     support: full
 author:
   - kubeops maintainers (@kubeops)
@@ -121,7 +131,8 @@ RETURN = r"""
 plan:
   description:
     - Every object, in the order the run handled it. Values longer than 120 characters (user data, policies)
-      are shown as their sha256 and size unless the task runs with C(-vv) or more.
+      are shown as their sha256 and size unless the task runs with C(-vv) or more. There a document of several
+      lines (user data, base64 in the launch template) is shown as its text, secrets masked.
   returned: target=direct
   type: list
   elements: dict
@@ -144,18 +155,54 @@ plan:
       description: The cloud's id of the object, once known.
       type: str
       returned: when known
+    shared:
+      description: The cluster uses the object but does not own it (its image, a VPC or subnet given by id).
+      type: bool
+      returned: when true
 summary:
   description: How many objects each action covers; equal in check mode to what the real run then does.
   returned: target=direct
   type: dict
   sample: {create: 0, update: 1, delete: 1, unchanged: 27}
 lines:
-  description: The plan as kops prints it, one line per object that changes, then the count.
-  returned: target=direct
+  description:
+    - O(target=direct), the plan as kops prints it, one line per object that changes (creates by kind; user data as
+      its diff), then what the cluster uses but does not own (its image, a VPC given by id; marked C(=)), then the
+      nodeup configs that change (new ones by name, changed ones with their diff), then the count of cloud objects.
+    - Nothing to create, update or delete and no nodeup config changed (the task is then not changed, unless the
+      spec was completed) reads C(No changes need to be applied), as kops says it, then the count.
+    - O(target=terraform) and O(target=cloudformation), the file written (or that would be, or unchanged), then the
+      nodeup configs and Terraform user data files that change, as above.
+    - Diff lines longer than 160 characters are cut unless the task runs with C(-vv) or more.
+  returned: always
   type: list
   elements: str
-  sample: ["- aws_security_group_rule ssh-external-to-master-0.0.0.0/0 (sgr-0123)", "+ aws_security_group_rule ...",
-           "Plan: 1 to create, 0 to update, 1 to delete, 120 unchanged."]
+  sample: ["~ aws_launch_template nodes-us-east-1a.k8s.example.com", "    user_data:", "      @@ -8,7 +8,7 @@",
+           "      -NODEUP_CONFIG_HASH=0fdb...", "      +NODEUP_CONFIG_HASH=3ade...", "~ nodeup_config nodes-us-east-1a",
+           "    @@ -57,6 +57,7 @@", "       logLevel: 2", "    +  maxPods: 42",
+           "Plan: 0 to create, 2 to update, 0 to delete, 65 unchanged."]
+documents:
+  description:
+    - What the run writes for the nodes that changes, besides the cloud objects. These are the instance groups'
+      nodeup configs (kind C(nodeup_config)) and, with O(target=terraform), the C(data/) text files (kind
+      C(terraform_file), the launch templates' user data).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    kind:
+      description: C(nodeup_config) or C(terraform_file).
+      type: str
+    name:
+      description: The instance group, or the file's path under O(out_dir).
+      type: str
+    action:
+      description: C(create) (nothing stored or written before) or C(update).
+      type: str
+    diff:
+      description: The unified diff's lines, secrets masked.
+      type: list
+      elements: str
 terraform_file:
   description: Path of the written C(kubernetes.tf).
   returned: target=terraform
@@ -171,6 +218,17 @@ from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsMod
 # target -> (the pipeline's render function, the result key of the written file)
 RENDERED = {"terraform": ("render_terraform", "terraform_file"),
             "cloudformation": ("render_cloudformation", "cloudformation_file")}
+RENDERED_FILES = {"terraform": "kubernetes.tf", "cloudformation": "kubernetes.json"}
+
+
+def _read_text(directory, name):
+    """The file a rendered target wrote last time, for the diff ("" when there is none)."""
+    import os
+    try:
+        with open(os.path.join(directory, name)) as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 @reports_errors
@@ -197,15 +255,20 @@ def run(module):
             module.fail_json(msg="cluster and instance_groups plan a cluster that is not stored; they are for check "
                                  "mode only. Store it first (kubeops.kops.cluster), then update without them.")
         planned = (params["cluster"], params["instance_groups"] or [])
+    documents = []  # the nodeup configs (and Terraform's user data files) the run writes anew
     if params["target"] in RENDERED:
         function, key = RENDERED[params["target"]]
+        before = _read_text(params["out_dir"], RENDERED_FILES[params["target"]])
         path, changed, text = getattr(updates, function)(service, params["cluster_name"], params["out_dir"],
                                                          dry_run=module.check_mode,
                                                          ssh_public_key=params["ssh_public_key"], planned=planned,
-                                                         warn=module.warn)
-        result = {"changed": changed, key: path}
+                                                         warn=module.warn, documents=documents)
+        written = "unchanged" if text == before else "would be written (check mode)" if module.check_mode else "written"
+        result = {"changed": changed, key: path, "documents": plans.documents_for_user(documents, module._verbosity),
+                  "lines": ["%s %s" % (path, written)] + plans.document_lines(documents, module._verbosity)}
         if module._diff and changed:
-            result["diff"] = {"after_header": path, "after": text}
+            result["diff"] = [{"before_header": path, "after_header": path, "before": before or "", "after": text}
+                              ] + plans.document_diffs(documents)
         module.exit_json(**result)
 
     try:
@@ -222,12 +285,12 @@ def run(module):
         service, params["cluster_name"], module.check_mode, workers=params["workers"],
         ssh_public_key=params["ssh_public_key"], deadline=params["timeout"], planned=planned,
         progress=report, cloud_options=dict(region=params["region"], profile=params["profile"]),
-        warn=module.warn)
+        warn=module.warn, documents=documents)
     summary = plans.counts(entries)
-    lines = plans.lines(entries, module._verbosity)
+    lines = plans.lines(entries, module._verbosity, documents)
     changed = bool(summary["create"] or summary["update"] or summary["delete"] or spec_changed)
     result = dict(changed=changed, plan=[plans.entry_for_user(e, module._verbosity) for e in entries],
-                  summary=summary, lines=lines)
+                  summary=summary, lines=lines, documents=plans.documents_for_user(documents, module._verbosity))
     if module._diff:
         result["diff"] = {"before_header": "%s (cloud)" % params["cluster_name"],
                           "after_header": "%s (%s)" % (params["cluster_name"], "plan" if module.check_mode else "applied"),

@@ -36,7 +36,11 @@ options:
     type: str
     choices: [stable, alpha]
   kubernetes_version:
-    description: The Kubernetes version to move to (e.g. V(1.35.7)) instead of the channel's recommendation.
+    description:
+      - The Kubernetes version to move to (e.g. V(1.35.7)) instead of the channel's recommendation.
+      - Or the base URL of a Kubernetes build whose path names its version (e.g.
+        V(https://builds.example.com/v1.36.3)), as C(spec.kubernetesVersion) takes one (kops' side-loaded builds); it
+        is written as given and checked by the minor version it names.
     type: str
 extends_documentation_fragment:
   - kubeops.kops.state_store

@@ -160,120 +160,23 @@ certificates:
       expires: "2028-02-20T10:00:00Z"
 """
 
-import datetime
-import os
-import shutil
-import socket
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import reported
-from ansible_collections.kubeops.kops.plugins.module_utils.atomic import atomic_write
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
-
-
-def read_bytes(path):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
-
-
-def write_file(module, path, data, mode):
-    """Write data at path atomically with mode; True when the file changed."""
-    if read_bytes(path) == data and os.path.exists(path) and (os.stat(path).st_mode & 0o7777) == mode:
-        return False
-    if module.check_mode:
-        return True
-    atomic_write(path, mode, data)
-    return True
-
-
-def rooted(root, item, fields):
-    """item with its path fields under root (unchanged for root /)."""
-    return dict(item, **{f: os.path.join(root, item[f].lstrip("/")) for f in fields if item.get(f)})
-
-
-def split_config_base(config_base):
-    base = config_base.rstrip("/")
-    store_url, _sep, cluster_name = base.rpartition("/")
-    if not cluster_name or "://" not in base or store_url.endswith(":/"):
-        raise ValueError("config_base %r: expected <state store>/<cluster name>, for example "
-                         "s3://my-kops-state/k8s.example.com" % config_base)
-    return store_url, cluster_name
 
 
 @reported  # NodeCertificateError, StoreError: messages name the certificate or store
 def run(module):
-    from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs, node_certs
-    from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
+    from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs, node_issuance
 
     certs.require_cryptography()
-    store_url, cluster_name = split_config_base(module.params["config_base"])
-    cluster_store = layout.ClusterStore(vfs.open_store(store_url, endpoint=module.params["endpoint"]), cluster_name)
-    now = datetime.datetime.now(datetime.timezone.utc)
-    signers, changed_paths, reports, diffs = {}, [], [], []
-    requests, copies = list(module.params["certificates"]), []
-    if module.params["nodeup_config"]:
-        from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import credentials
-        node_name = module.params["node_name"] or socket.gethostname().lower()
-        requests += credentials.control_plane_requests(module.params["nodeup_config"], node_name,
-                                                       module.params["node_addresses"])
-        copies = credentials.control_plane_keypairs(module.params["nodeup_config"])
-    requests = [rooted(module.params["root"], r, ("cert_path", "key_path", "ca_path")) for r in requests]
-    for request in requests:
-        if request.get("kubeconfig"):
-            request["kubeconfig"] = rooted(module.params["root"], request["kubeconfig"], ("path",))
-    copies = [rooted(module.params["root"], c, ("cert_path", "key_path")) for c in copies]
-    for copy in copies:
-        certificate, key, _bundle = node_certs.signer_material(cluster_store, copy["keyset"], signers)
-        files = [(copy["key_path"], certs.key_pem(key), 0o600)]
-        if copy.get("cert_path"):
-            files.append((copy["cert_path"], certs.certificate_pem(certificate), int(copy.get("cert_mode") or "0644", 8)))
-        for path, data, mode in files:
-            if write_file(module, path, data, mode):
-                changed_paths.append(path)
-                diffs.append("%s: copy of the %s primary keypair" % (path, copy["keyset"]))
-    for raw in requests:
-        spec = node_certs.normalize(raw)
-        signer_certificate, signer_key, bundle = node_certs.signer_material(cluster_store, spec["signer"], signers)
-        kubeconfig = spec.get("kubeconfig")
-        if kubeconfig:
-            # kops' nodetasks.KubeConfig: the certificate lives only inline in the kubeconfig.
-            from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import kops_kubeconfig
-            cert_pem, key_pem = kops_kubeconfig.credentials(read_bytes(kubeconfig["path"]))
-        else:
-            cert_pem, key_pem = read_bytes(spec["cert_path"]), read_bytes(spec["key_path"])
-        reason = node_certs.reissue_reason(spec, cert_pem, key_pem, signer_certificate, now)
-        target = kubeconfig["path"] if kubeconfig else spec["cert_path"]
-        if reason:
-            cert_pem, key_pem = node_certs.issue_files(spec, signer_certificate, signer_key, now)
-            diffs.append("%s: %s" % (target, reason))
-        if kubeconfig:
-            text = kops_kubeconfig.issued(kubeconfig["name"], kubeconfig["server"], cert_pem, key_pem,
-                                          certs.certificate_pem(signer_certificate))
-            files = [(kubeconfig["path"], text.encode("utf-8"), 0o400)]
-        else:
-            if spec.get("include_root"):  # kops: the certificate, an empty line, the signer's certificate
-                leaf = cert_pem.split(b"-----END CERTIFICATE-----", 1)[0] + b"-----END CERTIFICATE-----\n"
-                cert_pem = leaf + b"\n" + certs.certificate_pem(signer_certificate)
-            files = [(spec["cert_path"], cert_pem, int(spec.get("cert_mode") or "0644", 8)),
-                     (spec["key_path"], key_pem, 0o600)]
-        if spec.get("ca_path"):
-            files.append((spec["ca_path"], bundle, 0o644))
-        for path, data, mode in files:
-            # A kubeconfig is rewritten whenever it differs (a new signer certificate changes it too).
-            if (reason or kubeconfig or spec.get("include_root") or path == spec.get("ca_path")
-                    or path == spec["key_path"]) \
-                    and write_file(module, path, data, mode):
-                changed_paths.append(path)
-        if spec.get("owner") and not module.check_mode:
-            for path, _data, _mode in files:
-                shutil.chown(path, spec["owner"], spec.get("group"))
-        report = dict(cert_path=target, issued=bool(reason), reason=reason)
-        report.update(node_certs.describe(cert_pem))
-        reports.append(report)
+    params = module.params
+    cluster_store = node_issuance.cluster_store_at(params["config_base"], params["endpoint"])
+    requests, copies = node_issuance.node_requests(params["certificates"], params["nodeup_config"],
+                                                   params["node_name"], params["node_addresses"], params["root"])
+    changed_paths, reports, diffs = node_issuance.issue_node_certificates(cluster_store, requests, copies,
+                                                                          module.check_mode)
     result = dict(changed=bool(changed_paths), changed_paths=changed_paths, certificates=reports)
     if module._diff and changed_paths:
         result["diff"] = {"before": "", "after": "\n".join(diffs + ["write %s" % p for p in changed_paths]) + "\n"}

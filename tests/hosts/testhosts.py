@@ -174,6 +174,10 @@ class Host(object):
             # and a packet sent there is never answered nor forwarded (the test machine does not route).
             _sh(*netns, "ip", "route", "add", "default", "via", "%s.%d" % (self.pool.subnet, NO_ONE), "dev", "eth0")
         self.mount()
+        self.write_root()
+
+    def write_root(self):
+        """What the pool writes into a fresh root: its name, the pool's names, SSH keys; a kubelet host's setup."""
         etc = self.root / "etc"
         (etc / "hostname").write_text(self.name + "\n")
         lines = ["127.0.0.1 localhost", "::1 localhost ip6-localhost ip6-loopback", "%s %s" % (self.address, self.name)]
@@ -318,6 +322,33 @@ class Host(object):
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(10)
+
+    def reimage(self, keep=()):
+        """A new instance of the machine image on this host, as a cloud replaces an instance: powered off, its disk
+        back to the image's (overlay upper dir and kubelet state emptied), except the directories in keep, which the
+        new instance finds as they were (a data volume re-attached, e.g. etcd's), then booted.  Its address stays."""
+        self.kill()
+        if os.path.ismount(self.root):
+            _sh("umount", str(self.root))
+        volumes = self.dir / "volumes"
+        shutil.rmtree(volumes, ignore_errors=True)
+        upper = self.dir / "upper"
+        for path in keep:
+            if (upper / path.lstrip("/")).exists():
+                (volumes / path.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+                os.rename(upper / path.lstrip("/"), volumes / path.lstrip("/"))
+        targets = [self.state_dir(target) for target in KUBELET_STATE_DIRS] if self.pool.kubelet else []
+        for path in [upper, self.dir / "work"] + targets:
+            shutil.rmtree(path)
+            path.mkdir()
+        for path in keep:
+            if (volumes / path.lstrip("/")).exists():
+                (upper / path.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+                os.rename(volumes / path.lstrip("/"), upper / path.lstrip("/"))
+        shutil.rmtree(volumes, ignore_errors=True)
+        self.mount()
+        self.write_root()
+        return self.start()
 
     def destroy(self):
         self.kill()

@@ -57,3 +57,21 @@ def task_results(run, task_name):
             if task["task"]["name"] == task_name:
                 return task["hosts"]["localhost"]
     raise AssertionError("no task %r in run" % task_name)
+
+
+def assert_kops_table(lines, header):
+    """lines open with kops' table whose header is `header` (column names): every row's cells start where the
+    header's do, on kops' tab stops (multiples of 8), and the rows are sorted as kops sorts them.  Returns the rows
+    (the lines up to the first blank one after the header), as lists of cells."""
+    assert lines[0].split() == header, lines[:2]
+    starts = [lines[0].index(" " + name) + 1 if i else 0 for i, name in enumerate(header)]
+    assert all(start % 8 == 0 for start in starts), (lines[0], starts)
+    rows = []
+    for line in lines[1:]:
+        if not line:
+            break
+        for start in starts[1:]:
+            assert line[start - 1] == " " and line[start:start + 1].strip(), "column not at %d: %r" % (start, line)
+        rows.append([line[a:b].strip() for a, b in zip(starts, starts[1:] + [len(line)])])
+    assert rows == sorted(rows), rows
+    return rows

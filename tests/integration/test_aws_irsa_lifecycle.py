@@ -3,7 +3,10 @@ keypair):
 
 - turned off, the service-account roles, their policies and the IAM OIDC provider go on the next update: the
   check-mode run lists each deletion and makes no mutating call, the real run deletes them, the one after changes
-  nothing; look-alike roles (another cluster's, an untagged one, one without kops' service-account tag) stay;
+  nothing; look-alike roles (another cluster's, an untagged one, one without kops' service-account tag) stay, even
+  when the cluster's record names them;
+- what may have become an orphan is looked for through the cluster's record in the store (providers/aws/
+  made_objects.py), never by listing the account, except once for a cluster that has no record yet;
 - an addon removed from the spec takes its role with it, the others stay;
 - the service-account signing key rotated: after rotate both keys are published, after promote the control plane
   signs with the new key (its key files, as node_certificates writes them) and both are still published, after
@@ -18,18 +21,22 @@ import hashlib
 import json
 
 import boto3
+import pathlib
+
 import pytest
 import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import service_accounts as addon_roles
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import discovery
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import made_objects
 from ansible_collections.kubeops.kops.plugins.modules import cluster as cluster_module
 from ansible_collections.kubeops.kops.plugins.modules import cluster_update as cluster_update_module
 from ansible_collections.kubeops.kops.plugins.modules import keypair as keypair_module
 from ansible_collections.kubeops.kops.plugins.modules import node_certificates as node_certificates_module
 
 from tests.integration.test_aws_update import ADMIN_KEY, MOTO_AMI, READ_ONLY
+from tests.integration.test_noop_requests import unrelated_roles
 from tests.unit.modules.conftest import run_module  # noqa: F401 pylint: disable=unused-import
 
 CLUSTER = "irsa.example.com"
@@ -117,6 +124,18 @@ def _update(run_module, store, calls, check_mode=False):  # noqa: F811
     return result, dict(calls)
 
 
+def _lists_the_account(calls):
+    return bool(calls.get("ListRoles") or calls.get("ListOpenIDConnectProviders"))
+
+
+def _record_path(store):
+    return pathlib.Path(store[len("file://"):]) / CLUSTER / made_objects.RECORD
+
+
+def _record(store):
+    return json.loads(_record_path(store).read_text())
+
+
 def _deletions(result):
     return sorted((e["kind"], e["name"]) for e in result["plan"] if e["action"] == "delete")
 
@@ -156,9 +175,14 @@ def irsa_cluster(aws, run_module, calls, tmp_path):  # noqa: F811
     created = run_module(cluster_module, state_store=store, options=OPTIONS)
     assert "failed" not in created, created.get("msg")
     _replace(run_module, store, created, **_irsa_spec(created["cluster"]))
-    applied, _calls = _update(run_module, store, calls)
+    applied, applied_calls = _update(run_module, store, calls)
     assert applied["changed"] is True
+    # Its first update finds no record (nothing was recorded before it): the account is listed once, and what the
+    # tasks ask for is recorded.
+    assert _lists_the_account(applied_calls)
     user_role = _role(*USER_SA)
+    assert _record(store) == {"roles": sorted([_role(n) for n in SA_ROLES] + [user_role]),
+                              "oidcProviders": [_providers(iam)[0].split(":oidc-provider/", 1)[1]]}
     assert len(user_role) == 64 and ".sa." not in user_role
     assert set(_sa_roles(iam)) == {_role(n) for n in SA_ROLES} | {user_role} | set(FOREIGN_ROLES)
     assert [p["PolicyArn"] for p in iam.list_attached_role_policies(RoleName=user_role)["AttachedPolicies"]] == [
@@ -172,9 +196,12 @@ def test_irsa_turned_off_deletes_its_roles_and_provider(irsa_cluster, run_module
     provider = _providers(iam)[0]
     foreign_before = {name: iam.get_role(RoleName=name)["Role"]["Arn"] for name in FOREIGN_ROLES}
 
+    # A record that names roles which are not this cluster's (edited by hand, say): the tags decide, never the record.
+    record = _record(store)
+    _record_path(store).write_text(json.dumps(dict(record, roles=sorted(record["roles"] + list(FOREIGN_ROLES)))))
     _replace(run_module, store, created)  # the spec as it was created: no IRSA, no discovery, no autoscaler
     check, check_calls = _update(run_module, store, calls, check_mode=True)
-    assert _mutating(check_calls) == {}
+    assert _mutating(check_calls) == {} and not _lists_the_account(check_calls)
     roles = [_role(n) for n in SA_ROLES] + [_role(*USER_SA)]
     expected = sorted([("aws_iam_role", r) for r in roles]
                       + [("aws_iam_role_policy", "%s:%s" % (r, r)) for r in roles[:-1]]
@@ -190,8 +217,9 @@ def test_irsa_turned_off_deletes_its_roles_and_provider(irsa_cluster, run_module
     assert {_role(n) for n in SA_ROLES} <= set(_sa_roles(iam)) and _providers(iam) == [provider]
 
     applied, applied_calls = _update(run_module, store, calls)
-    assert _deletions(applied) == expected
+    assert _deletions(applied) == expected and not _lists_the_account(applied_calls)
     assert applied_calls.get("DeleteRole") == len(roles) and applied_calls.get("DeleteOpenIDConnectProvider") == 1
+    assert _record(store) == {"roles": [], "oidcProviders": []}
     assert applied_calls.get("DetachRolePolicy") == 1
     assert set(_sa_roles(iam)) == set(FOREIGN_ROLES)
     assert _providers(iam) == []
@@ -206,6 +234,40 @@ def test_irsa_turned_off_deletes_its_roles_and_provider(irsa_cluster, run_module
 
     again, again_calls = _update(run_module, store, calls)
     assert again["changed"] is False and _deletions(again) == [] and _mutating(again_calls) == {}
+    # The control plane's and the nodes' roles are asked for; no recorded name is left to ask.
+    assert not _lists_the_account(again_calls) and again_calls.get("GetRole") == 2
+
+
+def test_a_cluster_without_a_record_is_listed_once_then_recorded(irsa_cluster, run_module, calls):  # noqa: F811
+    """A cluster last applied by kops or an earlier kubeops.kops has no record: its first update lists the account,
+    as before the record, and finds the same orphans; the record it writes spares every later run the listing."""
+    store, created, _s3, iam = irsa_cluster
+    _record_path(store).unlink()
+    spec = _irsa_spec(created["cluster"])
+    spec["clusterAutoscaler"] = None
+    _replace(run_module, store, created, **spec)
+    removed = _role("cluster-autoscaler")
+    check, check_calls = _update(run_module, store, calls, check_mode=True)
+    assert _lists_the_account(check_calls) and _mutating(check_calls) == {}
+    assert _deletions(check) == [("aws_iam_role", removed), ("aws_iam_role_policy", "%s:%s" % (removed, removed))]
+    assert not _record_path(store).exists()  # check mode writes nothing
+    applied, applied_calls = _update(run_module, store, calls)
+    assert _lists_the_account(applied_calls) and _deletions(applied) == _deletions(check)
+    assert removed not in _sa_roles(iam)
+    assert set(_record(store)["roles"]) == {_role(n) for n in SA_ROLES if n != "cluster-autoscaler"} | {_role(*USER_SA)}
+    again, again_calls = _update(run_module, store, calls)
+    assert again["changed"] is False and not _lists_the_account(again_calls) and _mutating(again_calls) == {}
+
+
+def test_a_no_op_of_an_irsa_cluster_does_not_grow_with_the_account(irsa_cluster, run_module, calls):  # noqa: F811
+    """With its roles and provider recorded, a no-op asks IAM for the cluster's own objects only: 250 more roles of
+    others in the account change no request (70 and 122 on s3:// while the account was listed; 68 with the record)."""
+    store, _created, _s3, _iam = irsa_cluster
+    noop, noop_calls = _update(run_module, store, calls)
+    assert noop["changed"] is False and not _lists_the_account(noop_calls)
+    unrelated_roles(250)
+    again, again_calls = _update(run_module, store, calls)
+    assert again["changed"] is False and again_calls == noop_calls
 
 
 def test_an_addon_removed_takes_its_role(irsa_cluster, run_module, calls):  # noqa: F811
@@ -217,13 +279,14 @@ def test_an_addon_removed_takes_its_role(irsa_cluster, run_module, calls):  # no
     assert _mutating(check_calls) == {}
     removed = _role("cluster-autoscaler")
     assert _deletions(check) == [("aws_iam_role", removed), ("aws_iam_role_policy", "%s:%s" % (removed, removed))]
-    applied, _calls = _update(run_module, store, calls)
-    assert _deletions(applied) == _deletions(check)
+    applied, applied_calls = _update(run_module, store, calls)
+    assert _deletions(applied) == _deletions(check) and not _lists_the_account(applied_calls)
     assert set(_sa_roles(iam)) == ({_role(n) for n in SA_ROLES if n != "cluster-autoscaler"} | {_role(*USER_SA)}
                                    | set(FOREIGN_ROLES))
     assert len(_providers(iam)) == 1
+    assert removed not in _record(store)["roles"]
     again, again_calls = _update(run_module, store, calls)
-    assert again["changed"] is False and _mutating(again_calls) == {}
+    assert again["changed"] is False and _mutating(again_calls) == {} and not _lists_the_account(again_calls)
 
 
 def _kid(public_key):

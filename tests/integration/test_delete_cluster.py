@@ -24,7 +24,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import 
 from ansible_collections.kubeops.kops.plugins.modules import cluster as cluster_module
 from ansible_collections.kubeops.kops.plugins.modules import cluster_delete as cluster_delete_module
 
-from tests.integration.conftest import REPO, task_results
+from tests.integration.conftest import REPO, assert_kops_table, task_results
 from tests.integration.test_aws_update import ADMIN_KEY, MOTO_AMI, READ_ONLY, CountingCloud
 from tests.unit.modules.conftest import run_module  # noqa: F401 pylint: disable=unused-import
 
@@ -274,6 +274,12 @@ def test_playbook_lists_then_deletes(two_clusters, playbook, tmp_path):
     assert rc == 0, json.dumps(listed)[:2000]
     result = task_results(listed, "Delete cluster %s" % A)
     assert result["changed"] is False and len(result["lines"]) > 20 and inventory(A)
+    # kops' TYPE NAME ID table, a header and its columns aligned, then what to do next.
+    report = task_results(listed, "Report")["msg"]
+    rows = assert_kops_table(report, ["TYPE", "NAME", "ID"])
+    assert sorted((o["kind"], o["name"], o["id"]) for o in result["objects"]) == [tuple(row) for row in rows]
+    assert report[len(rows) + 1:] == ["", "%d cloud object(s) listed; set yes: true to delete them and the cluster"
+                                      % len(rows)]
     rc, wrong = playbook(REPO / "playbooks" / "delete_cluster.yml", *env_vars, "-e", "confirm_cluster_name=%s" % B,
                          cwd=tmp_path)
     assert rc != 0 and inventory(A)
@@ -282,6 +288,17 @@ def test_playbook_lists_then_deletes(two_clusters, playbook, tmp_path):
     assert rc == 0, json.dumps(deleted)[:2000]
     assert task_results(deleted, "Delete cluster %s" % A)["store_deleted"] is True
     assert inventory(A) == set() and inventory(B)
+    # The same delete again (issue 31): the cluster is not found, said so; not "region is needed".
+    rc, again = playbook(REPO / "playbooks" / "delete_cluster.yml", *env_vars, "-e", "confirm_cluster_name=%s" % A,
+                         cwd=tmp_path)
+    result = task_results(again, "Delete cluster %s" % A)
+    assert rc == 0 and result["changed"] is False and result["store_deleted"] is False, result
+    assert result["msg"] == ("cluster %s not found in %s: nothing to delete (to look for cloud objects it may have "
+                             "left, give region)" % (A, store)), result["msg"]
+    assert inventory(B)
+    # With a region to look in: kops' answer when nothing of the cluster is left.
+    rc, again = playbook(REPO / "playbooks" / "delete_cluster.yml", *env_vars, "-e", "region=us-east-1", cwd=tmp_path)
+    assert rc == 0 and task_results(again, "Report")["msg"][0] == "No cloud resources to delete", again
 
 
 def test_gce_without_credentials_says_what_to_do(tmp_path):

@@ -157,9 +157,14 @@ def test_get_cluster_prints_readable_yaml_without_a_config(user):
     (user.cwd / "c.yml").write_text(yaml.safe_dump({"state_store": "file://state", "cluster_options": CLUSTER_OPTIONS}))
     assert user("create_cluster", "-e", "@c.yml")[0] == 0
     code, text = user("get_cluster", "-e", "state_store=file://state", "-e", "cluster_name=front.example.com",
-                      json_output=False)
+                      "-e", "format=yaml", json_output=False)
     assert code == 0, text
     assert "\nkind: InstanceGroup\n" in text and "\n  role: Node\n" in text, text
+    code, text = user("get_cluster", "-e", "state_store=file://state", "-e", "cluster_name=front.example.com",
+                      json_output=False)
+    assert code == 0, text
+    assert "\nInstance Groups\nNAME                            ROLE            MACHINETYPE     MIN     MAX     ZONES\n" \
+        "control-plane-us-east-1a        ControlPlane    t3.medium       1       1       us-east-1a\n" in text, text
 
 
 def test_typo_in_cluster_options_fails_with_the_closest_name(user):

@@ -57,15 +57,62 @@ def test_create_get_replace_round_trip(playbook, tmp_path):
     assert result["changed_paths"] == ["instancegroup/nodes-us-east-1c"]
     stored = yaml.safe_load(_files(store_dir)["ha.example.com/instancegroup/nodes-us-east-1c"])
     assert stored["spec"]["maxSize"] == 5
+    # The report: what changed, where, the revision, and the objects as a table (it was a Python list's repr).
+    assert task_results(replaced, "Report")["msg"] == [
+        "1 object(s) changed in file://%s/ha.example.com, now at revision 2" % store_dir,
+        "OBJECT                          CHANGE",
+        "instancegroup/nodes-us-east-1c  updated"]
+    code, again = playbook(PLAYBOOKS / "replace_cluster.yml", "-e", store, "-e", "spec_file=%s" % exported, "-e",
+                           "force=true")
+    assert code == 0 and task_results(again, "Report")["msg"] == [
+        "No changes in file://%s/ha.example.com, now at revision 2" % store_dir], again
 
 
-def test_get_cluster_prints_yaml_to_stdout(playbook, tmp_path):
+def _printed(text, task):
+    """What the task called task printed on the console (kubeops.kops.print_text), up to its ok: line."""
+    return text.split("TASK [%s]" % task, 1)[1].split("\n", 1)[1].split("\nok: [localhost]", 1)[0].splitlines()
+
+
+def test_get_cluster_prints_kops_tables_or_the_yaml_and_writes_into_a_new_directory(playbook, tmp_path):
     store = "state_store=file://%s" % (tmp_path / "state")
     assert playbook(PLAYBOOKS / "create_cluster.yml", "-e", store, *HA)[0] == 0
-    code, text = playbook(PLAYBOOKS / "get_cluster.yml", "-e", store, "-e", "cluster_name=ha.example.com",
-                          json_output=False)
+    name = ["-e", "cluster_name=ha.example.com"]
+    code, text = playbook(PLAYBOOKS / "get_cluster.yml", "-e", store, *name, json_output=False)
+    assert code == 0, text
+    # kops get all ha.example.com: kops' tables, columns where its tabwriter puts them (tab stops of 8).
+    assert _printed(text, "Print the tables") == [
+        "Cluster",
+        "NAME            CLOUD   ZONES",
+        "ha.example.com  aws     us-east-1a,us-east-1b,us-east-1c",
+        "",
+        "Instance Groups",
+        "NAME                            ROLE            MACHINETYPE     MIN     MAX     ZONES",
+        "control-plane-us-east-1a        ControlPlane    t3.medium       1       1       us-east-1a",
+        "control-plane-us-east-1b        ControlPlane    t3.medium       1       1       us-east-1b",
+        "control-plane-us-east-1c        ControlPlane    t3.medium       1       1       us-east-1c",
+        "nodes-us-east-1a                Node            t3.medium       1       1       us-east-1a",
+        "nodes-us-east-1b                Node            t3.medium       1       1       us-east-1b",
+        "nodes-us-east-1c                Node            t3.medium       1       1       us-east-1c"], text
+
+    code, text = playbook(PLAYBOOKS / "get_cluster.yml", "-e", store, json_output=False)  # kops get clusters
+    assert code == 0 and _printed(text, "Print the tables") == [
+        "NAME            CLOUD   ZONES", "ha.example.com  aws     us-east-1a,us-east-1b,us-east-1c"], text
+
+    code, text = playbook(PLAYBOOKS / "get_cluster.yml", "-e", store, *name, "-e", "format=yaml", json_output=False)
     assert code == 0, text
     assert "kind: InstanceGroup" in text and "name: nodes-us-east-1b" in text
+
+    # kops writes what it is told to, making the directory: so does output.
+    code, got = playbook(PLAYBOOKS / "get_cluster.yml", "-e", store, *name, "-e", "output=specs/ha/ha.yaml")
+    assert code == 0, got
+    documents = list(yaml.safe_load_all((tmp_path / "specs" / "ha" / "ha.yaml").read_text()))
+    assert [d["metadata"]["name"] for d in documents][:2] == ["ha.example.com", "control-plane-us-east-1a"]
+
+    for bad, said in ((["-e", "format=json"], "format json is neither table nor yaml"),
+                      (["-e", "format=yaml"], "give cluster_name")):
+        code, text = playbook(PLAYBOOKS / "get_cluster.yml", "-e", store, *(name if "json" in bad[1] else []), *bad,
+                              json_output=False)
+        assert code != 0 and said in text, text
 
 
 def test_bad_option_fails_clearly(playbook, tmp_path):
@@ -157,8 +204,8 @@ def test_wrong_types_fail_naming_the_option(playbook, tmp_path):
 
 
 def test_replace_of_a_file_read_before_another_edit_is_refused_naming_both_revisions(playbook, tmp_path):
-    """Issue 22 item 3: get_cluster.yml's first line names the revision it read; replace_cluster.yml refuses that
-    file once the store moved on (another run's edit would be undone), unless force=true."""
+    """Issue 22 item 3: get_cluster.yml's Cluster names the revision it read (annotation kubeops.kops/revision);
+    replace_cluster.yml refuses that file when it would undo another run's edit stored since, unless force=true."""
     from ansible_collections.kubeops.kops.plugins.module_utils import clusters
     store_dir = tmp_path / "state"
     store = "state_store=file://%s" % store_dir
@@ -170,7 +217,7 @@ def test_replace_of_a_file_read_before_another_edit_is_refused_naming_both_revis
         assert code == 0, got
     read_at = str(clusters.ClusterService("file://%s" % store_dir).revision("ha.example.com"))
     assert read_at == "1"  # the create
-    assert first.read_text().splitlines()[0] == "# kubeops.kops revision: %s" % read_at
+    assert next(yaml.safe_load_all(first.read_text()))["metadata"]["annotations"] == {"kubeops.kops/revision": read_at}
     # Two edits of the last group (nodes-us-east-1c), each in its own copy.
     first.write_text("maxSize: 4\n".join(first.read_text().rsplit("maxSize: 1\n", 1)))
     second.write_text("minSize: 0\n".join(second.read_text().rsplit("minSize: 1\n", 1)))
@@ -185,6 +232,7 @@ def test_replace_of_a_file_read_before_another_edit_is_refused_naming_both_revis
     result = task_results(refused, "Replace the cluster spec with %s" % second)
     assert code != 0 and result["failed"] is True
     assert ("since this definition was read at revision %s (it is at revision %s now)" % (read_at, now)) in result["msg"]
+    assert "InstanceGroup nodes-us-east-1c spec.maxSize (was 1, now 4, the definition has 1)" in result["msg"]
     assert _files(store_dir) == before
     code, forced = playbook(PLAYBOOKS / "replace_cluster.yml", "-e", store, "-e", "spec_file=%s" % second,
                             "-e", "force=true")

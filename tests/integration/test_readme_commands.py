@@ -1,30 +1,32 @@
-"""The README's "Use it" commands, literally, from a checkout: `make venv && . .venv/bin/activate`, then
-`ansible-playbook playbooks/...` in the checkout with nothing else exported than the README says (the state
-store) and the AWS account (moto here).  The project's ansible.cfg finds the collection in ./build/collections
-(relative); the modules, which Ansible runs in a temporary directory, must still find the collection they put on
-the nodes (regression: "cannot find the kubeops.kops collection to put on the nodes").
+"""The README's "Use it" commands, literally, on moto as its "On moto" section says: from a checkout after
+`make venv && . .venv/bin/activate`, its moto server started by its own line, its exports and nothing else, then
+every `ansible-playbook playbooks/...` line of "Use it" with the `image:` line added to my-cluster.yml.  The
+project's ansible.cfg finds the collection in ./build/collections (relative); the modules, which Ansible runs in a
+temporary directory, must still find the collection they put on the nodes (regression: "cannot find the kubeops.kops
+collection to put on the nodes").
+
+What the test changes, and why: the server's port (a free one: tests run side by side), `make venv` (the checkout's
+.venv is this venv), `pip install` (moto is in it: requirements-test.txt); it waits for the server to answer before
+the next line (a user types slower than a script); and it follows the section's own words for moto: rolling_update.yml
+with cloud_only, validate_cluster.yml skipped (its API is a name moto invents, never to be connected to).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shlex
 import subprocess
 
 import pytest
 
-from tests.integration.conftest import REPO
+from tests.integration.conftest import BIN, REPO
+from tests.servers import free_port
 
 README = (REPO / "README.md").read_text()
 USE_IT = re.search(r"^## Use it\n.*?```sh\n(.*?)```", README, re.S | re.M).group(1)
-MOTO_AMI = "ami-1e749f67"
-CLUSTER_FILE = re.search(r"cat > my-cluster.yml <<'YAML'\n(.*?)^YAML$", USE_IT, re.S | re.M).group(1)
-
-
-def _commands(prefix):
-    """The README's command lines that start with prefix, their trailing comments dropped."""
-    return [shlex.split(line.split("#", 1)[0]) for line in USE_IT.splitlines() if line.startswith(prefix)]
+ON_MOTO = re.search(r"^### On moto\n(.*?)^Installed the Ansible way", README, re.S | re.M).group(1)
+MOTO_SETUP, MOTO_IMAGE = re.findall(r"```sh\n(.*?)```", ON_MOTO, re.S)
+PORT = "5000"
 
 
 @pytest.fixture
@@ -37,47 +39,84 @@ def checkout(tmp_path):
         if source.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(source.read_bytes())
-    (root / ".venv").symlink_to(REPO / ".venv")
+    (root / ".venv").symlink_to(BIN.parent)  # the venv running the tests
     link = root / "build" / "collections" / "ansible_collections" / "kubeops" / "kops"
     link.parent.mkdir(parents=True)
     link.symlink_to(root)  # what `make venv` links
-    # One line more than the README's: moto has no Canonical images, so the default image (the channel's Ubuntu,
-    # owner 099720109477) cannot be found there; one of the AMIs moto ships stands in for it.
-    (root / "my-cluster.yml").write_text(CLUSTER_FILE + "  image: %s\n" % MOTO_AMI)
     return root
 
 
-def _user_env(checkout, home, store):
-    """What an activated venv and the README's exports give; nothing from this test process."""
-    env = {"PATH": "%s/.venv/bin:/usr/bin:/bin" % checkout, "VIRTUAL_ENV": str(checkout / ".venv"),
-           "HOME": str(home), "LANG": "C.UTF-8", "KOPS_STATE_STORE": store}
-    env.update({k: v for k, v in os.environ.items() if k.startswith("AWS_")})  # the user's AWS account (moto)
+def _script(port):
+    """The README's lines as one shell session, each ansible-playbook's output to its own numbered log."""
+    setup = MOTO_SETUP.splitlines()
+    assert setup[0] == "make venv && . .venv/bin/activate", setup
+    assert setup[1].startswith("pip install 'moto[server,s3]>=5.0'")  # the pin of requirements-test.txt
+    assert "moto[server,s3]>=5.0" in (REPO / "requirements-test.txt").read_text()
+    # A line that fails ends the session; the trap stops the server it started.
+    lines = ["set -e", "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT", ". .venv/bin/activate"]
+    for line in setup[2:]:
+        lines.append(line.replace(PORT, port))
+        if line.startswith("python tests/moto_server.py"):
+            lines.append("until python -c 'import urllib.request as u; u.urlopen(\"http://127.0.0.1:%s/moto-api/\")' "
+                         "2>/dev/null; do sleep 0.2; done" % port)
+    use_it = USE_IT.splitlines()
+    commands = []
+    for line in use_it[use_it.index(next(l for l in use_it if l.startswith("cat > my-cluster.yml"))):]:
+        if line.startswith("ansible-playbook playbooks/validate_cluster.yml"):
+            continue  # the section: skipped on moto
+        if line.startswith("ansible-playbook playbooks/rolling_update.yml"):
+            line = line.replace(" --check", " -e cloud_only=true --check")  # the section: cloud_only on moto
+        if line.startswith("ansible-playbook "):
+            commands.append(line.split("#", 1)[0].strip())
+            log = "out/%d.log" % len(commands)
+            line = "%s > %s 2>&1 || { cat %s; exit 1; }" % (commands[-1], log, log)
+        lines.append(line)
+        if line == "YAML":
+            lines.extend(MOTO_IMAGE.strip().splitlines())
+    # The update the README gives, to Terraform ("terraform writes out/terraform/kubernetes.tf"): the boot
+    # artefacts need the collection too.
+    lines.append("ansible-playbook playbooks/update_cluster.yml -e cluster_name=k8s.example.com -e target=terraform "
+                 "> out/terraform.log 2>&1 || { cat out/terraform.log; exit 1; }")
+    lines.append("kill %1")
+    return "\n".join(lines) + "\n", commands
+
+
+def _user_env(home):
+    """What a shell of the user's holds before the README's lines: no AWS variables, no KOPS_STATE_STORE."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8"}
     # The nodes' boot wheels: `make venv` downloads them once; here from that cache, as no index is reachable.
     env["KUBEOPS_BOOT_WHEELHOUSE"] = os.environ.get("KUBEOPS_BOOT_WHEELHOUSE", str(REPO / "build" / "boot-wheels"))
     return env
 
 
-def test_readme_use_it_commands_run_from_the_checkout(aws, checkout, tmp_path):
+def test_readme_use_it_commands_run_on_moto_as_written(checkout, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
-    env = _user_env(checkout, home, "file://%s/state" % tmp_path)
-    create = _commands("ansible-playbook playbooks/create_cluster.yml")
-    assert len(create) == 2 and "--check" in create[0], create  # the preview, then the create
-    assert "target=direct" in create[1], create  # the create line applies (without target only the spec is written)
-    outputs = []
-    for command in create:
-        proc = subprocess.run(command, cwd=checkout, env=env, capture_output=True, text=True, timeout=600,
-                              check=False)
-        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-        assert "cannot find the kubeops.kops collection" not in proc.stdout
+    (checkout / "out").mkdir()
+    script, commands = _script(str(free_port()))
+    # Every ansible-playbook line of "Use it" but the validation the section skips, in its order.
+    assert [c.split()[1] for c in commands] == [
+        "playbooks/create_cluster.yml", "playbooks/create_cluster.yml", "playbooks/get_cluster.yml",
+        "playbooks/get_cluster.yml", "playbooks/replace_cluster.yml", "playbooks/update_cluster.yml",
+        "playbooks/update_cluster.yml", "playbooks/rolling_update.yml", "playbooks/delete_cluster.yml"], commands
+    proc = subprocess.run(["bash", "-c", script], cwd=checkout, env=_user_env(home), capture_output=True, text=True,
+                          timeout=900, check=False)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    outputs = [(checkout / "out" / ("%d.log" % n)).read_text() for n in range(1, len(commands) + 1)]
+    for output in outputs:
+        assert "cannot find the kubeops.kops collection" not in output
         for warning in ("No inventory was parsed", "provided hosts list is empty"):  # the checkout's ansible.cfg
-            assert warning not in proc.stdout + proc.stderr, proc.stdout[-3000:] + proc.stderr[-2000:]
-        outputs.append(proc.stdout)
-    assert "aws_autoscaling_group" in outputs[0] or "AutoscalingGroup" in outputs[0], outputs[0][-3000:]
-    assert "changed=0" not in outputs[1], outputs[1][-2000:]  # the second line created the cluster
-    # The update the README gives next, to Terraform: the boot artefacts need the collection too.
-    update = [c for c in _commands("ansible-playbook playbooks/update_cluster.yml") if "--check" not in c][0]
-    proc = subprocess.run(update + ["-e", "target=terraform", "-e", "out_dir=tf"], cwd=checkout, env=env,
-                          capture_output=True, text=True, timeout=600, check=False)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert (checkout / "tf" / "kubernetes.tf").is_file()
+            assert warning not in output, output[-3000:]
+    preview, create, tables, _export, replace, _check, update, roll, delete = outputs
+    assert "+ aws_autoscaling_group (7)" in preview, preview[-3000:]  # the preview names what a create makes
+    assert "= aws_ami (1, used, not owned): ami-1e749f67" in preview, preview[-3000:]
+    assert "changed=0" not in create, create[-2000:]  # the second line created the cluster
+    assert "\nInstance Groups\nNAME  " in tables and "\nbastions  " in tables, tables[-3000:]
+    assert (checkout / "k8s.example.com.yaml").read_text().startswith("# kubeops.kops revision: 1\n")
+    # (The YAML result format of the checkout's ansible.cfg folds a line longer than 80 columns.)
+    assert "No changes in file://%s/state/k8s.example.com, now at revision 1" % checkout in " ".join(replace.split())
+    assert "No changes need to be applied" in update, update[-2000:]  # the spec as created: nothing to do
+    assert "NAME                            STATUS  NEEDUPDATE      READY   MIN" in roll, roll[-2000:]
+    assert "No rolling-update required." in roll, roll[-2000:]
+    assert "TYPE                    NAME  " in delete and "set yes: true to delete them" in delete, delete[-2000:]
+    assert (checkout / "out" / "terraform" / "kubernetes.tf").is_file()

@@ -23,7 +23,7 @@ import pytest
 
 from ansible_collections.kubeops.kops.plugins.module_utils.rolling import planner
 from tests.integration import rolling_fleet
-from tests.integration.conftest import REPO, task_results
+from tests.integration.conftest import REPO, assert_kops_table, task_results
 from tests.integration.test_aws_update import ADMIN_KEY, READ_ONLY, _service, _update
 
 CLUSTER = "k8s.example.com"
@@ -138,6 +138,10 @@ def test_cloud_only_roll_replaces_every_instance_in_kops_order(aws, tmp_path, pl
     result = task_results(run, TASK)
     assert [line.split()[:3] for line in result["lines"][1:3]] == [
         [CONTROL_PLANE, "NeedsUpdate", "1"], [NODES, "NeedsUpdate", "3"]]
+    # As printed: kops' table, its columns aligned on kops' tab stops, then the plan after a blank line.
+    printed = task_results(run, "Print the table and what was done")["msg"]
+    assert assert_kops_table(printed, ["NAME", "STATUS", "NEEDUPDATE", "READY", "MIN", "TARGET", "MAX"]) == [
+        [CONTROL_PLANE, "NeedsUpdate", "1", "0", "1", "1", "1"], [NODES, "NeedsUpdate", "3", "0", "3", "3", "3"]]
     assert [g["status"] for g in result["groups"]] == ["NeedsUpdate", "NeedsUpdate"]
     assert result["log"] == [] and not (tmp_path / "roll.log").exists()
     check_requests = moto_requests()

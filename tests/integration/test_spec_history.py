@@ -12,6 +12,8 @@ import importlib.util
 import json
 import pathlib
 
+import yaml
+
 from tests.integration.conftest import task_results
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -49,7 +51,7 @@ def test_the_playbooks_list_diff_and_roll_back_revisions(playbook, tmp_path):
     exported = tmp_path / "c.yaml"
     assert playbook(PLAYBOOKS / "get_cluster.yml", "-e", store, *name, "-e", "output=%s" % exported)[0] == 0
     text = exported.read_text()
-    assert text.splitlines()[0] == "# kubeops.kops revision: 1"
+    assert next(yaml.safe_load_all(text))["metadata"]["annotations"] == {"kubeops.kops/revision": "1"}
     exported.write_text(text.replace("sshAccess:\n  - 0.0.0.0/0", "sshAccess:\n  - 10.0.0.0/8", 1))
     code, replaced = playbook(PLAYBOOKS / "replace_cluster.yml", "-e", store, "-e", "spec_file=%s" % exported,
                               "-e", json.dumps({"change_cause": "ssh from the office only"}))

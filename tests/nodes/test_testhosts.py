@@ -170,3 +170,13 @@ def test_kubelet_host_runs_a_runc_container_from_an_imported_image(host_pool, tm
         assert cgroups["memory"] == cgroups["cpu"] == cgroups["pids"] == cgroup, cgroup_lines  # in the host's tree
     snapshots = host.state_dir("/var/lib/containerd") / "io.containerd.snapshotter.v1.overlayfs" / "snapshots"
     assert any(snapshots.iterdir())  # the image unpacked by the overlayfs snapshotter on the machine's disk
+    # A replacement instance on the same host (tests/realk8s' control-plane roll): the image's disk again, the kept
+    # volume as it was, the kubelet host's setup done again at boot, the address unchanged.
+    host.run("mkdir -p /mnt/etcd-main && echo member > /mnt/etcd-main/data && echo old > /etc/old-instance",
+             check=True)
+    host.reimage(keep=["/mnt/etcd-main"])
+    assert host.run("cat /mnt/etcd-main/data").stdout == "member\n"
+    assert host.run("test -e /etc/old-instance").returncode == 1
+    assert host.run("command -v containerd").returncode == 1  # installed by the old instance only
+    assert not any(host.state_dir("/var/lib/containerd").iterdir())
+    assert host.run("systemctl is-active kubeops-kubelet-host").stdout == "active\n"

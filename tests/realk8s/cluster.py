@@ -10,8 +10,10 @@ What stands in, and why:
 - AWS is moto's server on the hosts' bridge, checking signatures and policies (tests/unit/nodeup/bootstrap_cloud.py):
   the cluster's VPC, groups and instances are moto's; a test host plays an instance by holding its role's session
   credentials, which is what the bootstrap service verifies.
-- The cloud controller manager: none runs (its image cannot be pulled here), so `play_cloud_controller` does its
-  node part (provider ID, addresses, the `uninitialized` taint removed) and says so in its name.
+- The cloud controller manager: none runs (its image cannot be pulled here), so `CloudControllerStandIn` does its
+  node parts (provider ID, addresses, the `uninitialized` taint removed; a terminated instance's Node deleted).
+- EBS: the control plane's etcd volumes are directories; its replacement is played by the same host, reimaged but
+  for those directories (`InstancePlayer` volumes), as kops re-attaches the volumes to the new instance.
 - DNS: api.internal and kops-controller.internal resolve through /etc/hosts on the hosts (kops' APIServerIPs
   block, as the boot script writes it for clusters without DNS).
 - The kubelet's cgroup-v1 override (kubelet >= 1.35 refuses cgroup v1 unless failCgroupV1 is false; this machine's
@@ -171,13 +173,17 @@ def write_credentials(host, credentials):
 IMAGE_BINARIES = {"ecr-credential-provider": "/usr/local/bin/ecr-credential-provider"}
 
 
-def prepare_machine(host, build, names):
+def prepare_machine(host, build, names, instance_id):
     """What the test machine image carries besides Debian: the kubelet's cgroup-v1 drop-in, IMAGE_BINARIES; names in
-    /etc/hosts ({name: address}: the cluster's internal API and bootstrap-service names, kops' APIServerIPs block)."""
+    /etc/hosts ({name: address}: the cluster's internal API and bootstrap-service names, kops' APIServerIPs block).
+    The host takes the instance's name, as an EC2 instance's is its own (kops names AWS nodes by instance ID), so a
+    replacement played by the same host registers as a new node."""
     dropin = "/etc/systemd/system/kubelet.service.d/10-test-host-cgroupv1.conf"
+    names = dict(names, **{instance_id: host.address})
     hosts = "".join("%s %s\n" % (address, name) for name, address in sorted(names.items()))
-    script = ("mkdir -p %s && printf %%s %s > %s && printf %%s %s >> /etc/hosts"
-              % (os.path.dirname(dropin), shlex.quote(CGROUP_V1_DROPIN), dropin, shlex.quote(hosts)))
+    script = ("hostname %s && echo %s > /etc/hostname && mkdir -p %s && printf %%s %s > %s && "
+              "printf %%s %s >> /etc/hosts" % (instance_id, instance_id, os.path.dirname(dropin),
+                                               shlex.quote(CGROUP_V1_DROPIN), dropin, shlex.quote(hosts)))
     done = host.run(script)
     assert done.returncode == 0, done.stderr
     for name, path in IMAGE_BINARIES.items():
@@ -242,6 +248,26 @@ def play_cloud_controller(core, node_name, instance_id, address):
     if len(taints) != len(node.spec.taints or []):
         core.patch_node(node_name, {"spec": {"taints": [
             {"key": t.key, "value": t.value, "effect": t.effect} for t in taints] or None}})
+
+
+def api_server_version(kubeconfig):
+    """The version the API server reports (GET /version)."""
+    import kubernetes
+    client = kubernetes.config.new_client_from_config(config_file=str(kubeconfig))
+    return kubernetes.client.VersionApi(client).get_code().git_version
+
+
+def static_pod_images(core, node_name):
+    """{component: image} of the node's mirror pods in kube-system (kops' static pods, named <component>-<node>)."""
+    pods = core.list_namespaced_pod("kube-system", field_selector="spec.nodeName=%s" % node_name).items
+    suffix = "-" + node_name
+    return {p.metadata.name[:-len(suffix)]: p.spec.containers[0].image
+            for p in pods if p.metadata.name.endswith(suffix)}
+
+
+def config_map(kubeconfig, name, data):
+    """A ConfigMap in default: a record in etcd that an upgrade must keep."""
+    core_api(kubeconfig).create_namespaced_config_map("default", {"metadata": {"name": name}, "data": data})
 
 
 def apps_api(kubeconfig):
@@ -355,27 +381,26 @@ class ReadyPodsWatch(Poller):
 
 
 class InstancePlayer(Poller):
-    """Plays EC2 for a group during a roll: an instance the autoscaling group launches is booted on a spare test host
-    (its user data, as at the cluster's creation), and a host whose instance was terminated is powered off."""
+    """Plays EC2 for a group during a roll: a host whose instance was terminated is powered off, and an instance the
+    autoscaling group launches is booted on a spare test host (its user data, as at the cluster's creation).
 
-    def __init__(self, cloud, cluster, group, hosts, spares, boot, stand_in):
+    volumes: for a group whose instances keep data on volumes (the control plane's etcd, kops' EBS volumes), the
+    directories a replacement finds as the old instance left them: the powered-off host plays the replacement,
+    reimaged except those directories (testhosts.Host.reimage), as the volume is re-attached to the new instance."""
+
+    def __init__(self, cloud, cluster, group, hosts, spares, boot, stand_in, volumes=None):
         super().__init__(self._follow)
         self.cloud, self.cluster, self.group = cloud, cluster, group
         self.hosts = dict(hosts)  # instance id -> host playing it
         self.spares = list(spares)
         self.boot = boot  # boot(host, instance id) -> CompletedProcess of its user data
         self.stand_in = stand_in
+        self.volumes = volumes
+        self.reimaged = set()  # hosts whose previous instance terminated: reimaged before they play the next
         self.booted = {}
 
     def _follow(self):
         running = set(self.cloud.instances(self.cluster).get(self.group, []))
-        for instance_id in sorted(running - set(self.hosts)):
-            if not self.spares:
-                self.errors.append("no spare host for %s" % instance_id)
-                continue
-            host = self.hosts[instance_id] = self.spares.pop(0)
-            self.stand_in.add(instance_id, instance_id, host.address)
-            threading.Thread(target=self._boot, args=(host, instance_id), daemon=True).start()
         ec2 = self.cloud.client("ec2")
         for instance_id, host in list(self.hosts.items()):
             if instance_id in running:
@@ -384,33 +409,58 @@ class InstancePlayer(Poller):
             if state["State"]["Name"] in ("shutting-down", "terminated"):
                 host.kill()
                 del self.hosts[instance_id]
+                if self.volumes is not None:
+                    self.spares.insert(0, host)
+                    self.reimaged.add(host.name)
+        for instance_id in sorted(running - set(self.hosts)):
+            if not self.spares:
+                self.errors.append("no spare host for %s" % instance_id)
+                continue
+            host = self.hosts[instance_id] = self.spares.pop(0)
+            self.stand_in.add(instance_id, instance_id, host.address)
+            threading.Thread(target=self._boot, args=(host, instance_id), daemon=True).start()
 
     def _boot(self, host, instance_id):
+        if host.name in self.reimaged:
+            host.reimage(self.volumes)
         self.booted[instance_id] = self.boot(host, instance_id)
 
 
 class CloudControllerStandIn(Poller):
-    """Plays the cloud controller's node part (play_cloud_controller) for every node that registers, in a thread.
+    """Plays the cloud controller's node parts in a thread: its node controller (play_cloud_controller) for every
+    node that registers, and its node lifecycle controller: a Node no longer Ready whose instance the cloud terminated
+    is deleted (the AWS cloud controller asks EC2 whether the provider ID's instance still exists), so its pods go
+    with it.
 
     nodes: {node name: (instance id, address)}."""
 
-    def __init__(self, kubeconfig, nodes):
-        super().__init__(self._initialise_new_nodes)
+    def __init__(self, kubeconfig, nodes, cloud):
+        super().__init__(self._follow_nodes)
         self.kubeconfig = kubeconfig
         self.nodes = dict(nodes)
+        self.cloud = cloud
         self.done = set()
+        self.deleted = []
         self._core = None
 
     def add(self, name, instance_id, address):
         self.nodes[name] = (instance_id, address)
 
-    def _initialise_new_nodes(self):
+    def _follow_nodes(self):
         self._core = self._core or core_api(self.kubeconfig)
         for node in self._core.list_node().items:
             name = node.metadata.name
             if name in self.nodes and name not in self.done:
                 play_cloud_controller(self._core, name, *self.nodes[name])
                 self.done.add(name)
+            elif (node.spec.provider_id and not node_ready(node)
+                  and self._terminated(node.spec.provider_id.rsplit("/", 1)[-1])):
+                self._core.delete_node(name)
+                self.deleted.append(name)
+
+    def _terminated(self, instance_id):
+        found = self.cloud.client("ec2").describe_instances(InstanceIds=[instance_id])["Reservations"]
+        return found[0]["Instances"][0]["State"]["Name"] == "terminated"
 
 
 def boot_wheels():

@@ -7,7 +7,9 @@ create_cluster.yml (spec only) -> get_cluster.yml, the YAML edited as a user edi
 user data: the control plane's nodeup and protokube (etcd main and events, the static control plane, the bootstrap
 service, the addons channel, the node labeller), a worker's config and kubelet certificate from the bootstrap service
 -> the worker Ready -> validate_cluster.yml -> kubectl with the kubeconfig export_kubeconfig.yml wrote ->
-rolling_update.yml replaces the worker (a spare host plays the new instance), its drain honouring a budget.
+upgrade_cluster.yml from the older minor to the newer, with the update -> rolling_update.yml replaces the control
+plane (its host plays the new instance, etcd's data kept as a re-attached volume) and the worker (a spare host plays
+the new instance, its drain honouring a budget) -> every component reports the new version, etcd kept its data.
 
 What stands in for what cannot be had here is listed in tests/realk8s/cluster.py's docstring and docs/real-cluster.md.
 """
@@ -84,8 +86,12 @@ def _adapted(user_data, config_server=None, nodeup_vars=None):
     return "\n".join(lines) + "\n"
 
 
-def test_a_real_cluster_comes_up(host_pool, tmp_path):
-    build = binaries.require_build()
+# The control plane's etcd data (kops' EBS volumes, here directories the replacement instance finds again).
+ETCD_VOLUMES = ["/mnt/etcd-main", "/mnt/etcd-events"]
+
+
+def test_a_real_cluster_comes_up_and_is_upgraded(host_pool, tmp_path):
+    build = binaries.require_build((binaries.OLDER, binaries.NEWER))
     times = {}
     wheels = e2e.boot_wheels()
     pool = host_pool(3, kubelet=True, binds=[tmp_path, wheels])
@@ -93,7 +99,7 @@ def test_a_real_cluster_comes_up(host_pool, tmp_path):
     hosts = [control, worker]
     bridge = "%s.1" % pool.subnet
     cloud = e2e.Cloud(bridge)
-    served = _served_directory(build, [binaries.NEWER], tmp_path / "served")
+    served = _served_directory(build, [binaries.OLDER, binaries.NEWER], tmp_path / "served")
     served_url = pool.serve_directory(served)
     registry = test_registry.Registry(images=test_registry.standard_images(build, tmp_path / "images"),
                                       host=bridge).start()
@@ -106,7 +112,7 @@ def test_a_real_cluster_comes_up(host_pool, tmp_path):
                 "state_store": store, "target": "none",
                 "cluster_options": {"cluster_name": CLUSTER, "cloud_provider": "aws", "zones": [e2e.ZONE],
                                     "networking": "kubenet",
-                                    "kubernetes_version": "%s/%s" % (served_url, binaries.NEWER),
+                                    "kubernetes_version": "%s/%s" % (served_url, binaries.OLDER),
                                     "image": e2e.MOTO_AMI, "node_count": 1}}))
             e2e.check(e2e.run_playbook("create_cluster.yml", "-e", "@my-cluster.yml", env=cloud.env, cwd=user_dir),
                       "create_cluster.yml")
@@ -141,10 +147,10 @@ def test_a_real_cluster_comes_up(host_pool, tmp_path):
 
         def play(host, instance_id):
             """The host becomes the instance: its machine image, its instance profile's credentials, its user data."""
-            e2e.prepare_machine(host, build, names)
+            e2e.prepare_machine(host, build, names, instance_id)
             e2e.write_credentials(host, cloud.instance_credentials(instance_id))
             user_data = e2e.user_data_of(cloud, instance_id)
-            if instance_id == control_instance:
+            if instance_id in cloud.instances(CLUSTER).get(CONTROL_PLANE_GROUP, []):
                 script = _adapted(user_data, nodeup_vars=control_vars)
             else:
                 script = _adapted(user_data, config_server={"stsEndpoint": cloud.moto.url + "/"},
@@ -160,8 +166,8 @@ def test_a_real_cluster_comes_up(host_pool, tmp_path):
                                        "api_server=https://%s" % control.address, env=cloud.env, cwd=user_dir),
                       "export_kubeconfig.yml")
 
-        stand_in = e2e.CloudControllerStandIn(admin, {control.name: (control_instance, control.address),
-                                                      worker_instance: (worker_instance, worker.address)})
+        stand_in = e2e.CloudControllerStandIn(admin, {control_instance: (control_instance, control.address),
+                                                      worker_instance: (worker_instance, worker.address)}, cloud)
         with e2e.step("boot: user data on the control plane and the worker", hosts, times):
             results = {}
             threads = [threading.Thread(target=lambda h=h, i=i: results.update({h.name: play(h, i)}))
@@ -183,10 +189,10 @@ def test_a_real_cluster_comes_up(host_pool, tmp_path):
                 core, ("kube-apiserver", "kube-controller-manager", "kube-scheduler")), 300)
         with e2e.step("the worker registers with the bootstrap service's certificate and becomes Ready", hosts, times):
             node = e2e.wait_for("node %s Ready" % worker_instance, lambda: e2e.ready_node(core, worker_instance), 600)
-            assert node.status.node_info.kubelet_version == binaries.NEWER
+            assert node.status.node_info.kubelet_version == binaries.OLDER
         with e2e.step("the node labeller labels each node from its instance group", [control], times):
             for name, group, role in ((worker_instance, NODE_GROUP, "node"),
-                                      (control.name, CONTROL_PLANE_GROUP, "control-plane")):
+                                      (control_instance, CONTROL_PLANE_GROUP, "control-plane")):
                 e2e.wait_for("%s labelled" % name, lambda: e2e.labelled(core, name, group, role), 300)
         with e2e.step("the bootstrap channel was applied; what has no image here is named and removed", hosts,
                       times):
@@ -205,34 +211,59 @@ def test_a_real_cluster_comes_up(host_pool, tmp_path):
             kubectl = subprocess.run([str(build.binary("kubectl")), "--kubeconfig", str(admin), "get", "nodes",
                                       "-o", "name"], capture_output=True, text=True, timeout=60, check=False)
             assert kubectl.returncode == 0, kubectl.stderr
-            assert sorted(kubectl.stdout.split()) == sorted(["node/%s" % control.name, "node/%s" % worker_instance])
-        with e2e.step("rolling_update.yml replaces the worker, its drain honouring a PodDisruptionBudget",
-                      hosts + [spare], times):
+            assert sorted(kubectl.stdout.split()) == sorted(["node/%s" % control_instance, "node/%s" % worker_instance])
+        with e2e.step("upgrade_cluster.yml to the newer minor, with the update", [], times):
+            e2e.config_map(admin, "written-before-the-upgrade", {"etcd": "keeps its data"})
+            upgrade = e2e.check(e2e.run_playbook(
+                "upgrade_cluster.yml", "-e", "cluster_name=%s" % CLUSTER, "-e", "state_store=%s" % store, "-e",
+                "kubernetes_version=%s/%s" % (served_url, binaries.NEWER), "-e", "then_update=true", env=cloud.env,
+                cwd=user_dir), "upgrade_cluster.yml")
+            assert "%s/%s" % (served_url, binaries.NEWER) in upgrade.stdout, upgrade.stdout[-3000:]
+        with e2e.step("rolling_update.yml replaces the control plane and the worker, the drain honouring a "
+                      "PodDisruptionBudget", hosts + [spare], times):
             # kube-controller-manager's disruption controller keeps the budget; the roll's evictions ask it.
             e2e.create_budget(admin, {"app": "sleeper"}, 1)
             watch = e2e.ReadyPodsWatch(admin, "app=sleeper").start()
-            player = e2e.InstancePlayer(cloud, CLUSTER, NODE_GROUP, {worker_instance: worker}, [spare], play,
-                                        stand_in).start()
+            players = [e2e.InstancePlayer(cloud, CLUSTER, CONTROL_PLANE_GROUP, {control_instance: control}, [], play,
+                                          stand_in, volumes=ETCD_VOLUMES).start(),
+                       e2e.InstancePlayer(cloud, CLUSTER, NODE_GROUP, {worker_instance: worker}, [spare], play,
+                                          stand_in).start()]
             try:
                 roll = e2e.run_playbook(
                     "rolling_update.yml", "-e", "cluster_name=%s" % CLUSTER, "-e", "state_store=%s" % store, "-e",
-                    "api_server=https://%s" % control.address, "-e", "instance_groups=%s" % NODE_GROUP, "-e",
-                    "force=true", "-e", "max_surge=1", env=cloud.env, cwd=user_dir)
+                    "api_server=https://%s" % control.address, "-e", "max_surge=1", env=cloud.env, cwd=user_dir)
             finally:
-                player.stop()
+                for player in players:
+                    player.stop()
                 watch.stop()
             fewest = watch.fewest()
             e2e.check(roll, "rolling_update.yml")
-            replacement = cloud.instances(CLUSTER)[NODE_GROUP]
-            assert worker_instance not in replacement and len(replacement) == 1, (replacement, player.errors)
-            assert player.booted[replacement[0]].returncode == 0, player.booted[replacement[0]].stdout[-4000:]
-            assert e2e.ready_node(core, replacement[0]), replacement
+            instances = cloud.instances(CLUSTER)
+            new_control, new_worker = instances[CONTROL_PLANE_GROUP], instances[NODE_GROUP]
+            assert control_instance not in new_control and len(new_control) == 1, (new_control, players[0].errors)
+            assert worker_instance not in new_worker and len(new_worker) == 1, (new_worker, players[1].errors)
+            for player, instance_id in ((players[0], new_control[0]), (players[1], new_worker[0])):
+                assert player.booted[instance_id].returncode == 0, player.booted[instance_id].stdout[-4000:]
             assert fewest is not None and fewest >= 1, "the budget (minAvailable 1) was broken: %s" % watch.samples
-            print("roll: fewest ready sleepers %s of 2 over %d samples; the new node %s" % (
-                fewest, len(watch.samples), replacement[0]))
-            e2e.wait_for("the sleepers on the new node", lambda: len([
+            print("roll: fewest ready sleepers %s of 2 over %d samples; the new nodes %s; deleted %s" % (
+                fewest, len(watch.samples), new_control + new_worker, stand_in.deleted))
+        with e2e.step("the new version runs everywhere, and etcd kept its data", [control, spare], times):
+            assert e2e.api_server_version(admin) == binaries.NEWER
+            static = {new_control[0]: ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy"),
+                      new_worker[0]: ("kube-proxy",)}
+            for name, components in static.items():
+                node = e2e.wait_for("node %s Ready" % name, lambda n=name: e2e.ready_node(core, n), 300)
+                assert node.status.node_info.kubelet_version == binaries.NEWER, node.status.node_info
+                images = e2e.static_pod_images(core, name)
+                assert all(images.get(c, "").endswith(":" + binaries.NEWER) for c in components), images
+            # The old instances' Nodes go once they are NotReady (the cloud controller stand-in's lifecycle part).
+            e2e.wait_for("only the new instances' nodes", lambda: sorted(
+                n.metadata.name for n in core.list_node().items) == sorted(new_control + new_worker), 180)
+            assert core.read_namespaced_config_map("written-before-the-upgrade", "default").data == {
+                "etcd": "keeps its data"}
+            e2e.wait_for("the sleepers on the new worker", lambda: len([
                 p for p in core.list_namespaced_pod("default", label_selector="app=sleeper").items
-                if p.spec.node_name == replacement[0] and p.status.phase == "Running"]) == 2, 300)
+                if p.spec.node_name == new_worker[0] and p.status.phase == "Running"]) == 2, 300)
         print("real cluster times: %s" % json.dumps(times))
     finally:
         if "stand_in" in locals():

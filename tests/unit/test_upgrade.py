@@ -47,7 +47,7 @@ def test_skipping_a_minor_is_refused_with_the_path():
 
 def test_downgrade_and_unsupported_versions_are_refused():
     for version, words in [("1.33.0", "does not downgrade"), ("1.38.0", "up to 1.37.x"), ("1.31.9", "1.32.0 and newer"),
-                           ("next", "not a version")]:
+                           ("next", "neither a version")]:
         with pytest.raises(upgrade.UpgradeError, match=words):
             upgrade.plan_upgrade(cluster("1.34.2"), [], kubernetes_version=version)
 
@@ -69,6 +69,32 @@ def test_already_current_changes_nothing():
     # the same version given explicitly, with a leading v in the spec: still nothing
     actions = upgrade.plan_upgrade(cluster("v1.36.3"), [group("nodes", NOBLE % "amd64")], kubernetes_version="1.36.3")[0]
     assert actions == []
+
+
+BUILD = "http://10.0.0.1:8080/%s"  # a side-loaded Kubernetes build (kops' base URL), named by its version
+
+
+def test_a_build_url_is_an_upgrade_target_and_written_as_given():
+    """A cluster running a side-loaded build moves to the next minor's build: the URL names the minor (kops'
+    ParseKubernetesVersion), the rules apply to it, and the spec keeps the URL the nodes take the build from."""
+    actions, after, _groups, _notes = upgrade.plan_upgrade(cluster(BUILD % "v1.35.4"), [],
+                                                           kubernetes_version=BUILD % "v1.36.3")
+    assert [(a.property, a.old, a.new) for a in actions] == [
+        ("KubernetesVersion", BUILD % "v1.35.4", BUILD % "v1.36.3")]
+    assert after["spec"]["kubernetesVersion"] == BUILD % "v1.36.3"
+    assert upgrade.plan_upgrade(cluster(BUILD % "v1.36.3"), [], kubernetes_version=BUILD % "v1.36.3")[0] == []
+    with pytest.raises(upgrade.UpgradeError, match="skips 1.35"):
+        upgrade.plan_upgrade(cluster(BUILD % "v1.34.2"), [], kubernetes_version=BUILD % "v1.36.3")
+    with pytest.raises(upgrade.UpgradeError, match="older than the cluster's"):
+        upgrade.plan_upgrade(cluster("1.36.3"), [], kubernetes_version=BUILD % "v1.35.4")
+    with pytest.raises(upgrade.UpgradeError, match="neither a version .* nor the URL of a Kubernetes build"):
+        upgrade.plan_upgrade(cluster("1.36.3"), [], kubernetes_version="http://builds.example.com/latest")
+
+
+def test_without_a_target_a_build_url_moves_to_the_channels_release_as_kops_does():
+    actions, after, _groups, notes = upgrade.plan_upgrade(cluster(BUILD % "v1.35.4"), [])
+    assert after["spec"]["kubernetesVersion"] == "1.36.3" and notes == []
+    assert [(a.old, a.new) for a in actions if a.property == "KubernetesVersion"] == [(BUILD % "v1.35.4", "1.36.3")]
 
 
 def test_newer_than_the_channel_is_kept():

@@ -6,7 +6,9 @@
 Objects are plain dicts shaped exactly like the YAML a kops user keeps in git
 (``apiVersion``, ``kind``, ``metadata``, ``spec``).  Every layer downstream
 works on these dicts; nothing converts them to another internal shape, so a
-load followed by a dump gives back the same data.
+load followed by a dump gives back the same data.  One field is filled in on load and left out again on dump:
+spec.cloudProvider of a cloud kops names by a label (ALPHA_CLOUD_LABEL), so that every layer keys on
+spec.cloudProvider alone.
 """
 
 from __future__ import annotations
@@ -207,6 +209,7 @@ def load_objects(text, source="<input>", warnings=None, additional=None):
         additional.extend(o for _i, o in others)
         objs = [o for o in objs if not _is_additional_object(o)]
     for obj in objs:
+        with_cloud_from_label(obj)
         refuse_unbuilt_cloud(obj)
     for index, obj in enumerate(objs):
         if isinstance(obj, dict) and obj.get("apiVersion") == API_VERSION:
@@ -315,6 +318,47 @@ def refuse_unbuilt_cloud(obj):
             % (cloud, " and ".join(c.upper() for c in built)))], subject="cluster")
 
 
+# kops' Cluster.GetCloudProvider: a cloud kops runs behind a feature flag (metal) is named by this label and has no
+# spec.cloudProvider (v1alpha2 has no value for it: kops refuses spec.cloudProvider: metal on read).  Which clouds
+# are named so, their packages declare (Provider.named_by_label).
+ALPHA_CLOUD_LABEL = "alpha.kops.k8s.io/cloud"
+
+
+def _named_by_label(cloud):
+    return isinstance(cloud, str) and bool(cloud) and provider_names.declared_value(cloud, "named_by_label", False)
+
+
+def with_cloud_from_label(obj):
+    """A Cluster as the layers read it (in place): spec.cloudProvider from kops' label, and the label from a
+    spec.cloudProvider kops names by it (a user's definition may say cloudProvider: metal)."""
+    if not isinstance(obj, dict) or obj.get("kind") != CLUSTER or not isinstance(obj.get("spec"), dict):
+        return obj
+    metadata = obj.setdefault("metadata", {}) if isinstance(obj.get("metadata"), dict) else {}
+    labels = metadata.get("labels") if isinstance(metadata.get("labels"), dict) else {}
+    labelled, given = labels.get(ALPHA_CLOUD_LABEL), obj["spec"].get("cloudProvider")
+    labelled = labelled if _named_by_label(labelled) else None
+    if labelled and given not in (None, "", labelled):
+        raise errors.ValidationError([errors.forbidden(
+            "spec.cloudProvider", "the label %s: %s names the cluster's cloud; remove spec.cloudProvider %r"
+            % (ALPHA_CLOUD_LABEL, labelled, given))], subject="cluster")
+    if labelled:
+        obj["spec"]["cloudProvider"] = labelled
+    elif _named_by_label(given):
+        metadata.setdefault("labels", {})[ALPHA_CLOUD_LABEL] = given
+    return obj
+
+
+def as_stored(obj):
+    """obj as kops stores it: a Cluster of a labelled cloud without spec.cloudProvider (a copy; obj is kept)."""
+    if not isinstance(obj, dict) or obj.get("kind") != CLUSTER or not isinstance(obj.get("spec"), dict) \
+            or not _named_by_label(obj["spec"].get("cloudProvider")):
+        return obj
+    stored = copy.deepcopy(obj)
+    cloud = stored["spec"].pop("cloudProvider")
+    stored.setdefault("metadata", {}).setdefault("labels", {})[ALPHA_CLOUD_LABEL] = cloud
+    return stored
+
+
 def dump_objects(objs):
     """Dump objects the way kops writes them: sorted keys, ``---`` between documents."""
     return "\n---\n\n".join(dump_object(o) for o in objs)
@@ -322,7 +366,7 @@ def dump_objects(objs):
 
 def dump_object(obj, pure=False):
     dumper = _yaml_classes(pure)[1]
-    text = yaml.dump(obj, Dumper=dumper, default_flow_style=False, sort_keys=True, allow_unicode=True,
+    text = yaml.dump(as_stored(obj), Dumper=dumper, default_flow_style=False, sort_keys=True, allow_unicode=True,
                      width=yaml_width(dumper))
     return goyaml_emitter.without_document_end(text)
 

@@ -15,7 +15,7 @@ import json
 import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, objects, validation_aws
-from ansible_collections.kubeops.kops.plugins.module_utils import provider_names, semver
+from ansible_collections.kubeops.kops.plugins.module_utils import provider_names, semver, zones
 from ansible_collections.kubeops.kops.plugins.module_utils.kops_version import KOPS_VERSION
 
 OLDEST_SUPPORTED_KUBERNETES = "1.32.0"
@@ -273,7 +273,7 @@ def _check_subnets(spec, problems, strict):
                 problems.append(errors.required(path + ".region", "GCE subnets are regional, e.g. us-central1"))
             regions.add(subnet.get("region"))
         elif subnet.get("zone"):
-            regions.add(subnet["zone"][:-1])
+            regions.add(_region_of_zone(cloud, subnet["zone"]))
         _check_subnet_cidr(spec, subnet, path, network, extras, pod, service, seen_cidrs, problems, strict)
         _check_egress(subnet, path, problems)
         if cloud == "aws" and subnet.get("additionalRoutes") is not None:
@@ -295,10 +295,21 @@ def _check_subnets(spec, problems, strict):
                                          "region" % ", ".join(sorted(r for r in regions if r))))
 
 
+def _region_of_zone(cloud, zone):
+    """The zone's region by its cloud's pattern (a metal zone has none: kops' metal cloud has no regions), else
+    the zone without its last letter (a zone no pattern knows is refused elsewhere)."""
+    try:
+        return zones.region_of_zone(cloud, zone)
+    except zones.ZoneError:
+        return zone[:-1]
+
+
 def _check_subnet_cidr(spec, subnet, path, network, extras, pod, service, seen, problems, strict):
     cidr = subnet.get("cidr")
     if not cidr:
-        if strict and not (subnet.get("ipv6CIDR") and subnet.get("type") == "Private"):
+        # kops' requiresSubnetCIDR: not on a cloud that assigns no CIDRs (metal).
+        if strict and not (subnet.get("ipv6CIDR") and subnet.get("type") == "Private") and \
+                provider_names.declared_value(spec.get("cloudProvider"), "assigns_network_cidrs", True):
             problems.append(errors.required(path + ".cidr", "a completed spec gives every subnet a CIDR"))
         return
     net = _cidr(path + ".cidr", cidr, problems)

@@ -23,6 +23,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.errors import CloudEr
 
 import copy
 import os
+import re
 import threading
 
 from ansible.module_utils.basic import env_fallback
@@ -167,9 +168,65 @@ def _new_session(boto3, region, profile, current):
 
 
 def new_client(service, region=None, profile=None, **options):
-    """A client of the shared session (boto3's sessions are not thread-safe: clients are made one at a time)."""
+    """A client of the shared session (boto3's sessions are not thread-safe: clients are made one at a time), whose
+    errors name their call (_name_the_call)."""
     with _SESSION_LOCK:
-        return session(region, profile).client(service, **options)
+        api_client = session(region, profile).client(service, **options)
+    endpoint = options.get("endpoint_url")
+    _name_the_call(api_client, endpoint if endpoint != _settings.endpoint_url else None)  # a client's own endpoint
+    return api_client
+
+
+# The key of an error response's ResponseMetadata that names the call (describe_error reads it).
+CALL_KEY = "KubeopsCall"
+HTML_TITLE = re.compile(rb"<title>\s*([^<]{1,120}?)\s*</title>", re.IGNORECASE)
+
+
+def _name_the_call(api_client, explicit_endpoint=None):
+    """Make every failed call of api_client say which call it was, where, and never carry an HTML page.
+
+    An error response is marked with its call (service, operation, region, endpoint) for describe_error.  An answer
+    that is not AWS's (an HTML page from a proxy, a load balancer, a crashed endpoint) would reach the user as
+    botocore's "Unable to parse response ... invalid XML received" and the whole page: a 5xx one is read as an error
+    of its status (so botocore retries it as any 5xx, and a create whose answer it was is looked up before it is
+    sent again); any other becomes an AwsError naming the call."""
+    meta = api_client.meta
+    source = endpoint_source(meta.service_model.service_id, explicit_endpoint)
+
+    def call(operation):
+        return "%s %s in %s at %s" % (meta.service_model.service_id, operation, meta.region_name, meta.endpoint_url)
+
+    def not_aws(operation, status, body):
+        title = HTML_TITLE.search(body or b"")
+        page = 'an HTML page ("%s")' % title.group(1).decode("utf-8", "replace") if title else "a page that is not AWS's"
+        return ("%s answered%s with %s, not an AWS answer: the endpoint or a proxy before it failed; try again, or "
+                "check %s" % (call(operation), " HTTP %s" % status if status else "", page, source))
+
+    def before_parse(operation_model=None, response_dict=None, customized_response_dict=None, **kwargs):
+        status = response_dict.get("status_code") or 0
+        if status >= 500 and _is_html(response_dict):
+            message = not_aws(operation_model.name, status, response_dict.get("body"))
+            response_dict["body"] = b""  # botocore reads an empty 5xx body as an error of that status
+            customized_response_dict["Error"] = {"Code": str(status), "Message": message}
+
+    def after_call(http_response=None, parsed=None, model=None, **kwargs):
+        if http_response is not None and http_response.status_code >= 300 and isinstance(parsed, dict):
+            parsed.setdefault("ResponseMetadata", {})[CALL_KEY] = call(model.name)
+
+    def after_call_error(exception=None, event_name="", **kwargs):
+        if type(exception).__name__ == "ResponseParserError":
+            body = str(exception).encode("utf-8", "replace")
+            raise AwsError(not_aws(event_name.rsplit(".", 1)[-1], None, body))
+
+    meta.events.register("before-parse", before_parse)
+    meta.events.register("after-call", after_call)
+    meta.events.register("after-call-error", after_call_error)
+
+
+def _is_html(response_dict):
+    content_type = str((response_dict.get("headers") or {}).get("content-type", "")).lower()
+    start = (response_dict.get("body") or b"")[:200].lstrip().lower()
+    return "text/html" in content_type or start.startswith((b"<!doctype html", b"<html"))
 
 
 # The process's sessions, by settings and AWS_* environment (a module run, or a test, that changes them gets another).
@@ -210,10 +267,21 @@ def timeouts():
     return values
 
 
-def client_config(max_attempts=10):
+DEFAULT_MAX_ATTEMPTS = 10
+
+
+def client_config(max_attempts=None):
+    """max_attempts: botocore's retries after the first try; by default AWS_MAX_ATTEMPTS (botocore's variable: the
+    tries in all, which a Config's retries would otherwise hide), else DEFAULT_MAX_ATTEMPTS."""
     config = _boto3()[1]
+    retries = {"mode": os.environ.get("AWS_RETRY_MODE", "standard")}
+    total = os.environ.get("AWS_MAX_ATTEMPTS", "")
+    if max_attempts is None and total.isdigit() and int(total) > 0:
+        retries["total_max_attempts"] = int(total)
+    else:
+        retries["max_attempts"] = DEFAULT_MAX_ATTEMPTS if max_attempts is None else max_attempts
     return config.Config(
-        retries={"mode": os.environ.get("AWS_RETRY_MODE", "standard"), "max_attempts": max_attempts},
+        retries=retries,
         user_agent_extra=USER_AGENT,
         **timeouts()
     )
@@ -327,8 +395,11 @@ def paginate(api_client, operation, result_key, **kwargs):
     return items
 
 
-def describe_error(exc, what):
-    """A short message for a botocore error while doing `what`."""
+def describe_error(exc, what=None):
+    """A short message for a botocore error while doing `what`: the call (service, operation, region, endpoint),
+    the error's code and message (see _name_the_call).  Without `what`: the call's own words."""
+    if isinstance(exc, AwsError):
+        return AwsError("%s: %s" % (what, exc)) if what else exc
     response = getattr(exc, "response", None) or {}
     error = response.get("Error") or {}
     code = error.get("Code") or type(exc).__name__
@@ -337,7 +408,16 @@ def describe_error(exc, what):
     if code in ("AwsNoAnswer", "NoRegionError"):
         hint = "; set region (or AWS_REGION)" if code == "NoRegionError" else ""
         return AwsError("%s: %s%s" % (what, exc, hint))
-    return AwsError("%s: %s: %s" % (what, code, error.get("Message") or exc))
+    message = _with_call(response, str(error.get("Message") or exc))
+    if "HTTP %s " % code not in message:  # _name_the_call's message names its status already
+        message = "%s: %s" % (code, message)
+    return AwsError("%s: %s" % (what, message) if what else message)
+
+
+def _with_call(response, message):
+    """message, after the call it answered (service, operation, region, endpoint) unless it starts with it."""
+    call = (response.get("ResponseMetadata") or {}).get(CALL_KEY)
+    return "%s: %s" % (call, message) if call and not message.startswith(call) else message
 
 
 # Error codes that mean "not yet" on AWS (eventual consistency, kops' TryAgainLater): an object just
@@ -406,6 +486,15 @@ TAGGING_LOOKUP = "tagging:GetResources"
 # and dashes) one call each 20 would be too many, and model/aws/lookalike.py asks by name instead.
 TAG_FILTER_VALUES = 20
 MAX_LOOKALIKES = 3 * TAG_FILTER_VALUES - 1
+
+
+# The ARN partitions by region prefix (the SDK's partition table, for the regions kops supports).
+PARTITIONS = (("cn-", "aws-cn"), ("us-gov-", "aws-us-gov"), ("us-isob-", "aws-iso-b"), ("us-iso-", "aws-iso"))
+
+
+def partition_of(region):
+    """The partition of a region's ARNs: aws, aws-cn, aws-us-gov, ..."""
+    return next((p for prefix, p in PARTITIONS if (region or "").startswith(prefix)), "aws")
 
 
 def lookalike_cluster_names(cluster_name):
@@ -528,6 +617,8 @@ class AwsCloud(Cloud):
         message = ((exc.response.get("Error") or {}).get("Message") or str(exc)).strip()
         operation = getattr(exc, "operation_name", "")
         hint = OPERATION_HINTS.get((operation, code), HINTS.get(code, ""))
+        if (exc.response.get("ResponseMetadata") or {}).get(CALL_KEY):
+            return Failure(code, _with_call(exc.response, message), hint)
         return Failure(code, "%s%s" % ("%s: " % operation if operation else "", message), hint)
 
 

@@ -96,6 +96,11 @@ class Cloud(object):
                 self._cache[key] = value
             return value
 
+    def remember(self, key, value):
+        """A fact gathered before the run (a driver's, from the state store): lookup(key) answers it."""
+        with self._lock:
+            self._cache[key] = value
+
     def forget(self, key):
         with self._lock:
             self._cache.pop(key, None)

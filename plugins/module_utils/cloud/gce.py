@@ -25,6 +25,7 @@ import without them.
 from __future__ import annotations
 
 import os
+import re
 import time
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import Cloud, Failure
@@ -92,6 +93,24 @@ def _camel(code):
     return words[0] + "".join(w.capitalize() for w in words[1:])
 
 
+HTML_TITLE = re.compile(r"<title>\s*([^<]{1,120}?)\s*</title>", re.IGNORECASE)
+
+
+def _body_text(response):
+    """An answer's body as an error says it: an HTML page (a proxy's, a load balancer's) as its title and where it
+    came from, never the page; any other text, its first 200 characters."""
+    text = response.text or ""
+    start = text[:200].lstrip().lower()
+    if "text/html" in str(response.headers.get("content-type", "")).lower() or start.startswith(("<!doctype html",
+                                                                                                 "<html")):
+        title = HTML_TITLE.search(text)
+        host = "/".join(str(getattr(response, "url", "") or "").split("/")[:3])
+        return ('HTTP %s with an HTML page%s from %s, not a Google API answer: the endpoint or a proxy before it '
+                'failed; try again, or check the endpoint' % (response.status_code, ' ("%s")' % title.group(1)
+                                                              if title else "", host or "the endpoint"))
+    return text[:200]
+
+
 def _error_of(response, method, path):
     """A non-2xx answer as a GceError (Google's shape: {"error": {code, message, status, errors: [{reason}]}})."""
     try:
@@ -102,7 +121,7 @@ def _error_of(response, method, path):
         error = {"message": str(error)}
     details = error.get("errors") or [{}]
     reason = details[0].get("reason") or (_camel(error["status"]) if error.get("status") else "")
-    message = error.get("message") or details[0].get("message") or response.text[:200] or response.reason
+    message = error.get("message") or details[0].get("message") or _body_text(response) or response.reason
     if response.status_code == 401:
         reason = reason or "authError"
     return GceError(response.status_code, reason, message, method, path)
@@ -241,7 +260,7 @@ class GceCloud(Cloud):
             try:
                 return response.json()
             except ValueError:
-                raise GceError(response.status_code, "badResponse", "not JSON: %r" % response.text[:200], method, path)
+                raise GceError(response.status_code, "badResponse", "not JSON: %s" % _body_text(response), method, path)
 
     # -- the API surface -----------------------------------------------------------------------------
     def get(self, api, path, params=None):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.kubeops.kops.plugins.module_utils import provider_names
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import channels
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import CloudFactsError, UnknownZoneError
@@ -73,7 +74,8 @@ def fill_new_group_defaults(cluster, ig, channel, facts, image=None, sizes=False
     role = ig_spec.setdefault("role", objects.ROLE_NODE)
     if not ig_spec.get("image"):
         ig_spec["image"] = image or channel.find_image(
-            cloud, spec["kubernetesVersion"], machine_architecture(ig_spec.get("machineType")))
+            cloud, spec["kubernetesVersion"], machine_architecture(ig_spec.get("machineType"))) \
+            or provider_names.declared_value(cloud, "default_image", None)
         if not ig_spec["image"]:
             raise InstanceGroupDefaultsError(
                 "instance group %s: spec.image: the %s channel has no %s image for Kubernetes %s; set image"
@@ -83,7 +85,8 @@ def fill_new_group_defaults(cluster, ig, channel, facts, image=None, sizes=False
     if not ig_spec.get("subnets"):
         raise InstanceGroupDefaultsError("instance group %s: spec.subnets: name at least one of the cluster's "
                                          "subnets (%s)" % (name, ", ".join(s["name"] for s in spec.get("subnets") or [])))
-    if not ig_spec.get("machineType") and ig_spec.get("manager") != "Karpenter":
+    if not ig_spec.get("machineType") and ig_spec.get("manager") != "Karpenter" and \
+            provider_names.declared_value(cloud, "machine_types", True):
         zones = ig_spec.get("zones") or _zones_of_subnets(spec, ig_spec["subnets"])
         try:
             ig_spec["machineType"] = facts.default_machine_type(cloud, role, zones, machine_architecture(None))

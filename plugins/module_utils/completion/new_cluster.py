@@ -256,6 +256,7 @@ def new_cluster(options, state_store=None, facts=None):
     for ig in groups:
         ig["metadata"]["labels"] = {objects.CLUSTER_LABEL: name}
     groups.sort(key=objects.name_of)
+    objects.with_cloud_from_label(cluster)  # kops names some clouds by a label (metal)
     return cluster, groups
 
 
@@ -319,7 +320,7 @@ def _cloud_provider(opt, config_base):
         cloud = next((c for prefix, c in GUESS_CLOUD_FROM_STORE.items() if config_base.startswith(prefix)), None)
         if not cloud:
             raise CreateClusterError("cloud_provider: cannot guess the cloud from the state store %r; "
-                                     "set cloud_provider to aws or gce" % config_base)
+                                     "set cloud_provider to one of: %s" % (config_base, ", ".join(provider_names.names())))
     if cloud not in provider_names.names():  # the clouds with a package under providers/
         raise CreateClusterError("cloud_provider: %r is not supported (use one of: %s)"
                                  % (cloud, ", ".join(provider_names.names())))
@@ -371,6 +372,19 @@ def _all_zones(opt):
     return sorted(set(opt["zones"]) | set(opt["control_plane_zones"]))
 
 
+def _one_region(opt, cloud):
+    """kops: clusters cannot span regions.  Said before anything is asked of a region: the machine types of the
+    other region's zones would otherwise be reported as not offered."""
+    by_region = {}
+    for zone in _all_zones(opt):
+        by_region.setdefault(_region(cloud, zone), []).append(zone)
+    if len(by_region) > 1:
+        raise CreateClusterError("zones: %s are in %d regions (%s); a cluster lives in one region: use zones of one "
+                                 "region" % (", ".join(_all_zones(opt)), len(by_region),
+                                             "; ".join("%s: %s" % (region, ", ".join(zones))
+                                                       for region, zones in sorted(by_region.items()))))
+
+
 def _zone_to_subnet_ids(opt, spec, facts, ids, option):
     """Map each zone to the one given subnet id in it (kops: two subnets in a zone is an error)."""
     result = {}
@@ -397,6 +411,7 @@ def _setup_zones(opt, spec, cloud, facts):
             subnets.append(subnet)
         return by_name[subnet["name"]]
 
+    _one_region(opt, cloud)
     if cloud == "gce":
         if len(opt["subnet_ids"]) > 1:
             raise CreateClusterError("subnet_ids: expected exactly one subnet for GCE, got %d" % len(opt["subnet_ids"]))
@@ -742,9 +757,10 @@ def perform_assignments(cluster, facts):
             spec["masterPublicName"] = "api." + objects.name_of(cluster)
         if cloud == "aws":
             subnet_alloc.fill_shared_subnets(spec, facts)
-        if cloud not in GCE_LIKE_NETWORKS:
+        if cloud not in GCE_LIKE_NETWORKS and provider_names.declared_value(cloud, "assigns_network_cidrs", True):
             # kops carves the subnets from the network CIDR on every cloud whose subnets are zonal (AWS, OpenStack,
-            # Azure); a cloud added as a package (providers/<cloud>/) gets the same, from kops' default network.
+            # Azure); a cloud added as a package (providers/<cloud>/) gets the same, from kops' default network,
+            # unless it declares otherwise (metal: no CIDRs).
             if cloud != "aws" and not spec.get("networkCIDR"):
                 spec["networkCIDR"] = DEFAULT_AWS_NETWORK_CIDR
             subnet_alloc.allocate_subnet_cidrs(spec)

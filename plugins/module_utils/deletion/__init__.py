@@ -26,12 +26,13 @@ from concurrent.futures import ThreadPoolExecutor
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import TryAgain
 from ansible_collections.kubeops.kops.plugins.module_utils.providers.deletion_base import (  # noqa: F401 - re-exported
     ALREADY_GONE, BLOCKED, DELETED, FAILED, GONE, PLANNED, UNTAGGED, WAITING, Resource, each_object)
-from ansible_collections.kubeops.kops.plugins.module_utils import durations, provider_names, waits
+from ansible_collections.kubeops.kops.plugins.module_utils import durations, provider_names, tables, waits
 from ansible_collections.kubeops.kops.plugins.module_utils.providers import deleters
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import ServiceError
 
 DEFAULT_TIMEOUT = 1200
 DEFAULT_INTERVAL = 10
+NOTHING_TO_DELETE = "No cloud resources to delete"
 
 
 class DeletionError(ServiceError):
@@ -45,18 +46,17 @@ class DeletionError(ServiceError):
 
 
 def plan_lines(resources):
-    """kops' table, one line per object: kind, id, name (sorted as kops sorts: type, name, id)."""
-    rows = sorted(resources, key=lambda r: (r.kind, r.name, r.id))
-    width = max([len(r.kind) for r in rows] + [4])
-    lines = []
-    for r in rows:
-        line = "%-*s  %s  %s" % (width, r.kind, r.id, r.name)
-        if r.shared:
-            line += "  (shared: only the cluster's tags are removed)"
-        if r.held_by:
-            line += "  (held by %s)" % "; ".join(r.held_by)
-        lines.append(line.rstrip())
-    return lines
+    """kops' TYPE NAME ID table of what a delete removes, or its "No cloud resources to delete"; what only loses the
+    cluster's tags (shared), or what something outside the cluster holds, is said after the id."""
+    if not resources:
+        return [NOTHING_TO_DELETE]
+    return tables.render(["TYPE", "NAME", "ID"], [(r.kind, r.name, r.id + _notes(r)) for r in resources])
+
+
+def _notes(resource):
+    notes = ["shared: only the cluster's tags are removed"] if resource.shared else []
+    notes += ["held by %s" % "; ".join(resource.held_by)] if resource.held_by else []
+    return "".join("  (%s)" % note for note in notes)
 
 
 def driver_module(provider):
@@ -265,12 +265,15 @@ class Walker(object):
 class Outcome(object):
     """What cluster_delete reports: the objects (as listed, then as handled), and whether anything changed."""
 
-    def __init__(self, cluster_name, resources, store_exists):
+    def __init__(self, cluster_name, resources, store_exists, not_found=False):
         self.cluster_name = cluster_name
         self.resources = resources
         self.store_exists = store_exists
+        # Not in the store, and no region given to look for cloud objects in: nothing was looked for.
+        self.not_found = not_found
         self.objects = [r.report() for r in resources]
         self.log = []
+        self.notes = []
         self.store_deleted = False
 
     @property
@@ -311,14 +314,20 @@ def _delete(service, store, cluster_name, deleting, region, profile, timeout, in
 
     cluster = store.read_cluster()
     spec = (cluster or {}).get("spec")
+    ours = (store.path(layout.LEASE), store.path(layout.JOURNAL))  # this run's own lease is not the cluster
+    stored = [p for p in service.store.list(cluster_name + "/") if p not in ours]
+    if cluster is None and not stored and not region:
+        # Neither the store nor the user names a region to look in: a delete that finished (or a name never
+        # created in this store).  Said so, rather than asking for a region.
+        return Outcome(cluster_name, [], False, not_found=True)
     provider, cloud_spec = _cloud_of(spec, provider, project)
     module = driver_module(provider)
     region = region or (region_of(spec) if spec else None)
     cloud = cloud_factory(cluster_name, region) if cloud_factory else module.cloud(cluster_name, region, profile,
                                                                                    cloud_spec)
-    ours = (store.path(layout.LEASE), store.path(layout.JOURNAL))  # this run's own lease is not the cluster
-    stored = [p for p in service.store.list(cluster_name + "/") if p not in ours]
     outcome = Outcome(cluster_name, module.discover(cloud, spec), cluster is not None or bool(stored))
+    # What deleting leaves where the cloud's module says so (metal: the hosts, until they are reset), never silently.
+    outcome.notes = list(getattr(module, "left_behind", lambda _spec: [])(spec))
     if not deleting:
         return outcome
     start = clock()

@@ -29,20 +29,25 @@ DEFAULT_DEADLINE = 600.0
 
 
 class PlanEntry(object):
-    __slots__ = ("kind", "name", "action", "changes", "id")
+    """One object of a plan.  shared: the cluster uses it but does not own it (an image, a VPC or subnet given by
+    id): found, never created, updated or deleted."""
+    __slots__ = ("kind", "name", "action", "changes", "id", "shared")
 
-    def __init__(self, kind, name, action, changes=None, object_id=None):
+    def __init__(self, kind, name, action, changes=None, object_id=None, shared=False):
         self.kind = kind
         self.name = name
         self.action = action
         self.changes = changes or {}
         self.id = object_id
+        self.shared = shared
 
     def as_dict(self):
         entry = {"kind": self.kind, "name": self.name, "action": self.action,
                  "changes": {field: {"before": old, "after": new} for field, (old, new) in sorted(self.changes.items())}}
         if self.id:
             entry["id"] = self.id
+        if self.shared:
+            entry["shared"] = True
         return entry
 
 
@@ -189,7 +194,8 @@ def _reconcile(task, cloud, dry_run, new_parent=False):
         task.update(cloud, actual, changes)
     if new_parent:
         return PlanEntry(task.kind, task.name, CREATE, task.desired_fields(), task.outputs.get("id"))
-    return PlanEntry(task.kind, task.name, UPDATE if changes else UNCHANGED, changes, task.outputs.get("id"))
+    return PlanEntry(task.kind, task.name, UPDATE if changes else UNCHANGED, changes, task.outputs.get("id"),
+                     task.shared)
 
 
 def orphans(tasks, cloud, kinds=()):

@@ -327,7 +327,9 @@ class ApiService(object):
                                             data=None if body is None else json.dumps(body),
                                             verify=self.session.verify)
         except (requests.RequestException, OSError) as exc:
-            raise ApiCallError("cannot reach the Kubernetes API at %s (%s %s): %s" % (self.host, method, path, exc))
+            from ansible_collections.kubeops.kops.plugins.module_utils.kube.client import unreachable
+            raise ApiCallError("cannot reach the Kubernetes API at %s (%s %s): %s"
+                               % (self.host, method, path, unreachable(exc)))
         if not 200 <= response.status_code < 300:
             try:
                 message = response.json().get("message") or response.reason

@@ -10,6 +10,8 @@ ValidationCluster (failures, nodes) and the three tables kops prints.
 
 from __future__ import annotations
 
+from ansible_collections.kubeops.kops.plugins.module_utils import tables
+
 CRITICAL_PRIORITIES = ("system-cluster-critical", "system-node-critical")
 # The kube-system pods (label k8s-app) every Ready node of a role must run.
 ROLE_PODS = {"control-plane": ("kube-apiserver", "kube-controller-manager", "kube-scheduler"),
@@ -133,25 +135,20 @@ def _role_pod_failures(node_rows, pods):
     return failures
 
 
-def table(headers, rows):
-    """Aligned columns, as kops' table printer lays them out."""
-    widths = [max(len(str(v)) for v in column) for column in zip(headers, *rows)]
-    return [" ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip() for row in [headers] + rows]
-
-
 def report(cluster_name, instance_groups, result):
     """kops' table output: INSTANCE GROUPS, NODE STATUS, VALIDATION ERRORS and the verdict, as lines."""
     lines = ["Validating cluster %s" % cluster_name, "", "INSTANCE GROUPS"]
-    lines += table(["NAME", "ROLE", "MACHINETYPE", "MIN", "MAX", "SUBNETS"], [
+    lines += tables.render(["NAME", "ROLE", "MACHINETYPE", "MIN", "MAX", "SUBNETS"], [
         [g["metadata"]["name"], SPEC_ROLES.get(g["spec"].get("role"), g["spec"].get("role", "")), g["spec"].get("machineType", ""),
-         g["spec"].get("minSize", ""), g["spec"].get("maxSize", ""), ",".join(g["spec"].get("subnets") or [])]
+         g["spec"].get("minSize"), g["spec"].get("maxSize"), ",".join(g["spec"].get("subnets") or [])]
         for g in instance_groups])
     lines += ["", "NODE STATUS"]
     node_rows = [[n["name"], n["role"], n["status"]] for n in sorted(result["nodes"], key=lambda n: n["name"])]
-    lines += table(["NAME", "ROLE", "READY"], node_rows)
+    lines += tables.render(["NAME", "ROLE", "READY"], node_rows)
     if result["failures"]:
         lines += ["", "VALIDATION ERRORS"]
-        lines += table(["KIND", "NAME", "MESSAGE"], [[f["type"], f["name"], f["message"]] for f in result["failures"]])
+        lines += tables.render(["KIND", "NAME", "MESSAGE"],
+                               [[f["type"], f["name"], f["message"]] for f in result["failures"]])
         lines += ["", "Validation Failed"]
     else:
         lines += ["", "Your cluster %s is ready" % cluster_name]

@@ -129,7 +129,7 @@ _DIGEST_CACHE = {}
 
 # Run by the controller's Python in a subprocess: module_utils may not import ansible itself (the module
 # runs on the controller, where ansible-core is installed). "paths": the configured collection paths;
-# "build DIR OUT": ansible-galaxy's own build of a source tree (galaxy.yml, build_ignore), its path.
+# "build DIR OUT": ansible-galaxy's own build of a source tree (galaxy.yml and its manifest), its path.
 _ANSIBLE_HELPER = r"""
 import contextlib, io, json, sys
 if sys.argv[1] == "paths":
@@ -257,8 +257,8 @@ def _keep(cached, name, data):
         shutil.rmtree(str(partial), ignore_errors=True)
 
 
-# Directories a source tree's build never takes (this collection's galaxy.yml ignores them; galaxy.yml itself is in
-# the state, so a different build_ignore is a different state).
+# Directories a source tree's build never takes (this collection's galaxy.yml does not list them; galaxy.yml itself is
+# in the state, so a different manifest is a different state).
 _NOT_BUILT = frozenset((".git", ".venv", "build", "out", "__pycache__", ".pytest_cache", ".ruff_cache", ".ansible"))
 
 

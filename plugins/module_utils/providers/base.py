@@ -31,6 +31,17 @@ class Driver(object):
         del cloud_factory, completed, groups, user_data, warn  # the drivers' common signature
         return None
 
+    def recall_made_objects(self, cloud, store, tasks, dry_run):
+        """Before a direct run: hand the cloud what the cluster's own record in the store says earlier runs made,
+        where objects no query by tag finds are looked for (AWS's service-account IAM); a real run also records what
+        its tasks ask for before anything is made.  Returns what record_made_objects keeps after the run; None."""
+        del cloud, store, tasks, dry_run  # the drivers' common signature
+        return None
+
+    def record_made_objects(self, store, recalled, dry_run):
+        """After a direct run that succeeded: the cluster's record is what recall_made_objects returned.  Nothing."""
+        del store, recalled, dry_run  # the drivers' common signature
+
 
 class Provider(object):
     """A cloud: kops' cloudProvider value and everything cloud-specific behind it.  Subclasses override what they
@@ -41,6 +52,13 @@ class Provider(object):
     spec_options = {}
     # (regex whose group 1 is the region, an example zone) for a cloud zones.ZONE_PATTERNS does not hold.
     zone_pattern = None
+    # What kops' create cluster gives a new cluster of this cloud beyond the channel and the cloud's facts, read as
+    # data by completion/ (provider_names.declared) for a cloud added as a package:
+    default_image = None  # the image when the channel has none for this cloud (kops' defaultImage)
+    machine_types = True  # False: instance groups get no machineType (kops' defaultMachineType gives none)
+    assigns_network_cidrs = True  # False: no networkCIDR nor subnet CIDRs (kops' PerformAssignments)
+    # True: kops names the cloud by the label alpha.kops.k8s.io/cloud, not spec.cloudProvider (api/objects.py)
+    named_by_label = False
 
     def _not_built(self, verb):
         raise NotBuilt("spec.cloudProvider: %s is not built for %s clusters" % (verb, self.name))

@@ -2,7 +2,8 @@
 # Copyright: kubeops.kops contributors
 # Apache License 2.0 (see LICENSE)
 """What every kubeops.kops module takes from the clouds: providers/<cloud>/options.py's argument_spec(),
-configure_module(module) and cloud_facts(params, data, zone_hint) (None: this cloud looks nothing up for the zone).
+configure_module(module), cloud_facts(params, data, zone_hint) (None: this cloud looks nothing up for the zone) and,
+where a cloud's library raises errors of its own, cloud_error(exc) (its KopsError, or None: not this cloud's).
 
 A registry of its own, apart from registry.py, so that a module ships the clouds' options (cloud/aws.py) and not
 every cloud's update driver with them.  aws and gce by name (Ansible's packager ships them); a cloud added as a
@@ -52,4 +53,14 @@ def cloud_facts(params, data, zone_hint):
         facts = options.cloud_facts(params, data, zone_hint)
         if facts is not None:
             return facts
+    return None
+
+
+def cloud_error(exc):
+    """exc, a cloud library's error no layer explained, as the KopsError of the cloud it came from; else None."""
+    for options in _each():
+        explain = getattr(options, "cloud_error", None)
+        error = explain(exc) if explain is not None else None
+        if error is not None:
+            return error
     return None

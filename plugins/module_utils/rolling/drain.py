@@ -157,7 +157,8 @@ class Drainer(object):
 def _reason(exc):
     status = getattr(exc, "status", None)
     if status is None:
-        return "cannot reach the Kubernetes API: %s" % exc
+        from ansible_collections.kubeops.kops.plugins.module_utils.kube.client import unreachable
+        return "cannot reach the Kubernetes API: %s" % unreachable(exc)
     body = getattr(exc, "body", "") or ""
     try:
         import json

@@ -15,6 +15,7 @@ import math
 import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import RollingError
+from ansible_collections.kubeops.kops.plugins.module_utils import tables
 
 NEEDS_UPDATE_ANNOTATION = "kops.k8s.io/needs-update"
 
@@ -116,20 +117,11 @@ def statuses(instance_groups, cloud_groups, nodes=()):
 
 
 def table(groups, cloud_only):
-    """kops' table (NAME STATUS NEEDUPDATE READY MIN TARGET MAX [NODES]), columns as its tabwriter aligns them."""
+    """kops' table: NAME STATUS NEEDUPDATE READY MIN TARGET MAX [NODES]."""
     columns = ["NAME", "STATUS", "NEEDUPDATE", "READY", "MIN", "TARGET", "MAX"] + ([] if cloud_only else ["NODES"])
-    rows = [columns] + [[g.name, g.status, str(len(g.need_update)), str(len(g.ready)), str(g.cloud["min"]),
-                         str(g.cloud["desired"]), str(g.cloud["max"])] + ([] if cloud_only else [str(g.nodes())])
-                        for g in groups]
-    return tabulate(rows)
-
-
-def tabulate(rows):
-    """Go's tabwriter (minwidth 0, tabwidth 8, padding 1, padchar tab) with its tabs expanded: each column
-    starts at the next tab stop after its widest cell."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    stops = [(w + 1 + 7) // 8 * 8 for w in widths]
-    return ["".join(cell.ljust(stop) for cell, stop in zip(row[:-1], stops)) + row[-1] for row in rows]
+    return tables.render(columns, [[g.name, g.status, len(g.need_update), len(g.ready), g.cloud["min"],
+                                    g.cloud["desired"], g.cloud["max"]] + ([] if cloud_only else [g.nodes()])
+                                   for g in groups])
 
 
 def needs_roll(groups, force):

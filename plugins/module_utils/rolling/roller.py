@@ -86,21 +86,23 @@ class Roller(object):
         if bastions:
             with concurrent.futures.ThreadPoolExecutor(max_workers=len(bastions)) as pool:
                 futures = {pool.submit(self.roll_group, p): p["group"].name for p in bastions}
-                errors = []
+                errors, failures = [], []
                 for future in concurrent.futures.as_completed(futures):
                     if future.exception() is not None:
+                        failures.append(future.exception())
                         errors.append("%s: %s" % (futures[future], future.exception()))
                         self.outcome[futures[future]] = "failed: %s" % future.exception()
                     else:
                         self.outcome[futures[future]] = "rolled"
             if errors:
-                raise RollError("bastion not healthy after update, stopping rolling-update: %s" % "; ".join(errors))
+                raise RollError("%s, stopping rolling-update: %s"
+                                % (_stopped_by("bastion", failures), "; ".join(errors)))
         for plan in by_phase.get("control-plane") or []:
             try:
                 self.roll_group(plan)
             except Exception as exc:
                 self.outcome[plan["group"].name] = "failed: %s" % exc
-                raise RollError("control-plane node not healthy after update, stopping rolling-update: %s" % exc)
+                raise RollError("%s, stopping rolling-update: %s" % (_stopped_by("control-plane", [exc]), exc))
             self.outcome[plan["group"].name] = "rolled"
         errors = []
         for phase in ("apiserver", "node") if node_schedule is None else ("apiserver",):
@@ -417,6 +419,15 @@ class Roller(object):
             self.log("validate", message, group.name)
             raise ValidationTimeout(message)
         self.log("validate", "%s; going on since fail_on_validate_error is false" % message, group.name)
+
+
+def _stopped_by(phase, failures):
+    """What stopped the roll in a bastion or control-plane group, as kops says it when the nodes did not come back
+    healthy (a validation that timed out), and as what it was otherwise: a terminate, a drain or a deregistration
+    that failed is not a node that is not healthy."""
+    if all(isinstance(exc, ValidationTimeout) for exc in failures):
+        return "%s node not healthy after update" % phase
+    return "%s group failed" % phase
 
 
 def plans_for(cluster, groups, options):

@@ -246,8 +246,10 @@ class Lease(object):
         try:
             self.store.delete(self.path)
         except ConflictError:
-            self.store.notes.append("the lease on cluster %s was taken over by %s while this run worked"
-                                    % (self.cluster_store.name, self.describe(self._holder() or {})))
+            holder = self._holder()
+            if holder:  # else it is gone already: nothing to release, no one to name
+                self.store.notes.append("the lease on cluster %s was taken over by %s while this run worked"
+                                        % (self.cluster_store.name, self.describe(holder)))
 
 
 class ClusterStore(object):

@@ -271,13 +271,20 @@ class Store(object):
             self._remove(relpath, expect)
         except ConflictError:
             self.forget(relpath)
-            raise ConflictError("%s was changed by another writer" % self.url(relpath))
+            if not self._gone(relpath):
+                raise ConflictError("%s was changed by another writer" % self.url(relpath))
         except BaseException:
             self.forget(relpath)
             raise
         with self._lock:
             self._pending.pop(relpath, None)
         self._remember(relpath, ABSENT)
+
+    def _gone(self, relpath):
+        """Whether relpath is absent now.  A delete whose condition failed because nothing is there is done: the
+        usual cause is a retried request whose first attempt landed and whose answer was lost (S3 then answers
+        the retry 404); whoever removed it, what the delete asked for is so."""
+        return self._head(relpath) is ABSENT
 
     def delete_many(self, relpaths, expect=OBSERVED):
         """Remove every relpath (absent is fine), each conditional on the version this run observed, in as few
@@ -294,7 +301,7 @@ class Store(object):
         if not todo:
             return
         try:
-            conflicts = self._remove_many(todo)
+            conflicts = [relpath for relpath in self._remove_many(todo) if not self._gone(relpath)]
         except BaseException:
             for relpath, _version in todo:
                 self.forget(relpath)

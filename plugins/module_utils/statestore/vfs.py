@@ -13,6 +13,8 @@ writes of what it read conditional (docs/state-store.md).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import itertools
 import os
 import threading
@@ -20,6 +22,20 @@ import threading
 # The Store contract lives in store.py; its names are re-exported here, where callers have always found them.
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore.store import (  # noqa: F401  # pylint: disable=unused-import
     ABSENT, OBSERVED, STATE_STORE_ENV, ConflictError, NotFoundError, Store, StoreError, is_private)
+
+
+# What reading a path that is not there raises (a file where a directory was is "not there" too).
+_ABSENT_ERRORS = (FileNotFoundError, NotADirectoryError, IsADirectoryError)
+# What to do about a file system error of a file:// store, by errno (%s: the store's directory).
+FILE_SYSTEM_FIXES = {
+    errno.EROFS: "the file system holding %s is mounted read-only: remount it read-write or give a state_store "
+                 "on a writable file system",
+    errno.ENOSPC: "the file system holding %s is full: free space on it or give a state_store elsewhere",
+    errno.EDQUOT: "this user's disk quota on the file system holding %s is used up: free space or give a state_store "
+                  "elsewhere",
+    errno.EACCES: "this user may not write %s: fix its permissions or give a state_store this user may write",
+    errno.EPERM: "this user may not write %s: fix its permissions or give a state_store this user may write",
+}
 
 
 class FileStore(Store):
@@ -47,23 +63,36 @@ class FileStore(Store):
     def _version(stat_result):
         return "%d-%d-%d" % (stat_result.st_ino, stat_result.st_mtime_ns, stat_result.st_size)
 
+    @contextlib.contextmanager
+    def _os_errors(self, what, passing=()):
+        """An OSError (but those in passing) as one line naming the store, what it was doing and the fix: never the
+        temporary file's name or a bare [Errno 28]."""
+        try:
+            yield
+        except passing:
+            raise
+        except OSError as exc:
+            fix = FILE_SYSTEM_FIXES.get(exc.errno)
+            raise StoreError("state store %s: %s failed: %s" % (self.base_url, what, exc.strerror or exc),
+                             fix=fix % self.root if fix else None)
+
     def _get(self, relpath):
         try:
-            with open(self._path(relpath), "rb") as handle:
+            with self._os_errors("reading %s" % relpath, _ABSENT_ERRORS), open(self._path(relpath), "rb") as handle:
                 return handle.read(), self._version(os.fstat(handle.fileno()))
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        except _ABSENT_ERRORS:
             raise NotFoundError("%s not found" % self.url(relpath))
 
     def _head(self, relpath):
         try:
-            stat_result = os.stat(self._path(relpath))
-        except (FileNotFoundError, NotADirectoryError):
+            with self._os_errors("checking %s" % relpath, _ABSENT_ERRORS):
+                stat_result = os.stat(self._path(relpath))
+        except _ABSENT_ERRORS:
             return ABSENT
         return ABSENT if os.path.isdir(self._path(relpath)) else self._version(stat_result)
 
     def _locked(self):
         """An exclusive flock on the store's root directory, as a context manager."""
-        import contextlib
         import fcntl
 
         @contextlib.contextmanager
@@ -82,6 +111,10 @@ class FileStore(Store):
             raise ConflictError("%s was changed by another writer" % self.url(relpath))
 
     def _put(self, relpath, data, expect):
+        with self._os_errors("writing %s" % relpath):
+            return self._put_file(relpath, data, expect)
+
+    def _put_file(self, relpath, data, expect):
         path = self._path(relpath)
         directory = os.path.dirname(path)
         with self._locked():
@@ -106,7 +139,7 @@ class FileStore(Store):
         return version
 
     def _remove(self, relpath, expect):
-        with self._locked():
+        with self._os_errors("deleting %s" % relpath), self._locked():
             self._check(relpath, expect)
             try:
                 os.unlink(self._path(relpath))

@@ -102,3 +102,16 @@ def test_ipv6_subnet_shorthand_and_public_ipv6_egress_are_valid():
     assert [str(p) for p in validation.validate_cluster(cluster)] == []
     del public["ipv6CIDR"]
     assert [p.path for p in validation.validate_cluster(cluster)] == ["spec.subnets[3].egress"]
+
+
+def test_a_local_zone_is_in_its_region():
+    """A subnet's region is its zone's by the cloud's pattern: us-west-2-lax-1a is in us-west-2, as us-west-2a is."""
+    spec = {"cloudProvider": "aws", "subnets": [{"name": "a", "zone": "us-west-2a", "type": "Public"},
+                                                {"name": "b", "zone": "us-west-2-lax-1a", "type": "Public"}]}
+    problems = []
+    validation._check_subnets(spec, problems, False)
+    assert [str(p) for p in problems] == []
+    spec["subnets"][1]["zone"] = "us-east-1a"
+    validation._check_subnets(spec, problems, False)
+    assert [str(p) for p in problems] == ["spec.subnets: Forbidden: clusters cannot span regions (found us-east-1, "
+                                          "us-west-2); use subnets of one region"]

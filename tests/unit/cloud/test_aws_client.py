@@ -106,3 +106,48 @@ def test_a_node_module_takes_its_aws_options(run_module, aws, monkeypatch):
                        aws_secret_access_key="testing", endpoint_url=aws.url)
     # No instance exists: the call went through and found nobody (a credentials or endpoint error says otherwise).
     assert found["failed"] is True and found["missing"] == ["a"], found
+
+
+@pytest.fixture
+def html_endpoint():
+    """An endpoint on 127.0.0.1 answering every request with an HTML page of the status the test sets."""
+    import http.server
+    import threading
+    answer = {"status": 500}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's name
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = b"<!doctype html>\n<html lang=en>\n<title>Forbidden by policy</title>\n<h1>No</h1>\n"
+            self.send_response(answer["status"])
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield "http://127.0.0.1:%d" % server.server_port, answer
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("status", [403, 200])
+def test_a_page_that_is_not_an_aws_answer_names_the_call_without_the_page(html_endpoint, monkeypatch, status):
+    """Not a 5xx (a proxy's refusal, a captive portal): botocore cannot parse it; the error is one AwsError naming the
+    call, its region and endpoint, and the page's title."""
+    url, answer = html_endpoint
+    answer["status"] = status
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    monkeypatch.setattr(aws, "_settings", aws.settings())  # restored after the test
+    aws.configure({"endpoint_url": url})
+    with pytest.raises(aws.AwsError) as caught:
+        aws.client("ec2", region="eu-west-1").describe_vpcs()
+    assert str(caught.value) == (
+        'EC2 DescribeVpcs in eu-west-1 at %s answered with an HTML page ("Forbidden by policy"), not an AWS answer: the '
+        'endpoint or a proxy before it failed; try again, or check endpoint_url (or AWS_URL)' % url)

@@ -273,3 +273,23 @@ def test_the_server_rejects_a_filter_it_does_not_understand_and_a_non_empty_zone
     with pytest.raises(GceError) as caught:
         cloud.delete("dns", "projects/%s/managedZones/example" % PROJECT)
     assert (caught.value.status, caught.value.reason) == (400, "containerNotEmpty")
+
+
+def test_an_html_page_is_said_by_its_title_not_its_body():
+    """A proxy's or load balancer's page answering a Google API call: one line, the page's title and where from."""
+    from ansible_collections.kubeops.kops.plugins.module_utils.cloud import gce as gce_cloud
+
+    class Page(object):
+        status_code = 502
+        reason = "Bad Gateway"
+        url = "https://compute.googleapis.com/compute/v1/projects/p/global/networks"
+        headers = {"content-type": "text/html; charset=UTF-8"}
+        text = "<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body>" + "x" * 500 + "</body></html>"
+
+        def json(self):
+            raise ValueError("not JSON")
+
+    error = gce_cloud._error_of(Page(), "GET", "projects/p/global/networks")
+    assert str(error) == ('GET projects/p/global/networks: HTTP 502 with an HTML page ("502 Bad Gateway") from '
+                          'https://compute.googleapis.com, not a Google API answer: the endpoint or a proxy before it '
+                          'failed; try again, or check the endpoint')

@@ -203,7 +203,8 @@ def test_cluster_delete_module_lists_checks_and_deletes(gce, project, run_module
     service.execute(service.plan_create({"cluster_name": OURS, "cloud_provider": "gce", "zones": [ZONE], "project": PROJECT,
                                          "networking": "cni", "kubernetes_version": "v1.34.2", "dns_zone": "example.com"}))
     listed = run_module(cluster_delete_module, state_store=store, cluster_name=OURS, interval=0)
-    assert listed["changed"] is False and len(listed["objects"]) == len(listed["lines"]) > 20
+    assert listed["changed"] is False and len(listed["objects"]) == len(listed["lines"]) - 1 > 20  # and the header
+    assert listed["lines"][0].split() == ["TYPE", "NAME", "ID"]
     assert any(line.startswith("InstanceGroupManager") and "a-nodes-minimal-example-com" in line for line in listed["lines"])
     checked = run_module(cluster_delete_module, check_mode=True, diff=True, state_store=store, cluster_name=OURS, yes=True,
                          interval=0)

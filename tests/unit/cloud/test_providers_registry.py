@@ -17,8 +17,10 @@ PROVIDERS_DIR = pathlib.Path(providers.__file__).parent
 
 def test_the_registry_lists_the_packages_on_disk():
     on_disk = sorted(p.parent.name for p in PROVIDERS_DIR.glob("*/provider.py"))
-    assert providers.names() == on_disk == ["aws", "gce"]
-    assert sorted(providers.BUILT_IN) == list(provider_names.BUILT_IN) == on_disk
+    assert providers.names() == on_disk == ["aws", "gce", "metal"]
+    # metal is found on disk (provider_names.discovered): no registry names it.
+    assert sorted(providers.BUILT_IN) == list(provider_names.BUILT_IN) == ["aws", "gce"]
+    assert sorted(provider_names.discovered()) == ["metal"]
 
 
 @pytest.mark.parametrize("name", ["aws", "gce"])
@@ -43,11 +45,11 @@ def test_module_options_come_from_the_clouds():
 
 
 def test_a_cloud_without_a_package_is_refused_naming_those_with_one():
-    with pytest.raises(providers.CloudReaderError, match=r"built for aws, gce, not 'azure'"):
+    with pytest.raises(providers.CloudReaderError, match=r"built for aws, gce, metal, not 'azure'"):
         providers.cloud_for({"metadata": {"name": "c.example.com"}, "spec": {"cloudProvider": "azure"}})
-    with pytest.raises(deletion.DeletionError, match=r"deleting a cluster's objects is built for aws, gce, not 'azure'"):
+    with pytest.raises(deletion.DeletionError, match=r"deleting a cluster's objects is built for aws, gce, metal, not 'azure'"):
         deletion.driver_module("azure")
-    with pytest.raises(providers.DriverError, match=r"cluster_update is built for aws, gce, not 'azure'"):
+    with pytest.raises(providers.DriverError, match=r"cluster_update is built for aws, gce, metal, not 'azure'"):
         providers.driver_for({"cloudProvider": "azure"})
 
 

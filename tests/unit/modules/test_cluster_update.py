@@ -52,7 +52,15 @@ def test_plan_groups_creates_by_kind_with_long_values_summarised(run_module, sto
                          cluster_name="k8s.example.com")
     kinds = {e["kind"] for e in preview["plan"] if e["action"] == "create"}
     assert preview["summary"]["update"] == preview["summary"]["delete"] == 0
-    assert len(preview["lines"]) == len(kinds) + 1  # a new cluster: one line per kind, then the count
+    # A new cluster: one line per kind, then what it uses without owning it (the image: named, so the count's
+    # "1 unchanged" says what it is), one line for the nodeup configs it writes, then the count.
+    used = [e for e in preview["plan"] if e["action"] == "unchanged"]
+    assert [e.get("shared") for e in used] == [True] and used[0]["kind"] == "aws_ami", used
+    assert preview["lines"][len(kinds)] == "= aws_ami (1, used, not owned): %s" % used[0]["name"]
+    assert len(preview["lines"]) == len(kinds) + 3
+    assert preview["lines"][-2] == "+ nodeup_config (2): control-plane-us-east-1a, nodes-us-east-1a"
+    assert [(d["kind"], d["name"], d["action"]) for d in preview["documents"]] == [
+        ("nodeup_config", "control-plane-us-east-1a", "create"), ("nodeup_config", "nodes-us-east-1a", "create")]
     assert preview["lines"][-1] == "Plan: %(create)d to create, %(update)d to update, %(delete)d to delete, " \
         "%(unchanged)d unchanged." % preview["summary"]
     template = next(e for e in preview["plan"] if e["kind"] == "aws_launch_template")

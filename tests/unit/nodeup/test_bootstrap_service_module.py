@@ -62,3 +62,23 @@ def test_no_credentials_fails_at_once(capsys, tmp_path, ca):
     result = _run(capsys, server=UNREACHABLE, ca_cert=certs.certificate_pem(ca[0]).decode(), region="us-east-1",
                   certificates=_items(tmp_path))
     assert result["failed"] and "no AWS credentials" in result["msg"] and not result.get("retryable")
+
+
+def test_check_mode_with_the_node_config_asks_for_no_certificate_and_writes_nothing(capsys, tmp_path, ca,
+                                                                                    monkeypatch):
+    """Check mode asks the service for the nodeup config only (before, the missing certificates it did not ask for
+    ended in a KeyError)."""
+    asked = []
+
+    def answer(server, ca_pem, credentials, sts, region, cert_names, include_node_config):
+        asked.append((list(cert_names), include_node_config))
+        return {}, "kubeops: {instanceGroup: nodes}\n"
+    monkeypatch.setattr(node_bootstrap.worker_credentials.bootstrap_service, "request_bootstrap", answer)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    result = _run(capsys, check_mode=True, server=UNREACHABLE, ca_cert=certs.certificate_pem(ca[0]).decode(),
+                  region="us-east-1", certificates=_items(tmp_path), include_node_config=True)
+    assert asked == [([], True)]
+    assert result["changed"] is True and result["nodeup_config"] == {"kubeops": {"instanceGroup": "nodes"}}
+    assert result["changed_paths"] == [str(tmp_path / "kubelet.key"), str(tmp_path / "kubelet.crt")]
+    assert not list(tmp_path.iterdir())

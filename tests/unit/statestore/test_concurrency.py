@@ -20,7 +20,7 @@ import time
 import pytest
 import yaml
 
-from ansible_collections.kubeops.kops.plugins.module_utils import clusters
+from ansible_collections.kubeops.kops.plugins.module_utils import clusters, revisions
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
@@ -313,14 +313,16 @@ def _replace_probe(tmp_path, url, tries, with_revision):
     for attempt in range(tries):
         service = clusters.ClusterService(url)
         cluster, groups = service.read(NAME)
-        line = clusters.REVISION_LINE % service.revision(NAME) + "\n" if with_revision else ""
+        read_at = service.revision(NAME)
         edits = {"ssh": ("sshAccess", "10.1.%d.0/24" % attempt), "api": ("kubernetesApiAccess", "10.2.%d.0/24" % attempt)}
         racers = {}
         for name, (field, cidr) in edits.items():
             edited = json.loads(json.dumps(cluster))
             edited["spec"][field] = [cidr]
+            if with_revision:
+                edited = revisions.annotate(edited, read_at)
             racers[name] = start_module(tmp_path, "%s-%d-%s" % (name, attempt, with_revision),
-                                        {"state_store": url, "definition": line + yaml.safe_dump(edited)},
+                                        {"state_store": url, "definition": yaml.safe_dump(edited)},
                                         "kill-after", "99")
         results = {name: result_of(process) for name, process in racers.items()}
         config = clusters.ClusterService(url).read(NAME)[0]["spec"]
@@ -374,7 +376,7 @@ def test_a_replace_of_an_older_revision_is_refused_naming_both_unless_forced(sto
     forced.execute(forced.plan_replace([late], revision=read_at, force=True))
     spec = clusters.ClusterService(store.base_url).read(NAME)[0]["spec"]
     assert spec["kubernetesApiAccess"] == ["10.2.0.0/16"] and spec.get("sshAccess") != ["10.1.0.0/16"]
-    assert clusters.revision_in("# kubeops.kops revision: %s\napiVersion: x\n" % now) == now
+    assert revisions.in_comment("# kubeops.kops revision: %s\napiVersion: x\n" % now) == now
     with pytest.raises(clusters.ClusterError, match="revision: revision '3f1c0a9d5e7b2c41' is not a revision"):
         clusters.ClusterService(store.base_url).plan_replace([late], revision="3f1c0a9d5e7b2c41")
-    assert clusters.revision_in("apiVersion: x\n") is None
+    assert revisions.in_comment("apiVersion: x\n") is None

@@ -8,7 +8,7 @@ import json
 import pytest
 import yaml
 
-from ansible_collections.kubeops.kops.plugins.module_utils import clusters
+from ansible_collections.kubeops.kops.plugins.module_utils import clusters, revisions
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import history, layout, vfs
 
@@ -155,6 +155,7 @@ def test_a_change_by_another_tool_is_kept_as_its_own_revision_and_stops_a_stale_
     replace(store, "sshAccess", ["10.1.0.0/16"])
     read_at = str(service(store).revision(NAME))
     assert read_at == "2"
+    stale = copy.deepcopy(service(store).read(NAME)[0])
     # kops replace (or a hand edit) writes the config: no revision of ours.
     config = yaml.safe_load(stored(store)["config"])
     config["spec"]["kubernetesApiAccess"] = ["10.7.0.0/16"]
@@ -162,8 +163,14 @@ def test_a_change_by_another_tool_is_kept_as_its_own_revision_and_stops_a_stale_
     vfs.open_store(store.base_url).write(NAME + "/config", by_kops, expect=None)
     now = service(store).revision(NAME)
     assert not now.recorded and str(now).startswith("3 (unrecorded ")
-    with pytest.raises(clusters.ClusterError, match=r"read at revision 2 \(it is at revision 3 \(unrecorded "):
-        replace(store, "sshAccess", ["10.2.0.0/16"], revision=read_at)
+    # A file read at 2 would undo kops' change: refused, naming it.
+    stale["spec"]["sshAccess"] = ["10.2.0.0/16"]
+    with pytest.raises(clusters.ClusterError, match=r"read at revision 2 \(it is at revision 3 \(unrecorded [0-9a-f]+\) "
+                                                    r"now\): replacing would undo .*: spec.kubernetesApiAccess"):
+        service(store).plan_replace([stale], revision=read_at)
+    # One that holds kops' change (read at 2, kops' change taken in) does not undo it.
+    holds = service(store)
+    holds.plan_replace([dict(stale, spec=dict(stale["spec"], kubernetesApiAccess=["10.7.0.0/16"]))], revision=read_at)
     # A file read at that unrecorded state is accepted; its replace records kops' change first, then its own.
     replace(store, "sshAccess", ["10.2.0.0/16"], revision=str(now))
     got = entries(store)
@@ -221,5 +228,5 @@ def test_revision_text_is_checked():
     for bad in ("3f1c0a9d5e7b2c41", "0", "3 (later 0a)"):
         with pytest.raises(history.HistoryError, match="is not a revision of kubeops.kops' history"):
             history.parse(bad)
-    assert clusters.revision_in("# kubeops.kops revision: 4 (unrecorded 0a1b)\napiVersion: x\n") == "4 (unrecorded 0a1b)"
-    assert clusters.revision_in("apiVersion: x\n") is None
+    assert revisions.in_comment("# kubeops.kops revision: 4 (unrecorded 0a1b)\napiVersion: x\n") == "4 (unrecorded 0a1b)"
+    assert revisions.in_comment("apiVersion: x\n") is None

@@ -257,7 +257,8 @@ def test_file_store_writes_atomically_and_keeps_keys_private(tmp_path, monkeypat
         raise OSError("rename failed")
 
     monkeypatch.setattr(os, "replace", broken_replace)
-    with pytest.raises(OSError):
+    with pytest.raises(vfs.StoreError, match="^state store file://%s: writing c/config failed: rename failed$"
+                       % (tmp_path / "state")):
         store.write("c/config", b"new")
     monkeypatch.undo()
     assert store.read("c/config") == b"old"

@@ -11,6 +11,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import clus
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import karpenter as karpenter_model
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import kops_controller, lookalike
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import service_accounts, store_objects
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import made_objects
 from ansible_collections.kubeops.kops.plugins.module_utils.providers.base import Driver
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, elbv2, iam, ipv6, nth, route53, s3
@@ -45,6 +46,14 @@ class AwsDriver(Driver):
     def recorded_names(self, store, completed):
         """The names choice a direct run recorded, for a render (no cloud is asked)."""
         lookalike.apply_record(store, completed)
+
+    def recall_made_objects(self, cloud, store, tasks, dry_run):
+        """The cluster's record of its service-account IAM objects, handed to the cloud, where their orphans are looked
+        for by name instead of listing the account (providers/aws/made_objects.py); returns the tasks' names."""
+        return made_objects.recall(cloud, store, tasks, dry_run)
+
+    def record_made_objects(self, store, recalled, dry_run):
+        made_objects.record(store, recalled, dry_run)
 
     def boot_environment(self, completed):
         """What the boot script exports for nodeup (kops exports AWS_REGION)."""

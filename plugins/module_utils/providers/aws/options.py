@@ -34,3 +34,12 @@ def cloud_facts(params, data, zone_hint):
     from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws_facts import AwsCloudFacts
     region = params.get("region") or (cloudfacts.aws_region_of_zone(zone_hint) if zone_hint else None)
     return AwsCloudFacts(region, data)
+
+
+def cloud_error(exc):
+    """A botocore error that reached the module unexplained, as one AwsError naming its call (cloud/aws.py's
+    describe_error), else None."""
+    if not type(exc).__module__.startswith("botocore"):
+        return None
+    from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
+    return aws.describe_error(exc)

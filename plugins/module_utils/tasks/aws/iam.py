@@ -10,14 +10,16 @@ cluster's ownership tags: another cluster's (or an untagged one) is an error, ne
 
 from __future__ import annotations
 
+import collections
 import json
 import urllib.parse
 
-from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import as_wanted, paginate, tag_list
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import as_wanted, paginate, partition_of, tag_list
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import (
     ApiField, ComparedTask, not_owned, own_tags)
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation import get_att
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Deletion, Field, Ref, Task
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import TaskError
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import (
     MAX_IAM_ROLE_NAME, TAG_SERVICE_ACCOUNT_NAME, TAG_SERVICE_ACCOUNT_NAMESPACE)
 
@@ -61,25 +63,82 @@ def _update_tags(iam_call, untag_call, changes, wanted, **name):
 ORDER_ROLE_POLICIES, ORDER_ROLES, ORDER_OIDC_PROVIDER = 0, 1, 2
 
 
+# The cluster's record of the service-account IAM objects its runs may have made (role names, OIDC provider URLs
+# without https://), which the driver reads from the state store and hands to the cloud before the run
+# (providers/aws/made_objects.py): the orphans of both kinds are looked for among these names only, each asked of
+# IAM by name, so a run's requests never grow with the account (IAM cannot list roles by tag).
+RECORDED = "service-account-iam-recorded"
+
+
+class ServiceAccountIAM(collections.namedtuple("ServiceAccountIAM", "roles oidc_providers")):
+    """Names of service-account IAM objects: frozensets of role names and of OIDC provider URLs without https://."""
+
+    def __or__(self, other):
+        return ServiceAccountIAM(self.roles | other.roles, self.oidc_providers | other.oidc_providers)
+
+
+def wanted_service_account_iam(tasks):
+    """The ServiceAccountIAM the tasks ask for: the roles carrying kops' service-account tag, the OIDC providers."""
+    roles = {task.fields["name"] for task in tasks
+             if isinstance(task, IAMRole) and TAG_SERVICE_ACCOUNT_NAME in (task.fields.get("tags") or {})}
+    providers = {_without_scheme(task.fields["url"]) for task in tasks if isinstance(task, IAMOIDCProvider)}
+    return ServiceAccountIAM(frozenset(roles), frozenset(providers))
+
+
+def recorded_service_account_iam(cloud):
+    """The ServiceAccountIAM the driver handed this run's cloud (cloud.remember(RECORDED, ...))."""
+    def not_recalled():
+        raise TaskError("the cluster's record of its service-account IAM objects was not read before the run, so their "
+                        "orphans cannot be looked for; the update pipeline must call the driver's "
+                        "recall_made_objects first (providers/aws/made_objects.py)")
+    return cloud.lookup(RECORDED, not_recalled)
+
+
 def _service_account_role_candidate(name):
     """Whether a role name may be one of kops' service-account roles (<sa>.<namespace>.sa.<cluster>, or that
     hashed down to 64 characters, where the .sa. may be cut off): only those are asked for their tags."""
     return ".sa." in name or len(name) == MAX_IAM_ROLE_NAME
 
 
-def service_account_role_orphans(cloud, wanted_names):
-    """Deletions of the cluster's service-account roles that no task asks for: roles carrying this cluster's
-    ownership tags and kops' service-account tag (never another cluster's, an untagged one or an instance-group
-    role), each with its inline policies and managed-policy attachments first.
-
-    One paginated ListRoles per run; the tags of a role are asked only for a name kops could have given it."""
+def listed_service_account_iam(cloud, wanted):
+    """The ServiceAccountIAM of this cluster found by listing the whole account: one paginated ListRoles (the tags of a
+    role asked only for a name kops could have given it and no task asks for) and one ListOpenIDConnectProviders.
+    Only while the cluster has no record yet (a cluster kops or an earlier kubeops.kops applied): it grows with the
+    account, which a recorded cluster never pays."""
     iam = cloud.client("iam")
-    deletions = []
-    for role in cloud.lookup("iam-roles", lambda: paginate(iam, "list_roles", "Roles")):
+    roles = set(wanted.roles)
+    for role in paginate(iam, "list_roles", "Roles"):
         name = role["RoleName"]
-        if name in wanted_names or not _service_account_role_candidate(name):
+        if name in roles or not _service_account_role_candidate(name):
             continue
         tags = own_tags(_get(cloud, iam.list_role_tags, {}, RoleName=name).get("Tags"))
+        if cloud.owns(tags) and TAG_SERVICE_ACCOUNT_NAME in tags:
+            roles.add(name)
+    providers = set(wanted.oidc_providers)
+    for item in iam.list_open_id_connect_providers().get("OpenIDConnectProviderList") or []:
+        url = item["Arn"].split(":oidc-provider/", 1)[-1]
+        if url in providers:
+            continue
+        found = _get(cloud, iam.get_open_id_connect_provider, OpenIDConnectProviderArn=item["Arn"])
+        if found and cloud.owns(own_tags(found.get("Tags"))):
+            providers.add(url)
+    return ServiceAccountIAM(frozenset(roles), frozenset(providers))
+
+
+def service_account_role_orphans(cloud, wanted_names):
+    """Deletions of the cluster's service-account roles that no task asks for: of the roles the cluster's record
+    names (RECORDED), each asked for by name (GetRole, which carries its tags), those carrying this cluster's
+    ownership tags and kops' service-account tag (never another cluster's, an untagged one or an instance-group
+    role), each with its inline policies and managed-policy attachments first.  A recorded role that is gone
+    already is nothing to delete."""
+    iam = cloud.client("iam")
+    deletions = []
+    for name in sorted(recorded_service_account_iam(cloud).roles - set(wanted_names)):
+        found = _get(cloud, iam.get_role, RoleName=name)
+        if not found:
+            continue
+        role = found["Role"]
+        tags = own_tags(role.get("Tags"))
         if not cloud.owns(tags) or TAG_SERVICE_ACCOUNT_NAME not in tags:
             continue
         policies = _get(cloud, paginate, [], api_client=iam, operation="list_role_policies", result_key="PolicyNames",
@@ -337,10 +396,18 @@ def _without_scheme(url):
     return url[len("https://"):] if url.startswith("https://") else url
 
 
+def provider_arn(cloud, url):
+    """IAM's ARN of the OIDC provider of an issuer URL: arn:<partition>:iam::<account>:oidc-provider/<URL without
+    https://>; the account asked of STS once per run (the addons and the SQS queue ask the same)."""
+    account = cloud.lookup("account", lambda: cloud.client("sts").get_caller_identity()["Account"])
+    return "arn:%s:iam::%s:oidc-provider/%s" % (partition_of(cloud.region), account, _without_scheme(url))
+
+
 class IAMOIDCProvider(ComparedTask):
     """aws_iam_openid_connect_provider: the cluster's service-account issuer as an IAM identity provider (kops'
-    IAMOIDCProvider), so that the service-account roles trust the tokens it signs.  Found by its URL (IAM keeps one
-    provider per URL); its audiences and thumbprints are changed in place, its URL never."""
+    IAMOIDCProvider), so that the service-account roles trust the tokens it signs.  Found by its ARN, which the
+    account and the URL make (IAM keeps one provider per URL); its audiences and thumbprints are changed in place,
+    its URL never."""
 
     kind = "aws_iam_openid_connect_provider"
     cloudformation_type = "AWS::IAM::OIDCProvider"
@@ -352,34 +419,27 @@ class IAMOIDCProvider(ComparedTask):
                  from_api=lambda v: sorted(v or []), mutable=True),
         TAGS,
     )
-    lookup_keys = ("oidc-providers",)
 
     def terraform_outputs(self):
         """kops' IAMOIDCProvider outputs: the provider's ARN and the issuer without its scheme."""
         return [("iam_openid_connect_provider_arn", Ref(self, "arn").terraform(), False),
                 ("iam_openid_connect_provider_issuer", _without_scheme(self.fields["url"]), False)]
 
-    @staticmethod
-    def provider_arns(cloud):
-        iam = cloud.client("iam")
-        return cloud.lookup("oidc-providers", lambda: [p["Arn"] for p in iam.list_open_id_connect_providers().get(
-            "OpenIDConnectProviderList") or []])
-
     @classmethod
     def orphans(cls, cloud, wanted):
         """The cluster's OIDC providers no task asks for (enableAWSOIDCProvider turned off, or the issuer changed):
-        only one carrying this cluster's ownership tags."""
+        of those the cluster's record names (RECORDED), each asked for by its ARN, only one carrying this cluster's
+        ownership tags."""
         iam = cloud.client("iam")
-        wanted_arns = {task.outputs.get("arn") for task in wanted}
+        wanted_urls = {_without_scheme(task.fields["url"]) for task in wanted}
         deletions = []
-        for arn in cls.provider_arns(cloud):
-            if arn in wanted_arns:
-                continue
+        for url in sorted(recorded_service_account_iam(cloud).oidc_providers - wanted_urls):
+            arn = provider_arn(cloud, url)
             found = _get(cloud, iam.get_open_id_connect_provider, OpenIDConnectProviderArn=arn)
             if not found or not cloud.owns(own_tags(found.get("Tags"))):
                 continue
             deletions.append(Deletion(
-                cls.kind, arn.split(":oidc-provider/", 1)[-1], arn, order=ORDER_OIDC_PROVIDER,
+                cls.kind, url, arn, order=ORDER_OIDC_PROVIDER,
                 detail="not the provider of the cluster's service-account issuer now (enableAWSOIDCProvider off, or "
                        "another issuer)",
                 delete=lambda c, a=arn: _gone_ok(c.client("iam").delete_open_id_connect_provider,
@@ -387,19 +447,14 @@ class IAMOIDCProvider(ComparedTask):
         return deletions
 
     def find(self, cloud):
-        iam = cloud.client("iam")
-        arns = self.provider_arns(cloud)
-        wanted = _without_scheme(self.fields["url"])
-        for arn in arns:
-            if not arn.endswith(":oidc-provider/" + wanted):
-                continue
-            found = _get(cloud, iam.get_open_id_connect_provider, OpenIDConnectProviderArn=arn)
-            if not found:
-                return None
-            _owned(cloud, dict(found, Arn=arn), arn)
-            self.outputs.update(id=arn, arn=arn)
-            return self.read_actual(dict(found, Url="https://" + _without_scheme(found.get("Url") or "")))
-        return None
+        """Asked for by its ARN, which IAM derives from the account and the URL (one provider per URL)."""
+        arn = provider_arn(cloud, self.fields["url"])
+        found = _get(cloud, cloud.client("iam").get_open_id_connect_provider, OpenIDConnectProviderArn=arn)
+        if not found:
+            return None
+        _owned(cloud, dict(found, Arn=arn), arn)
+        self.outputs.update(id=arn, arn=arn)
+        return self.read_actual(dict(found, Url="https://" + _without_scheme(found.get("Url") or "")))
 
     def create(self, cloud):
         response = self.create_named(cloud, "iam", "create_open_id_connect_provider", **self.create_args())
