@@ -29,6 +29,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.providers.registry im
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import discovery as discovery_store
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
+from ansible_collections.kubeops.kops.plugins.module_utils import waits
 from ansible_collections.kubeops.kops.plugins.module_utils.atomic import atomic_write
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import ServiceError
 
@@ -108,6 +109,10 @@ def _ignore(_message):
 
 def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_public_key, deadline, progress,
                   cloud_options, planned, warn, documents):
+    def say(line):  # a real run's phases on the console (module_utils/waits.py); a dry run is quick and quiet
+        if not dry_run:
+            waits.notice(line)
+    say("reading %s from the state store and rendering what its nodes read" % cluster_name)
     completed, groups = load_completed(service, cluster_name, planned)
     _warn_not_rendered(completed, groups, warn)
     driver = driver_for(completed["spec"])
@@ -146,18 +151,23 @@ def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_pu
                                               karpenter_nodes=karpenter_nodes)
     changes = store.differing(managed_files(completed) + node_changes + addon_changes)
     if changes and not dry_run:
+        say("writing %d file(s) the nodes read to the state store" % len(changes))
         store.apply(changes)
     if not dry_run:
         nodeup_store.refresh_keyset_bundle(store, completed)
     tasks = list(driver.build_tasks(completed, groups, keys, user_data, account_id=account).values())
     # What earlier runs made that no query by tag finds (AWS's service-account IAM) comes from the cluster's record.
     made = driver.recall_made_objects(cloud, store, tasks, dry_run)
+    say("reconciling %d cloud object(s), %d at a time (gives up after %d s)" % (len(tasks), workers, deadline))
     plan = runner.run(tasks, cloud, dry_run=dry_run, workers=workers, deadline=deadline, progress=progress,
                       kinds=driver.task_classes())
     driver.record_made_objects(store, made, dry_run)
     if not dry_run and not addresses and driver.made_control_plane_endpoint(plan, completed):
+        say("waiting (up to %d s) for the control plane's new endpoint, whose addresses the workers' launch "
+            "templates pin" % deadline)
         addresses = driver.control_plane_addresses(new_cloud(), completed, wait=deadline)
         if addresses:
+            say("writing the launch templates again with the control plane's addresses %s" % ", ".join(addresses))
             # The endpoint was made by this run: kops waits for it before rendering the workers' boot config;
             # here a second pass writes the launch templates again with its addresses (a fresh cloud: no cached
             # lookups of the first pass).

@@ -18,6 +18,8 @@ description:
     target groups, NAT gateways before their Elastic IPs, security groups after their cross-references are revoked,
     subnets, route tables, gateways, the VPC, IAM instance profiles and roles, SQS queue and EventBridge rules,
     the cluster's Route53 records), then removes the cluster from the state store.
+  - Each round is printed on the console as it happens, as kops prints it (C(<kind>:<id> ok),
+    C(still has dependencies, will retry)), then what is left and how long the next round waits.
   - Shared objects (C(kubernetes.io/cluster/<name>=shared), a VPC given by C(networkID)) are never deleted; only
     the cluster's tags are removed from them. Objects of another cluster and untagged objects are never touched.
   - Something outside the cluster that keeps an object from being deleted (a network interface, a VPC peering,
@@ -46,11 +48,14 @@ options:
   timeout:
     description:
       - Seconds to keep deleting before giving up on objects that are still going away (kops' C(--wait)).
-    type: int
+      - Given in seconds or in kops' form (V(40s), V(10m), V(1h30m)).
+    type: raw
     default: 1200
   interval:
-    description: Seconds to wait between rounds that made no progress (kops' C(--interval)).
-    type: int
+    description:
+      - Seconds to wait between rounds that made no progress (kops' C(--interval)).
+      - Given in seconds or in kops' form (V(40s), V(10m), V(1h30m)).
+    type: raw
     default: 10
   cloud_provider:
     description:
@@ -154,10 +159,11 @@ from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsMod
 
 @reports_errors
 def run(module):
-    from ansible_collections.kubeops.kops.plugins.module_utils import deletion, watchdog
+    from ansible_collections.kubeops.kops.plugins.module_utils import deletion, durations, watchdog
 
     watchdog.start("cluster_delete")  # a killed ansible-playbook stops the deletion (its worker would not)
     params = module.params
+    durations.in_seconds(module, "timeout", "interval")
     service = module.service()
     try:
         outcome = deletion.delete_cluster(
@@ -196,8 +202,8 @@ def main():
         argument_spec=dict(
             cluster_name=dict(type="str", required=True, aliases=["name"]),
             yes=dict(type="bool", default=False),
-            timeout=dict(type="int", default=1200),
-            interval=dict(type="int", default=10),
+            timeout=dict(type="raw", default=1200),
+            interval=dict(type="raw", default=10),
             cloud_provider=dict(type="str"),
             project=dict(type="str"),
         ),

@@ -79,12 +79,15 @@ options:
         create)), so a long apply can be followed with C(tail -f) while the module runs (Ansible prints a
         module's result only when it returns). Relative to the module's working directory; the playbooks
         resolve it against the directory ansible-playbook was started in.
+      - With it or without it, a real run prints each object it creates, updates or deletes on the console as it does
+        so (not the unchanged ones, nor in check mode).
     type: path
   timeout:
     description:
       - The run's deadline in seconds. Objects that are not ready yet (a profile or group just created) are tried
         again until then; the run then fails naming each object that did not converge.
-    type: int
+      - Given in seconds or in kops' form (V(40s), V(10m), V(1h30m)).
+    type: raw
     default: 600
 extends_documentation_fragment:
   - kubeops.kops.state_store
@@ -230,15 +233,16 @@ def _read_text(directory, name):
 
 @reports_errors
 def run(module):
-    from ansible_collections.kubeops.kops.plugins.module_utils import progress, updates, watchdog
+    from ansible_collections.kubeops.kops.plugins.module_utils import durations, progress, updates, watchdog
     from ansible_collections.kubeops.kops.plugins.module_utils.engine import plan as plans
 
     watchdog.start("cluster_update")  # a killed ansible-playbook stops the reconcile (its worker would not)
     params = module.params
+    durations.in_seconds(module, "timeout")
     if params["workers"] < 1:
         module.fail_json(msg="workers: must be 1 or more, not %d" % params["workers"])
     if params["timeout"] < 1:
-        module.fail_json(msg="timeout: must be 1 second or more, not %d" % params["timeout"])
+        module.fail_json(msg="timeout: must be 1 second or more, not %s" % params["timeout"])
     service = module.service()
     if service.store.url("").startswith("file://"):
         # Once, here: the playbooks no longer repeat it.
@@ -267,20 +271,20 @@ def run(module):
                               ] + plans.document_diffs(documents)
         module.exit_json(**result)
 
-    log = None
-    if params["progress_file"]:
-        try:
-            log = progress.Progress(params["progress_file"])
-        except OSError as exc:
-            module.fail_json(msg="progress_file: cannot write %s (%s)" % (params["progress_file"], exc.strerror))
+    try:
+        log = progress.Progress(params["progress_file"])
+    except OSError as exc:
+        module.fail_json(msg="progress_file: cannot write %s (%s)" % (params["progress_file"], exc.strerror))
 
     def report(entry):
-        log.step(entry.action, entry.name, group=entry.kind)
+        # The console shows what a real run changes, as it changes it; the file has every object.
+        log.step(entry.action, entry.name, group=entry.kind,
+                 console=entry.action != "unchanged" and not module.check_mode)
 
     entries, _completed, spec_changed = updates.apply_direct(
         service, params["cluster_name"], module.check_mode, workers=params["workers"],
         ssh_public_key=params["ssh_public_key"], deadline=params["timeout"], planned=planned,
-        progress=report if log else None, cloud_options=dict(region=params["region"], profile=params["profile"]),
+        progress=report, cloud_options=dict(region=params["region"], profile=params["profile"]),
         warn=module.warn, documents=documents)
     summary = plans.counts(entries)
     lines = plans.lines(entries, module._verbosity, documents)
@@ -303,7 +307,7 @@ def main():
         cluster=dict(type="dict"),
         instance_groups=dict(type="list", elements="dict"),
         workers=dict(type="int", default=8),
-        timeout=dict(type="int", default=600),
+        timeout=dict(type="raw", default=600),
         progress_file=dict(type="path"),
     ), required_by={"instance_groups": "cluster"})
     run(module)

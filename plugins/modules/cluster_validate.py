@@ -19,7 +19,9 @@ description:
   - The API is reached through O(kubeconfig), or else with a short-lived admin certificate minted in memory from
     the state store's kubernetes-ca (never written anywhere) at O(api_server) or the cluster's API address.
   - With O(wait), validation repeats every O(interval) seconds until O(count) consecutive passes or the wait time
-    is exceeded.
+    is exceeded, whatever the failure (an API that does not answer yet, a cloud call refused; the last one is then
+    reported as the validation error). Each attempt is printed as it happens, with when the next one comes and
+    when the wait gives up. Without O(wait), an API that cannot be reached fails the task at once.
   - Read-only. Check mode runs the same reads.
 options:
   cluster_name:
@@ -38,12 +40,16 @@ options:
         (clusters without DNS) or C(api.<cluster>).
     type: str
   wait:
-    description: Seconds to keep validating until the cluster passes (0, validate once).
-    type: int
+    description:
+      - Seconds to keep validating until the cluster passes (0, validate once).
+      - Given in seconds or in kops' form (V(40s), V(10m), V(1h30m)).
+    type: raw
     default: 0
   interval:
-    description: Seconds between validations while waiting.
-    type: int
+    description:
+      - Seconds between validations while waiting.
+      - Given in seconds or in kops' form (V(40s), V(10m), V(1h30m)).
+    type: raw
     default: 10
   count:
     description: Consecutive passes needed while waiting.
@@ -119,7 +125,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsMod
 
 @reports_errors
 def run(module):
-    from ansible_collections.kubeops.kops.plugins.module_utils import updates
+    from ansible_collections.kubeops.kops.plugins.module_utils import durations, updates
     from ansible_collections.kubeops.kops.plugins.module_utils.kube import client, validation
     from ansible_collections.kubeops.kops.plugins.module_utils.providers import registry as providers
     try:
@@ -127,26 +133,20 @@ def run(module):
     except ImportError as exc:
         module.fail_json(msg=missing_required_lib("kubernetes"), exception=str(exc))
     params = module.params
-    for option, least in (("wait", 0), ("interval", 0), ("count", 1), ("max_unready_nodes", 0)):
+    durations.in_seconds(module, "wait", "interval")
+    for option, least in (("count", 1), ("max_unready_nodes", 0)):
         if params[option] < least:
             module.fail_json(msg="%s: must be at least %d, got %d" % (option, least, params[option]))
     name = params["cluster_name"]
     completed, groups = updates.load_completed(module.service(), name)
     reader, cloud = providers.cloud_for(completed, params["region"], params["profile"])
-    api = client.cluster_client(module.service(), completed, cloud, params["kubeconfig"], params["context"],
-                                params["api_server"])
-
-    deadline = time.monotonic() + params["wait"]
-    attempts, passes = 0, 0
-    while True:
-        attempts += 1
-        result = validation.validate(groups, reader.cloud_groups(cloud), api.nodes(), api.pods(), params["max_unready_nodes"])
-        passes = 0 if result["failures"] else passes + 1
-        if passes >= params["count"] or time.monotonic() + params["interval"] > deadline:
-            break
-        time.sleep(params["interval"])
+    attempt = Attempt(module, completed, groups, reader, cloud)
+    if not params["wait"]:
+        result = attempt.once()  # no wait: an error is the answer, at once
+        attempts, ready = 1, (0 if result["failures"] else 1) >= params["count"]
+    else:
+        result, attempts, ready = wait_until_ready(attempt, params)
     lines = validation.report(name, groups, result)
-    ready = passes >= params["count"]
     outcome = dict(changed=False, ready=ready, failures=result["failures"], nodes=result["nodes"], lines=lines,
                    attempts=attempts)
     if not ready and params["fail_on_error"]:
@@ -157,14 +157,76 @@ def run(module):
     module.exit_json(**outcome)
 
 
+class Attempt(object):
+    """One validation: the cloud's groups, the API's nodes and pods (the API client made on first use, so that an
+    API address not known yet is looked up again on the next attempt)."""
+
+    def __init__(self, module, completed, groups, reader, cloud):
+        self.module = module
+        self.completed = completed
+        self.groups = groups
+        self.reader = reader
+        self.cloud = cloud
+        self.api = None
+
+    def once(self):
+        from ansible_collections.kubeops.kops.plugins.module_utils.kube import client, validation
+        params = self.module.params
+        if self.api is None:
+            self.api = client.cluster_client(self.module.service(), self.completed, self.cloud, params["kubeconfig"],
+                                             params["context"], params["api_server"])
+        return validation.validate(self.groups, self.reader.cloud_groups(self.cloud), self.api.nodes(),
+                                   self.api.pods(), params["max_unready_nodes"])
+
+
+def wait_until_ready(attempt, params, clock=time.monotonic, sleep=time.sleep):
+    """kops validate cluster --wait: validate every interval until count consecutive passes or the deadline, whatever
+    the failure (an API not up yet, a cloud call refused: the last one is then the validation error); each attempt
+    is said on the console as it happens.  Returns (last result, attempts, ready)."""
+    from ansible_collections.kubeops.kops.plugins.module_utils import durations, waits
+    deadline = clock() + params["wait"]
+    attempts, passes = 0, 0
+    while True:
+        attempts += 1
+        try:
+            result, error = attempt.once(), None
+        except ValueError as exc:  # every KopsError too: the API or the cloud not answering yet
+            error = str(exc)
+            result = {"nodes": [], "failures": [{"type": "error", "name": attempt.completed["metadata"]["name"],
+                                                 "message": error, "instance_group": None}]}
+        passes = 0 if error or result["failures"] else passes + 1
+        left = deadline - clock()
+        if passes >= params["count"]:
+            waits.notice("validation %d passed: the cluster is ready" % attempts)
+            return result, attempts, True
+        if left <= 0:
+            waits.notice("validation %d: %s; the wait of %s is over" % (
+                attempts, _verdict(passes, params["count"], result, error), durations.describe(params["wait"])))
+            return result, attempts, False
+        pause = min(params["interval"], left)
+        waits.notice("validation %d: %s; again in %s (gives up in %s)" % (
+            attempts, _verdict(passes, params["count"], result, error), durations.describe(pause),
+            durations.describe(left)))
+        sleep(pause)
+
+
+def _verdict(passes, count, result, error):
+    if error:
+        return "failed: %s" % error
+    if passes:
+        return "passed (%d of %d consecutive passes)" % (passes, count)
+    messages = [f["message"] for f in result["failures"]]
+    return "did not pass: %s%s" % ("; ".join(messages[:3]), " and %d more" % (len(messages) - 3) if len(messages) > 3 else "")
+
+
 def main():
     module = KopsModule(argument_spec=dict(
         cluster_name=dict(type="str", required=True),
         kubeconfig=dict(type="path"),
         context=dict(type="str"),
         api_server=dict(type="str"),
-        wait=dict(type="int", default=0),
-        interval=dict(type="int", default=10),
+        wait=dict(type="raw", default=0),
+        interval=dict(type="raw", default=10),
         count=dict(type="int", default=1),
         max_unready_nodes=dict(type="int", default=0),
         fail_on_error=dict(type="bool", default=True),

@@ -40,8 +40,10 @@ options:
     type: str
     default: admin
   renew_before:
-    description: Hours before expiry from which a new certificate is minted.
-    type: int
+    description:
+      - Hours before expiry from which a new certificate is minted.
+      - Given in hours or in kops' form (V(30m), V(2h)).
+    type: raw
     default: 1
 extends_documentation_fragment:
   - kubeops.kops.state_store
@@ -123,7 +125,7 @@ def _write(path, document, dump):
 
 @reports_errors
 def run(module):
-    from ansible_collections.kubeops.kops.plugins.module_utils import updates
+    from ansible_collections.kubeops.kops.plugins.module_utils import durations, updates
     from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
     from ansible_collections.kubeops.kops.plugins.module_utils.providers import registry as providers
     from ansible_collections.kubeops.kops.plugins.module_utils.kube import credentials, endpoint
@@ -134,6 +136,7 @@ def run(module):
     except ImportError as exc:
         module.fail_json(msg=str(exc))
     params = module.params
+    durations.in_seconds(module, "renew_before", renew_before="h")
     name = params["cluster_name"]
     lifetime = credentials.parse_lifetime(params["lifetime"])
     service = module.service()
@@ -152,7 +155,7 @@ def run(module):
         if not isinstance(existing, dict):
             module.fail_json(msg="%s is not a kubeconfig (a YAML mapping); move it away or choose another path" % path)
     ca_pem = credentials.keystore.trusted_certificates_pem(keyset)
-    margin = datetime.timedelta(hours=params["renew_before"])
+    margin = datetime.timedelta(seconds=params["renew_before"])
     current = existing and existing.get("current-context") == name and \
         credentials.still_valid(existing, name, server, ca_pem, keyset, margin=margin)
     result = dict(path=path, context=name, server=server, changed=not current)
@@ -182,7 +185,7 @@ def main():
         api_server=dict(type="str"),
         lifetime=dict(type="str", default="18h"),
         user=dict(type="str", default="admin"),
-        renew_before=dict(type="int", default=1),
+        renew_before=dict(type="raw", default=1),
     ))
     run(module)
 

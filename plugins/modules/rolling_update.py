@@ -91,7 +91,8 @@ options:
       - Under a budget, before a node is drained the roll waits while the cluster has Pending pods that the
         node's capacity may be needed for (they do not fit on the other Ready, schedulable nodes), up to this many
         seconds; then the roll stops and names the pods.
-    type: int
+      - Given in seconds or in kops' form (V(40s), V(10m), V(1h30m)).
+    type: raw
     default: 300
   fail_on_validate_error:
     description:
@@ -105,32 +106,44 @@ options:
     type: bool
     default: true
   drain_timeout:
-    description: Seconds to drain one node (evictions refused by a disruption budget are retried every 5 s until then).
-    type: int
+    description:
+      - Seconds to drain one node (evictions refused by a disruption budget are retried every 5 s until then).
+      - Given in seconds or in kops' form (V(40s), V(10m), V(1h30m)).
+    type: raw
     default: 900
   validation_timeout:
-    description: Seconds for the cluster to validate after each step, and for a group's replacements to be InService.
-    type: int
+    description:
+      - Seconds for the cluster to validate after each step, and for a group's replacements to be InService.
+      - Given in seconds or in kops' form (V(40s), V(10m), V(1h30m)).
+    type: raw
     default: 900
   validate_count:
     description: Consecutive successful validations needed after each step (0 skips validation).
     type: int
     default: 2
   validate_retry_interval:
-    description: Seconds between validations that fail (kops' 30 s).
-    type: int
+    description:
+      - Seconds between validations that fail (kops' 30 s).
+      - Given in seconds or in kops' form (V(40s), V(10m), V(1h30m)).
+    type: raw
     default: 30
   validate_recheck_interval:
-    description: Seconds between consecutive successful validations (kops' 10 s).
-    type: int
+    description:
+      - Seconds between consecutive successful validations (kops' 10 s).
+      - Given in seconds or in kops' form (V(40s), V(10m), V(1h30m)).
+    type: raw
     default: 10
   post_drain_delay:
-    description: Seconds to wait after draining a node, before terminating it.
-    type: int
+    description:
+      - Seconds to wait after draining a node, before terminating it.
+      - Given in seconds or in kops' form (V(40s), V(10m), V(1h30m)).
+    type: raw
     default: 5
   interval:
-    description: Seconds to wait after terminating or detaching an instance (kops' node, control-plane and bastion interval).
-    type: int
+    description:
+      - Seconds to wait after terminating or detaching an instance (kops' node, control-plane and bastion interval).
+      - Given in seconds or in kops' form (V(40s), V(10m), V(1h30m)).
+    type: raw
     default: 15
   progress_file:
     description: A file each step is appended to as it happens (for C(tail -f)); none by default.
@@ -243,21 +256,21 @@ from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsMod
 ROLL_OPTIONS = ("force", "cloud_only", "fail_on_validate_error", "fail_on_drain_error", "drain_timeout",
                 "validation_timeout", "validate_count", "validate_retry_interval", "validate_recheck_interval",
                 "post_drain_delay", "interval", "max_surge", "max_unavailable", "pending_pods_timeout")
+DURATIONS = ("drain_timeout", "validation_timeout", "validate_retry_interval", "validate_recheck_interval",
+             "post_drain_delay", "interval", "pending_pods_timeout")
 
 
 @reports_errors
 def run(module):
-    from ansible_collections.kubeops.kops.plugins.module_utils import updates, watchdog
+    from ansible_collections.kubeops.kops.plugins.module_utils import durations, progress, updates, waits, watchdog
     from ansible_collections.kubeops.kops.plugins.module_utils.providers import registry as providers
-    from ansible_collections.kubeops.kops.plugins.module_utils import progress
     from ansible_collections.kubeops.kops.plugins.module_utils.rolling import budget, planner, roller
 
     watchdog.start("rolling_update")  # a killed ansible-playbook stops the roll (its worker would not)
     params = module.params
-    for option in ("drain_timeout", "validation_timeout", "validate_count", "validate_retry_interval",
-                   "validate_recheck_interval", "post_drain_delay", "interval", "pending_pods_timeout"):
-        if params[option] < 0:
-            module.fail_json(msg="%s: must be 0 or more, got %d" % (option, params[option]))
+    durations.in_seconds(module, *DURATIONS)
+    if params["validate_count"] < 0:
+        module.fail_json(msg="validate_count: must be 0 or more, got %d" % params["validate_count"])
     name = params["cluster_name"]
     service = module.service()
     # A roll takes no lease (it may run for hours beside updates), but it never runs beside a delete.
@@ -329,6 +342,8 @@ def run(module):
             runner = roller.Roller(rolling, log, options, drainer=drainer, validator=validator,
                                    capacity=(lambda: (api.nodes(), api.pods())) if api is not None else None)
             result["changed"] = True
+            for line in lines:  # kops prints the table and the plan, then each step as it happens
+                waits.notice(line)
             try:
                 runner.run(plans, node_schedule)
             except ValueError as exc:
@@ -359,16 +374,16 @@ def main():
         max_unavailable=dict(type="raw"),
         budget_max_unavailable=dict(type="raw"),
         budget_max_surge=dict(type="raw"),
-        pending_pods_timeout=dict(type="int", default=300),
+        pending_pods_timeout=dict(type="raw", default=300),
         fail_on_validate_error=dict(type="bool", default=True),
         fail_on_drain_error=dict(type="bool", default=True),
-        drain_timeout=dict(type="int", default=900),
-        validation_timeout=dict(type="int", default=900),
+        drain_timeout=dict(type="raw", default=900),
+        validation_timeout=dict(type="raw", default=900),
         validate_count=dict(type="int", default=2),
-        validate_retry_interval=dict(type="int", default=30),
-        validate_recheck_interval=dict(type="int", default=10),
-        post_drain_delay=dict(type="int", default=5),
-        interval=dict(type="int", default=15),
+        validate_retry_interval=dict(type="raw", default=30),
+        validate_recheck_interval=dict(type="raw", default=10),
+        post_drain_delay=dict(type="raw", default=5),
+        interval=dict(type="raw", default=15),
         progress_file=dict(type="path"),
         kubeconfig=dict(type="path"),
         context=dict(type="str"),

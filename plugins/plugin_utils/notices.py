@@ -6,7 +6,7 @@
 A module prints nothing until it returns; a wait of a minute (an endpoint that does not answer, the nodes' wheels
 downloading) would be a minute of silence.  When the module runs on this controller (connection local, as the
 playbooks run them), the action gives it a notice file in KUBEOPS_NOTICE_FILE and prints each line written there
-as it appears (within POLL seconds), then removes the file.
+as it appears (within POLL seconds), then removes the file (to stderr under a stdout callback that prints JSON).
 
 It also hands the module the directory of the collection it comes from, in KUBEOPS_COLLECTION_DIR (a value the
 user set is kept).  Where Ansible found the collection is known here, from this file's own location; the module,
@@ -24,6 +24,7 @@ import os
 import tempfile
 import threading
 
+from ansible import constants as C
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
@@ -33,8 +34,16 @@ NOTICE_ENV = "KUBEOPS_NOTICE_FILE"
 COLLECTION_ENV = "KUBEOPS_COLLECTION_DIR"
 # plugins/plugin_utils/notices.py -> the collection's root
 COLLECTION_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-POLL = 0.25
+POLL = 0.2  # with module_utils/waits.py's early notices, a silence the user sees stays within 10 s
 display = Display()
+
+
+def to_stderr():
+    """Whether the lines go to stderr: when the stdout callback prints the run as one document (ansible.posix.json,
+    jsonl...), whose readers a line in between would break; there they go beside Ansible's warnings.  Otherwise they
+    go where the task's own output goes (a console, an AWX job's events, a log of stdout)."""
+    name = C.config.get_config_value("DEFAULT_STDOUT_CALLBACK") or ""
+    return "json" in name.rsplit(".", 1)[-1]
 
 
 class _Follower(object):
@@ -43,6 +52,7 @@ class _Follower(object):
     def __init__(self, path, prefix):
         self.path = path
         self.prefix = prefix
+        self.stderr = to_stderr()
         self.offset = 0
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._run, name="kubeops-notices", daemon=True)
@@ -57,7 +67,7 @@ class _Follower(object):
         complete = data.rfind(b"\n") + 1
         self.offset += complete
         for line in data[:complete].decode("utf-8", "replace").splitlines():
-            display.display("%s%s" % (self.prefix, line))
+            display.display("%s%s" % (self.prefix, line), stderr=self.stderr)
 
     def _run(self):
         while not self.done.wait(POLL):

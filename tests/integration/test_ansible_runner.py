@@ -170,3 +170,33 @@ def test_execution_environment_requirements(installed):
     # ansible-builder leaves out what every EE already has (PyYAML, with ansible-core).
     assert introspected == {spec for name, spec in ee.items() if name != "pyyaml"}
     assert found["system"] == []
+
+
+def test_a_roll_job_logs_each_step_as_it_happens(installed, tmp_path, aws):
+    """AWX's job log is the job's events: the roll's steps are events of their own, made while the roll task runs
+    (timed before its result), in the job's stdout as on a console."""
+    from datetime import datetime
+
+    from tests.integration.test_rolling_update import CLUSTER as ROLLED, _change_machine_type, _make_cluster
+    store = "file://%s" % (tmp_path / "state")
+    _change_machine_type(_make_cluster(store, node_count=2))
+    data_dir = private_data_dir(tmp_path / "job", installed, "rolling_update.yml",
+                                {"state_store": store, "cluster_name": ROLLED, "cloud_only": True, "interval": "4s"})
+    proc, artifacts = run_job(data_dir, "rolling_update.yml", "roll")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    events = job_events(artifacts)
+    task = "Rolling update of %s" % ROLLED
+    done = next(e for e in events if e["event"] == "runner_on_ok" and e["event_data"]["task"] == task)
+    steps = [e for e in events if re.match(r"rolling_update: \[ *[\d.]+s\] \S+ i-\w+ terminate: terminating",
+                                           e.get("stdout", ""))]
+    assert len(steps) == 3, [e.get("stdout") for e in events]
+
+    def created(event):
+        return datetime.fromisoformat(event["created"])
+    # Each termination logged when it happened: an interval (4 s) apart, all before the task's result.
+    times = [created(e) for e in steps]
+    assert all((later - earlier).total_seconds() >= 3.5 for earlier, later in zip(times, times[1:]))
+    assert (created(done) - times[0]).total_seconds() >= 7
+    assert all(e["counter"] < done["counter"] for e in steps)
+    stdout = (artifacts / "stdout").read_text()
+    assert all(e["stdout"] in stdout for e in steps)

@@ -1,5 +1,5 @@
 """An endpoint that accepts connections and never answers (a socket on 127.0.0.1 that reads nothing back): the
-task says what it waits for after 10 s, while it waits, and gives up within the documented deadline (3 tries of
+task says what it waits for within 10 s, while it waits, and gives up within the documented deadline (3 tries of
 KOPS_AWS_READ_TIMEOUT and botocore's back-off of at most 3 s), naming the variable that chose the endpoint."""
 
 from __future__ import annotations
@@ -71,7 +71,8 @@ def test_an_unresponsive_s3_endpoint_is_announced_then_given_up(silent_endpoint,
                      r"%d s" % (re.escape(silent_endpoint), DEADLINE), first), first
     failure = [(at, line) for at, line in lines if "did not answer within" in line]
     assert failure and "check AWS_ENDPOINT_URL_S3" in failure[0][1], text
-    # The notice came while the module waited (10 s into the wait, plus the module's own start-up), and the
-    # failure within the deadline (plus start-up and the module's return).
-    assert 10 <= at < failure[0][0], (at, failure[0][0])
+    # The notice came while the module waited (within 10 s of the wait's start: written at 9.5 s, so that it is
+    # printed by 10 s; plus the module's own start-up), and the failure within the deadline (plus start-up and the
+    # module's return).
+    assert 9.5 <= at < failure[0][0], (at, failure[0][0])
     assert failure[0][0] < DEADLINE + 15, text

@@ -17,20 +17,59 @@ class Clock(object):
         return self.now
 
 
-def test_a_wait_is_announced_after_ten_seconds_then_every_thirty():
+def test_a_wait_is_announced_within_ten_seconds_then_every_ten():
     clock = Clock()
     watcher = waits._Watcher("/dev/null", clock=clock)
+    watcher.thread = object()  # no thread: the test drives the clock
     watcher.waits["k"] = ["AWS S3 at http://127.0.0.1:1", clock.now, 63, clock.now + waits.NOTICE_AFTER]
-    clock.now += 9.9
+    clock.now += 9.4
     assert watcher.due() == []
-    clock.now += 0.1
+    clock.now += 0.2  # the watcher's tick: written a little before 10 s, printed by then
     assert watcher.due() == ["waiting for AWS S3 at http://127.0.0.1:1: 10 s so far; gives up after 63 s"]
     assert watcher.due() == []
-    clock.now += 30
-    assert watcher.due() == ["waiting for AWS S3 at http://127.0.0.1:1: 40 s so far; gives up after 63 s"]
-    watcher.stop("k")
-    clock.now += 60
+    clock.now += 9.4
     assert watcher.due() == []
+    clock.now += 0.2
+    assert watcher.due() == ["waiting for AWS S3 at http://127.0.0.1:1: 19 s so far; gives up after 63 s"]
+    watcher.stop("k")
+    clock.now += 5
+    assert watcher.due() == []
+
+
+def test_a_silence_of_ten_seconds_says_what_the_module_is_still_at(tmp_path):
+    clock = Clock()
+    path = tmp_path / "notices"
+    watcher = waits._Watcher(str(path), clock=clock)
+    watcher.thread = object()
+    clock.now += 9.4
+    assert watcher.due() == []
+    clock.now += 0.2
+    assert watcher.due() == ["still working: 10 s so far"]
+    clock.now += 2
+    watcher.write("[   12.0s] nodes i-1 drain: evicting pods from node n1", step=True)
+    clock.now += 9.4
+    assert watcher.due() == []
+    clock.now += 0.2
+    assert watcher.due() == ["still working, 10 s since: [   12.0s] nodes i-1 drain: evicting pods from node n1"]
+    assert watcher.due() == []
+    clock.now += 9.6
+    assert watcher.due() == ["still working, 19 s since: [   12.0s] nodes i-1 drain: evicting pods from node n1"]
+    assert path.read_text() == "[   12.0s] nodes i-1 drain: evicting pods from node n1\n"
+
+
+def test_a_wait_begun_since_the_last_line_is_said_when_the_silence_is_up():
+    """A wait that began 5 s after the last line would first be announced 14.5 s after it: the silence is broken
+    with the wait itself at 9.5 s."""
+    clock = Clock()
+    watcher = waits._Watcher("/dev/null", clock=clock)
+    watcher.thread = object()
+    watcher.write("[    1.0s] nodes i-1 terminate: terminating", step=True)
+    clock.now += 5
+    watcher.start("k", "the API at https://127.0.0.1:1", None)
+    clock.now += 4.6
+    assert watcher.due() == ["waiting for the API at https://127.0.0.1:1: 5 s so far"]
+    clock.now += 9.6
+    assert watcher.due() == ["waiting for the API at https://127.0.0.1:1: 14 s so far"]
 
 
 def test_waits_write_to_the_notice_file_only_when_one_is_given(tmp_path, monkeypatch):

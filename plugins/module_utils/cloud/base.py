@@ -68,6 +68,14 @@ class Cloud(object):
             return Failure("", "not ready by the deadline: %s" % exc, "give the run a longer timeout, or see why it is stuck")
         return Failure(type(exc).__name__ if not isinstance(exc, ValueError) else "", str(exc))
 
+    def why_not_yet(self, exc):
+        """A retryable exc as the line that says the run tries again reads it: the cloud's code and message, without
+        the fix a final failure names (it is not one yet)."""
+        if isinstance(exc, TryAgain):
+            return str(exc)
+        failure = self.failure(exc)
+        return "%s: %s" % (failure.code, failure.message) if failure.code else failure.message
+
     # -- one lookup per key and run ------------------------------------------------------------------
     def lookup(self, key, fetch):
         """fetch() once per key (e.g. a kind), then the cached result.

@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import TryAgain
 from ansible_collections.kubeops.kops.plugins.module_utils.providers.deletion_base import (  # noqa: F401 - re-exported
     ALREADY_GONE, BLOCKED, DELETED, FAILED, GONE, PLANNED, UNTAGGED, WAITING, Resource, each_object)
-from ansible_collections.kubeops.kops.plugins.module_utils import provider_names, tables
+from ansible_collections.kubeops.kops.plugins.module_utils import durations, provider_names, tables, waits
 from ansible_collections.kubeops.kops.plugins.module_utils.providers import deleters
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import ServiceError
 
@@ -92,9 +92,12 @@ class Walker(object):
         self.clock = clock
         self.done = set()      # keys deleted, gone or untagged
         self.stuck = set()     # keys that will not go: blocked or failed
+        self.waiting_for = {}  # key -> what the next round waits for (the cloud's "not yet", "being deleted")
 
     def _say(self, text):
+        """A line of kops' output: kept for the result, and on the console as it happens."""
         self.log.append(text)
+        waits.notice(text)
 
     def _waits_for(self, resource):
         """Objects of the kinds this one must outlive, not yet gone."""
@@ -116,16 +119,21 @@ class Walker(object):
             open_ = [r for r in self.resources if r.key not in self.done and r.key not in self.stuck]
             if not open_:
                 break
-            if self.clock() - start > self.deadline:
+            if self.clock() - start >= self.deadline:
                 for r in open_:
                     self._stick(r, WAITING, "not gone after %d s (the timeout): %s" % (
                         self.deadline, r.reason or "still going away"))
                 break
-            self._say("Not all resources deleted; waiting before reattempting deletion")
+            left = self.deadline - (self.clock() - start)
+            pause = 0 if progressed else min(self.interval, max(0, left))
+            self._say("Not all resources deleted; %s (gives up in %s): %d left" % (
+                "waiting %s before reattempting deletion" % durations.describe(pause) if pause
+                else "reattempting deletion now", durations.describe(left), len(open_)))
             for r in sorted(open_, key=lambda r: r.key):
-                self._say("\t%s" % r.key)
-            if not progressed:
-                self.sleep(self.interval)
+                why = self.waiting_for.get(r.key) or r.reason
+                self._say("\t%s%s" % (r.key, "\t" + why if why else ""))
+            if pause:
+                self.sleep(pause)
         return [r.report() for r in self.resources]
 
     def _stick(self, resource, result, reason):
@@ -232,6 +240,7 @@ class Walker(object):
                 self._say("%s\theld by %s; not retried" % (resource.key, "; ".join(holders)))
                 return True
             resource.reason = str(failure)
+            self.waiting_for[resource.key] = self.cloud.why_not_yet(exc)
             self._say("%s\tstill has dependencies, will retry" % resource.key)
             return False
         self._stick(resource, FAILED, str(failure))
@@ -328,7 +337,10 @@ def _delete(service, store, cluster_name, deleting, region, profile, timeout, in
     # (a node an autoscaler started, a record a controller wrote) until nothing owned is left.  A provider
     # that knows which kinds can have appeared looks for those only (rediscover).
     rediscover = getattr(module, "rediscover", None)
-    for _pass in range(3):
+    for pass_number in range(3):
+        waits.notice("deleting %d cloud object(s) of %s%s (gives up after %s)" % (
+            len(resources), cluster_name, " that appeared meanwhile" if pass_number else "",
+            durations.describe(max(0, timeout - (clock() - start)))))
         walker = Walker(cloud, module.KINDS_BY_NAME, resources, deadline=max(0, timeout - (clock() - start)),
                         interval=interval, log=outcome.log, sleep=sleep, clock=clock)
         reports = walker.run()
@@ -353,6 +365,8 @@ def _delete(service, store, cluster_name, deleting, region, profile, timeout, in
         from ansible_collections.kubeops.kops.plugins.module_utils.statestore import discovery as discovery_store
         for url in discovery_store.unpublish(spec):
             outcome.log.append("removed the service-account issuer's discovery document %s" % url)
+            waits.notice(outcome.log[-1])
+        waits.notice("removing %s from the state store" % cluster_name)
         store.delete_cluster()
         outcome.store_deleted = True
     return outcome

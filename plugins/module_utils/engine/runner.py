@@ -19,6 +19,7 @@ from __future__ import annotations
 import concurrent.futures
 import time
 
+from ansible_collections.kubeops.kops.plugins.module_utils import waits
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import graph
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import TaskError
 
@@ -161,8 +162,19 @@ def _reconcile_until(task, cloud, dry_run, end, sleep, new_parent):
         try:
             return _reconcile(task, cloud, dry_run, new_parent)
         except Exception as exc:
-            if not cloud.retryable(exc) or not backoff.wait():
+            if not cloud.retryable(exc):
                 raise
+            _say_retry("%s %s" % (task.kind, task.name), cloud.why_not_yet(exc), backoff)
+            if not backoff.wait():
+                raise
+
+
+def _say_retry(what, why, backoff):
+    """A "not yet" from the cloud, on the console: what, why, when the next try is and when the run gives up."""
+    left = backoff.deadline - backoff.clock()
+    if left > 0:
+        waits.notice("%s: not ready yet (%s); trying again in %.0f s (gives up in %.0f s)"
+                     % (what, why, min(backoff.delay, left), left))
 
 
 def _reconcile(task, cloud, dry_run, new_parent=False):
@@ -211,8 +223,11 @@ def _delete_orphans(tasks, kinds, cloud, dry_run, end, sleep, report, failures):
                         deletion.delete(cloud)
                         break
                     except Exception as exc:
-                        if cloud.retryable(exc) and backoff.wait():
-                            continue
+                        if cloud.retryable(exc):
+                            _say_retry("deleting %s %s" % (deletion.kind, deletion.name), cloud.why_not_yet(exc),
+                                       backoff)
+                            if backoff.wait():
+                                continue
                         failures.append(("%s/%s" % (deletion.kind, deletion.name), str(cloud.failure(exc))))
                         break
             report(PlanEntry(deletion.kind, deletion.name, DELETE, changes, deletion.id))

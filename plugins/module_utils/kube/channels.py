@@ -22,6 +22,7 @@ import hashlib
 import json
 import posixpath
 
+from ansible_collections.kubeops.kops.plugins.module_utils import waits
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import KubeError
 
 ANNOTATION_PREFIX = "addons.k8s.io/"
@@ -627,11 +628,19 @@ class ChannelRunner(object):
         for update in self.plan():
             report = {k: update[k] for k in ("name", "namespace", "action", "current", "wanted", "manifest")}
             if update["action"] != "unchanged":
+                if not check_mode:  # a step on the console as it happens (module_utils/waits.py)
+                    addon_id = (update["wanted"] or {}).get("id")
+                    version = ", id %s" % addon_id if addon_id else ""
+                    waits.notice("addon %s: %s%s" % (update["name"], update["action"], version))
                 try:
                     report.update(self.preview(update) if check_mode else self.ensure(update))
                 except ChannelError as exc:
                     report["error"] = str(exc)
                     errors.append("addon %s: %s" % (update["name"], exc))
+                if not check_mode:
+                    done = "failed: %s" % report["error"] if "error" in report else \
+                        "applied %d object(s), pruned %d" % (len(report["applied"]), len(report["pruned"]))
+                    waits.notice("addon %s: %s" % (update["name"], done))
             reports.append(report)
         return {"changed": any(r["action"] != "unchanged" for r in reports), "addons": reports, "errors": errors,
                 "warnings": self.warnings}

@@ -112,13 +112,9 @@ def still_valid(document, context, server, ca_pem, ca_keyset, margin=datetime.ti
 
 
 def parse_lifetime(text):
-    """kops' duration syntax for --admin: '18h', '90m', '1h30m', '3600s' -> timedelta."""
-    import re
-    text = str(text).strip()
-    parts = re.findall(r"(\d+)([hms])", text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        raise CredentialsError("lifetime: %r is not a duration like 18h, 90m or 1h30m" % text)
-    seconds = sum(int(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in parts)
+    """kops' duration syntax for --admin ('18h', '90m', '1h30m', '3600s'; module_utils/durations.py) -> timedelta."""
+    from ansible_collections.kubeops.kops.plugins.module_utils import durations
+    seconds = durations.seconds(text, "lifetime")
     if seconds <= 0:
         raise CredentialsError("lifetime: %r must be longer than zero" % text)
     return datetime.timedelta(seconds=seconds)

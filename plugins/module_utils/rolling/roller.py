@@ -341,6 +341,8 @@ class Roller(object):
                 self.log("error", "ignoring error draining node %s: %s" % (node_name, exc), group.name, instance["id"])
         self.log("terminate", "terminating%s" % (" node %s" % node_name if node_name else ""), group.name, instance["id"])
         self.cloud.terminate(group.cloud, instance)
+        self.log("wait", "for the group's instances to be InService (gives up after %ds)"
+                 % self.options["validation_timeout"], group.name, instance["id"])
         in_service = self.cloud.wait_in_service(group.cloud, self.options["validation_timeout"])
         self.log("wait", "group has %d instance(s) InService; waiting %ds" % (len(in_service), self.options["interval"]),
                  group.name, instance["id"])
@@ -387,6 +389,8 @@ class Roller(object):
             self.log("validate", "skipped (validate_count is 0)", group.name)
             return
         deadline = self.clock() + self.options["validation_timeout"]
+        self.log("validate", "validating the cluster%s: %d consecutive pass(es) needed, gives up after %ds"
+                 % (operation, count, self.options["validation_timeout"]), group.name)
         successes = 0
         while True:
             try:
@@ -405,8 +409,8 @@ class Roller(object):
             why = error or ", ".join(f["message"] for f in failures)
             if self.clock() >= deadline:
                 break
-            self.log("validate", "did not pass, again in %ds: %s" % (self.options["validate_retry_interval"], why),
-                     group.name)
+            self.log("validate", "did not pass, again in %ds (gives up in %ds): %s" % (
+                self.options["validate_retry_interval"], max(0, deadline - self.clock()), why), group.name)
             successes = 0
             self.sleep(self.options["validate_retry_interval"])
         message = "error validating cluster%s: cluster did not validate within %ds: %s" % (
