@@ -16,7 +16,8 @@ AWS autoscaling group's instance is launched from, tagged with (aws:ec2launchtem
 (DescribeAutoScalingGroups/Instances' LaunchTemplate.Version) as the version the group names; moto 5.2 takes
 its user data, image and type from that version but tags and reports the template's default version.  Here
 the version the instance was launched from is tagged and reported.  AWS drops a deleted subnet's route table
-association; moto 5.2 keeps it: here it is dropped.
+association; moto 5.2 keeps it: here it is dropped.  DescribeLaunchTemplates by ids or names answers every template
+named on AWS; moto 5.2 answers 15 at most: here every one.
 An instance's instance-profile credentials: on EC2 the instance metadata service hands an instance its profile
 role's session (AssumeRole by ec2.amazonaws.com, which kops' roles trust, and no one else); moto has no such
 service, and an AssumeRole by any other principal is refused by the role's trust policy, as on AWS.  Here
@@ -36,6 +37,7 @@ from moto.core.types import Base64EncodedString
 from moto.ec2.models import instances as ec2_instances
 from moto.ec2.models import launch_templates
 from moto.ec2.models import subnets as subnet_models
+from moto.ec2.responses import launch_templates as template_responses
 from moto.ec2.responses import subnets
 from moto.ec2.utils import parse_user_data
 from moto.events import models as events_models
@@ -147,6 +149,24 @@ def _drop_associations(delete_subnet):
 
 
 subnet_models.SubnetBackend.delete_subnet = _drop_associations(subnet_models.SubnetBackend.delete_subnet)
+
+
+# AWS: DescribeLaunchTemplates by LaunchTemplateIds or LaunchTemplateNames answers every template named (MaxResults
+# cannot be given with them); moto 5.2 cuts the answer at MaxResults' default of 15, with no NextToken, so a roll of
+# more than 15 groups never found its templates.
+def _every_named_template(describe):
+    def describe_launch_templates(self):
+        named = self._get_param("LaunchTemplateIds", []) or self._get_param("LaunchTemplateNames", [])
+        if named and self._get_param("MaxResults") is None:
+            get_int = self._get_int_param
+            self._get_int_param = lambda name, if_none=None: (  # this request's answer only
+                len(named) if name == "MaxResults" else get_int(name, if_none))
+        return describe(self)
+    return describe_launch_templates
+
+
+template_responses.LaunchTemplates.describe_launch_templates = _every_named_template(
+    template_responses.LaunchTemplates.describe_launch_templates)
 
 
 def _instance_credentials(request, full_url, headers):

@@ -82,3 +82,13 @@ def test_deleting_a_subnet_drops_its_route_table_association_as_on_aws(aws):
     ec2.delete_subnet(SubnetId=subnet)
     associations = ec2.describe_route_tables(RouteTableIds=[table])["RouteTables"][0]["Associations"]
     assert [a["SubnetId"] for a in associations] == [kept]
+
+
+def test_describing_templates_by_id_answers_every_one_as_on_aws(aws):
+    """A roll asks for its groups' templates by id; AWS answers them all, moto 5.2 only the first 15."""
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    ids = [ec2.create_launch_template(LaunchTemplateName="t%02d" % i, LaunchTemplateData={"ImageId": "ami-1e749f67"})[
+        "LaunchTemplate"]["LaunchTemplateId"] for i in range(20)]
+    found = ec2.describe_launch_templates(LaunchTemplateIds=ids)["LaunchTemplates"]
+    assert sorted(t["LaunchTemplateId"] for t in found) == sorted(ids)
+    assert len(ec2.describe_launch_templates(MaxResults=5)["LaunchTemplates"]) == 5  # without ids: paged as before
