@@ -8,6 +8,7 @@ import pytest
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws, aws_facts
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore.s3 import S3Store
+from tests import servers
 
 
 def _clients():
@@ -112,7 +113,6 @@ def test_a_node_module_takes_its_aws_options(run_module, aws, monkeypatch):
 def html_endpoint():
     """An endpoint on 127.0.0.1 answering every request with an HTML page of the status the test sets."""
     import http.server
-    import threading
     answer = {"status": 500}
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -129,9 +129,9 @@ def html_endpoint():
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    thread = servers.serve_in_thread(server, "html-endpoint")
     yield "http://127.0.0.1:%d" % server.server_port, answer
-    server.shutdown()
+    servers.stop_serving(server, thread)
     server.server_close()
 
 
