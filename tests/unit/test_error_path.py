@@ -7,6 +7,14 @@ from __future__ import annotations
 import ast
 import pathlib
 
+import pytest
+
+from ansible_collections.kubeops.kops.plugins.module_utils import errors
+from ansible_collections.kubeops.kops.plugins.module_utils.api import quantity
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeconfig_config, etcd_assets
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import hooks
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import rolling as gce_rolling
+
 PLUGINS = pathlib.Path(__file__).resolve().parents[2] / "plugins"
 
 # The built-in exceptions an error raised on purpose used to be, instead of its layer's KopsError.
@@ -63,3 +71,33 @@ def test_the_check_finds_a_plain_value_error(tmp_path):
     assert built_in_errors_made(source) == [(3, "ValueError"), (4, "TypeError")]
     source.write_text("class Refusal(ValueError):\n    pass\n")
     assert exception_classes_on_built_ins(source) == ["Refusal"]
+
+
+def _raised(call):
+    try:
+        call()
+    except errors.KopsError as exc:
+        return exc
+    raise AssertionError("no KopsError raised")
+
+
+@pytest.mark.parametrize("call, layer, message, fix", [
+    (lambda: nodeconfig_config.config_path_of("", "Node"), errors.NodeConfigError,
+     "no nodeup config for instance group '' with role 'Node'", "give the host kops_instance_group (a group name)"),
+    (lambda: etcd_assets.install_plan("main", ""), errors.NodeConfigError,
+     "etcd cluster main: no etcd version", "set spec.etcdClusters[].version (one of "),
+    (lambda: hooks.hook_unit("bad", {"execContainer": {"image": " "}}), errors.NodeError,
+     "hooks[bad].execContainer.image is empty", "name the image to run"),
+    (lambda: gce_rolling.GceRolling(None).detach({"name": "nodes"}, {}), errors.CloudError,
+     "GCE managed instance groups cannot surge (kops neither)", "set maxSurge to 0 for nodes"),
+    (lambda: quantity.canonical("lots"), errors.SpecError, "'lots' is not a quantity", None),
+])
+def test_an_error_names_its_layer_and_keeps_its_fix_apart(call, layer, message, fix):
+    """Raised through the layer's class; the fix (where the message had one) in its own field, said once after the
+    message, as the message said it before."""
+    error = _raised(call)
+    assert isinstance(error, layer)
+    if fix is None:
+        assert error.fix is None and str(error).startswith(message)
+    else:
+        assert error.fix.startswith(fix) and str(error) == "%s; %s" % (message, error.fix)

@@ -249,9 +249,10 @@ class Task(object):
         fields = self.field_map()
         immutable = sorted(f for f in changes if f in fields and not fields[f].mutable)
         if immutable:
-            raise TaskError("%s: %s cannot be changed in place (%s); delete the object or keep its value" % (
+            raise TaskError("%s: %s cannot be changed in place (%s)" % (
                 self.key, ", ".join(immutable),
-                "; ".join("%s: %s -> %s" % (f, changes[f][0], changes[f][1]) for f in immutable)))
+                "; ".join("%s: %s -> %s" % (f, changes[f][0], changes[f][1]) for f in immutable)),
+                fix="delete the object or keep its value")
 
     # -- the hooks -----------------------------------------------------------------------------------
     def find(self, cloud):

@@ -209,8 +209,8 @@ def boot_script(completed_cluster, instance_group, config_base, nodeup_config_ha
     name = completed_cluster["metadata"]["name"]
     group = objects.name_of(instance_group)
     if not nodeup_config_hash or not boot_manifest or not all(boot_manifest):
-        raise NodeConfigError("instance group %s: the boot script needs the nodeup config's sha256 and the boot manifest "
-                              "(URL and sha256)" % group)
+        raise NodeConfigError("instance group %s: the boot script needs the nodeup config's sha256 and the boot "
+                              "manifest (URL and sha256)" % group)
     defaults = dict(BOOT_NODEUP_VARS, **CLOUD_BOOT_NODEUP_VARS.get(completed_cluster["spec"].get("cloudProvider"), {}))
     nodeup_vars = dict(defaults, **(nodeup_vars or {}))
     if config_server_settings:
@@ -277,7 +277,7 @@ def bootstrap_user_data(completed_cluster, instance_group, config_base, nodeup_c
     size = len(user_data.encode("utf-8"))
     limit, what = USER_DATA_LIMITS.get(completed_cluster["spec"].get("cloudProvider"), USER_DATA_LIMITS["aws"])
     if size > limit:
-        raise NodeConfigError("instance group %s: user data is %d bytes, over %s of %d%s"
-                              % (group, size, what, limit,
-                            "" if instance_group["spec"].get("compressUserData") else "; compressUserData: true shrinks it"))
+        raise NodeConfigError("instance group %s: user data is %d bytes, over %s of %d" % (group, size, what, limit),
+                              fix=None if instance_group["spec"].get("compressUserData")
+                              else "compressUserData: true shrinks it")
     return user_data

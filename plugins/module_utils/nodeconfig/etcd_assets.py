@@ -80,14 +80,14 @@ def _given_or_fetched(etcd_name, version, file_repository, given, fetch):
     try:
         sums = (fetch or fetch_sums)(url)
     except ValueError as error:
-        raise NodeConfigError("etcd cluster %s: etcd %s has no pinned sha256 and %s; give them as cloud_facts.etcd_sha256 "
-                              "{%s: {amd64: <sha256>, arm64: <sha256>}}, or use a pinned version (%s)"
-                              % (etcd_name, version, error, version, ", ".join(pinned_versions()))) from None
+        raise NodeConfigError("etcd cluster %s: etcd %s has no pinned sha256 and %s" % (etcd_name, version, error),
+                              fix="give them as cloud_facts.etcd_sha256 {%s: {amd64: <sha256>, arm64: <sha256>}}, "
+                                  "or use a pinned version (%s)" % (version, ", ".join(pinned_versions()))) from None
     digests = {a: sums.get(TARBALL.format(version=version, arch=a)) for a in ARCHITECTURES}
     missing = [TARBALL.format(version=version, arch=a) for a, d in digests.items() if not d]
     if missing:
-        raise NodeConfigError("etcd cluster %s: %s lists no sha256 for %s; give them as cloud_facts.etcd_sha256"
-                              % (etcd_name, url, ", ".join(missing)))
+        raise NodeConfigError("etcd cluster %s: %s lists no sha256 for %s" % (etcd_name, url, ", ".join(missing)),
+                              fix="give them as cloud_facts.etcd_sha256")
     return digests, "read from " + url
 
 
@@ -99,8 +99,8 @@ def install_plan(etcd_name, version, file_repository=None, given=None, fetch=Non
     (fetch(url) -> {file: sha256}, default: read over HTTP); the plan then says which in sha256Source."""
     version = str(version or "").lstrip("v")
     if not version:
-        raise NodeConfigError("etcd cluster %s: no etcd version; set spec.etcdClusters[].version (one of %s)"
-                              % (etcd_name, ", ".join(pinned_versions())))
+        raise NodeConfigError("etcd cluster %s: no etcd version" % etcd_name,
+                              fix="set spec.etcdClusters[].version (one of %s)" % ", ".join(pinned_versions()))
     pinned = {a: asset_data.SHA256.get(RELEASE.format(version=version, arch=a)) for a in ARCHITECTURES}
     source = None
     if not all(pinned.values()):

@@ -185,5 +185,5 @@ def cni_links(config, distro_packages, plugins_by_dir):
         names = sorted(plugins_by_dir.get(directory) or ())
         if names:
             return [Link(posixpath.join(CNI_BIN_DIR, name), posixpath.join(directory, name)) for name in names]
-    raise NodeError("cni-plugins come from a distribution package, but none of %s holds a plugin: install the "
-                    "package (nodeup_distro_packages[cni-plugins]) first" % ", ".join(DISTRO_CNI_DIRS))
+    raise NodeError("cni-plugins come from a distribution package, but none of %s holds a plugin"
+                    % ", ".join(DISTRO_CNI_DIRS), fix="install the package (nodeup_distro_packages[cni-plugins]) first")

@@ -25,7 +25,8 @@ def node_clusters(kubeops_section, peers, install_override=None):
             continue
         if "unit" not in cluster:
             raise NodeError("etcd cluster %s: the nodeup config predates kubeops.kops' member layout (no unit, "
-                            "members[].peerURL); run kubeops.kops.cluster_update to write it again" % cluster["name"])
+                            "members[].peerURL)" % cluster["name"],
+                            fix="run kubeops.kops.cluster_update to write it again")
         members = [{"name": m["memberName"], "key": m["name"], "fqdn": m["fqdn"],
                     "address": peers.get(m["name"]) or "", "local": m["name"] == cluster["localMember"],
                     "peer_url": m["peerURL"], "client_url": m["clientURL"]} for m in cluster["members"]]

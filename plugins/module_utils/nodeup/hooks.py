@@ -75,7 +75,7 @@ def hook_unit(name, hook):
     if not execute:
         return render_unit([("Unit", unit), ("Service", [hook["manifest"].rstrip("\n")])])
     if not (execute.get("image") or "").strip():
-        raise NodeError("hooks[%s].execContainer.image is empty: name the image to run" % name)
+        raise NodeError("hooks[%s].execContainer.image is empty" % name, fix="name the image to run")
     image = container_image(execute["image"])
     run = ["/usr/bin/ctr", "--namespace", "k8s.io", "run", "--rm"]
     for mount in CTR_MOUNTS:

@@ -92,5 +92,5 @@ def documents(completed, keyset):
                        "documents name it (complete the cluster spec first)")
     if keyset is None:
         raise PkiError("keyset service-account is missing from the state store: its public keys are published in "
-                       "spec.serviceAccountIssuerDiscovery.discoveryStore; run kubeops.kops.cluster_update again")
+                       "spec.serviceAccountIssuerDiscovery.discoveryStore", fix="run kubeops.kops.cluster_update again")
     return [(JWKS_NAME, JWKS_PATH, jwks_document(keyset)), (DISCOVERY_NAME, DISCOVERY_PATH, discovery_document(issuer))]

@@ -89,5 +89,5 @@ def wait_until_active(cloud, completed, timeout, sleep=time.sleep, clock=time.mo
             return
         if state == "failed" or clock() >= end:
             raise ModelError("the API load balancer %s is %s after %d s; its addresses go into the workers' boot "
-                             "script (dns None): run update again once it is active" % (name, state, timeout))
+                             "script (dns None)" % (name, state, timeout), fix="run update again once it is active")
         sleep(5)

@@ -51,8 +51,9 @@ def read_record(store):
     try:
         record = json.loads(data.decode("utf-8"))
     except ValueError:
-        raise ModelError("%s in the state store is not JSON; restore it (its \"names\" says whether this cluster's "
-                         "AWS names are kops' or unique) or delete it to decide again" % store.path(RECORD))
+        raise ModelError("%s in the state store is not JSON" % store.path(RECORD),
+                         fix="restore it (its \"names\" says whether this cluster's AWS names are kops' or unique) "
+                             "or delete it to decide again")
     if not isinstance(record, dict) or record.get("names") != UNIQUE_NAMES:
         raise ModelError("%s in the state store: names must be %r, not %r" % (
             store.path(RECORD), UNIQUE_NAMES, record.get("names") if isinstance(record, dict) else record))

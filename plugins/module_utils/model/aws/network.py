@@ -168,8 +168,8 @@ def _subnet(cluster_name, subnet, vpc, role_tags):
     ipv6_cidr = subnet.get("ipv6CIDR")
     if not ipv6_cidr:
         if not subnet.get("cidr"):
-            raise ModelError("spec.subnets[%s]: neither cidr nor ipv6CIDR is set; give the subnet a CIDR"
-                             % subnet["name"])
+            raise ModelError("spec.subnets[%s]: neither cidr nor ipv6CIDR is set" % subnet["name"],
+                             fix="give the subnet a CIDR")
         return ec2.Subnet(subnet_name, short_name=subnet["name"], **fields)
     fields.update(assign_ipv6_address_on_creation=True, enable_resource_name_dns_aaaa_record_on_launch=True,
                   ipv6_cidr_block=ipv6.SubnetIPv6CIDR(vpc, ipv6_cidr) if ipv6.parse_cidr_notation(ipv6_cidr)

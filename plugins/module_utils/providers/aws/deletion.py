@@ -832,8 +832,9 @@ KINDS_BY_NAME = {k.name: k for k in KINDS}
 def cloud(cluster_name, region, profile=None, spec=None):  # spec: what GCE needs (its project); pylint: disable=unused-argument
     from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import AwsCloud
     if not region:
-        raise CloudError("region is needed to find the cluster's AWS objects: give the region option, "
-                         "or keep the cluster in the state store (its zones name the region)")
+        raise CloudError("region is needed to find the cluster's AWS objects",
+                         fix="give the region option, or keep the cluster in the state store (its zones name the "
+                             "region)")
     return AwsCloud(cluster_name, region, profile=profile)
 
 

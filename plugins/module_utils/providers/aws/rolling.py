@@ -213,7 +213,7 @@ class AwsRolling(object):
             if len(members) >= found[0].get("DesiredCapacity", 0):
                 return members
             if self.clock() >= deadline:
-                raise CloudError("autoscaling group %s has %d of %d instances InService after %d s; see its "
-                                 "activities (aws autoscaling describe-scaling-activities)"
-                                 % (group["group_name"], len(members), found[0].get("DesiredCapacity", 0), timeout))
+                raise CloudError("autoscaling group %s has %d of %d instances InService after %d s"
+                                 % (group["group_name"], len(members), found[0].get("DesiredCapacity", 0), timeout),
+                                 fix="see its activities (aws autoscaling describe-scaling-activities)")
             self.sleep(self.poll)

@@ -560,8 +560,9 @@ def cloud(cluster_name, region, profile=None, spec=None):
     from ansible_collections.kubeops.kops.plugins.module_utils.cloud.gce import GceCloud
     del profile  # an AWS option
     if not region:
-        raise CloudError("region is needed to find the cluster's GCE objects: give the region option, "
-                         "or keep the cluster in the state store (its subnets name the region)")
+        raise CloudError("region is needed to find the cluster's GCE objects",
+                         fix="give the region option, or keep the cluster in the state store (its subnets name the "
+                             "region)")
     project = (spec or {}).get("project") or os.environ.get("GOOGLE_CLOUD_PROJECT") or os.environ.get("CLOUDSDK_CORE_PROJECT")
     return GceCloud(cluster_name, project, region)
 

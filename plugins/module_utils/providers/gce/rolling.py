@@ -43,8 +43,8 @@ class GceRolling(object):
 
     def detach(self, group, instance):
         """kops' DetachInstance on GCE: not possible (the roller logs it and goes on without the surge)."""
-        raise CloudError("GCE managed instance groups cannot surge (kops neither): set maxSurge to 0 for %s"
-                         % group["name"])
+        raise CloudError("GCE managed instance groups cannot surge (kops neither)",
+                         fix="set maxSurge to 0 for %s" % group["name"])
 
     def deregister(self, group, instance):
         """kops' DeregisterInstance on GCE does nothing: the API target pool is the group's, kept by the manager."""
@@ -85,6 +85,6 @@ class GceRolling(object):
             if not waiting:
                 return running
             if self.clock() >= deadline:
-                raise CloudError("after %d s: %s; see gcloud compute instance-groups managed list-instances"
-                                 % (timeout, "; ".join(waiting)))
+                raise CloudError("after %d s: %s" % (timeout, "; ".join(waiting)),
+                                 fix="see gcloud compute instance-groups managed list-instances")
             self.sleep(self.poll)

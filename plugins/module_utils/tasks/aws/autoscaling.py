@@ -202,8 +202,8 @@ def not_owned(cloud, object_id=None):
     wanted = ", ".join("%s=%s" % item for item in sorted(cloud.ownership_tags().items()))
     return TaskError(
         "one of this name exists%s but does not carry this cluster's ownership tags (%s): it belongs to "
-        "another cluster or to none and is never adopted; delete or rename it, or give it those tags if it "
-        "is this cluster's" % (" (%s)" % object_id if object_id else "", wanted))
+        "another cluster or to none and is never adopted" % (" (%s)" % object_id if object_id else "", wanted),
+        fix="delete or rename it, or give it those tags if it is this cluster's")
 
 
 def resolved_or_none(value):

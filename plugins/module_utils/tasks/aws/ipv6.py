@@ -157,8 +157,8 @@ class Subnet(ec2.Subnet):
         return body
 
     def render_cloudformation(self):
-        raise TaskError("subnet %s: IPv6 subnets are not written by the cloudformation target; use target "
-                        "terraform or direct" % self.name)
+        raise TaskError("subnet %s: IPv6 subnets are not written by the cloudformation target" % self.name,
+                        fix="use target terraform or direct")
 
 
 class EgressOnlyInternetGateway(ec2.TaggedEc2Task):
@@ -193,7 +193,7 @@ class SharedEgressOnlyInternetGateway(Task):
         attached = [g for g in found if any(a.get("VpcId") == vpc for a in g.get("Attachments") or [])]
         if not attached:
             raise TaskError("shared VPC %s has no egress-only internet gateway, which the IPv6 routes of private "
-                            "subnets need; create one in the VPC" % vpc)
+                            "subnets need" % vpc, fix="create one in the VPC")
         self.outputs["id"] = attached[0]["EgressOnlyInternetGatewayId"]
         return {}
 
@@ -211,10 +211,10 @@ class SharedEgressOnlyInternetGateway(Task):
         if self.outputs.get("rendered_id"):
             return self.outputs["rendered_id"]
         raise TaskError("shared VPC %s: Terraform cannot look up its egress-only internet gateway (the AWS provider "
-                        "has no data source for one), which the IPv6 routes of private subnets use; give its id in "
-                        "cloud_facts.egress_only_internet_gateways {%s: eigw-...}, let the module look it up (AWS "
-                        "credentials, cloud_lookup not false), or apply with target direct"
-                        % (self._vpc_id(), self._vpc_id()))
+                        "has no data source for one), which the IPv6 routes of private subnets use" % self._vpc_id(),
+                        fix="give its id in cloud_facts.egress_only_internet_gateways {%s: eigw-...}, let the module "
+                            "look it up (AWS credentials, cloud_lookup not false), or apply with target direct"
+                            % self._vpc_id())
 
     def render_terraform(self):
         return None
