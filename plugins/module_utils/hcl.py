@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import re
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import TaskError
+
 _BARE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
@@ -47,7 +49,7 @@ def literal(value, indent=0):
             return "{}"
         lines = _attributes(value, indent + 1)
         return "{\n" + "\n".join(lines) + "\n" + "  " * indent + "}" if lines else "{}"
-    raise TypeError("cannot write %r as HCL" % (value,))
+    raise TaskError("cannot write %r as HCL" % (value,))
 
 
 def _string(value):

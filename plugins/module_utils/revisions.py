@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import re
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import SpecError
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import history, layout
 
 ANNOTATION = "kubeops.kops/revision"
@@ -35,7 +36,7 @@ _MISSING = object()
 _PRESENT = object()
 
 
-class RevisionError(ValueError):
+class RevisionError(SpecError):
     """The revisions the objects of one definition carry disagree."""
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import operator
 import re
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import SpecError
+
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$")
 _COMPARISON = re.compile(r"^(>=|<=|>|<|=|==|!=)?\s*(\S+)$")
 _OPERATORS = {
@@ -26,7 +28,7 @@ class Version(tuple):
     def __new__(cls, text):
         match = _VERSION.match(str(text).strip())
         if not match:
-            raise ValueError("%r is not a semantic version (expected e.g. 1.34.2 or v1.34.2)" % (text,))
+            raise SpecError("%r is not a semantic version (expected e.g. 1.34.2 or v1.34.2)" % (text,))
         major, minor, patch, pre = match.groups()
         pre_key = (1,) if pre is None else (0,) + tuple(
             (0, int(p), "") if p.isdigit() else (1, 0, p) for p in pre.split("."))
@@ -77,8 +79,8 @@ def kubernetes_version(text):
     if is_base_url(text):
         match = _VERSION_IN_URL.search(str(text))
         if not match:
-            raise ValueError("%r: a Kubernetes build URL must name its version in its path (for example "
-                             "https://dl.k8s.io/release/v1.35.0)" % (text,))
+            raise SpecError("%r: a Kubernetes build URL must name its version in its path (for example "
+                            "https://dl.k8s.io/release/v1.35.0)" % (text,))
         return Version("1.%s.0" % match.group(1))
     return Version(text)
 
@@ -103,6 +105,6 @@ def in_range(version, expression):
 def _holds(version, comparison):
     match = _COMPARISON.match(comparison)
     if not match:
-        raise ValueError("cannot parse version range %r" % comparison)
+        raise SpecError("cannot parse version range %r" % comparison)
     op, bound = match.groups()
     return _OPERATORS[op](version, Version(bound))

@@ -19,6 +19,8 @@ from __future__ import annotations
 import decimal
 import re
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import SpecError
+
 _PARSE = re.compile(r"^([+-]?(?:\d+(?:\.\d*)?|\.\d+))([KMGTPE]i|[numkMGTPE]|[eE][+-]?\d+)?$")
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
@@ -30,10 +32,10 @@ _CONTEXT = decimal.Context(prec=200)
 def canonical(value):
     """The canonical string of a quantity given as a YAML number or string; ValueError for anything else."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError("%r is not a quantity (for example 100m, 0.5 or 1Gi)" % (value,))
+        raise SpecError("%r is not a quantity (for example 100m, 0.5 or 1Gi)" % (value,))
     match = _PARSE.match(value.strip() if isinstance(value, str) else repr(value))
     if not match:
-        raise ValueError("%r is not a quantity (for example 100m, 0.5 or 1Gi)" % (value,))
+        raise SpecError("%r is not a quantity (for example 100m, 0.5 or 1Gi)" % (value,))
     number, suffix = _CONTEXT.create_decimal(match.group(1)), match.group(2) or ""
     if suffix in _BINARY:
         amount, form = number * _CONTEXT.power(1024, _BINARY[suffix]), "binary"

@@ -695,7 +695,7 @@ def parse_cloud_labels(text):
             if not row:
                 continue
             if len(row) != 2:
-                raise ValueError("expected key=value, got %r" % "=".join(row))
+                raise SpecError("expected key=value, got %r" % "=".join(row))
             labels[row[0]] = row[1]
     except (csv.Error, ValueError) as exc:
         raise CreateClusterError("cloud_labels: one or more key=value pairs are malformed: %s" % exc)

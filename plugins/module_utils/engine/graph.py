@@ -20,8 +20,8 @@ def dependency_map(tasks):
         wanted = {d.key for d in task.dependencies()}
         missing = wanted - set(by_key)
         if missing:
-            raise ValueError("%s depends on %s, which is not part of the cluster's tasks"
-                             % (task.key, ", ".join(sorted(missing))))
+            raise TaskError("%s depends on %s, which is not part of the cluster's tasks"
+                            % (task.key, ", ".join(sorted(missing))))
         deps[task.key] = wanted
     return deps
 

@@ -34,6 +34,7 @@ The hooks a kind implements (the engine calls nothing else):
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block, Expression, terraform_name
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import TaskError
 
 
 class Ref(object):
@@ -46,7 +47,7 @@ class Ref(object):
     def resolve(self):
         value = self.task.outputs.get(self.attribute)
         if value is None:
-            raise ValueError("%s has no %s yet" % (self.task.key, self.attribute))
+            raise TaskError("%s has no %s yet" % (self.task.key, self.attribute))
         return value
 
     def terraform(self):
@@ -248,9 +249,10 @@ class Task(object):
         fields = self.field_map()
         immutable = sorted(f for f in changes if f in fields and not fields[f].mutable)
         if immutable:
-            raise ValueError("%s: %s cannot be changed in place (%s); delete the object or keep its value" % (
+            raise TaskError("%s: %s cannot be changed in place (%s)" % (
                 self.key, ", ".join(immutable),
-                "; ".join("%s: %s -> %s" % (f, changes[f][0], changes[f][1]) for f in immutable)))
+                "; ".join("%s: %s -> %s" % (f, changes[f][0], changes[f][1]) for f in immutable)),
+                fix="delete the object or keep its value")
 
     # -- the hooks -----------------------------------------------------------------------------------
     def find(self, cloud):
@@ -260,7 +262,7 @@ class Task(object):
         raise NotImplementedError("%s does not implement create" % self.kind)
 
     def update(self, cloud, actual, changes):
-        raise ValueError("%s: %s cannot be changed in place" % (self.key, ", ".join(sorted(changes))))
+        raise TaskError("%s: %s cannot be changed in place" % (self.key, ", ".join(sorted(changes))))
 
     @classmethod
     def orphans(cls, cloud, wanted):

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils import hcl
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import TaskError
 
 REQUIRED_VERSION = ">= 0.15.0"
 
@@ -25,8 +26,8 @@ def output_variables(tasks, variables=None):
         for name, value, is_list in task.terraform_outputs():
             name = hcl.terraform_name(name)
             if name in scalars or (not is_list and name in arrays):
-                raise ValueError("Terraform output %s: written twice (the second time by %s); kops writes a "
-                                 "scalar output once" % (name, task.key))
+                raise TaskError("Terraform output %s: written twice (the second time by %s); kops writes a "
+                                "scalar output once" % (name, task.key))
             if is_list:
                 arrays.setdefault(name, {})[hcl.literal(value)] = value
             else:

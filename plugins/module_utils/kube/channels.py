@@ -236,7 +236,7 @@ def installed_versions(namespaces):
             try:
                 version = json.loads(value)
                 if not isinstance(version, dict):
-                    raise ValueError(value)
+                    raise KubeError(value)
             except ValueError:
                 warnings.append("namespace %s: annotation %s=%r is not an addon version; ignored"
                                 % (namespace["metadata"]["name"], key, value))

@@ -35,6 +35,7 @@ import urllib.parse
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import boot_fetch
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeConfigError
 
 # Per cloud: the largest user data it takes (EC2's user data; a GCE metadata value) and what it is called.
 USER_DATA_LIMITS = {"aws": (16384, "EC2's user data limit"), "gce": (262144, "GCE's metadata value limit")}
@@ -208,8 +209,8 @@ def boot_script(completed_cluster, instance_group, config_base, nodeup_config_ha
     name = completed_cluster["metadata"]["name"]
     group = objects.name_of(instance_group)
     if not nodeup_config_hash or not boot_manifest or not all(boot_manifest):
-        raise ValueError("instance group %s: the boot script needs the nodeup config's sha256 and the boot manifest "
-                         "(URL and sha256)" % group)
+        raise NodeConfigError("instance group %s: the boot script needs the nodeup config's sha256 and the boot "
+                              "manifest (URL and sha256)" % group)
     defaults = dict(BOOT_NODEUP_VARS, **CLOUD_BOOT_NODEUP_VARS.get(completed_cluster["spec"].get("cloudProvider"), {}))
     nodeup_vars = dict(defaults, **(nodeup_vars or {}))
     if config_server_settings:
@@ -246,8 +247,8 @@ def multipart(script, additional_user_data):
     for index, part in enumerate(additional_user_data):
         missing = [field for field in ("name", "type", "content") if not part.get(field)]
         if missing:
-            raise ValueError("additionalUserData[%d]: %s required (name, type and content, as kops)"
-                             % (index, ", ".join(missing)))
+            raise NodeConfigError("additionalUserData[%d]: %s required (name, type and content, as kops)"
+                                  % (index, ", ".join(missing)))
         parts.append(_mime_part(part["name"], part["type"], part["content"]))
     return ('Content-Type: multipart/mixed; boundary="%s"\r\nMIME-Version: 1.0\r\n\r\n%s--%s--\r\n'
             % (MIME_BOUNDARY, "".join(parts), MIME_BOUNDARY))
@@ -276,7 +277,7 @@ def bootstrap_user_data(completed_cluster, instance_group, config_base, nodeup_c
     size = len(user_data.encode("utf-8"))
     limit, what = USER_DATA_LIMITS.get(completed_cluster["spec"].get("cloudProvider"), USER_DATA_LIMITS["aws"])
     if size > limit:
-        raise ValueError("instance group %s: user data is %d bytes, over %s of %d%s"
-                         % (group, size, what, limit,
-                            "" if instance_group["spec"].get("compressUserData") else "; compressUserData: true shrinks it"))
+        raise NodeConfigError("instance group %s: user data is %d bytes, over %s of %d" % (group, size, what, limit),
+                              fix=None if instance_group["spec"].get("compressUserData")
+                              else "compressUserData: true shrinks it")
     return user_data

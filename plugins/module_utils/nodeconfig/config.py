@@ -20,6 +20,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.api import objects, q
 from ansible_collections.kubeops.kops.plugins.module_utils import semver, zones
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import asset_data, credentials, etcd, node_labels
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeConfigError
 
 ARCHITECTURES = ("amd64", "arm64")
 CONFIG_PATH = "igconfig/%s/%s/nodeupconfig.yaml"
@@ -54,9 +55,9 @@ def config_path_of(instance_group_name, role):
     """config_path from a host's kops_instance_group and kops_role (v1alpha2's Master or kops' ControlPlane)."""
     directory = objects.ROLE_DIRS.get(ROLE_ALIASES.get(role, role))
     if not instance_group_name or "/" in instance_group_name or directory is None:
-        raise ValueError("no nodeup config for instance group %r with role %r: give the host kops_instance_group "
-                         "(a group name) and kops_role (one of %s)"
-                         % (instance_group_name, role, ", ".join(sorted(set(objects.ROLE_DIRS) | set(ROLE_ALIASES)))))
+        raise NodeConfigError("no nodeup config for instance group %r with role %r" % (instance_group_name, role),
+                              fix="give the host kops_instance_group (a group name) and kops_role (one of %s)"
+                              % ", ".join(sorted(set(objects.ROLE_DIRS) | set(ROLE_ALIASES))))
     return CONFIG_PATH % (directory, instance_group_name)
 
 
@@ -159,7 +160,7 @@ def filter_by_role(items, role):
 def _load_certificates(config, keysets, name):
     keyset = keysets.get(name)
     if keyset is None:
-        raise ValueError("keyset %s is missing from the state store; run kubeops.kops.keypair first" % name)
+        raise NodeConfigError("keyset %s is missing from the state store" % name, fix="run kubeops.kops.keypair first")
     config["CAs"][name] = keystore.trusted_certificates_pem(keyset).decode("ascii")
     config["KeypairIDs"][name] = keyset["spec"]["primaryId"]
 

@@ -21,6 +21,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import etcd_assets
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.etcd_members import MEMBER_ADDRESS
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.manifests import parse_go_duration
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeConfigError
 
 # (client port, peer port) by etcd cluster name, as kops' wellknownports assigns them.
 PORTS = {"main": (4001, 2380), "events": (4002, 2381), "cilium": (4003, 2382), "leases": (4004, 2383)}
@@ -53,7 +54,7 @@ def go_duration_minutes(text):
     try:
         nanoseconds = parse_go_duration(text or "")
     except ValueError:
-        raise ValueError("backupInterval %r: not a Go duration (for example 15m or 1h0m0s)" % text)
+        raise NodeConfigError("backupInterval %r: not a Go duration (for example 15m or 1h0m0s)" % text)
     return max(1, int(round(nanoseconds / 60e9)))
 
 
@@ -74,8 +75,8 @@ def etcd_clusters(completed_cluster, instance_group, config_base, etcd_sha256=No
     clusters = []
     for etcd in spec.get("etcdClusters") or []:
         if etcd["name"] not in PORTS:
-            raise ValueError("etcd cluster %s: no well-known ports (use one of %s)"
-                             % (etcd["name"], ", ".join(sorted(PORTS))))
+            raise NodeConfigError("etcd cluster %s: no well-known ports (use one of %s)"
+                                  % (etcd["name"], ", ".join(sorted(PORTS))))
         client_port, peer_port = PORTS[etcd["name"]]
         manager = etcd.get("manager") or {}
         members = etcd.get("etcdMembers") or []

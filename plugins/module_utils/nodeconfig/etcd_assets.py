@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import asset_data
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeConfigError
 
 RELEASE = "https://github.com/etcd-io/etcd/releases/download/v{version}/etcd-v{version}-linux-{arch}.tar.gz"
 SUMS = "https://github.com/etcd-io/etcd/releases/download/v{version}/SHA256SUMS"
@@ -56,7 +57,7 @@ def fetch_sums(url):
     try:
         text = open_url(url, timeout=SUMS_FETCH_TIMEOUT).read().decode("utf-8")
     except Exception as error:  # pylint: disable=broad-except  # any failure: one line naming the URL
-        raise ValueError("cannot read %s (%s)" % (url, error)) from None
+        raise NodeConfigError("cannot read %s (%s)" % (url, error)) from None
     sums = {}
     for line in text.splitlines():
         parts = line.split()
@@ -72,21 +73,21 @@ def _given_or_fetched(etcd_name, version, file_repository, given, fetch):
     if mine:
         missing = [a for a in ARCHITECTURES if not HEX64.match(str(mine.get(a) or ""))]
         if missing:
-            raise ValueError("cloud_facts.etcd_sha256[%s]: give the sha256 (64 hex digits) of the linux-%s tarball"
-                             % (version, " and linux-".join(missing)))
+            raise NodeConfigError("cloud_facts.etcd_sha256[%s]: give the sha256 (64 hex digits) of the linux-%s tarball"
+                                  % (version, " and linux-".join(missing)))
         return {a: mine[a].lower() for a in ARCHITECTURES}, "given in cloud_facts.etcd_sha256"
     url = sums_url(version, file_repository)
     try:
         sums = (fetch or fetch_sums)(url)
     except ValueError as error:
-        raise ValueError("etcd cluster %s: etcd %s has no pinned sha256 and %s; give them as cloud_facts.etcd_sha256 "
-                         "{%s: {amd64: <sha256>, arm64: <sha256>}}, or use a pinned version (%s)"
-                         % (etcd_name, version, error, version, ", ".join(pinned_versions()))) from None
+        raise NodeConfigError("etcd cluster %s: etcd %s has no pinned sha256 and %s" % (etcd_name, version, error),
+                              fix="give them as cloud_facts.etcd_sha256 {%s: {amd64: <sha256>, arm64: <sha256>}}, "
+                                  "or use a pinned version (%s)" % (version, ", ".join(pinned_versions()))) from None
     digests = {a: sums.get(TARBALL.format(version=version, arch=a)) for a in ARCHITECTURES}
     missing = [TARBALL.format(version=version, arch=a) for a, d in digests.items() if not d]
     if missing:
-        raise ValueError("etcd cluster %s: %s lists no sha256 for %s; give them as cloud_facts.etcd_sha256"
-                         % (etcd_name, url, ", ".join(missing)))
+        raise NodeConfigError("etcd cluster %s: %s lists no sha256 for %s" % (etcd_name, url, ", ".join(missing)),
+                              fix="give them as cloud_facts.etcd_sha256")
     return digests, "read from " + url
 
 
@@ -98,8 +99,8 @@ def install_plan(etcd_name, version, file_repository=None, given=None, fetch=Non
     (fetch(url) -> {file: sha256}, default: read over HTTP); the plan then says which in sha256Source."""
     version = str(version or "").lstrip("v")
     if not version:
-        raise ValueError("etcd cluster %s: no etcd version; set spec.etcdClusters[].version (one of %s)"
-                         % (etcd_name, ", ".join(pinned_versions())))
+        raise NodeConfigError("etcd cluster %s: no etcd version" % etcd_name,
+                              fix="set spec.etcdClusters[].version (one of %s)" % ", ".join(pinned_versions()))
     pinned = {a: asset_data.SHA256.get(RELEASE.format(version=version, arch=a)) for a in ARCHITECTURES}
     source = None
     if not all(pinned.values()):

@@ -15,6 +15,7 @@ from __future__ import annotations
 from ansible_collections.kubeops.kops.plugins.module_utils import zones
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeConfigError
 
 LABELLER_DIR = "/etc/kubernetes/kubeops-node-labeller"
 # The clouds whose node identity the labeller checks (nodeup/node_labeller.py): elsewhere nodes keep the labels
@@ -29,8 +30,8 @@ def build_node_labels(cluster_spec, instance_group):
     spec = instance_group.get("spec") or {}
     role = spec.get("role") or objects.ROLE_NODE
     if role not in populate.ROLE_NODE_LABELS:
-        raise ValueError("instance group %s: spec.role %r has no node labels (one of %s)"
-                         % (objects.name_of(instance_group), role, ", ".join(sorted(populate.ROLE_NODE_LABELS))))
+        raise NodeConfigError("instance group %s: spec.role %r has no node labels (one of %s)"
+                              % (objects.name_of(instance_group), role, ", ".join(sorted(populate.ROLE_NODE_LABELS))))
     if role == objects.ROLE_BASTION:
         return {}  # kops: "no labels to add"
     cluster_kubelet = cluster_spec.get("masterKubelet" if role == objects.ROLE_CONTROL_PLANE else "kubelet") or {}

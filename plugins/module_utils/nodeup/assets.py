@@ -28,6 +28,8 @@ import collections
 import posixpath
 import re
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
+
 Download = collections.namedtuple("Download", "name url sha256 file archive")
 Install = collections.namedtuple("Install", "path mode file member key")
 Link = collections.namedtuple("Link", "path target")
@@ -63,17 +65,17 @@ def asset_name(file_name):
     for name, pattern in ASSET_NAMES:
         if pattern.search(file_name):
             return name
-    raise ValueError("Assets: no node install rule for %r (known: %s)" % (
+    raise NodeError("Assets: no node install rule for %r (known: %s)" % (
         file_name, ", ".join(name for name, _pattern in ASSET_NAMES)))
 
 
 def parse_asset(entry):
     """(sha256 or None, url) of one of the config's "<sha256>@<url>" or bare URL entries."""
     if not isinstance(entry, str) or "://" not in entry:
-        raise ValueError("Assets: %r is not \"<sha256>@<url>\" nor a URL" % (entry,))
+        raise NodeError("Assets: %r is not \"<sha256>@<url>\" nor a URL" % (entry,))
     digest, _at, url = entry.partition("@") if "@" in entry.split("://", 1)[0] else ("", "", entry)
     if digest and not re.match(r"^[0-9a-f]{64}$", digest):
-        raise ValueError("Assets: %r has no sha256 before its '@' (64 hex digits)" % (entry,))
+        raise NodeError("Assets: %r has no sha256 before its '@' (64 hex digits)" % (entry,))
     return digest or None, url
 
 
@@ -92,7 +94,7 @@ def _is_archive(file_name):
 def downloads(config, arch, distro_packages=(), file_repository=""):
     """[Download] for the node's architecture, less the assets distribution packages replace."""
     if arch not in ARCHITECTURES:
-        raise ValueError("architecture %r is not one kops builds nodes for (%s)" % (arch, ", ".join(ARCHITECTURES)))
+        raise NodeError("architecture %r is not one kops builds nodes for (%s)" % (arch, ", ".join(ARCHITECTURES)))
     result = []
     for entry in (config.get("Assets") or {}).get(arch) or []:
         digest, url = parse_asset(entry)
@@ -107,7 +109,7 @@ def downloads(config, arch, distro_packages=(), file_repository=""):
 def arch_of(machine):
     """kops' name (amd64, arm64) of a node's machine (x86_64, aarch64); ValueError for one kops builds no node for."""
     if machine not in MACHINES:
-        raise ValueError("the node's machine %r is not one kops builds nodes for (%s)" % (
+        raise NodeError("the node's machine %r is not one kops builds nodes for (%s)" % (
             machine, ", ".join("%s: %s" % item for item in MACHINES.items())))
     return MACHINES[machine]
 
@@ -183,5 +185,5 @@ def cni_links(config, distro_packages, plugins_by_dir):
         names = sorted(plugins_by_dir.get(directory) or ())
         if names:
             return [Link(posixpath.join(CNI_BIN_DIR, name), posixpath.join(directory, name)) for name in names]
-    raise ValueError("cni-plugins come from a distribution package, but none of %s holds a plugin: install the "
-                     "package (nodeup_distro_packages[cni-plugins]) first" % ", ".join(DISTRO_CNI_DIRS))
+    raise NodeError("cni-plugins come from a distribution package, but none of %s holds a plugin"
+                    % ", ".join(DISTRO_CNI_DIRS), fix="install the package (nodeup_distro_packages[cni-plugins]) first")

@@ -396,7 +396,7 @@ class NodeConfigs(object):
             if type(exc).__name__ == "ClientError":
                 raise Refused("no nodeup config for instance group %s: %s" % (group, exc), status=400) from None
             raise
-        raise ValueError("config_base %s: the bootstrap service reads file:// and s3:// stores" % self.config_base)
+        raise NodeError("config_base %s: the bootstrap service reads file:// and s3:// stores" % self.config_base)
 
 
 class BootstrapService(object):

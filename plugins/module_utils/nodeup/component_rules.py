@@ -137,7 +137,7 @@ def _leaf_ok(kind, value):
         return isinstance(value, str) and bool(_TIME.match(value))
     if kind == "any":
         return True
-    raise ValueError("unknown kind %r in the rules table" % kind)
+    raise NodeError("unknown kind %r in the rules table" % kind)
 
 
 def _check_value(go_type, value, path, structs, source, out):

@@ -22,6 +22,7 @@ import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import containerd_license, distribution, toml
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.node_file import NodeFile
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
 
 CONFIG_PATH = "/etc/containerd/config.toml"
 REGISTRY_DIR = "/etc/containerd/certs.d"
@@ -75,7 +76,7 @@ def _duration_ns(value):
     units = {"ns": 1, "us": 1e3, "\u00b5s": 1e3, "ms": 1e6, "s": 1e9, "m": 60e9, "h": 3600e9}
     parts = re.findall(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|\u00b5s|ms|s|m|h)", str(value))
     if not parts or "".join(n + u for n, u in parts) != str(value).lstrip("+"):
-        raise ValueError("containerd.nri: %r is not a duration (for example 5s or 1m30s)" % (value,))
+        raise NodeError("containerd.nri: %r is not a duration (for example 5s or 1m30s)" % (value,))
     return int(round(sum(float(number) * units[unit] for number, unit in parts)))
 
 
@@ -111,7 +112,7 @@ def _addition_path(key):
     try:
         return next(csv.reader([key], delimiter=".", quotechar='"', strict=True))
     except (csv.Error, StopIteration):
-        raise ValueError("containerd.configAdditions: %r is not a dotted path (quote names with dots)" % (key,))
+        raise NodeError("containerd.configAdditions: %r is not a dotted path (quote names with dots)" % (key,))
 
 
 def _addition_value(value):
@@ -184,7 +185,7 @@ def registry_hosts(config):
     hosts = {}
     for name, endpoints in sorted((containerd.get("registryMirrors") or {}).items()):
         if not name or "/" in name or name in (".", ".."):
-            raise ValueError("containerd.registryMirrors: %r is not a registry host name (or '*')" % (name,))
+            raise NodeError("containerd.registryMirrors: %r is not a registry host name (or '*')" % (name,))
         text = "".join('[host.%s]\n  capabilities = ["pull", "resolve"]\n\n' % toml.quote(endpoint)
                        for endpoint in endpoints or [])
         hosts["%s/%s/hosts.toml" % (REGISTRY_DIR, "_default" if name == "*" else name)] = text

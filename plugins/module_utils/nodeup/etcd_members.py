@@ -7,6 +7,8 @@ etcd_restart_units filters): the nodeup config's kubeops.etcdClusters, laid out 
 
 from __future__ import annotations
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
+
 # The member's address in its certificate requests, left for node_clusters to fill in (nodeconfig/etcd.py
 # writes it into the layout).
 MEMBER_ADDRESS = "{member_address}"
@@ -22,8 +24,9 @@ def node_clusters(kubeops_section, peers, install_override=None):
         if cluster.get("localMember") is None:
             continue
         if "unit" not in cluster:
-            raise ValueError("etcd cluster %s: the nodeup config predates kubeops.kops' member layout (no unit, "
-                             "members[].peerURL); run kubeops.kops.cluster_update to write it again" % cluster["name"])
+            raise NodeError("etcd cluster %s: the nodeup config predates kubeops.kops' member layout (no unit, "
+                            "members[].peerURL)" % cluster["name"],
+                            fix="run kubeops.kops.cluster_update to write it again")
         members = [{"name": m["memberName"], "key": m["name"], "fqdn": m["fqdn"],
                     "address": peers.get(m["name"]) or "", "local": m["name"] == cluster["localMember"],
                     "peer_url": m["peerURL"], "client_url": m["clientURL"]} for m in cluster["members"]]

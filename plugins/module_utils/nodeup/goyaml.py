@@ -25,6 +25,7 @@ import math
 import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import goyaml_emitter
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
 
 try:
     import yaml
@@ -183,7 +184,7 @@ def node(value):
         return _scalar(_float(value))
     if isinstance(value, str):
         return _string(value)
-    raise TypeError("cannot write %r (%s) as YAML" % (value, type(value).__name__))
+    raise NodeError("cannot write %r (%s) as YAML" % (value, type(value).__name__))
 
 
 if HAS_YAML:

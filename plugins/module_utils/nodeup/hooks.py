@@ -12,6 +12,8 @@ get no unit.
 
 from __future__ import annotations
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
+
 SAFE = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&()*+,-./:;<=>?@[]^_`{|}~")
 CTR_MOUNTS = ("type=bind,src=/,dst=/rootfs,options=rbind:rslave",
               "type=bind,src=/var/run/dbus,dst=/var/run/dbus,options=rbind:rprivate",
@@ -73,7 +75,7 @@ def hook_unit(name, hook):
     if not execute:
         return render_unit([("Unit", unit), ("Service", [hook["manifest"].rstrip("\n")])])
     if not (execute.get("image") or "").strip():
-        raise ValueError("hooks[%s].execContainer.image is empty: name the image to run" % name)
+        raise NodeError("hooks[%s].execContainer.image is empty" % name, fix="name the image to run")
     image = container_image(execute["image"])
     run = ["/usr/bin/ctr", "--namespace", "k8s.io", "run", "--rm"]
     for mount in CTR_MOUNTS:

@@ -396,8 +396,8 @@ def kubelet_files(config, node, server, ca_pem, bootstrap_token=None):
         files.append(NodeFile(CREDENTIAL_PROVIDER_CONFIG, provider, restarts=("kubelet",)))
     if kubeops.get("kubeletBootstrap"):
         if not bootstrap_token:
-            raise ValueError("this worker group bootstraps its kubelet with a token: pass the secret %s"
-                             % kubeops["kubeletBootstrap"].get("tokenSecret"))
+            raise NodeError("this worker group bootstraps its kubelet with a token",
+                            fix="pass the secret %s" % kubeops["kubeletBootstrap"].get("tokenSecret"))
         files.append(NodeFile(KUBELET_BOOTSTRAP_KUBECONFIG, kubeconfig(server, ca_pem, {"token": bootstrap_token}),
                               mode=0o600, restarts=("kubelet",)))
     else:

@@ -23,6 +23,7 @@ import ipaddress
 import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import flag_data, goyaml
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
 
 SRV = "/srv/kubernetes"
 KAPI = SRV + "/kube-apiserver"
@@ -64,7 +65,7 @@ def parse_go_duration(text):
     if body == "0":
         return 0
     if not body or GO_DURATION_PART.sub("", body) != "":
-        raise ValueError("%r is not a Go duration (for example 1m0s or 30s)" % text)
+        raise NodeError("%r is not a Go duration (for example 1m0s or 30s)" % text)
     total = sum(decimal.Decimal(number) * NANOSECONDS[unit] for number, unit in GO_DURATION_PART.findall(body))
     return sign * int(total)
 
@@ -98,7 +99,7 @@ def format_quantity(value):
     """resource.Quantity as kops' flags write it (AsDec: 0.1, not 100m)."""
     match = re.match(r"^([+-]?\d+(?:\.\d+)?)([a-zA-Z]*)$", str(value).strip())
     if not match or match.group(2) not in QUANTITY_SUFFIX:
-        raise ValueError("%r is not a quantity (for example 0.5 or 500m)" % value)
+        raise NodeError("%r is not a quantity (for example 0.5 or 500m)" % value)
     return _trim(decimal.Decimal(match.group(1)) * QUANTITY_SUFFIX[match.group(2)])
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.node_file import NodeFile
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
 
 NETWORKD = ("systemd-networkd",)
 UDEV = ("udev-rules",)
@@ -127,8 +128,8 @@ def _eni_files(node):
     if distribution == "amazonlinux2023" or (debian is not None and debian >= 12):
         primary = node.get("primary_interface")
         if not primary:
-            raise ValueError("the node's primary network interface is unknown: secondary ENIs cannot be left to the "
-                             "CNI (node_files reads it from the default route)")
+            raise NodeError("the node's primary network interface is unknown: secondary ENIs cannot be left to the "
+                            "CNI (node_files reads it from the default route)")
         files.append(NodeFile("/etc/systemd/network/75-eni-secondary.network", SECONDARY_ENIS % primary,
                               restarts=NETWORKD))
     return files

@@ -48,6 +48,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
+
 FIELD_MANAGER = "kubeops-node-labeller"
 USER = "kubeops:node-labeller"  # the labeller's certificate CN; the node-labeller addon's RBAC names it
 INSTANCE_GROUP_LABEL = "kops.k8s.io/instancegroup"
@@ -410,7 +412,7 @@ def from_config(config):
         identifier = GceIdentifier(gce.GceCloud(config["clusterName"], config["project"], config.get("region"),
                                                 endpoints=endpoints), config["clusterName"])
     else:
-        raise ValueError("nodeLabeller.cloud %r: the labeller identifies nodes on aws and gce" % cloud)
+        raise NodeError("nodeLabeller.cloud %r: the labeller identifies nodes on aws and gce" % cloud)
     groups = GroupLabels(lambda: vfs.open_store(config["configBase"], endpoint=config.get("storeEndpoint") or None),
                          ttl=float(config.get("configTTLSeconds") or DEFAULT_CONFIG_TTL))
     return Labeller(nodes, identifier, groups)

@@ -10,6 +10,8 @@ carries its quotes is kept as it is).  Values are strings, integers and booleans
 
 from __future__ import annotations
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
+
 BARE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 ESCAPES = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
 
@@ -38,7 +40,7 @@ def scalar(value):
         return str(value)
     if isinstance(value, str):
         return quote(value)
-    raise ValueError("TOML value %r: only strings, integers and booleans are written" % (value,))
+    raise NodeError("TOML value %r: only strings, integers and booleans are written" % (value,))
 
 
 class Tree(object):

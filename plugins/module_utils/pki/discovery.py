@@ -16,6 +16,8 @@ import base64
 import hashlib
 import json
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import PkiError
+
 DISCOVERY_PATH = ".well-known/openid-configuration"
 JWKS_PATH = "openid/v1/jwks"
 # kops' ManagedFile names (its Terraform aws_s3_object names, dots as dashes).
@@ -86,9 +88,9 @@ def documents(completed, keyset):
         return []
     issuer = (spec.get("kubeAPIServer") or {}).get("serviceAccountIssuer")
     if not issuer:
-        raise ValueError("spec.kubeAPIServer.serviceAccountIssuer is missing from the completed spec: the discovery "
-                         "documents name it (complete the cluster spec first)")
+        raise PkiError("spec.kubeAPIServer.serviceAccountIssuer is missing from the completed spec: the discovery "
+                       "documents name it (complete the cluster spec first)")
     if keyset is None:
-        raise ValueError("keyset service-account is missing from the state store: its public keys are published in "
-                         "spec.serviceAccountIssuerDiscovery.discoveryStore; run kubeops.kops.cluster_update again")
+        raise PkiError("keyset service-account is missing from the state store: its public keys are published in "
+                       "spec.serviceAccountIssuerDiscovery.discoveryStore", fix="run kubeops.kops.cluster_update again")
     return [(JWKS_NAME, JWKS_PATH, jwks_document(keyset)), (DISCOVERY_NAME, DISCOVERY_PATH, discovery_document(issuer))]

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.rolling import planner
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import RollingError
 
 _QUANTITY = re.compile(r"^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)([a-zA-Z]*)$")
 _SUFFIX = {"": 1, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
@@ -156,7 +157,7 @@ def quantity(text):
     """A Kubernetes quantity ("100m", "1Gi", "2", "1e3") as a float; ValueError if it is none."""
     match = _QUANTITY.match(str(text).strip())
     if not match or match.group(2) not in _SUFFIX:
-        raise ValueError("%r is not a Kubernetes quantity" % text)
+        raise RollingError("%r is not a Kubernetes quantity" % text)
     return float(match.group(1)) * _SUFFIX[match.group(2)]
 
 

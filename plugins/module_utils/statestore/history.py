@@ -101,7 +101,7 @@ def parse(text):
     try:
         number = int(words[0])
         if number < 1 or (len(words) > 1 and (len(words) != 3 or words[1] != "unrecorded")):
-            raise ValueError(text)
+            raise StateStoreError(text)
         if len(words) == 3:
             int(words[2], 16)
     except (ValueError, IndexError):
@@ -126,7 +126,7 @@ class History(object):
         try:
             index = json.loads(data.decode("utf-8"))
             if not isinstance(index.get("revisions"), list):
-                raise ValueError("no revisions list")
+                raise StateStoreError("no revisions list")
         except (ValueError, UnicodeDecodeError, AttributeError) as exc:
             raise HistoryError("%s is not a readable history index (%s); move it away to start the history again"
                                % (self.cluster_store.store.url(self.cluster_store.path(INDEX)), exc))

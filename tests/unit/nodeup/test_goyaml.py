@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import goyaml
 
 
@@ -49,7 +50,7 @@ def test_long_plain_strings_fold_at_80_columns_as_go_yaml():
 
 
 def test_not_json_fails_with_the_value():
-    with pytest.raises(TypeError, match="cannot write"):
+    with pytest.raises(NodeError, match="cannot write"):
         goyaml.dumps({"k": object()})
 
 

@@ -11,6 +11,7 @@ import ipaddress
 from ansible_collections.kubeops.kops.plugins.module_utils import semver
 from ansible_collections.kubeops.kops.plugins.module_utils.truncate import truncate
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.components import versions
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import SpecError
 
 CLOUD_AWS = "aws"
 CLOUD_GCE = "gce"
@@ -51,8 +52,9 @@ class OptionsContext(object):
         if semver.is_base_url(spec["kubernetesVersion"]):
             url = "%s/bin/linux/amd64/%s.docker_tag" % (spec["kubernetesVersion"].rstrip("/"), component)
             if self.docker_tag is None:
-                raise ValueError("spec.kubernetesVersion %s: the image tag of %s is read from %s; give the cloud "
-                                 "facts a docker_tag lookup" % (spec["kubernetesVersion"], component, url))
+                raise SpecError("spec.kubernetesVersion %s: the image tag of %s is read from %s"
+                                % (spec["kubernetesVersion"], component, url),
+                                fix="give the cloud facts a docker_tag lookup")
             return "%s/%s-amd64:%s" % (versions.KUBERNETES_REGISTRY, component, self.docker_tag(url).strip())
         version = semver.kubernetes_version(spec["kubernetesVersion"])
         return self.remap_image("%s/%s:v%s" % (versions.KUBERNETES_REGISTRY, component, version))

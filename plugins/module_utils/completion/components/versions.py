@@ -10,6 +10,7 @@ first row whose bound is above the version wins; ``None`` is the open end.
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils import semver
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import SpecError
 
 KUBERNETES_REGISTRY = "registry.k8s.io"
 
@@ -54,7 +55,7 @@ def by_version(table, version):
     for bound, value in table:
         if bound is None or version < semver.parse(bound):
             return value
-    raise ValueError("no entry for version %s" % version)
+    raise SpecError("no entry for version %s" % version)
 
 
 def etcd_version_is_bundled(version):

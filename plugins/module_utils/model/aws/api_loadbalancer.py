@@ -12,6 +12,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.firewall im
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import balancer_name, cluster_tags
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, elbv2
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import ModelError
 
 KOPS_CONTROLLER_PORT = 3988
 # With spec.api.loadBalancer.sslCertificate kops terminates TLS on 443 and keeps plain TCP on 8443.
@@ -67,7 +68,7 @@ def build_api_loadbalancer(cluster, tasks, vpc, subnets, groups):
     # spec.api.loadBalancer.subnets: the user's choice, each with the Elastic IP or private address to pin.
     for given in balancer_spec.get("subnets") or []:
         if given.get("name") not in by_name:
-            raise ValueError("spec.api.loadBalancer.subnets: %r is not a subnet of spec.subnets" % given.get("name"))
+            raise ModelError("spec.api.loadBalancer.subnets: %r is not a subnet of spec.subnets" % given.get("name"))
         chosen.append(by_name[given["name"]])
         mapping.append(dict({"subnet_id": Ref(subnets[given["name"]])}, **{
             field: given[key] for key, field in (("allocationId", "allocation_id"),

@@ -18,6 +18,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names impor
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 from ansible_collections.kubeops.kops.plugins.module_utils.taints import parse_taint
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import ModelError
 
 NODE_TEMPLATE_LABEL = "k8s.io/cluster-autoscaler/node-template/label/%s"
 NODE_TEMPLATE_TAINT = "k8s.io/cluster-autoscaler/node-template/taint/%s"
@@ -114,7 +115,7 @@ def duration_seconds(value):
         return 0
     parts = _DURATION.findall(text)
     if not parts or "".join(n + u for n, u in parts) != text:
-        raise ValueError("%r is not a duration (e.g. 48h, 90m)" % (value,))
+        raise ModelError("%r is not a duration (e.g. 48h, 90m)" % (value,))
     return int(sum(float(n) * _UNIT_SECONDS[u] for n, u in parts))
 
 

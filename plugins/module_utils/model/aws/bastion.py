@@ -20,6 +20,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.firewall im
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import balancer_name, cluster_tags
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, elbv2
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import ModelError
 
 SSH = 22
 HEALTH_CHECK = {"healthy_threshold": 2, "interval": 10, "protocol": "TCP", "unhealthy_threshold": 2}
@@ -43,7 +44,7 @@ def uses_ssh_bastion(instance_groups):
 def _balancer_type(spec):
     kind = (((spec.get("topology") or {}).get("bastion") or {}).get("loadBalancer") or {}).get("type") or "Public"
     if kind not in ("Public", "Internal"):
-        raise ValueError("spec.topology.bastion.loadBalancer.type: unhandled type %r (Public or Internal)" % kind)
+        raise ModelError("spec.topology.bastion.loadBalancer.type: unhandled type %r (Public or Internal)" % kind)
     return kind
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import cluster_tags
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import ModelError
 
 GROUPS = (("masters", "Security group for masters"), ("nodes", "Security group for nodes"))
 # (protocol, from, to) nodes may open towards the control plane.
@@ -42,7 +43,7 @@ def node_port_range(spec):
     try:
         return int(low), int(high or low)
     except ValueError:
-        raise ValueError("kubeAPIServer.serviceNodePortRange %r: expected <from>-<to>, for example 30000-32767" % text)
+        raise ModelError("kubeAPIServer.serviceNodePortRange %r: expected <from>-<to>, for example 30000-32767" % text)
 
 
 def _cidr_peer(cidr):

@@ -14,6 +14,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.completion import pop
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.autoscaling import group_tags
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import iam_role_name
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import ModelError
 
 try:
     from botocore.exceptions import BotoCoreError, ClientError
@@ -43,7 +44,7 @@ def root_device_names(cloud, groups, warn):
         task = autoscaling_tasks.Image(image, image=image)
         try:
             if cloud is None:
-                raise ValueError("cloud lookups are off")
+                raise ModelError("cloud lookups are off")
             task.find(cloud)
             found[image] = task.outputs["root_device_name"]
         except LOOKUP_ERRORS as err:

@@ -16,6 +16,7 @@ import ipaddress
 import time
 
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import balancer_name
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import ModelError
 
 
 def uses_load_balancer(spec):
@@ -87,6 +88,6 @@ def wait_until_active(cloud, completed, timeout, sleep=time.sleep, clock=time.mo
         if state == "active":
             return
         if state == "failed" or clock() >= end:
-            raise ValueError("the API load balancer %s is %s after %d s; its addresses go into the workers' boot "
-                             "script (dns None): run update again once it is active" % (name, state, timeout))
+            raise ModelError("the API load balancer %s is %s after %d s; its addresses go into the workers' boot "
+                             "script (dns None)" % (name, state, timeout), fix="run update again once it is active")
         sleep(5)

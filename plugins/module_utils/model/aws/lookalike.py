@@ -33,6 +33,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import (
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.runner import PlanEntry
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import (
     RESOURCE_NAME_PREFIXES, UNIQUE_NAMES, UNIQUE_NAMES_ANNOTATION, kops_derived_names, queue_name, resource_name_32)
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import ModelError
 
 # Beside kops' files in <store>/<cluster>/ (kops ignores it); deleted with the cluster.
 RECORD = ".kubeops-aws-names"
@@ -50,10 +51,11 @@ def read_record(store):
     try:
         record = json.loads(data.decode("utf-8"))
     except ValueError:
-        raise ValueError("%s in the state store is not JSON; restore it (its \"names\" says whether this cluster's "
-                         "AWS names are kops' or unique) or delete it to decide again" % store.path(RECORD))
+        raise ModelError("%s in the state store is not JSON" % store.path(RECORD),
+                         fix="restore it (its \"names\" says whether this cluster's AWS names are kops' or unique) "
+                             "or delete it to decide again")
     if not isinstance(record, dict) or record.get("names") != UNIQUE_NAMES:
-        raise ValueError("%s in the state store: names must be %r, not %r" % (
+        raise ModelError("%s in the state store: names must be %r, not %r" % (
             store.path(RECORD), UNIQUE_NAMES, record.get("names") if isinstance(record, dict) else record))
     return record
 

@@ -13,6 +13,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names impor
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, ipv6
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import ModelError
 
 ELB_TAG = {"kubernetes.io/role/elb": "1"}
 INTERNAL_ELB_TAG = {"kubernetes.io/role/internal-elb": "1"}
@@ -167,8 +168,8 @@ def _subnet(cluster_name, subnet, vpc, role_tags):
     ipv6_cidr = subnet.get("ipv6CIDR")
     if not ipv6_cidr:
         if not subnet.get("cidr"):
-            raise ValueError("spec.subnets[%s]: neither cidr nor ipv6CIDR is set; give the subnet a CIDR"
-                             % subnet["name"])
+            raise ModelError("spec.subnets[%s]: neither cidr nor ipv6CIDR is set" % subnet["name"],
+                             fix="give the subnet a CIDR")
         return ec2.Subnet(subnet_name, short_name=subnet["name"], **fields)
     fields.update(assign_ipv6_address_on_creation=True, enable_resource_name_dns_aaaa_record_on_launch=True,
                   ipv6_cidr_block=ipv6.SubnetIPv6CIDR(vpc, ipv6_cidr) if ipv6.parse_cidr_notation(ipv6_cidr)
@@ -187,7 +188,7 @@ def route_target(target, where):
     for prefix, field in ROUTE_TARGETS:
         if target.startswith(prefix):
             return field
-    raise ValueError("%s: route target %r is not a transit gateway (tgw-), NAT gateway (nat-), instance (i-), "
+    raise ModelError("%s: route target %r is not a transit gateway (tgw-), NAT gateway (nat-), instance (i-), "
                      "peering connection (pcx-) or internet gateway (igw-)" % (where, target))
 
 
@@ -233,7 +234,7 @@ def _build_private_egress(cluster, tasks, subnets, add, vpc_id, egress_only=None
         table = tables.get(subnet["zone"]) if subnet in private else None
         for route in subnet.get("additionalRoutes") or []:
             if table is None:
-                raise ValueError("subnets[%s].additionalRoutes: only private subnets take additional routes"
+                raise ModelError("subnets[%s].additionalRoutes: only private subnets take additional routes"
                                  % subnet["name"])
             field = route_target(route["target"], "subnets[%s].additionalRoutes" % subnet["name"])
             destination = "destination_ipv6_cidr_block" if ":" in route["cidr"] else "destination_cidr_block"

@@ -34,6 +34,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import Try
 from ansible_collections.kubeops.kops.plugins.module_utils.providers.deletion_base import ALREADY_GONE, Resource
 from ansible_collections.kubeops.kops.plugins.module_utils.providers.deletion_base import each_object
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import queue_name_prefix
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import CloudError
 
 TAG_CLUSTER = "KubernetesCluster"
 TAG_OWNERSHIP = "kubernetes.io/cluster/%s"
@@ -213,7 +214,7 @@ class Kind(object):
         raise NotImplementedError
 
     def untag(self, cloud, resource):
-        raise ValueError("%s %s is shared; kubeops.kops cannot remove tags from it" % (self.name, resource.id))
+        raise CloudError("%s %s is shared; kubeops.kops cannot remove tags from it" % (self.name, resource.id))
 
 
 class Ec2Kind(Kind):
@@ -831,8 +832,9 @@ KINDS_BY_NAME = {k.name: k for k in KINDS}
 def cloud(cluster_name, region, profile=None, spec=None):  # spec: what GCE needs (its project); pylint: disable=unused-argument
     from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import AwsCloud
     if not region:
-        raise ValueError("region is needed to find the cluster's AWS objects: give the region option, "
-                         "or keep the cluster in the state store (its zones name the region)")
+        raise CloudError("region is needed to find the cluster's AWS objects",
+                         fix="give the region option, or keep the cluster in the state store (its zones name the "
+                             "region)")
     return AwsCloud(cluster_name, region, profile=profile)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import describe_error, error_code, paginate, tag_dict
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import CloudError
 
 INSTANCE_GROUP_TAG = "kops.k8s.io/instancegroup"
 DETACHED_TAG = "kops.k8s.io/detached-from-asg"
@@ -93,7 +94,7 @@ class AwsRolling(object):
             return group["LaunchConfigurationName"]
         template = self._template_of(group)
         if not template or not template.get("LaunchTemplateId"):
-            raise describe_error(ValueError("it has neither a launch template nor a launch configuration"),
+            raise describe_error(CloudError("it has neither a launch template nor a launch configuration"),
                                  "autoscaling group %s" % group["AutoScalingGroupName"])
         version = str(template.get("Version") or "$Default")
         if version.startswith("$"):
@@ -207,12 +208,12 @@ class AwsRolling(object):
             found = self._call("describing %s" % group["group_name"], self.autoscaling.describe_auto_scaling_groups,
                                AutoScalingGroupNames=[group["group_name"]])["AutoScalingGroups"]
             if not found:
-                raise ValueError("autoscaling group %s is gone" % group["group_name"])
+                raise CloudError("autoscaling group %s is gone" % group["group_name"])
             members = [m["InstanceId"] for m in found[0].get("Instances") or [] if m.get("LifecycleState") == "InService"]
             if len(members) >= found[0].get("DesiredCapacity", 0):
                 return members
             if self.clock() >= deadline:
-                raise ValueError("autoscaling group %s has %d of %d instances InService after %d s; see its "
-                                 "activities (aws autoscaling describe-scaling-activities)"
-                                 % (group["group_name"], len(members), found[0].get("DesiredCapacity", 0), timeout))
+                raise CloudError("autoscaling group %s has %d of %d instances InService after %d s"
+                                 % (group["group_name"], len(members), found[0].get("DesiredCapacity", 0), timeout),
+                                 fix="see its activities (aws autoscaling describe-scaling-activities)")
             self.sleep(self.poll)

@@ -42,6 +42,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.cloud.gce import GceE
 from ansible_collections.kubeops.kops.plugins.module_utils.providers.deletion_base import ALREADY_GONE, Resource
 from ansible_collections.kubeops.kops.plugins.module_utils.providers.deletion_base import each_object
 from ansible_collections.kubeops.kops.plugins.module_utils.truncate import hash_string, truncate
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import CloudError
 
 CLUSTER_LABEL = "k8s-io-cluster-name"
 CLUSTER_METADATA = "cluster-name"
@@ -559,8 +560,9 @@ def cloud(cluster_name, region, profile=None, spec=None):
     from ansible_collections.kubeops.kops.plugins.module_utils.cloud.gce import GceCloud
     del profile  # an AWS option
     if not region:
-        raise ValueError("region is needed to find the cluster's GCE objects: give the region option, "
-                         "or keep the cluster in the state store (its subnets name the region)")
+        raise CloudError("region is needed to find the cluster's GCE objects",
+                         fix="give the region option, or keep the cluster in the state store (its subnets name the "
+                             "region)")
     project = (spec or {}).get("project") or os.environ.get("GOOGLE_CLOUD_PROJECT") or os.environ.get("CLOUDSDK_CORE_PROJECT")
     return GceCloud(cluster_name, project, region)
 

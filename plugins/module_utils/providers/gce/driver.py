@@ -15,6 +15,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.statestore import man
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import managed_task_classes
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Task
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import compute, iam, storage
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import CloudError
 
 TASK_MODULES = (compute, iam)
 GOOGLE_PROVIDER = {"source": "hashicorp/google", "version": ">= 5.11.0"}
@@ -30,7 +31,7 @@ class GceDriver(Driver):
         GCE cluster it serves an s3:// state store only, never Compute."""
         project = project or (spec or {}).get("project")
         if not project:
-            raise ValueError("spec.project: a GCE cluster needs its project (kops create cluster --project)")
+            raise CloudError("spec.project: a GCE cluster needs its project (kops create cluster --project)")
         from ansible_collections.kubeops.kops.plugins.module_utils.cloud.gce import GceCloud
         return GceCloud(cluster_name, project, region, credentials_file=credentials_file)
 

@@ -17,6 +17,8 @@ import time
 
 import ansible_collections.kubeops.kops.plugins.module_utils.providers.gce.groups as gce_groups
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import CloudError
+
 # A manager's instance is settled when the manager has nothing left to do to it.
 SETTLED_ACTION = "NONE"
 
@@ -41,8 +43,8 @@ class GceRolling(object):
 
     def detach(self, group, instance):
         """kops' DetachInstance on GCE: not possible (the roller logs it and goes on without the surge)."""
-        raise ValueError("GCE managed instance groups cannot surge (kops neither): set maxSurge to 0 for %s"
-                         % group["name"])
+        raise CloudError("GCE managed instance groups cannot surge (kops neither)",
+                         fix="set maxSurge to 0 for %s" % group["name"])
 
     def deregister(self, group, instance):
         """kops' DeregisterInstance on GCE does nothing: the API target pool is the group's, kept by the manager."""
@@ -58,7 +60,7 @@ class GceRolling(object):
         except GceError as exc:
             if exc.status == 404:
                 return
-            raise ValueError("recreating instance %s in %s: %s" % (instance["name"], instance["manager"], exc))
+            raise CloudError("recreating instance %s in %s: %s" % (instance["name"], instance["manager"], exc))
         instance["recreated"] = True
 
     def wait_in_service(self, group, timeout):
@@ -72,7 +74,7 @@ class GceRolling(object):
                 answer = self.cloud.get("compute", "projects/%s/zones/%s/instanceGroupManagers/%s"
                                         % (self.cloud.project, manager["zone"], manager["name"]))
                 if answer is None:
-                    raise ValueError("managed instance group %s in %s is gone" % (manager["name"], manager["zone"]))
+                    raise CloudError("managed instance group %s in %s is gone" % (manager["name"], manager["zone"]))
                 members = gce_groups.managed_instances(self.cloud, manager["zone"], manager["name"])
                 settled = [gce_groups.last_component(m.get("instance")) for m in members
                            if m.get("currentAction", SETTLED_ACTION) == SETTLED_ACTION and m.get("instanceStatus") == "RUNNING"]
@@ -83,6 +85,6 @@ class GceRolling(object):
             if not waiting:
                 return running
             if self.clock() >= deadline:
-                raise ValueError("after %d s: %s; see gcloud compute instance-groups managed list-instances"
-                                 % (timeout, "; ".join(waiting)))
+                raise CloudError("after %d s: %s" % (timeout, "; ".join(waiting)),
+                                 fix="see gcloud compute instance-groups managed list-instances")
             self.sleep(self.poll)

@@ -37,6 +37,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import (
     create_named, error_code, paginate, tag_dict, tag_list)
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block, Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Deletion, Field, Ref, Task, to_terraform
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import TaskError
 
 # kops' ResolveImageOwnerAlias: well-known owner names for "<owner>/<image name>".
 IMAGE_OWNERS = {"amazon": "137112412989", "amazon.com": "137112412989", "debian": "136693071363",
@@ -77,7 +78,7 @@ class Image(Task):
         image = self.fields["image"]
         found = cloud.lookup("image:" + image, lambda: cloud.ec2.describe_images(**image_query(image))["Images"])
         if not found:
-            raise ValueError("image %r not found in %s" % (image, cloud.region))
+            raise TaskError("image %r not found in %s" % (image, cloud.region))
         newest = max(found, key=lambda i: i.get("CreationDate") or "")
         self.outputs.update(id=newest["ImageId"], root_device_name=newest.get("RootDeviceName") or DEFAULT_ROOT_DEVICE)
         return {}
@@ -199,10 +200,10 @@ def not_owned(cloud, object_id=None):
     """The error for an object with a task's name that this cluster does not own: never adopted.
     (The runner prefixes the task's kind/name.)"""
     wanted = ", ".join("%s=%s" % item for item in sorted(cloud.ownership_tags().items()))
-    return ValueError(
+    return TaskError(
         "one of this name exists%s but does not carry this cluster's ownership tags (%s): it belongs to "
-        "another cluster or to none and is never adopted; delete or rename it, or give it those tags if it "
-        "is this cluster's" % (" (%s)" % object_id if object_id else "", wanted))
+        "another cluster or to none and is never adopted" % (" (%s)" % object_id if object_id else "", wanted),
+        fix="delete or rename it, or give it those tags if it is this cluster's")
 
 
 def resolved_or_none(value):
@@ -741,8 +742,8 @@ class AutoScalingGroup(ComparedTask):
         tagged = (key[len(ROLE_TAG_PREFIX):] for key in self.fields.get("tags") or {} if key.startswith(ROLE_TAG_PREFIX))
         roles = {"master" if role == "control-plane" else role for role in tagged}
         if len(roles) > 1:
-            raise ValueError("%s: tagged with more than one role (%s); an instance group has one role"
-                             % (self.key, ", ".join(sorted(roles))))
+            raise TaskError("%s: tagged with more than one role (%s); an instance group has one role"
+                            % (self.key, ", ".join(sorted(roles))))
         return roles.pop() if roles else None
 
     def terraform_outputs(self):

@@ -23,6 +23,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import (
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block, Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation import get_att
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Deletion, Field, Ref, Task, resolve, to_terraform
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import TaskError
 
 
 # Protocols whose rules carry ports (or ICMP type/code); EC2 ignores ports for all (-1) and others (IP-in-IP 4).
@@ -54,10 +55,10 @@ def _nest(properties):
 
 def not_owned_error(cloud, what, object_id, tags):
     ownership = ", ".join("%s=%s" % item for item in sorted(cloud.ownership_tags().items()))
-    return ValueError("%s %s exists but is not this cluster's own (its tags: %s; this cluster's: %s): it is not "
-                      "adopted. Delete or rename it if it is a leftover, or tag it %s if it is this cluster's" % (
-                          what, object_id, ", ".join("%s=%s" % item for item in sorted(tags.items())) or "none",
-                          ownership, ownership))
+    return TaskError("%s %s exists but is not this cluster's own (its tags: %s; this cluster's: %s): it is not "
+                     "adopted" % (what, object_id, ", ".join("%s=%s" % item for item in sorted(tags.items())) or "none",
+                                  ownership),
+                     fix="delete or rename it if it is a leftover, or tag it %s if it is this cluster's" % ownership)
 
 
 def carrying(items, tag_key, value):
@@ -90,8 +91,9 @@ class TaggedEc2Task(Task):
         name = self.fields["tags"]["Name"]
         matches = [item for item in self.describe_cluster_objects(cloud) if tag_dict(item.get("Tags")).get("Name") == name]
         if len(matches) > 1:
-            raise ValueError("%s: %d objects are named %s (%s); delete all but one" % (
-                self.key, len(matches), name, ", ".join(sorted(m[self.id_key] for m in matches))))
+            raise TaskError("%s: %d objects are named %s (%s)" % (
+                self.key, len(matches), name, ", ".join(sorted(m[self.id_key] for m in matches))),
+                fix="delete all but one")
         if not matches:
             return None
         item = matches[0]
@@ -478,11 +480,12 @@ class SharedSubnet(Task):
         except botocore.exceptions.ClientError:
             found = []
         if not found:
-            raise ValueError("spec.subnets[%s].id: subnet %s not found in %s; check the id, or remove it to have "
-                             "the subnet created" % (self.short_name, self.fields["id"], cloud.region))
+            raise TaskError("spec.subnets[%s].id: subnet %s not found in %s" % (
+                self.short_name, self.fields["id"], cloud.region),
+                fix="check the id, or remove it to have the subnet created")
         item = found[0]
         if self.fields.get("vpc_id") is not None and item["VpcId"] != resolve(self.fields["vpc_id"]):
-            raise ValueError("spec.subnets[%s].id: subnet %s is in %s, not in the cluster's VPC %s" % (
+            raise TaskError("spec.subnets[%s].id: subnet %s is in %s, not in the cluster's VPC %s" % (
                 self.short_name, item["SubnetId"], item["VpcId"], resolve(self.fields["vpc_id"])))
         self.outputs.update(id=item["SubnetId"], cidr_block=item.get("CidrBlock"))
         return self.read_actual(item)
@@ -961,7 +964,7 @@ class SharedVPC(Task):
         except botocore.exceptions.ClientError:
             found = []
         if not found:
-            raise ValueError("spec.networkID: VPC %s not found in %s" % (self.fields["id"], cloud.region))
+            raise TaskError("spec.networkID: VPC %s not found in %s" % (self.fields["id"], cloud.region))
         self.outputs.update(id=found[0]["VpcId"], cidr_block=found[0]["CidrBlock"],
                             dhcp_options_id=found[0].get("DhcpOptionsId"))
         return {}
@@ -996,8 +999,8 @@ class SharedInternetGateway(Task):
         found = cloud.ec2.describe_internet_gateways(
             Filters=[{"Name": "attachment.vpc-id", "Values": [vpc]}])["InternetGateways"]
         if not found:
-            raise ValueError("shared VPC %s has no internet gateway attached; attach one or use private subnets "
-                             "with egress" % vpc)
+            raise TaskError("shared VPC %s has no internet gateway attached" % vpc,
+                            fix="attach one or use private subnets with egress")
         self.outputs["id"] = found[0]["InternetGatewayId"]
         return {}
 

@@ -323,8 +323,8 @@ class IAMRolePolicyAttachment(Task):
         self.outputs["id"] = "%s:%s" % (self.desired()["role"], self.desired()["policy_arn"])
 
     def render_cloudformation(self):
-        raise ValueError("%s: spec.externalPolicies is not written by the cloudformation target; use target "
-                         "terraform or direct" % self.name)
+        raise TaskError("%s: spec.externalPolicies is not written by the cloudformation target" % self.name,
+                        fix="use target terraform or direct")
 
 
 class IAMInstanceProfile(ComparedTask):

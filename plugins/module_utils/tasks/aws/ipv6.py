@@ -19,6 +19,7 @@ import time
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Field, Ref, Task
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import TaskError
 
 # kops' utils.ParseCIDRNotation: /<new prefix length>#<subnet number in hex>.
 CIDR_NOTATION = re.compile(r"^/(\d+)#([0-9a-fA-F]+)$")
@@ -47,11 +48,11 @@ def subnet_of(block, notation):
     new_prefix, number = parse_cidr_notation(notation)
     network = ipaddress.ip_network(block, strict=False)
     if not network.prefixlen <= new_prefix <= network.max_prefixlen:
-        raise ValueError("ipv6CIDR %s: /%d does not fit in the VPC's IPv6 block %s" % (notation, new_prefix, block))
+        raise TaskError("ipv6CIDR %s: /%d does not fit in the VPC's IPv6 block %s" % (notation, new_prefix, block))
     count = 1 << (new_prefix - network.prefixlen)
     if number >= count:
-        raise ValueError("ipv6CIDR %s: the VPC's IPv6 block %s holds only %d /%d subnets (#0 to #%x)"
-                         % (notation, block, count, new_prefix, count - 1))
+        raise TaskError("ipv6CIDR %s: the VPC's IPv6 block %s holds only %d /%d subnets (#0 to #%x)"
+                        % (notation, block, count, new_prefix, count - 1))
     size = 1 << (network.max_prefixlen - new_prefix)
     return str(ipaddress.ip_network((int(network.network_address) + number * size, new_prefix)))
 
@@ -72,8 +73,8 @@ def vpc_ipv6_block(cloud, vpc_task, wait=True):
         if time.monotonic() >= deadline:
             if not wait:
                 return None
-            raise ValueError("VPC %s has no IPv6 CIDR block: subnets with ipv6CIDR /64#N need one (associate an "
-                             "Amazon-provided IPv6 block with the VPC)" % vpc_task.outputs["id"])
+            raise TaskError("VPC %s has no IPv6 CIDR block: subnets with ipv6CIDR /64#N need one (associate an "
+                            "Amazon-provided IPv6 block with the VPC)" % vpc_task.outputs["id"])
         time.sleep(2)
 
 
@@ -156,8 +157,8 @@ class Subnet(ec2.Subnet):
         return body
 
     def render_cloudformation(self):
-        raise ValueError("subnet %s: IPv6 subnets are not written by the cloudformation target; use target "
-                         "terraform or direct" % self.name)
+        raise TaskError("subnet %s: IPv6 subnets are not written by the cloudformation target" % self.name,
+                        fix="use target terraform or direct")
 
 
 class EgressOnlyInternetGateway(ec2.TaggedEc2Task):
@@ -191,8 +192,8 @@ class SharedEgressOnlyInternetGateway(Task):
             Filters=[{"Name": "attachment.vpc-id", "Values": [vpc]}])["EgressOnlyInternetGateways"]
         attached = [g for g in found if any(a.get("VpcId") == vpc for a in g.get("Attachments") or [])]
         if not attached:
-            raise ValueError("shared VPC %s has no egress-only internet gateway, which the IPv6 routes of private "
-                             "subnets need; create one in the VPC" % vpc)
+            raise TaskError("shared VPC %s has no egress-only internet gateway, which the IPv6 routes of private "
+                            "subnets need" % vpc, fix="create one in the VPC")
         self.outputs["id"] = attached[0]["EgressOnlyInternetGatewayId"]
         return {}
 
@@ -209,11 +210,11 @@ class SharedEgressOnlyInternetGateway(Task):
     def terraform_value(self, attribute):
         if self.outputs.get("rendered_id"):
             return self.outputs["rendered_id"]
-        raise ValueError("shared VPC %s: Terraform cannot look up its egress-only internet gateway (the AWS provider "
-                         "has no data source for one), which the IPv6 routes of private subnets use; give its id in "
-                         "cloud_facts.egress_only_internet_gateways {%s: eigw-...}, let the module look it up (AWS "
-                         "credentials, cloud_lookup not false), or apply with target direct"
-                         % (self._vpc_id(), self._vpc_id()))
+        raise TaskError("shared VPC %s: Terraform cannot look up its egress-only internet gateway (the AWS provider "
+                        "has no data source for one), which the IPv6 routes of private subnets use" % self._vpc_id(),
+                        fix="give its id in cloud_facts.egress_only_internet_gateways {%s: eigw-...}, let the module "
+                            "look it up (AWS credentials, cloud_lookup not false), or apply with target direct"
+                            % self._vpc_id())
 
     def render_terraform(self):
         return None

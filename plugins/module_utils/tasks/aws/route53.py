@@ -16,6 +16,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import ApiField, ComparedTask
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Field, Task
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import TaskError
 
 ZONE_PREFIX = "/hostedzone/"
 DEFAULT_TTL = 60
@@ -68,11 +69,11 @@ class HostedZone(Task):
             if matched:
                 self.outputs.update(id=actual["zone_id"], name=actual["dns_name"])
                 return actual
-        raise ValueError("spec.dnsZone: hosted zone %s not found (kops does not create it either)"
-                         % (self.fields.get("zone_id") or self.fields.get("dns_name")))
+        raise TaskError("spec.dnsZone: hosted zone %s not found (kops does not create it either)"
+                        % (self.fields.get("zone_id") or self.fields.get("dns_name")))
 
     def create(self, cloud):
-        raise ValueError("hosted zone %s is not created by the cluster" % self.name)
+        raise TaskError("hosted zone %s is not created by the cluster" % self.name)
 
     def resolve_from_facts(self, facts):
         """A rendered target: the id of the zone given by name, from the cloud facts (given, or looked up), written

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Field, Task
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import TaskError
 
 
 class S3Object(Task):
@@ -46,5 +47,5 @@ class S3Object(Task):
         return None
 
     def find(self, cloud):
-        raise ValueError("%s: state-store files are written by the store, not reconciled as cloud objects"
-                         % self.key)
+        raise TaskError("%s: state-store files are written by the store, not reconciled as cloud objects"
+                        % self.key)

@@ -99,7 +99,7 @@ class GceTask(Task):
 
     def apply_changes(self, cloud, actual, changes):
         """Change the mutable fields in place (a kind with mutable fields implements it)."""
-        raise ValueError("%s: %s cannot be changed in place" % (self.key, ", ".join(sorted(changes))))
+        raise TaskError("%s: %s cannot be changed in place" % (self.key, ", ".join(sorted(changes))))
 
 
 def field(name, api=None, read=None, mutable=False, to_api=None, from_api=None, compare=True, **terraform):

@@ -21,6 +21,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.truncate import hash_
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Deletion
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce.base import (
     GceTask, field, last, lasts, link, url)
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import TaskError
 
 NETWORK = "global/networks/{name}"
 SUBNETWORK = "regions/{region}/subnetworks/{name}"
@@ -151,7 +152,7 @@ class RouterNat(GceTask):
     def _put(self, cloud):
         router = cloud.get(self.api, self.router_path(cloud))
         if router is None:
-            raise ValueError("%s: router %s not found" % (self.key, self.desired()["router"]))
+            raise TaskError("%s: router %s not found" % (self.key, self.desired()["router"]))
         body = self.api_body(cloud, self.desired())
         nats = [n for n in router.get("nats") or [] if n.get("name") != self.object_name] + [body]
         cloud.call(self.api, "PATCH", self.router_path(cloud), {"nats": nats})

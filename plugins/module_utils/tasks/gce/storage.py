@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Field, Task
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import TaskError
 
 
 class StorageObject(Task):
@@ -38,4 +39,4 @@ class StorageObject(Task):
         return [(self.data_file(), self.fields["content"])]
 
     def find(self, cloud):
-        raise ValueError("%s: state-store files are written by the store, not reconciled as cloud objects" % self.key)
+        raise TaskError("%s: state-store files are written by the store, not reconciled as cloud objects" % self.key)
