@@ -112,7 +112,7 @@ def test_readme_use_it_commands_run_on_moto_as_written(checkout, tmp_path):
     assert "= aws_ami (1, used, not owned): ami-1e749f67" in preview, preview[-3000:]
     assert "changed=0" not in create, create[-2000:]  # the second line created the cluster
     assert "\nInstance Groups\nNAME  " in tables and "\nbastions  " in tables, tables[-3000:]
-    assert (checkout / "k8s.example.com.yaml").read_text().startswith("# kubeops.kops revision: 1\n")
+    assert "kubeops.kops/revision: \"1\"" in (checkout / "k8s.example.com.yaml").read_text()  # the annotation
     # (The YAML result format of the checkout's ansible.cfg folds a line longer than 80 columns.)
     assert "No changes in file://%s/state/k8s.example.com, now at revision 1" % checkout in " ".join(replace.split())
     assert "No changes need to be applied" in update, update[-2000:]  # the spec as created: nothing to do

@@ -81,4 +81,5 @@ def test_the_playbooks_list_diff_and_roll_back_revisions(playbook, tmp_path):
     assert code == 0 and task_results(again, "Roll the cluster spec back to revision 1")["changed"] is False
     code, both = playbook(PLAYBOOKS / "replace_cluster.yml", "-e", store, *name, "-e", "revision=1",
                           "-e", "spec_file=%s" % exported, json_output=False)
-    assert code != 0 and "give spec_file (the YAML to replace the spec with), or cluster_name and revision" in both
+    assert code != 0 and "takes spec_file (the YAML to replace the spec with, e.g. -e spec_file=k8s.example.com.yaml), " \
+        "or cluster_name and revision" in both, both
