@@ -121,7 +121,9 @@ def test_a_metal_cluster_is_enrolled_ready_and_validated(host_pool, tmp_path):
         core = e2e.core_api(admin)
         with e2e.step("the three nodes Ready", hosts, times):
             for host in hosts:
-                node = e2e.wait_for("node %s Ready" % host.name, lambda h=host: e2e.ready_node(core, h.name), 600)
+                # The kubelet registers under the host name, lowercased (a Node's name is a DNS name).
+                name = host.name.lower()
+                node = e2e.wait_for("node %s Ready" % name, lambda n=name: e2e.ready_node(core, n), 600)
                 assert node.status.node_info.kubelet_version == binaries.NEWER, node.status.node_info
         times["enroll.yml to three nodes Ready"] = round(time.monotonic() - started, 1)
         with e2e.step("the control plane runs its static pods; what has no image here is removed", [control], times):
@@ -134,7 +136,7 @@ def test_a_metal_cluster_is_enrolled_ready_and_validated(host_pool, tmp_path):
                                                   cwd=user_dir), "validate_cluster.yml")
             assert "Your cluster %s is ready" % CLUSTER in validate.stdout, validate.stdout[-3000:]
             for host in hosts:
-                assert host.name in validate.stdout, validate.stdout[-3000:]
+                assert host.name.lower() in validate.stdout, validate.stdout[-3000:]
         with e2e.step("enroll.yml again changes nothing", hosts, times):
             again = e2e.check(e2e.run_playbook("enroll.yml", *inventory, *day2, cwd=user_dir), "enroll.yml (2)")
             recap = _recap(again.stdout)

@@ -6,7 +6,7 @@ group (kops_instance_group), which the playbook hands over (validate_cluster.yml
 API's address is spec.api.publicName (kops' metal GetApiIngressStatus).
 
 A host is matched to its Node by name: a metal node registers under its host name (kops' nodeup on metal), which
-is the inventory's name of the host."""
+is the inventory's name of the host, lowercased as the kubelet lowercases it (a Node's name is a DNS name)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def cloud_groups(machines):
                              "its hosts (-i hosts.yml, each host with kops_instance_group; docs/metal.md)"
                              % machines.cluster_name)
     return {group: {"name": group, "group_name": group, "desired": len(names), "min": len(names), "max": len(names),
-                    "instances": [{"id": name, "name": name, "private_dns_name": name, "detached": False,
+                    "instances": [{"id": name, "name": name, "private_dns_name": name.lower(), "detached": False,
                                    "warm": False, "needs_update": False} for name in sorted(names)]}
             for group, names in machines.hosts.items()}
 
