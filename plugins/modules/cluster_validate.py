@@ -56,8 +56,9 @@ options:
     default: 0
   hosts:
     description:
-      - The machines of a metal cluster, C({instance group: [inventory host name]}) (the hosts carrying
-        C(kops_instance_group); validate_cluster.yml passes the inventory's). A host's Node is the one of its name.
+      - The machines of a metal cluster, a mapping of instance group name to the list of its inventory hosts (the
+        hosts carrying C(kops_instance_group); validate_cluster.yml passes the inventory's). A host's Node is the
+        one of its name, lowercased.
       - Ignored for clouds whose machines are read from the cloud (AWS, GCE).
     type: dict
   fail_on_error:
