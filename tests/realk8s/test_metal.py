@@ -113,6 +113,15 @@ def test_a_metal_cluster_is_enrolled_ready_and_validated(host_pool, tmp_path):
             e2e.check(e2e.run_playbook("export_kubeconfig.yml", *day2, "-e", "path=%s" % admin, cwd=user_dir),
                       "export_kubeconfig.yml")
 
+        with e2e.step("enroll.yml --check on new hosts lists what it would do and does nothing", hosts, times):
+            checked = e2e.check(e2e.run_playbook("enroll.yml", *inventory, *day2, "--check", cwd=user_dir),
+                                "enroll.yml --check (new hosts)")
+            recap = _recap(checked.stdout)
+            assert sorted(recap) == sorted(h.name for h in hosts), checked.stdout[-3000:]
+            assert all(r["changed"] > 0 for r in recap.values()), checked.stdout[-3000:]
+            for host in hosts:
+                untouched = host.run("test ! -e /usr/local/bin/kubelet && test ! -e /etc/kubernetes/kops")
+                assert untouched.returncode == 0, "%s: --check changed the host" % host.name
         started = time.monotonic()
         with e2e.step("enroll.yml: the control plane, then the two workers", hosts, times):
             enroll = e2e.check(e2e.run_playbook("enroll.yml", *inventory, *day2, cwd=user_dir), "enroll.yml")
