@@ -15,7 +15,8 @@ description:
     cluster)); control-plane, API server and worker Nodes are Ready; pods of priority class
     C(system-cluster-critical) or C(system-node-critical) are neither pending nor not ready; every Ready
     control-plane node runs kube-apiserver, kube-controller-manager and kube-scheduler pods.
-  - The cloud side reads the cluster's autoscaling groups by the cluster's tags (AWS).
+  - The cloud side reads the cluster's autoscaling groups by the cluster's tags (AWS), its managed instance groups
+    (GCE); a metal cluster's machines are the inventory's hosts, O(hosts).
   - The API is reached through O(kubeconfig), or else with a short-lived admin certificate minted in memory from
     the state store's kubernetes-ca (never written anywhere) at O(api_server) or the cluster's API address.
   - With O(wait), validation repeats every O(interval) seconds until O(count) consecutive passes or the wait time
@@ -59,6 +60,13 @@ options:
     description: Not-ready worker nodes to tolerate (kops' C(--max-unready-nodes)).
     type: int
     default: 0
+  hosts:
+    description:
+      - The machines of a metal cluster, a mapping of instance group name to the list of its inventory hosts (the
+        hosts carrying C(kops_instance_group); validate_cluster.yml passes the inventory's). A host's Node is the
+        one of its name, lowercased.
+      - Ignored for clouds whose machines are read from the cloud (AWS, GCE).
+    type: dict
   fail_on_error:
     description: Fail the task when validation fails (the result carries the tables either way).
     type: bool
@@ -139,7 +147,7 @@ def run(module):
             module.fail_json(msg="%s: must be at least %d, got %d" % (option, least, params[option]))
     name = params["cluster_name"]
     completed, groups = updates.load_completed(module.service(), name)
-    reader, cloud = providers.cloud_for(completed, params["region"], params["profile"])
+    reader, cloud = providers.cloud_for(completed, params["region"], params["profile"], params["hosts"])
     attempt = Attempt(module, completed, groups, reader, cloud)
     if not params["wait"]:
         result = attempt.once()  # no wait: an error is the answer, at once
@@ -229,6 +237,7 @@ def main():
         interval=dict(type="raw", default=10),
         count=dict(type="int", default=1),
         max_unready_nodes=dict(type="int", default=0),
+        hosts=dict(type="dict"),
         fail_on_error=dict(type="bool", default=True),
     ))
     run(module)

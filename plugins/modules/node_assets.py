@@ -13,7 +13,7 @@ description:
   - With O(state=plan), returns what the node installs, decided here so the role only loops over it. That is
     its architecture (from O(arch), else the node's machine), the assets to download (as O(state=download)), and
     every distribution package in one list (O(distro_packages), O(control_plane_packages),
-    O(worker_packages), O(update_package)). Changes nothing.
+    O(worker_packages), O(node_packages), O(update_package)). Changes nothing.
   - With O(state=download), returns the assets of the node's architecture to download (URL, sha256, cache file
     name), less those that distribution packages replace. Changes nothing.
   - With O(state=install), reads the archives unpacked under O(cache)C(/extracted/<file>) and installs each binary
@@ -65,6 +65,11 @@ options:
     default: []
   worker_packages:
     description: With O(state=plan), packages a node that asks the bootstrap service (and does not serve it) needs.
+    type: list
+    elements: str
+    default: []
+  node_packages:
+    description: With O(state=plan), packages every node needs (the node's modules write YAML).
     type: list
     elements: str
     default: []
@@ -194,6 +199,7 @@ def main():
         distro_packages=dict(type="raw", default=[]),
         control_plane_packages=dict(type="list", elements="str", default=[]),
         worker_packages=dict(type="list", elements="str", default=[]),
+        node_packages=dict(type="list", elements="str", default=[]),
         update_package=dict(type="str", default=""),
         file_repository=dict(type="str", default=""),
         cache=dict(type="path", default="/opt/kubeops/assets"),
@@ -221,7 +227,7 @@ def main():
                          packages=assets.packages(params["nodeup_config"],
                                                   distro_packages if isinstance(distro_packages, dict) else {},
                                                   params["control_plane_packages"], params["worker_packages"],
-                                                  params["update_package"]),
+                                                  params["update_package"], params["node_packages"]),
                          installs=[], changed_files=[])
     if params["state"] == "download":
         module.exit_json(changed=False, downloads=listing, installs=[], changed_files=[])

@@ -42,6 +42,7 @@ USER_DATA_LIMITS = {"aws": (16384, "EC2's user data limit"), "gce": (262144, "GC
 # On boot the API server comes up in the same run (kubelet starts its static pod once etcd runs), so the
 # addons wait for it longer than an SSH run does.
 BOOT_NODEUP_VARS = {"nodeup_control_plane_python_packages": [], "nodeup_worker_python_packages": [],
+                    "nodeup_node_python_packages": [],
                     "protokube_channel_python_packages": [], "protokube_bootstrap_python": "/opt/kubeops/venv/bin/python",
                     "protokube_bootstrap_packages": [], "protokube_api_wait_timeout": 600}
 # Per cloud: control-plane nodes find their etcd peers and volume in the cloud's API (EC2; Compute, by kops'

@@ -14,6 +14,7 @@ bootstrap against the API server instead of kops-controller's config server.
 from __future__ import annotations
 
 import copy
+import re
 import posixpath
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects, quantity
@@ -29,6 +30,9 @@ INTERNAL_ROLE = {objects.ROLE_CONTROL_PLANE: "ControlPlane"}
 ROLE_ALIASES = {"ControlPlane": objects.ROLE_CONTROL_PLANE}
 KUBELET_BOOTSTRAP_SECRET = "kubelet-bootstrap-token"
 BOOTSTRAP_GROUP = "system:bootstrappers:kubeops:%s"
+# The API server honours a bootstrap token only when its auth-extra-groups match this (Kubernetes'
+# cluster-bootstrap BootstrapGroupPattern): no dots, so a cluster name's dots cannot be kept.
+BOOTSTRAP_GROUP_PATTERN = re.compile(r"\Asystem:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]\Z")
 # Release locations of what every node downloads (kops' defaults; spec fields override the versions).
 ECR_CREDENTIAL_PROVIDER = "https://artifacts.k8s.io/binaries/cloud-provider-aws/v1.31.7"
 GCP_AUTH_PROVIDER = "https://artifacts.k8s.io/binaries/cloud-provider-gcp/v35.0.0"
@@ -379,13 +383,21 @@ def kubeops_section(completed_cluster, instance_group, config_base, etcd_sha256=
     elif role == objects.ROLE_NODE:
         # No identity the bootstrap service can verify on this cloud (it verifies AWS instances): the kubelet
         # bootstraps with the cluster's token (docs/bootstrap-service.md, "Other clouds").
-        section["kubeletBootstrap"] = {"tokenSecret": KUBELET_BOOTSTRAP_SECRET, "group": BOOTSTRAP_GROUP % name}
+        section["kubeletBootstrap"] = {"tokenSecret": KUBELET_BOOTSTRAP_SECRET, "group": bootstrap_group(name)}
     if role == objects.ROLE_CONTROL_PLANE:
         section["etcdClusters"] = etcd.etcd_clusters(completed_cluster, instance_group, config_base, etcd_sha256)
     labeller = node_labels.labeller_settings(completed_cluster, instance_group)
     if labeller:
         section["nodeLabeller"] = labeller
     return section
+
+
+def bootstrap_group(cluster_name):
+    """The group this cluster's bootstrap token authenticates as: system:bootstrappers:kubeops:<cluster name>, its
+    dots (and anything else BOOTSTRAP_GROUP_PATTERN refuses) as dashes. With the dots, the API server refused every
+    kubelet that presented the token ("invalid bearer token"): its authenticator ignores a token whose group is not
+    valid."""
+    return BOOTSTRAP_GROUP % re.sub(r"[^a-z0-9:-]", "-", cluster_name.lower()).strip("-:")
 
 
 def api_internal_name(cluster_spec, cluster_name):

@@ -54,7 +54,7 @@ def secret_value(data):
 def bootstrap_addon(cluster_name, token):
     """The bootstrap-token Secret and the RBAC that lets only this cluster's token group bootstrap kubelets."""
     token_id, token_secret = token.split(".")
-    group = nodeup_config.BOOTSTRAP_GROUP % cluster_name
+    group = nodeup_config.bootstrap_group(cluster_name)
     documents = [
         {"apiVersion": "v1", "kind": "Secret", "type": "bootstrap.kubernetes.io/token",
          "metadata": {"name": "bootstrap-token-%s" % token_id, "namespace": "kube-system",

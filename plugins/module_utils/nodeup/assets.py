@@ -114,15 +114,18 @@ def arch_of(machine):
     return MACHINES[machine]
 
 
-def packages(config, distro_packages=None, control_plane_packages=(), worker_packages=(), update_package=""):
+def packages(config, distro_packages=None, control_plane_packages=(), worker_packages=(), update_package="",
+             node_packages=()):
     """Every distribution package the node installs, in one apt call (the role installs this list as it is).
 
     distro_packages: {asset name: package} that replace the config's downloads; control_plane_packages: the Python
     libraries node_certificates needs on a node that runs an API server or the control plane's services;
     worker_packages: node_bootstrap's, on a node that asks the bootstrap service (not one that serves it);
-    update_package: kops' update service (unattended-upgrades), unless the spec's updatePolicy is external.
+    update_package: kops' update service (unattended-upgrades), unless the spec's updatePolicy is external;
+    node_packages: what every node's modules need (node_files writes YAML), a worker that joins with a bootstrap token
+    too, which needs neither list above.  Each package once, in that order.
     """
-    found = [package for package in (distro_packages or {}).values() if package]
+    found = [package for package in (distro_packages or {}).values() if package] + list(node_packages)
     if "APIServerConfig" in config or "ControlPlaneConfig" in config:
         found += control_plane_packages
     kubeops = config.get("kubeops") or {}
@@ -130,7 +133,7 @@ def packages(config, distro_packages=None, control_plane_packages=(), worker_pac
         found += worker_packages
     if update_package and config.get("UpdatePolicy", "automatic") != "external":
         found.append(update_package)
-    return found
+    return list(dict.fromkeys(found))
 
 
 def _skips_containerd(config, distribution):

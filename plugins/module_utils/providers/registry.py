@@ -69,10 +69,13 @@ def reader_for(spec):
     return provider_for(spec, "reading the running cluster's groups").reader()
 
 
-def cloud_for(completed, region=None, profile=None):
-    """(reader module, its cloud) for a completed cluster; region defaults to the spec's."""
+def cloud_for(completed, region=None, profile=None, hosts=None):
+    """(reader module, its cloud) for a completed cluster; region defaults to the spec's.  hosts: {instance group:
+    [inventory host]}, the machines of a cloud whose reader takes them from the inventory (metal); others ignore it."""
     spec = completed["spec"]
     cloud = provider_for(spec, "reading the running cluster's groups")
     options = {option: spec.get(field) for option, field in cloud.spec_options.items()}
     reader = cloud.reader()
+    if getattr(reader, "MACHINES_FROM_INVENTORY", False):
+        options["hosts"] = hosts
     return reader, reader.cloud(completed["metadata"]["name"], region or region_of(spec), profile, **options)

@@ -9,7 +9,7 @@ import pytest
 from ansible_collections.kubeops.kops.plugins.module_utils import deletion
 from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, objects, validation
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import new_cluster
-from ansible_collections.kubeops.kops.plugins.module_utils.errors import SpecError
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import CloudError, SpecError
 from ansible_collections.kubeops.kops.plugins.module_utils.providers import registry
 from ansible_collections.kubeops.kops.plugins.module_utils.providers.metal import inventory
 
@@ -165,3 +165,35 @@ def test_a_host_naming_a_group_the_cluster_lacks_fails_in_one_line(host_vars, ho
     with pytest.raises(inventory.InventoryError) as raised:
         inventory.group_of("metal.k8s.local", "h", host_vars, host_groups, by_name)
     assert str(raised.value) == message
+
+
+def _ready_node(name):
+    return {"metadata": {"name": name, "labels": {}}, "spec": {},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+
+
+def test_validate_reads_the_inventorys_hosts_as_the_machines():
+    from ansible_collections.kubeops.kops.plugins.module_utils.kube import validation as cluster_validation
+    completed = {"metadata": {"name": "metal.k8s.local"}, "spec": dict(KOPS_CLUSTER["spec"], cloudProvider="metal")}
+    hosts = {"control-plane-main": ["VM0"], "nodes-main": ["vm2", "vm1"]}
+    reader, machines = registry.cloud_for(completed, hosts=hosts)
+    assert reader.api_endpoint(machines) == "192.168.76.10"  # kops' metal GetApiIngressStatus: spec.api.publicName
+    found = reader.cloud_groups(machines)
+    assert found["nodes-main"]["desired"] == 2
+    assert [m["id"] for m in found["nodes-main"]["instances"]] == ["vm1", "vm2"]
+    groups = [_group("control-plane-main", "ControlPlane"), _group("nodes-main", "Node")]
+    # The kubelet registers under the host name lowercased; a host whose Node is missing has not joined.
+    result = cluster_validation.validate(groups, found, [_ready_node("vm0"), _ready_node("vm1")], [])
+    assert [f["message"] for f in result["failures"]] == [
+        'machine "vm2" has not yet joined cluster',
+        'control-plane node "vm0" is missing kube-apiserver pod',
+        'control-plane node "vm0" is missing kube-controller-manager pod',
+        'control-plane node "vm0" is missing kube-scheduler pod']
+    assert sorted(n["name"] for n in result["nodes"]) == ["vm0", "vm1"]
+
+
+def test_validate_without_inventory_hosts_says_how_to_give_them():
+    completed = {"metadata": {"name": "metal.k8s.local"}, "spec": dict(KOPS_CLUSTER["spec"], cloudProvider="metal")}
+    reader, machines = registry.cloud_for(completed, hosts={})
+    with pytest.raises(CloudError, match="no inventory host names an instance group of metal cluster metal.k8s.local: run with"):
+        reader.cloud_groups(machines)

@@ -38,6 +38,16 @@ def test_packages_as_the_role_computed_them(config, expected):
     assert _packages(config) == expected
 
 
+def test_a_token_worker_gets_what_every_node_needs_and_each_package_once():
+    # A worker that joins with the kubelet bootstrap token (metal, GCE over SSH) asks no bootstrap service, but
+    # node_files still writes YAML on it: without PyYAML it failed ("writing kops' YAML files needs PyYAML").
+    token_worker = {"kubeops": {"kubeletBootstrap": {"tokenSecret": "kubelet-bootstrap-token"}}}
+    assert assets.packages(token_worker, {}, CONTROL_PLANE, WORKER, UPDATES, ["python3-yaml"]) == [
+        "python3-yaml", UPDATES]
+    assert assets.packages({"APIServerConfig": {}}, {}, CONTROL_PLANE, WORKER, "", ["python3-yaml"]) == [
+        "python3-yaml", "python3-cryptography"]
+
+
 def test_distribution_packages_first_and_no_update_package_when_none_is_given():
     assert _packages({}, {"containerd": "containerd", "runc": "runc"}) == ["containerd", "runc", UPDATES]
     assert assets.packages({}, {}, CONTROL_PLANE, WORKER, "") == []

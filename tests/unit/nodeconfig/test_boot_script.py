@@ -159,7 +159,7 @@ def test_nodeup_vars_are_shell_quoted_and_the_boot_venv_needs_no_system_python_p
     # The bootstrap service runs on the boot venv's Python too.
     assert """NODEUP_VARS='{"nodeup_control_plane_python_packages": [], """ \
         """"nodeup_distro_packages": {"containerd": "containerd"}, "nodeup_etcd_peer_discovery": "aws", """ \
-        """"nodeup_worker_python_packages": [], "protokube_api_dns_provider": "aws", "protokube_api_wait_timeout": 600, """ \
+        """"nodeup_node_python_packages": [], "nodeup_worker_python_packages": [], "protokube_api_dns_provider": "aws", "protokube_api_wait_timeout": 600, """ \
         """"protokube_bootstrap_packages": [], "protokube_bootstrap_python": "/opt/kubeops/venv/bin/python", """ \
         """"protokube_channel_python_packages": [], "protokube_etcd_volume_provider": "aws"}'""" in script
 

@@ -8,6 +8,7 @@ import hashlib
 import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import node_labeller as node_labeller_addon
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import store as nodeup_store
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
 
@@ -58,7 +59,10 @@ def test_gce_token_is_a_kubernetes_bootstrap_token_bound_to_this_cluster_only(tm
     token_id, _sep, secret = token.partition(".")
     assert len(token_id) == 6 and len(secret) == 16 and token.replace(".", "").isalnum()
     documents = list(yaml.safe_load_all(written[nodeup_store.BOOTSTRAP_ADDON_PATH]))
-    group = "system:bootstrappers:kubeops:%s" % name
+    # The API server's BootstrapGroupPattern has no dots: the cluster name's are dashes, else every kubelet that
+    # presents the token is refused ("invalid bearer token", seen on real hosts by tests/realk8s/test_metal.py).
+    group = "system:bootstrappers:kubeops:%s" % name.replace(".", "-")
+    assert "." in name and nodeup_config.BOOTSTRAP_GROUP_PATTERN.match(group)
     assert documents[0]["stringData"]["auth-extra-groups"] == group
     approve = next(d for d in documents if d["metadata"]["name"] == "kubeops:node-autoapprove-bootstrap")
     assert approve["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}]
@@ -80,3 +84,11 @@ def test_a_rotated_ca_changes_the_config_hash(tmp_path):
     store.apply([(keystore.path("kubernetes-ca"), keystore.dump(rotated))])
     _changes, after = nodeup_store.node_files(store, completed, groups)
     assert after["nodes"] != hashes["nodes"]
+
+
+def test_the_bootstrap_group_is_one_the_api_server_accepts():
+    for name, group in (("k8s.example.com", "system:bootstrappers:kubeops:k8s-example-com"),
+                        ("Metal.K8s.Local", "system:bootstrappers:kubeops:metal-k8s-local"),
+                        ("simple", "system:bootstrappers:kubeops:simple")):
+        assert nodeup_config.bootstrap_group(name) == group
+        assert nodeup_config.BOOTSTRAP_GROUP_PATTERN.match(group)

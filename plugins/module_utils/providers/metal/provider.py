@@ -29,6 +29,13 @@ class MetalProvider(Provider):
         from ansible_collections.kubeops.kops.plugins.module_utils.providers.metal import driver
         return driver.DRIVER
 
+    # cloud_for reads the API's address from the completed spec (v1alpha2's masterPublicName is kops' api.publicName).
+    spec_options = {"public_name": "masterPublicName"}
+
+    def reader(self):
+        from ansible_collections.kubeops.kops.plugins.module_utils.providers.metal import groups
+        return groups
+
     def check_region(self, region, completed):
         """A region option means nothing to a metal cluster (it serves an s3:// store only)."""
         del region, completed
