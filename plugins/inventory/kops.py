@@ -101,6 +101,15 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
     def verify_file(self, path):
         return super(InventoryModule, self).verify_file(path) and path.endswith(("kops.yml", "kops.yaml"))
 
+    def hosts_so_far(self):
+        """(host name, variables with its groups', group names) of every host the inventory sources before this one
+        added: a bare-metal cluster's machines (providers/metal/inventory.py)."""
+        from ansible.inventory.helpers import get_group_vars
+        from ansible.utils.vars import combine_vars
+
+        return [(name, combine_vars(get_group_vars(host.get_groups()), host.get_vars()),
+                 [g.name for g in host.get_groups()]) for name, host in self.inventory.hosts.items()]
+
     def parse(self, inventory, loader, path, cache=True):
         super(InventoryModule, self).parse(inventory, loader, path, cache)
         self._read_config_data(path)

@@ -231,4 +231,3 @@ def test_a_host_naming_a_group_the_cluster_lacks_fails_in_one_line(tmp_path, hos
     proc, _store = _inventory(tmp_path, hosts, ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED="true")
     assert proc.returncode != 0
     assert expected in proc.stderr, proc.stderr
-

@@ -97,7 +97,7 @@ def test_a_failed_terminate_in_the_control_plane_is_reported_as_that(faults, tmp
 
 @pytest.mark.parametrize("operation, service", [("DescribeVpcs", "EC2"), ("GetResources", "Resource Groups Tagging API")])
 def test_a_cloud_answering_an_html_page_is_one_line_naming_the_call(faults, tmp_path, playbook, monkeypatch, operation,
-                                                                     service):
+                                                                    service):
     """A 500 whose body is an HTML page (moto's server failing inside, a proxy): the call, its region and endpoint,
     the page's title; not botocore's "Unable to parse response" with the page.  DescribeVpcs is EC2's XML protocol
     (botocore could not parse the page), GetResources a JSON protocol (the page was the error message); the first

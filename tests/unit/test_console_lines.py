@@ -184,8 +184,8 @@ def test_channel_apply_says_each_addon_as_it_is_applied(console):
             return [update("coredns.addons.k8s.io", "install"), update("dns-controller", "unchanged"),
                     update("kops-controller.addons.k8s.io", "update", None), update("broken", "install")]
 
-        def ensure(self, planned):
-            if planned["name"] == "broken":
+        def ensure(self, update):
+            if update["name"] == "broken":
                 raise channels.ChannelError("applying Deployment kube-system/broken: HTTP 422")
             return {"applied": ["ServiceAccount kube-system/x", "Deployment kube-system/x"], "pruned": [],
                     "nodes_annotated": [], "pki": []}
@@ -201,7 +201,7 @@ def test_channel_apply_says_each_addon_as_it_is_applied(console):
         "addon broken: failed: applying Deployment kube-system/broken: HTTP 422"]
 
     class Preview(Runner):
-        def preview(self, planned):
+        def preview(self, update):
             return {"applied": [], "pruned": []}
     said = console()
     Preview().run(check_mode=True)

@@ -79,7 +79,7 @@ def as_text(value):
 def diff(before, after, verbosity=0):
     """The unified diff (without the file headers) of two texts, secrets masked; None stands for no document."""
     old, new = masked(before or ""), masked(after or "")
-    lines = [line for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=CONTEXT)][2:]
+    lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=CONTEXT))[2:]
     if not lines and (before or "") != (after or ""):
         return ["(only masked values differ)"]
     if verbosity >= FULL_LINES:

@@ -108,8 +108,8 @@ class NodeCertificateIssuer(object):
     def issue(self, raw):
         """One certificate: kept when it still says what is wanted, else issued again; its report."""
         spec = node_certs.normalize(raw)
-        signer_certificate, signer_key, bundle = node_certs.signer_material(self.cluster_store, spec["signer"],
-                                                                             self.signers)
+        signer_certificate, signer_key, bundle = node_certs.signer_material(
+            self.cluster_store, spec["signer"], self.signers)
         kubeconfig = spec.get("kubeconfig")
         if kubeconfig:
             # kops' nodetasks.KubeConfig: the certificate lives only inline in the kubeconfig.

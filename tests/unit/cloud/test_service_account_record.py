@@ -88,7 +88,7 @@ def test_a_recorded_name_is_asked_for_by_name_and_deleted_only_when_its_tags_say
     _make_role(foreign, {"KubernetesCluster": "other.example.com", TAG_SERVICE_ACCOUNT_NAME: "foreign"})
     _make_role(untagged, {})
     store.apply([(made_objects.RECORD, made_objects.encode(_names([ours, foreign, untagged, gone],
-                                                                   ["old.example.com/issuer"])))])
+                                                                  ["old.example.com/issuer"])))])
     calls = []
     api = cloud.client("iam")
     api.meta.events.register("before-call.iam.*", lambda model, **_: calls.append(model.name))

@@ -8,7 +8,6 @@ from ansible_collections.kubeops.kops.plugins.module_utils.engine import plan
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.runner import PlanEntry
 
 
-
 def test_a_changed_field_shows_old_and_new_values_long_ones_as_their_hash_and_documents_as_their_diff():
     policy = {"Statement": [{"Action": "ec2:*", "Resource": "*", "Effect": "Allow"}] * 3}
     user_data = ("#!/bin/bash\nCLUSTER=k\nHASH=%s\nexport AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMIK7MDENG\necho done\n")

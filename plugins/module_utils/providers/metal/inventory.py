@@ -91,19 +91,10 @@ def oversized(groups, hosts):
             and count.get(g["metadata"]["name"], 0) > g["spec"]["maxSize"]]
 
 
-def _inventory_so_far(inventory):
-    """(host name, variables with its groups', group names) of every host the earlier inventory sources added."""
-    from ansible.inventory.helpers import get_group_vars
-    from ansible.utils.vars import combine_vars
-
-    return [(name, combine_vars(get_group_vars(host.get_groups()), host.get_vars()),
-             [g.name for g in host.get_groups()]) for name, host in inventory.hosts.items()]
-
-
 def hosts(plugin, service, cluster, groups, region):
     """The inventory's hosts that name an instance group of the cluster (see the module's docstring)."""
     del region
-    found = metal_hosts(cluster, groups, _inventory_so_far(plugin.inventory), service.store.url(""))
+    found = metal_hosts(cluster, groups, plugin.hosts_so_far(), service.store.url(""))
     name = cluster["metadata"]["name"]
     if not found:
         plugin.display.warning(
