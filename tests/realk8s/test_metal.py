@@ -39,8 +39,8 @@ def _prepare_machine(host):
     """What the test machine image carries: the kubelet's cgroup-v1 drop-in (cluster.py's CGROUP_V1_DROPIN). The
     host keeps its own name (kops' metal nodes register under their host name: the inventory's name here)."""
     dropin = "/etc/systemd/system/kubelet.service.d/10-test-host-cgroupv1.conf"
-    done = host.run("mkdir -p %s && cat > %s <<'EOF'\n%sEOF\nhostname" % (os.path.dirname(dropin), dropin,
-                                                                            e2e.CGROUP_V1_DROPIN))
+    done = host.run("mkdir -p %s && cat > %s <<'EOF'\n%sEOF\nhostname"
+                    % (os.path.dirname(dropin), dropin, e2e.CGROUP_V1_DROPIN))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == host.name, done.stdout
 

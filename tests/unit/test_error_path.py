@@ -26,8 +26,9 @@ ALLOWED = {}
 # "<path under plugins/>:<class>" of an exception class not based on KopsError -> why it is not one.
 OWN_CLASSES = {
     "module_utils/errors.py:KopsError": "the one base: a ValueError, so callers catching bad input keep working",
-    "module_utils/nodeup/boot_fetch.py:Refused": ("the boot script's downloader runs on the node's bare python3 "
-                                                 "before the collection is there (stdlib only); the script prints it"),
+    "module_utils/nodeup/boot_fetch.py:Refused":
+        "the boot script's downloader runs on the node's bare python3 before the collection is there (stdlib only); "
+        "the script prints it",
     "module_utils/nodeup/node_labeller.py:NotIdentified": "the labeller daemon's signal for a Node it skips: caught "
                                                           "and logged in the same file, never a module's failure",
     "module_utils/nodeup/node_labeller.py:KubeError": "the labeller daemon's API answer (with its HTTP status): "

@@ -123,7 +123,7 @@ def bootstrap_worker(server, ca_cert, region, sts_endpoint, certificates, includ
     current = {item["name"]: current_certificate(item, cas, now) for item in certificates}
     wanted = [item for item in certificates if current[item["name"]] is None]
     result = {"changed": bool(wanted), "changed_paths": []}
-    if wanted and not check_mode or include_node_config:
+    if (wanted and not check_mode) or include_node_config:
         names = [item["name"] for item in wanted] if not check_mode else []
         issued, config = ask_service(server, ca_cert, region, sts_endpoint, names, include_node_config)
         for item in wanted:
