@@ -15,6 +15,8 @@ _AWS_ZONE = re.compile(r"^([a-z]{2}(?:-[a-z0-9]+)*?-[a-z]+-\d+)(?:[a-z]|-[a-z]+-
 # us-central1-a, europe-west4-b
 _GCE_ZONE = re.compile(r"^([a-z]+-[a-z]+\d+)-[a-z]$")
 ZONE_PATTERNS = {"aws": (_AWS_ZONE, "us-east-1a"), "gce": (_GCE_ZONE, "us-central1-a")}
+# AWS's ARN partitions by region prefix (the SDK's partition table, for the regions kops supports).
+AWS_PARTITIONS = (("cn-", "aws-cn"), ("us-gov-", "aws-us-gov"), ("us-isob-", "aws-iso-b"), ("us-iso-", "aws-iso"))
 
 
 class ZoneError(CloudError):
@@ -52,3 +54,8 @@ def split_across_zones(count, zones):
     for i in range(count - sum(sizes)):
         sizes[i] += 1
     return dict(zip(zones, sizes))
+
+
+def aws_partition_of(region):
+    """The partition of an AWS region's ARNs: aws, aws-cn, aws-us-gov, ..."""
+    return next((p for prefix, p in AWS_PARTITIONS if (region or "").startswith(prefix)), "aws")

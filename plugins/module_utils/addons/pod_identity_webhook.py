@@ -19,6 +19,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.addons import service
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.core import (
     KUBE_SYSTEM, binding, role, rule, sa_subject, service_account)
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
+from ansible_collections.kubeops.kops.plugins.module_utils.zones import aws_partition_of
 
 ADDON = "eks-pod-identity-webhook.addons.k8s.io"
 NAME = "pod-identity-webhook"
@@ -44,7 +45,7 @@ def config_map_data(facts):
                              "(sts:GetCallerIdentity)" % ADDON)
         name = service_accounts.role_name(facts.name, entry["namespace"], entry["name"])
         mappings["%s/%s" % (entry["namespace"], entry["name"])] = {
-            "RoleARN": service_accounts.role_arn(service_accounts.partition_of(facts.region), facts.account_id, name),
+            "RoleARN": service_accounts.role_arn(aws_partition_of(facts.region), facts.account_id, name),
             "Audience": service_accounts.AUDIENCE, "UseRegionalSTS": True, "TokenExpiration": 0}
     return json.dumps(dict(sorted(mappings.items())), separators=(",", ":"))
 

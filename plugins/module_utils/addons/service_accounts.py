@@ -18,6 +18,7 @@ import collections
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
 from ansible_collections.kubeops.kops.plugins.module_utils.truncate import truncate
+from ansible_collections.kubeops.kops.plugins.module_utils.zones import aws_partition_of
 
 KUBE_SYSTEM = "kube-system"
 MAX_ROLE_NAME = 64
@@ -27,8 +28,6 @@ TOKEN_VOLUME = "token-amazonaws-com"
 AUDIENCE = "amazonaws.com"
 TOKEN_EXPIRATION_SECONDS = 86400
 FS_GROUP = 10001  # kops' wellknownusers.Generic: lets a non-root container read the projected token
-# Partitions by region prefix (the SDK's partition table, for the regions kops supports).
-PARTITIONS = (("cn-", "aws-cn"), ("us-gov-", "aws-us-gov"), ("us-isob-", "aws-iso-b"), ("us-iso-", "aws-iso"))
 
 ServiceAccountRole = collections.namedtuple("ServiceAccountRole", "namespace name applies")
 
@@ -84,10 +83,6 @@ ROLES = (
     ServiceAccountRole(KUBE_SYSTEM, "ebs-csi-controller-sa", lambda spec: irsa(spec) and _ebs_csi(spec)),
     ServiceAccountRole(KUBE_SYSTEM, "karpenter", lambda spec: irsa(spec) and _karpenter(spec)),
 )
-
-
-def partition_of(region):
-    return next((p for prefix, p in PARTITIONS if (region or "").startswith(prefix)), "aws")
 
 
 def wanted(spec):
@@ -186,7 +181,7 @@ def wire(facts, documents):
                 if not facts.account_id:
                     raise AddonError("spec.iam.useServiceAccountExternalPermissions: the pods' AWS_ROLE_ARN names the "
                                      "AWS account; run with AWS credentials (sts:GetCallerIdentity)")
-                arn = role_arn(partition_of(facts.region), facts.account_id,
+                arn = role_arn(aws_partition_of(facts.region), facts.account_id,
                                role_name(facts.name, namespace, account))
                 document = dict(document, spec=dict(document["spec"], template=dict(
                     template, spec=wire_pod(template["spec"], arn))))

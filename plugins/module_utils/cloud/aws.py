@@ -488,15 +488,6 @@ TAG_FILTER_VALUES = 20
 MAX_LOOKALIKES = 3 * TAG_FILTER_VALUES - 1
 
 
-# The ARN partitions by region prefix (the SDK's partition table, for the regions kops supports).
-PARTITIONS = (("cn-", "aws-cn"), ("us-gov-", "aws-us-gov"), ("us-isob-", "aws-iso-b"), ("us-iso-", "aws-iso"))
-
-
-def partition_of(region):
-    """The partition of a region's ARNs: aws, aws-cn, aws-us-gov, ..."""
-    return next((p for prefix, p in PARTITIONS if (region or "").startswith(prefix)), "aws")
-
-
 def lookalike_cluster_names(cluster_name):
     """The other cluster names that give the same AWS names as this one where kops writes its dots as dashes
     (a.example.com, a-example.com, a.example-com, a-example-com), sorted; each "." or "-" may be either."""

@@ -24,6 +24,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import iam
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import ModelError
+from ansible_collections.kubeops.kops.plugins.module_utils.zones import aws_partition_of
 
 ROLE_PREFIX = {objects.ROLE_CONTROL_PLANE: "masters", objects.ROLE_NODE: "nodes",
                objects.ROLE_BASTION: "bastions", objects.ROLE_APISERVER: "apiservers"}
@@ -37,8 +38,6 @@ ASSUME_ROLE_POLICY = {
     "Version": "2012-10-17",
     "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
 }
-# region prefix -> partition (the SDK's partition table, for the regions kops supports)
-PARTITIONS = (("cn-", "aws-cn"), ("us-gov-", "aws-us-gov"), ("us-isob-", "aws-iso-b"), ("us-iso-", "aws-iso"))
 # Stores that are not S3 but that kops' tests emulate as S3 buckets (memfs:// exists only in tests).
 EMULATED_READ_BUCKET = {"memfs": "placeholder-read-bucket"}
 EMULATED_WRITE_BUCKET = {"memfs": "placeholder-write-bucket"}
@@ -46,10 +45,6 @@ EMULATED_WRITE_BUCKET = {"memfs": "placeholder-write-bucket"}
 
 class IAMPolicyError(ModelError):
     pass
-
-
-def partition_of(region):
-    return next((p for prefix, p in PARTITIONS if (region or "").startswith(prefix)), "aws")
 
 
 class RoleContext(object):
@@ -62,7 +57,7 @@ class RoleContext(object):
         self.role = role
         self.name = cluster["metadata"]["name"]
         self.region = region_of(self.spec) or ""
-        self.partition = partition_of(self.region)
+        self.partition = aws_partition_of(self.region)
         self.zone_id = publishing_zone_id(self.spec)
         self.lifecycle_hooks = any(
             self.role_of(g) == role and warm_pool_enabled(pool) and pool.get("enableLifecycleHook")

@@ -21,14 +21,14 @@ import json
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import service_accounts as addon_roles
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import iam_statements
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.iam import (
-    IAMPolicyError, build_role, partition_of, policy_json, publishing_zone_id)
+    IAMPolicyError, build_role, policy_json, publishing_zone_id)
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import names
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import cluster_tags, iam_role_name
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import discovery
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import iam
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.s3 import S3Object
 from ansible_collections.kubeops.kops.plugins.module_utils.truncate import fnv32a
-from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
+from ansible_collections.kubeops.kops.plugins.module_utils.zones import aws_partition_of, region_of
 
 DEFAULT_AUDIENCE = "amazonaws.com"
 # The SHA-1 fingerprints of the two root CAs S3 serves under (kops getFingerprints).
@@ -53,7 +53,7 @@ class _Context(object):
         self.groups = groups
         self.name = completed["metadata"]["name"]
         self.region = region_of(self.spec) or ""
-        self.partition = partition_of(self.region)
+        self.partition = aws_partition_of(self.region)
 
     def policy(self, *grants):
         policy = iam_statements.Policy(self.name, self.partition, self.region, publishing_zone_id(self.spec))

@@ -14,12 +14,13 @@ import collections
 import json
 import urllib.parse
 
-from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import as_wanted, paginate, partition_of, tag_list
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import as_wanted, paginate, tag_list
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import (
     ApiField, ComparedTask, not_owned, own_tags)
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation import get_att
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Deletion, Field, Ref, Task
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import TaskError
+from ansible_collections.kubeops.kops.plugins.module_utils.zones import aws_partition_of
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import (
     MAX_IAM_ROLE_NAME, TAG_SERVICE_ACCOUNT_NAME, TAG_SERVICE_ACCOUNT_NAMESPACE)
 
@@ -400,7 +401,7 @@ def provider_arn(cloud, url):
     """IAM's ARN of the OIDC provider of an issuer URL: arn:<partition>:iam::<account>:oidc-provider/<URL without
     https://>; the account asked of STS once per run (the addons and the SQS queue ask the same)."""
     account = cloud.lookup("account", lambda: cloud.client("sts").get_caller_identity()["Account"])
-    return "arn:%s:iam::%s:oidc-provider/%s" % (partition_of(cloud.region), account, _without_scheme(url))
+    return "arn:%s:iam::%s:oidc-provider/%s" % (aws_partition_of(cloud.region), account, _without_scheme(url))
 
 
 class IAMOIDCProvider(ComparedTask):
