@@ -16,17 +16,10 @@ import socket
 
 from ansible_collections.kubeops.kops.plugins.module_utils.atomic import atomic_write
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import StateStoreError
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import node_file
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs, node_certs
 
 PATH_FIELDS = ("cert_path", "key_path", "ca_path")
-
-
-def read_bytes(path):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
 
 
 class NodeFiles(object):
@@ -39,7 +32,7 @@ class NodeFiles(object):
 
     def write(self, path, data, mode):
         """True when the file at path differs from data or mode (and, unless in check mode, is now written)."""
-        if read_bytes(path) == data and (os.stat(path).st_mode & 0o7777) == mode:
+        if node_file.read_current(path) == (data, mode):
             return False
         if not self.check_mode:
             atomic_write(path, mode, data)
@@ -100,7 +93,8 @@ class NodeCertificateIssuer(object):
         certificate, key, _bundle = node_certs.signer_material(self.cluster_store, copy["keyset"], self.signers)
         files = [(copy["key_path"], certs.key_pem(key), 0o600)]
         if copy.get("cert_path"):
-            files.append((copy["cert_path"], certs.certificate_pem(certificate), int(copy.get("cert_mode") or "0644", 8)))
+            cert_mode = int(copy.get("cert_mode") or "0644", 8)
+            files.append((copy["cert_path"], certs.certificate_pem(certificate), cert_mode))
         for path, data, mode in files:
             if self.files.write(path, data, mode):
                 self.diffs.append("%s: copy of the %s primary keypair" % (path, copy["keyset"]))
@@ -114,9 +108,9 @@ class NodeCertificateIssuer(object):
         if kubeconfig:
             # kops' nodetasks.KubeConfig: the certificate lives only inline in the kubeconfig.
             from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import kops_kubeconfig
-            cert_pem, key_pem = kops_kubeconfig.credentials(read_bytes(kubeconfig["path"]))
+            cert_pem, key_pem = kops_kubeconfig.credentials(node_file.read_current(kubeconfig["path"])[0])
         else:
-            cert_pem, key_pem = read_bytes(spec["cert_path"]), read_bytes(spec["key_path"])
+            cert_pem, key_pem = (node_file.read_current(spec[field])[0] for field in ("cert_path", "key_path"))
         reason = node_certs.reissue_reason(spec, cert_pem, key_pem, signer_certificate, self.now)
         target = kubeconfig["path"] if kubeconfig else spec["cert_path"]
         if reason:

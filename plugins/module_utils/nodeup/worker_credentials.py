@@ -14,7 +14,7 @@ import datetime
 
 from ansible_collections.kubeops.kops.plugins.module_utils.atomic import atomic_write
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import bootstrap_service
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import bootstrap_service, node_file
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
 
 RENEW_BEFORE = datetime.timedelta(days=30)
@@ -40,14 +40,6 @@ class WorkerBootstrapError(NodeError):
         return dict(super().result(), retryable=self.retryable)
 
 
-def _read(path):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError:
-        return None
-
-
 def ca_certificates(pem):
     """The CA certificates of a PEM bundle (the cluster's kubernetes-ca)."""
     from cryptography import x509
@@ -64,7 +56,7 @@ def ca_certificates(pem):
 
 def current_certificate(item, cas, now):
     """The certificate on disk when it is still good (its key, signed by one of cas, 30 days or more left)."""
-    cert_pem, key_pem = _read(item["cert_path"]), _read(item["key_path"])
+    cert_pem, key_pem = (node_file.read_current(item[field])[0] for field in ("cert_path", "key_path"))
     if not cert_pem or not key_pem:
         return None
     try:
@@ -93,8 +85,9 @@ def node_identity():
         raise WorkerBootstrapError("botocore is required to sign the node's identity", fix="Debian: python3-botocore")
     credentials = botocore.session.get_session().get_credentials()
     if credentials is None:
-        raise WorkerBootstrapError("no AWS credentials on this node",
-                                   fix="the instance profile (or AWS_* variables) must give the node role's credentials")
+        raise WorkerBootstrapError(
+            "no AWS credentials on this node",
+            fix="the instance profile (or AWS_* variables) must give the node role's credentials")
     return credentials.get_frozen_credentials()
 
 
