@@ -440,14 +440,14 @@ class ClusterService(object):
         """The instance groups as kops' update completes them (PopulateInstanceGroupSpec): a group stored without a
         machine type (kops replace -f stores it as given) gets its cloud's default for its zones, as kops create ig
         would have given it; the others as stored."""
-        completed = []
+        completed, channel = [], None
         for group in groups:
             spec = group.get("spec") or {}
             if spec.get("machineType") or spec.get("manager") == "Karpenter":
                 completed.append(group)
                 continue
             group = copy.deepcopy(group)
-            channel = channels.load_channel(cluster["spec"].get("channel"))
+            channel = channel or channels.load_channel(cluster["spec"].get("channel"))  # parsed once, if at all
             try:
                 instance_groups.fill_new_group_defaults(cluster, group, channel, self._facts_for(cluster), sizes=True)
             except instance_groups.InstanceGroupDefaultsError as exc:
