@@ -147,6 +147,13 @@ class Cloud(object):
                            if i["LifecycleState"] in ("InService", "Pending")]
         return found
 
+    def instance(self, instance_id):
+        """EC2's description of one instance (moto keeps terminated ones, as EC2 does for a while)."""
+        return self.client("ec2").describe_instances(InstanceIds=[instance_id])["Reservations"][0]["Instances"][0]
+
+    def instance_state(self, instance_id):
+        return self.instance(instance_id)["State"]["Name"]
+
     def instance_credentials(self, instance_id):
         """What EC2's metadata service hands the instance: its profile role's session (tests/moto_server.py)."""
         url = "%s/moto-api/kubeops/instance-credentials?instance_id=%s" % (self.moto.url, instance_id)
@@ -196,8 +203,7 @@ def prepare_machine(host, build, names, instance_id):
 def user_data_of(cloud, instance_id):
     """The launch template user data of an instance (what cloud-init would run)."""
     ec2 = cloud.client("ec2")
-    detail = ec2.describe_instances(InstanceIds=[instance_id])["Reservations"][0]["Instances"][0]
-    tags = {t["Key"]: t["Value"] for t in detail.get("Tags", [])}
+    tags = {t["Key"]: t["Value"] for t in cloud.instance(instance_id).get("Tags", [])}
     template = tags.get("aws:ec2launchtemplate:id")
     versions = ec2.describe_launch_template_versions(LaunchTemplateId=template)["LaunchTemplateVersions"]
     return base64.b64decode(versions[-1]["LaunchTemplateData"]["UserData"]).decode()
@@ -401,12 +407,10 @@ class InstancePlayer(Poller):
 
     def _follow(self):
         running = set(self.cloud.instances(self.cluster).get(self.group, []))
-        ec2 = self.cloud.client("ec2")
         for instance_id, host in list(self.hosts.items()):
             if instance_id in running:
                 continue
-            state = ec2.describe_instances(InstanceIds=[instance_id])["Reservations"][0]["Instances"][0]
-            if state["State"]["Name"] in ("shutting-down", "terminated"):
+            if self.cloud.instance_state(instance_id) in ("shutting-down", "terminated"):
                 host.kill()
                 del self.hosts[instance_id]
                 if self.volumes is not None:
@@ -454,13 +458,9 @@ class CloudControllerStandIn(Poller):
                 play_cloud_controller(self._core, name, *self.nodes[name])
                 self.done.add(name)
             elif (node.spec.provider_id and not node_ready(node)
-                  and self._terminated(node.spec.provider_id.rsplit("/", 1)[-1])):
+                  and self.cloud.instance_state(node.spec.provider_id.rsplit("/", 1)[-1]) == "terminated"):
                 self._core.delete_node(name)
                 self.deleted.append(name)
-
-    def _terminated(self, instance_id):
-        found = self.cloud.client("ec2").describe_instances(InstanceIds=[instance_id])["Reservations"]
-        return found[0]["Instances"][0]["State"]["Name"] == "terminated"
 
 
 def boot_wheels():
