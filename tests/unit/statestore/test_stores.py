@@ -304,3 +304,15 @@ def test_file_stores_do_not_import_cloud_libraries(tmp_path):
     result = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True,
                             env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
     assert result.stdout.strip() == ""
+
+
+def test_gs_unreachable_endpoint_says_the_store_and_the_socket_error_only(monkeypatch):
+    import socket
+    monkeypatch.delenv("STORAGE_EMULATOR_HOST", raising=False)
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    store = vfs.open_store("gs://kops-state/prefix", endpoint="http://127.0.0.1:%d" % port)
+    with pytest.raises(vfs.StoreError) as error:
+        store.read("c/config")
+    assert str(error.value) == "state store gs://kops-state/prefix: reading c/config: Connection refused"
