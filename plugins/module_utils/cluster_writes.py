@@ -114,9 +114,9 @@ class ClusterWrite(object):
         params = self.params
         revision = params["revision"] or revisions.of_objects(documents) or revisions.in_comment(params["definition"])
         if revision is None and not params["force"]:
-            self.warn("%s names no revision it was read at (metadata.annotations %s, as get_cluster.yml "
-                                 "writes it): replaced without checking for changes stored since it was read"
-                                 % (params["definition_source"] or "the definition", revisions.ANNOTATION))
+            self.warn("%s names no revision it was read at (metadata.annotations %s, as get_cluster.yml writes it): "
+                      "replaced without checking for changes stored since it was read"
+                      % (params["definition_source"] or "the definition", revisions.ANNOTATION))
         return revision
 
     def _definition_name(self):

@@ -160,7 +160,9 @@ def python_interpreter(action, task_vars):
     interpreter discovery already found.  What module_common._get_shebang (private) decides for python, through
     the public configuration API and the task's Templar."""
     configured = C.config.get_config_value("INTERPRETER_PYTHON", variables=task_vars)
-    interpreter = action._templar.template(configured.strip()) if isinstance(configured, str) else configured
+    # Templated as given: a str method (strip) would drop the value's trust, and the template would stay a string.
+    interpreter = action._templar.template(configured) if isinstance(configured, str) else configured
+    interpreter = interpreter.strip() if isinstance(interpreter, str) else interpreter
     if not interpreter or interpreter in DISCOVERY_MODES:
         return (task_vars.get("ansible_facts") or {}).get("discovered_interpreter_python")
     return interpreter
