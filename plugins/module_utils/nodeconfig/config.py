@@ -19,7 +19,8 @@ import posixpath
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects, quantity
 from ansible_collections.kubeops.kops.plugins.module_utils import semver, zones
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import asset_data, credentials, etcd, node_labels
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import credentials, etcd, node_labels
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig.generated import asset_data
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeConfigError
 

@@ -32,7 +32,7 @@ KOPS = os.environ.get("KOPS_SOURCE")
 NEEDS_KOPS = pytest.mark.skipif(not KOPS, reason="KOPS_SOURCE is not set: point it at a kops checkout to compare "
                                 "with kops' rendered files")
 MANIFEST = "addons/karpenter.sh/k8s-1.19.yaml"
-CRD_DATA = REPO / "plugins/module_utils/addons/karpenter_crds.py"
+CRD_DATA = REPO / "plugins/module_utils/addons/generated/karpenter_crds.py"
 IMAGE = "ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-20250610"
 
 

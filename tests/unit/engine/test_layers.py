@@ -3,6 +3,7 @@ breaks the seam fails here rather than in review."""
 
 from __future__ import annotations
 
+import ast
 import pathlib
 import re
 
@@ -135,3 +136,26 @@ def test_the_cycle_finder_finds_a_cycle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
     assert cycles(graph) == [["a", "b", "c"]]
     assert package_graph({"x.one": {"y.two"}, "y.two": {"x.three"}, "x.three": set()}) == {"x": {"y"}, "y": {"x"}}
+
+
+def test_generated_tables_import_nothing():
+    """Each layer's generated/ (hack/gen_*.py's output) is data: it imports nothing, so a table never carries an
+    import past the layer rules above, and the layer's hand-written code is all that reads it."""
+    paths = sorted(ROOT.glob("*/generated/*.py"))
+    assert len(paths) > 5
+    bad = ["%s imports %s" % (p.relative_to(ROOT), ast.dump(node)) for p in paths for node in ast.walk(ast.parse(p.read_text()))
+           if isinstance(node, ast.Import) or isinstance(node, ast.ImportFrom) and node.module != "__future__"]
+    assert bad == []
+
+
+def test_a_generated_table_is_read_only_by_its_own_layer():
+    """api/generated/ is read by api/, nodeup/generated/ by nodeup/ (the node side ships its own tables): a table
+    another layer needs is asked of its layer's code, so the layer rules above also hold for the data."""
+    bad = []
+    for path in sorted(ROOT.rglob("*.py")):
+        layer = path.relative_to(ROOT).parts[0]
+        for imported in _imports(path):
+            parts = imported.split(".")
+            if "generated" in parts and parts[0] != layer:
+                bad.append("%s imports %s" % (path.relative_to(ROOT), imported))
+    assert bad == []

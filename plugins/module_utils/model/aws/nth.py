@@ -45,9 +45,8 @@ def build_nth(cluster, tasks):
     for event in enabled_events(spec):
         rule_name = event_rule_name(name, event)
         rule = nth.EventBridgeRule(rule_name, name=rule_name, event_pattern=json.dumps(EVENTS[event]),
-                                   tags=cluster_tags(name, rule_name))
+                                   tags=cluster_tags(name, rule_name), cloudformation_targets=[Ref(queue, "arn")])
         target = nth.EventBridgeTarget(rule_name + "-Target", rule=Ref(rule), arn=Ref(queue, "arn"))
-        rule.cloudformation_targets = [Ref(queue, "arn")]
         tasks[rule.key] = rule
         tasks[target.key] = target
     return queue
