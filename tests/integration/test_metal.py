@@ -119,8 +119,15 @@ def test_a_metal_cluster_through_the_playbooks(playbook, tmp_path):
     assert code == 0, deleted
     result = task_results(deleted, "Delete cluster " + NAME)
     assert result["changed"] is True and result["store_deleted"] is True and not cluster_dir.exists()
-    # Said where the user looks: the hosts keep what enroll put there until the host side of delete exists.
-    assert any("not reset by delete yet" in w for w in result.get("warnings", [])), result
+    # Said in one line where the user looks: without an inventory no host is reset, and how to reset them.
+    said = task_results(deleted, "Say the hosts are not reset without an inventory")["msg"]
+    assert said.startswith("the hosts of metal cluster %s are not reset: no inventory host names an instance group;"
+                           % NAME) and "-i hosts.yml" in said and "\n" not in said, said
+    code, again = playbook("kubeops.kops.delete_cluster", "-e", "state_store=file://%s" % store,
+                           "-e", "cluster_name=" + NAME, "-e", "yes=true")
+    assert code == 0, again
+    assert task_results(again, "Delete cluster " + NAME)["changed"] is False
+    assert "not found" in " ".join(task_results(again, "Report")["msg"]), task_results(again, "Report")
 
 
 def test_a_metal_cluster_is_refused_what_kops_refuses(playbook, tmp_path):

@@ -122,7 +122,7 @@ def test_delete_finds_nothing_in_a_cloud_and_says_what_it_leaves():
     module = deletion.driver_module("metal")
     cloud = module.cloud("metal.k8s.local", "", None, {})
     assert module.discover(cloud, {}) == [] and module.any_owned(cloud) is None and module.KINDS_BY_NAME == {}
-    assert "not reset by delete yet" in module.left_behind({})[0]
+    assert "reset by playbooks/delete_cluster.yml given the inventory" in module.left_behind({})[0]
 
 
 GROUPS = [_group("control-plane-main", "Master"), dict(_group("nodes-main", "Node"), spec=dict(
