@@ -197,3 +197,18 @@ def test_validate_without_inventory_hosts_says_how_to_give_them():
     reader, machines = registry.cloud_for(completed, hosts={})
     with pytest.raises(CloudError, match="no inventory host names an instance group of metal cluster metal.k8s.local: run with"):
         reader.cloud_groups(machines)
+
+
+def test_removing_a_host_is_refused_for_an_etcd_member_and_the_last_control_plane():
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers.metal import removal
+    etcd = [{"name": "main", "etcdMembers": [{"name": "a", "instanceGroup": "control-plane-a"}]},
+            {"name": "events", "etcdMembers": [{"name": "a", "instanceGroup": "control-plane-a"}]}]
+    member = _group("control-plane-a", "ControlPlane")
+    said = removal.refusal("vm0", member, etcd, ["vm0", "vm3"])
+    assert said.startswith("vm0 runs etcd (main member a, events member a, instance group control-plane-a): removing "
+                           "an etcd member is not built; to take the host out, move the members") and "\n" not in said
+    api_only = _group("apiservers", "APIServer")
+    assert removal.refusal("vm3", api_only, etcd, ["vm0", "vm3"]) is None
+    assert removal.refusal("vm3", api_only, etcd, ["vm3"]).startswith(
+        "vm3 is the cluster's last control-plane host: the cluster would have no API; enroll another")
+    assert removal.refusal("vm2", _group("nodes-main", "Node"), etcd, ["vm0"]) is None
