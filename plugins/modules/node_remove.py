@@ -10,7 +10,7 @@ module: node_remove
 short_description: Drain a metal cluster's host's Node, or delete it (kubespray's remove-node, the Kubernetes side)
 version_added: 0.1.0
 description:
-  - O(state=drained) cordons the host's Node and evicts its pods as the rolling update drains (kops' drain:
+  - O(state=drained) cordons the host's Node and evicts its pods as the rolling update drains (kops' drain,
     PodDisruptionBudgets honoured, an eviction refused is tried again every 5 s until O(drain_timeout); DaemonSet and
     static pods stay). O(state=absent) deletes the Node object. playbooks/remove_node.yml drains, resets the host
     (roles/enroll C(tasks/reset.yml)), then deletes the Node.

@@ -16,7 +16,7 @@ description:
     store with their IAM role; a metal host reads nothing itself).
   - Leaves out the boot wheels (C(boot/)) and the store's run journal and lease (C(.kubeops-*)), as enroll copies
     them not.
-  - The directory holds the cluster's CA keys: roles/enroll removes it when the copy is made.
+  - The directory holds the cluster's CA keys; roles/enroll removes it when the copy is made.
   - Writes only the controller's O(dest), never the store; check mode writes it too (roles/enroll compares the
     host's copy with it), so it says changed false.
 options:
