@@ -211,12 +211,36 @@ def _assert_clean(host, control_plane, before):
     return sorted(p.split()[0] for p in installed - set(before["packages"].splitlines()))
 
 
+def _cluster_secrets(store):
+    """A line of each thing a worker must never hold: the kubelet bootstrap token, and a line from the middle of each
+    CA private key of the store (pki/private/*/keyset.yaml)."""
+    import base64
+    root = store[len("file://"):] + "/" + CLUSTER
+    with open(root + "/secrets/kubelet-bootstrap-token") as handle:
+        found = [base64.b64decode(json.load(handle)["Data"]).decode("ascii")]
+    private = root + "/pki/private"
+    for name in sorted(os.listdir(private)):
+        with open("%s/%s/keyset.yaml" % (private, name)) as handle:
+            for key in yaml.safe_load(handle)["spec"]["keys"]:
+                lines = base64.b64decode(key["privateMaterial"]).decode("ascii").splitlines()
+                found.append(lines[len(lines) // 2])
+    return found
+
+
 def _remove_enroll_and_delete(user_dir, hosts, worker, core, inventory, day2, store, os_before, times):
     """kubespray's remove-node and scale, and delete: a worker removed (its Node gone, the host clean), enrolled
     again (Ready); delete_cluster.yml --check lists what it would remove per host; then the three hosts reset and the
     store deleted; a second delete finds nothing."""
     import kubernetes
     name = worker.name.lower()
+    with e2e.step("no worker file holds the bootstrap token or a CA key", hosts, times):
+        secrets = _cluster_secrets(store)
+        for host in hosts[1:]:
+            found = host.run("grep -rlF %s /etc /var /srv /opt /root /tmp /usr/local 2>/dev/null; true"
+                             % " ".join("-e '%s'" % s for s in secrets)).stdout.split()
+            assert found == [], "%s: files holding the bootstrap token or a CA key: %s" % (host.name, found)
+            issued = host.run("openssl x509 -noout -subject -in /var/lib/kubelet/pki/kubelet-client.crt").stdout
+            assert "system:node:%s" % host.name.lower() in issued, issued
     with e2e.step("remove_node.yml -l a worker: drained, reset, Node deleted", hosts, times):
         removed = e2e.check(e2e.run_playbook("remove_node.yml", *inventory, *day2, "-l", worker.name, "-e", "yes=true",
                                              cwd=user_dir), "remove_node.yml")
