@@ -233,6 +233,12 @@ def _remove_enroll_and_delete(user_dir, hosts, worker, core, inventory, day2, st
     store deleted; a second delete finds nothing."""
     import kubernetes
     name = worker.name.lower()
+    with e2e.step("the etcd backup timer's program runs on the control-plane host", hosts, times):
+        control = hosts[0]
+        ran = control.run("systemctl start etcd-main-backup.service && ls /etc/kubernetes/kops/store/%s/backups/etcd/main/"
+                          "*/etcd.backup.gz" % CLUSTER)
+        assert ran.returncode == 0 and "etcd.backup.gz" in ran.stdout, (ran.stdout, ran.stderr, control.run(
+            "journalctl -u etcd-main-backup.service --no-pager | tail -20").stdout)
     with e2e.step("no worker file holds the bootstrap token or a CA key", hosts, times):
         secrets = _cluster_secrets(store)
         for host in hosts[1:]:
