@@ -212,3 +212,54 @@ def test_removing_a_host_is_refused_for_an_etcd_member_and_the_last_control_plan
     assert removal.refusal("vm3", api_only, etcd, ["vm3"]).startswith(
         "vm3 is the cluster's last control-plane host: the cluster would have no API; enroll another")
     assert removal.refusal("vm2", _group("nodes-main", "Node"), etcd, ["vm0"]) is None
+
+
+class _Gone(Exception):
+    status = 404
+
+
+class _FakeCore(object):
+    """CoreV1Api as removal.py uses it: one node, its pods; records what changes."""
+
+    def __init__(self, nodes):
+        self.nodes = set(nodes)
+        self.calls = []
+
+    def read_node(self, name, _request_timeout=None):
+        if name not in self.nodes:
+            raise _Gone()
+        return {"metadata": {"name": name}}
+
+    def delete_node(self, name, _request_timeout=None):
+        self.calls.append(("delete", name))
+        self.nodes.discard(name)
+
+
+class _FakeDrainer(object):
+    def __init__(self, core, pods):
+        self.core, self.pods, self.calls = core, pods, []
+
+    def pods_to_evict(self, name):
+        return [{"metadata": {"namespace": "default", "name": p}} for p in self.pods]
+
+    def cordon_and_label(self, name):
+        self.calls.append(("cordon", name))
+
+    def drain(self, name, timeout, report=None):
+        self.calls.append(("drain", name, timeout))
+        return len(self.pods)
+
+
+def test_a_node_is_drained_then_deleted_and_check_mode_changes_nothing():
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers.metal import removal
+    core = _FakeCore(["vm2"])
+    drainer = _FakeDrainer(core, ["web-1", "web-2"])
+    assert removal.drain(drainer, "vm2", 900, check_mode=True) == {"found": True, "evicted": 0,
+                                                                   "pods": ["default/web-1", "default/web-2"]}
+    assert drainer.calls == [] and removal.delete_node(core, "vm2", check_mode=True) is True and core.calls == []
+    assert removal.drain(drainer, "vm2", 900, check_mode=False)["evicted"] == 2
+    assert drainer.calls == [("cordon", "vm2"), ("drain", "vm2", 900)]
+    assert removal.delete_node(core, "vm2", check_mode=False) is True and core.calls == [("delete", "vm2")]
+    # A second run: the Node is gone, nothing to drain or delete.
+    assert removal.drain(drainer, "vm2", 900, check_mode=False) == {"found": False, "evicted": 0, "pods": []}
+    assert removal.delete_node(core, "vm2", check_mode=False) is False and core.calls == [("delete", "vm2")]
