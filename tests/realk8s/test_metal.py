@@ -167,7 +167,8 @@ ENROLLED_PATHS = ("/var/lib/kubelet", "/var/lib/containerd", "/etc/kubernetes", 
                   "/usr/local/bin/kubelet", "/usr/local/bin/kubectl", "/etc/systemd/system/kubelet.service",
                   "/etc/sysctl.d/99-k8s-general.conf", "/etc/modules-load.d/kubeops-kops.conf")
 CONTROL_PLANE_PATHS = ("/mnt/etcd-main", "/mnt/etcd-events", "/etc/systemd/system/etcd-main.service",
-                       "/etc/systemd/system/etcd-main-backup.timer", "/usr/local/bin/etcdctl", "/var/log/kube-apiserver.log")
+                       "/etc/systemd/system/etcd-main-backup.timer", "/usr/local/bin/etcdctl",
+                       "/var/log/kube-apiserver.log")
 # The processes of Kubernetes, etcd and containerd (pgrep -x on the command name, 15 characters).
 PROCESSES = ("kubelet", "kube-apiserver", "kube-controller", "kube-scheduler", "kube-proxy", "etcd", "containerd",
              "containerd-shim", "pause")
@@ -235,8 +236,8 @@ def _remove_enroll_and_delete(user_dir, hosts, worker, core, inventory, day2, st
     name = worker.name.lower()
     with e2e.step("the etcd backup timer's program runs on the control-plane host", hosts, times):
         control = hosts[0]
-        ran = control.run("systemctl start etcd-main-backup.service && ls /etc/kubernetes/kops/store/%s/backups/etcd/main/"
-                          "*/etcd.backup.gz" % CLUSTER)
+        ran = control.run("systemctl start etcd-main-backup.service && "
+                          "ls /etc/kubernetes/kops/store/%s/backups/etcd/main/*/etcd.backup.gz" % CLUSTER)
         assert ran.returncode == 0 and "etcd.backup.gz" in ran.stdout, (ran.stdout, ran.stderr, control.run(
             "journalctl -u etcd-main-backup.service --no-pager | tail -20").stdout)
     with e2e.step("no worker file holds the bootstrap token or a CA key", hosts, times):

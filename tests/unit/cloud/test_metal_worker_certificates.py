@@ -60,12 +60,14 @@ def test_a_certificate_for_another_key_is_refused(ca, places):
         import os
         os.unlink(item["key_path"])
     wc.host_keys(ca_pem, places)
-    with pytest.raises(wc.WorkerCertificateError, match=r"^the kubelet certificate is not for the key at .*: enroll again"):
+    with pytest.raises(wc.WorkerCertificateError,
+                       match=r"^the kubelet certificate is not for the key at .*: enroll again"):
         wc.write_certificates(first, places)
 
 
 def test_only_what_kops_controller_signs_is_signed(ca, places):
     ca_pem = certs.certificate_pem(ca[0]).decode("ascii")
     public = wc.host_keys(ca_pem, places)
-    with pytest.raises(wc.WorkerCertificateError, match=r"^host vm1: certificate 'admin' is not issued by this service"):
+    with pytest.raises(wc.WorkerCertificateError,
+                       match=r"^host vm1: certificate 'admin' is not issued by this service"):
         wc.issue(ca, "vm1", [], {"admin": public["kubelet"]})
