@@ -41,7 +41,8 @@ class UpdateError(ServiceError):
 
 
 def load_completed(service, cluster_name, planned=None):
-    """(completed Cluster, instance groups) of a stored cluster, validated.
+    """(completed Cluster, completed instance groups) of a stored cluster, validated: the one place the groups are
+    completed (ClusterService.completed_groups); every stage after it takes them as they are.
 
     planned: (Cluster, instance groups) to use instead of the stored ones: what a check-mode
     create would write, so a new cluster's cloud can be planned before anything is stored.
@@ -50,7 +51,7 @@ def load_completed(service, cluster_name, planned=None):
     if cluster is None:
         raise UpdateError("cluster %r not found in %s; create it first" % (cluster_name, service.store.url("")))
     completed = service.validate(cluster, groups)
-    return completed, service.completed_groups(cluster, groups)
+    return completed, service.completed_groups(cluster, completed, groups)
 
 
 def ssh_public_keys(service, cluster_name, new_key=None, dry_run=False):
@@ -193,7 +194,7 @@ class Target(object):
         return []
 
     def account(self, update):
-        return _render_account(update.completed, update.cloud, update.warn)
+        return _render_account(update.driver, update.completed, update.cloud, update.warn)
 
     def control_plane_addresses(self, update):
         return ()
@@ -253,7 +254,7 @@ class Direct(Target):
         return names_plan
 
     def account(self, update):
-        return _addon_account(update.completed, update.cloud)
+        return _addon_account(update.driver, update.completed, update.cloud)
 
     def control_plane_addresses(self, update):
         return update.driver.control_plane_addresses(update.cloud(), update.completed)
@@ -448,11 +449,11 @@ def _warn_not_rendered(completed, groups, warn):
 UNKNOWN_ACCOUNT = "000000000000"
 
 
-def _render_account(completed, cloud, warn):
+def _render_account(driver, completed, cloud, warn):
     """_addon_account for a rendered target: UNKNOWN_ACCOUNT, with a warning, when the account cannot be asked (no
     credentials: Terraform for review, `make demo`); a direct apply has a cloud, and its lookup failing fails the run."""
     try:
-        return _addon_account(completed, cloud)
+        return _addon_account(driver, completed, cloud)
     except ValueError:
         warn("no AWS account could be asked (no credentials): node-termination-handler's QUEUE_URL and the "
              "service-account roles' ARNs and trust policies (IRSA) name account %s; render again with AWS credentials "
@@ -460,10 +461,10 @@ def _render_account(completed, cloud, warn):
         return UNKNOWN_ACCOUNT
 
 
-def _addon_account(completed, cloud):
-    """The AWS account id when the addons or the model need it (the termination handler's SQS queue URL, the
-    service-account roles' ARNs and trust policies), else None."""
-    return addon_channel.account_of(cloud()) if addon_channel.needs_account_id(completed) else None
+def _addon_account(driver, completed, cloud):
+    """The account id (the driver's) when the addons or the model need it (the termination handler's SQS queue URL,
+    the service-account roles' ARNs and trust policies), else None."""
+    return driver.account_id(cloud()) if addon_channel.needs_account_id(completed) else None
 
 
 def boot_artifacts_for(service, completed, store, dry_run):

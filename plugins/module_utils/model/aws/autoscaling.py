@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import balancer_name, cluster_tags
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import (
+    balancer_name, cluster_tags, group_object_name)
+from ansible_collections.kubeops.kops.plugins.module_utils.completion.instance_groups import (
+    resolve_warm_pool, warm_pool_enabled)
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 from ansible_collections.kubeops.kops.plugins.module_utils.taints import parse_taint
@@ -43,17 +45,6 @@ ROLE_TAGS = {
     "Bastion": {"k8s.io/role/bastion": "1"},
     "APIServer": {"k8s.io/role/apiserver": "1"},  # kops: the role lower-cased
 }
-
-
-def group_object_name(cluster_name, group):
-    """kops' AutoscalingGroupName: <ig>.masters.<c> for the control plane, <ig>.apiservers.<c> for API servers,
-    <ig>.<c> otherwise."""
-    role = group["spec"].get("role")
-    if role in ("ControlPlane", "Master"):
-        return "%s.masters.%s" % (group["metadata"]["name"], cluster_name)
-    if role == "APIServer":
-        return "%s.apiservers.%s" % (group["metadata"]["name"], cluster_name)
-    return "%s.%s" % (group["metadata"]["name"], cluster_name)
 
 
 def nth_queue_mode(cluster):
@@ -163,30 +154,6 @@ def _extra_volume(volume):
     return {"device_name": volume["device"], "ebs": ebs}
 
 
-def resolve_warm_pool(cluster_pool, group):
-    """kops' WarmPoolSpec.ResolveDefaults: the group's pool over the cluster's; none for the control plane
-    and bastions unless the group asks."""
-    spec = group["spec"]
-    own = spec.get("warmPool")
-    special = spec.get("role") in ("ControlPlane", "Master", "Bastion")
-    if own is None:
-        return None if cluster_pool is None or special else dict(cluster_pool)
-    if cluster_pool is None or special:
-        return dict(own)
-    pool = dict(own)
-    if pool.get("maxSize") is None and cluster_pool.get("maxSize") is not None:
-        pool["maxSize"] = cluster_pool["maxSize"]
-    if not pool.get("minSize"):
-        pool["minSize"] = cluster_pool.get("minSize") or 0
-    if not pool.get("enableLifecycleHook"):
-        pool["enableLifecycleHook"] = cluster_pool.get("enableLifecycleHook", False)
-    return pool
-
-
-def warm_pool_enabled(pool):
-    return pool is not None and pool.get("maxSize") != 0
-
-
 def _target_groups(cluster, group, tasks):
     """The NLB target groups a group's instances join (kops: tcp for API servers, kops-controller for
     the control plane with dns None, the bastion's SSH target group for bastions)."""
@@ -248,8 +215,7 @@ def build_autoscaling(completed_cluster, instance_groups, tasks, user_data=None,
     subnet_specs = {s["name"]: s for s in spec.get("subnets") or []}
     nlb = (spec.get("api") or {}).get("loadBalancer") or {}
     built = {}
-    for raw_group in instance_groups:
-        group = populate.populate_instance_group_spec(cluster, raw_group)
+    for group in instance_groups:
         group_spec = group["spec"]
         if group_spec.get("manager") == "Karpenter":
             continue
