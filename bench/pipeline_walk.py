@@ -8,10 +8,10 @@ The update: a 2-group AWS cluster (bench/aws_update.py's) created on moto by a d
 no-op), then rendered to Terraform, each run traced.  Two parameters are followed, each on its own: the cluster's
 instance groups and its completed spec, as the update loaded them (the return of updates.load_completed).  Every
 call of a function in plugins/module_utils whose arguments hold the followed object (for the groups: the list, a
-group, or a list, tuple or dict holding one; for the spec: the completed Cluster or its spec) is a visit.  Identity,
-not equality: a group completed again downstream is a new dict, and the call that completes it again is a visit
-(it is handed the loaded group).  Only the calling thread is traced: the engine's workers run the tasks, which are
-handed neither.
+group, or a list, tuple or dict holding one; for the spec: the completed Cluster or its spec) is a visit.  A group
+is known by its name (an object with a spec whose metadata.name is one of the loaded groups'), so a group completed
+again downstream, a new dict, is still followed; the list and the spec by identity.  Only the calling thread is
+traced: the engine's workers run the tasks, which are handed neither.
 
 A place is (file, function).  In the sequence of visits' files (consecutive repeats of a file as one):
 - re-entries: a file entered again after the walk left it;
@@ -60,14 +60,21 @@ def layer_of(relpath):
     return None if relpath == FORMAT else LAYERS.get(relpath.split("/", 1)[0])
 
 
-def holds(value, followed):
-    """Whether value is one of the followed objects, or a list, tuple or dict holding one."""
+def is_followed(value, followed, group_names):
     if id(value) in followed:
         return True
+    return (isinstance(value, dict) and "spec" in value
+            and (value.get("metadata") or {}).get("name") in group_names)
+
+
+def holds(value, followed, group_names):
+    """Whether value is one of the followed objects, or a list, tuple or dict holding one."""
+    if is_followed(value, followed, group_names):
+        return True
     if isinstance(value, (list, tuple)):
-        return any(id(item) in followed for item in value)
+        return any(is_followed(item, followed, group_names) for item in value)
     if isinstance(value, dict):
-        return any(id(item) in followed for item in value.values())
+        return any(is_followed(item, followed, group_names) for item in value.values())
     return False
 
 
@@ -78,10 +85,13 @@ class Walk(object):
         self.parameter = parameter
         self.visits = []
         self.followed = {}  # id -> object (kept alive so that an id is not reused)
+        self.group_names = frozenset()
 
     def follow(self, completed, groups):
-        followed = [groups] + list(groups) if self.parameter == "groups" else [completed, completed["spec"]]
+        followed = [groups] if self.parameter == "groups" else [completed, completed["spec"]]
         self.followed = {id(value): value for value in followed}
+        if self.parameter == "groups":
+            self.group_names = frozenset(group["metadata"]["name"] for group in groups)
 
     def tracer(self, frame, event, _arg):
         if event != "call":
@@ -97,7 +107,7 @@ class Walk(object):
         arguments = [frame.f_locals.get(name) for name in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]]
         if code.co_flags & 0x04:  # *args
             arguments.extend(frame.f_locals.get(code.co_varnames[code.co_argcount + code.co_kwonlyargcount]) or ())
-        if any(holds(argument, self.followed) for argument in arguments):
+        if any(holds(argument, self.followed, self.group_names) for argument in arguments):
             caller = frame.f_back
             while caller is not None and not caller.f_code.co_filename.startswith(MODULE_UTILS):
                 caller = caller.f_back

@@ -3,11 +3,13 @@
 # Apache License 2.0 (see LICENSE)
 """`kops update cluster`: completed spec -> the provider's tasks -> engine -> target.
 
-One pipeline for every cloud: load the cluster and complete it with its
-instance groups once, write what the nodes read, ask the provider's driver
-(providers/) for the tasks, then run them (direct; check mode = find and
-compare only) or render them (terraform, cloudformation).  Nothing here
-knows a particular cloud.
+One pipeline (Update) for every cloud and every target, in the shape of kops'
+apply_cluster.go: load the cluster and complete it with its instance groups
+once, write what the nodes read, ask the provider's driver (providers/) for
+what it finds in the cloud and for the tasks (built once), then hand them to
+the target, the one step that varies: Direct runs them (check mode: find and
+compare only), Terraform and CloudFormation render them.  Nothing here knows
+a particular cloud.
 """
 
 from __future__ import annotations
@@ -122,7 +124,7 @@ class Update(object):
         tasks = self.build_tasks(self.user_data)
         self.target.resolve(self, tasks)
         discovery = discovery_documents(store, completed, self.node_changes)
-        covered, published = self.target.store_objects(self, files, discovery, tasks)
+        covered, rendered_discovery = self.target.store_objects(self, files, discovery, tasks)
         # The store first (kops' keypair and managed-file tasks come before the launch templates that pin them):
         # every object a node's user data pins (nodeup configs, the keysets they carry, the boot artefacts above)
         # is stored before any launch template, group or instance can refer to it, so a run killed after the
@@ -135,8 +137,8 @@ class Update(object):
         if not self.dry_run:
             nodeup_store.refresh_keyset_bundle(store, completed)
         outcome = self.target.apply(self, list(tasks.values()))
-        published = discovery_store.publish(completed, [d for d in discovery if d[0] not in published], self.dry_run,
-                                            self.warn)
+        published = discovery_store.publish(completed, [d for d in discovery if d[0] not in rendered_discovery],
+                                            self.dry_run, self.warn)
         store_changed = (bool(changes) or self.keys_changed or bool(self.boot.uploaded) or published
                          or outcome.store_changed)
         return self.target.result(self, outcome, store_changed)

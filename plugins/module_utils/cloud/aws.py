@@ -484,7 +484,7 @@ def as_wanted(call, codes, is_wanted, **kwargs):
 TAGGED_RESOURCE_TYPES = ("elasticloadbalancing:loadbalancer", "elasticloadbalancing:targetgroup", "events:rule", "sqs")
 TAGGING_LOOKUP = "tagging:GetResources"
 # GetResources takes up to 20 values in a tag filter; past this many look-alike names (a name with 7 or more dots
-# and dashes) one call each 20 would be too many, and model/aws/lookalike.py asks by name instead.
+# and dashes) one call each 20 would be too many, and providers/aws/update_facts.py asks by name instead.
 TAG_FILTER_VALUES = 20
 MAX_LOOKALIKES = 3 * TAG_FILTER_VALUES - 1
 
