@@ -286,10 +286,11 @@ class Direct(Target):
         # The one second pass, only on the run that made the control plane's endpoint of a cluster without DNS: the
         # workers' launch templates pin the API balancer's addresses (kops' APIServerIPs), which exist only once
         # the balancer does.  kops waits for the balancer before it renders the workers' boot config; the task
-        # graph here is built before the run, so the launch templates are written again with the addresses
-        # (tests/integration/test_aws_dns_none.py: without them the first create's workers have no address for
-        # api.internal and never join).  Measured: it costs that one create one more find of every object; a run
-        # on a cluster whose balancer exists never makes it.
+        # graph here is built before the run, so the launch templates are written again with the addresses.
+        # Measured in tests/integration/test_aws_dns_none.py: the second pass changes one object, the workers'
+        # launch template, which without it would boot workers with no address for api.internal (they never
+        # join); it costs that one create a second find of every object, and a run on a cluster whose balancer
+        # exists (every later run, every check-mode run) never makes it.
         self.say(update, "waiting (up to %d s) for the control plane's new endpoint, whose addresses the workers' "
                  "launch templates pin" % self.deadline)
         cloud = self.new_cloud(update)  # a fresh cloud: no cached lookups of the first pass
