@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import (
-    balancer_name, cluster_tags, group_object_name)
+    NTH_HOOK_SUFFIX, WARM_POOL_HOOK, balancer_name, cluster_tags, group_object_name)
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.instance_groups import (
     resolve_warm_pool, warm_pool_enabled)
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
@@ -92,9 +92,6 @@ EPHEMERAL_DISKS = {
     "d2.xlarge": 3, "d2.2xlarge": 6, "d2.4xlarge": 12, "d2.8xlarge": 24,
     "g2.2xlarge": 1, "g2.8xlarge": 2,
 }
-# The hook names live with the task, whose orphans() deletes only hooks of these names.
-NTH_HOOK_SUFFIX = autoscaling_tasks.NTH_HOOK_SUFFIX
-WARM_POOL_HOOK = autoscaling_tasks.WARM_POOL_HOOK
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
 
