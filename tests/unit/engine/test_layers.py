@@ -52,7 +52,8 @@ def test_layer_imports_only_downstream(layer):
 
 # A cloud library, or a call through a cloud client: what only a driver (providers/<cloud>/) or a task (tasks/) may do.
 CLOUD_CALL = re.compile(r"^\s*(?:from|import) (?:boto3|botocore|google\.auth|google\.oauth2)\b"
-                        r"|\.client\(|\.get_paginator\(|\.tagged_resources\(|\.find\(cloud\b|\bAuthorizedSession\b", re.M)
+                        r"|\.client\(|\.get_paginator\(|\.tagged_resources\(|\.find\(cloud\b"
+                        r"|\bAuthorizedSession\b", re.M)
 NO_CLOUD_CALLS = ("model", "addons")
 
 
