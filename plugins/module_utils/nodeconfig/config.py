@@ -19,6 +19,8 @@ import posixpath
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects, quantity
 from ansible_collections.kubeops.kops.plugins.module_utils import semver, zones
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names import aws as aws_names
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import instance_groups as group_defaults
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import credentials, etcd, node_labels
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig.generated import asset_data
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
@@ -316,15 +318,14 @@ WARM_POOL_IMAGE_PREFIXES = ("registry.k8s.io/kube-proxy:", "registry.k8s.io/prov
 def warm_pool_settings(completed_cluster, instance_group, config):
     """kops' EnableLifecycleHook and WarmPoolImages for an AWS group (nodeup.NewConfig, buildWarmPoolImages), and
     the autoscaling group whose kops-warmpool hook the node completes (kubeops.warmPool)."""
-    from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import autoscaling
     cluster_spec, ig_spec = completed_cluster["spec"], instance_group["spec"]
     settings = {}
-    pool = autoscaling.resolve_warm_pool(cluster_spec.get("warmPool"), instance_group)
-    if autoscaling.warm_pool_enabled(pool) and pool.get("enableLifecycleHook"):
+    pool = group_defaults.resolve_warm_pool(cluster_spec.get("warmPool"), instance_group)
+    if group_defaults.warm_pool_enabled(pool) and pool.get("enableLifecycleHook"):
         settings["EnableLifecycleHook"] = True
         config["kubeops"] = dict(config.get("kubeops") or {}, warmPool={
-            "autoscalingGroup": autoscaling.group_object_name(completed_cluster["metadata"]["name"], instance_group),
-            "lifecycleHook": autoscaling.WARM_POOL_HOOK})
+            "autoscalingGroup": aws_names.group_object_name(completed_cluster["metadata"]["name"], instance_group),
+            "lifecycleHook": aws_names.WARM_POOL_HOOK})
     if (ig_spec.get("warmPool") is not None or cluster_spec.get("warmPool") is not None) and \
             ig_spec.get("role") not in (objects.ROLE_CONTROL_PLANE, "ControlPlane"):
         # Written even when empty (kops leaves it out then): its presence is what tells the node to ask whether

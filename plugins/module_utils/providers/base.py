@@ -31,6 +31,12 @@ class Driver(object):
         del cloud_factory, completed, groups, user_data, warn  # the drivers' common signature
         return None
 
+    def account_id(self, cloud):
+        """The cloud account the addons and the model name (AWS: the termination handler's queue URL, the
+        service-account roles' ARNs), asked of cloud before the model is built; None where a cloud has none."""
+        del cloud  # the drivers' common signature
+        return None
+
     def recall_made_objects(self, cloud, store, tasks, dry_run):
         """Before a direct run: hand the cloud what the cluster's own record in the store says earlier runs made,
         where objects no query by tag finds are looked for (AWS's service-account IAM); a real run also records what

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import cluster_tags, event_rule_name
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import cluster_queue_name
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import cluster_tags, event_rule_name
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import cluster_queue_name
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import nth
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 
