@@ -28,6 +28,7 @@ import argparse
 import ast
 import collections
 import pathlib
+import signal
 import sys
 
 # kops' cloudProvider values (kops' api.CloudProviderID) and this collection's provider packages.
@@ -232,4 +233,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the listing quietly
     sys.exit(main())

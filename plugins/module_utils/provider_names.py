@@ -52,20 +52,23 @@ def discovered():
 
 
 def declared(name):
-    """The PROVIDER of a package found on disk (not a built-in one), for what it declares as data (its zone pattern):
-    imported by name, so that the layers below providers/ depend on no cloud's code."""
+    """The PROVIDER of cloud name's package (providers/<name>/provider.py), for what it declares as data: imported by
+    name, so that the layers below providers/ depend on no cloud's code (provider.py imports only providers/base.py).
+    aws and gce travel in every controller module's zip (providers/registry.py imports them by name); a package
+    added later is found on disk.  None for a name without a package."""
     import importlib
-    if name in BUILT_IN or name not in discovered():
+    if not isinstance(name, str) or (name not in BUILT_IN and name not in discovered()):
         return None
-    enable_collection_imports()
+    if name not in BUILT_IN:
+        enable_collection_imports()
     return importlib.import_module(PREFIX + "plugins.module_utils.providers.%s.provider" % name).PROVIDER
 
 
 def declared_value(name, attribute, default):
-    """What a package found on disk declares as data (its Provider's attribute); default for aws and gce, whose
-    values the layers below providers/ hold themselves, and for a name without a package."""
-    provider = declared(name) if isinstance(name, str) else None
-    return getattr(provider, attribute, default) if provider is not None else default
+    """What cloud name's Provider declares as data (providers/base.py's attributes, e.g. surges_by_default);
+    default for a name without a package (kops knows clouds this collection does not build)."""
+    provider = declared(name)
+    return getattr(provider, attribute) if provider is not None else default
 
 
 def part(name, part_name, built_in):

@@ -311,7 +311,7 @@ def run(module):
         limits = budget.parse(params["budget_max_unavailable"], params["budget_max_surge"],
                               budget.node_group_count(instance_groups, cloud_groups))
         node_plans = dict(plans).get("node") or []
-        can_surge = rolling.provider in planner.SURGING_CLOUDS
+        can_surge = planner.surges_by_default(rolling.provider)
         node_schedule = budget.schedule(node_plans, limits, can_surge) if node_plans else None
     elif params["budget_max_surge"] not in (None, ""):
         module.fail_json(msg="budget_max_surge: needs budget_max_unavailable (the budget), e.g. budget_max_unavailable: 1")

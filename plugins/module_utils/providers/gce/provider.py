@@ -17,6 +17,10 @@ from ansible_collections.kubeops.kops.plugins.module_utils.providers.base import
 class GceProvider(Provider):
     name = "gce"
     spec_options = {"project": "project"}
+    user_data_limit = (262144, "GCE's metadata value limit")
+    node_functions = True  # etcd's peers and volume through Compute (kops' labels), api.internal in Cloud DNS
+    labels_nodes = True
+    default_machine_types = {"Master": "e2-medium", "Node": "e2-medium", "APIServer": "e2-medium", "Bastion": "e2-micro"}
 
     def driver(self):
         from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import driver
