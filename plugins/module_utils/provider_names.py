@@ -54,13 +54,13 @@ def discovered():
 def declared(name):
     """The PROVIDER of cloud name's package (providers/<name>/provider.py), for what it declares as data: imported by
     name, so that the layers below providers/ depend on no cloud's code (provider.py imports only providers/base.py).
-    aws and gce travel in every controller module's zip (providers/registry.py imports them by name); a package
-    added later is found on disk.  None for a name without a package."""
+    aws and gce travel in the zip of every module that imports providers/registry.py (which imports them by name),
+    and a module whose action hands over the collection directory finds them there, as it finds a package added
+    later.  None for a name without a package."""
     import importlib
     if not isinstance(name, str) or (name not in BUILT_IN and name not in discovered()):
         return None
-    if name not in BUILT_IN:
-        enable_collection_imports()
+    enable_collection_imports()
     return importlib.import_module(PREFIX + "plugins.module_utils.providers.%s.provider" % name).PROVIDER
 
 

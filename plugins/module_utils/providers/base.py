@@ -172,8 +172,16 @@ class Provider(abc.ABC):
     # the group wins (AWS's awsup DefaultInstanceType; without a lookup, the first).
     machine_type_candidates = {}
     assigns_network_cidrs = True  # False: no networkCIDR nor subnet CIDRs (kops' PerformAssignments)
+    # The URL scheme of the cloud's storage (s3://): a state store there guesses this cloud at create
+    # (completion/new_cluster.py) and an asset repository there needs it (api/validation.py).  None: it has none.
+    store_scheme = None
     # True: kops names the cloud by the label alpha.kops.k8s.io/cloud, not spec.cloudProvider (api/objects.py)
     named_by_label = False
+    # --- what kops' validation accepts for this cloud (api/validation.py) ---
+    dns_types = ("None",)  # spec.topology.dns.type values (kops: Public and Private need the cloud's DNS)
+    root_volume_types = None  # the instance groups' spec.rootVolumeType values; None: not checked
+    api_server_groups = False  # InstanceGroups of role APIServer (kops: AWS and GCE)
+    karpenter = False  # InstanceGroups with manager Karpenter (kops: AWS)
     # --- the node side (nodeconfig/) ---
     # (bytes, what the limit is called) of the user data a machine takes; None: not checked (no user data).
     user_data_limit = None
@@ -183,8 +191,15 @@ class Provider(abc.ABC):
     # True: the control plane runs the node labeller, which checks each node's identity in this cloud's API
     # (nodeconfig/node_labels.py, nodeup/node_labeller.py); elsewhere nodes keep their kubelet's labels.
     labels_nodes = False
-    # {node config field: spec.cloudConfig field} copied into the kubelet's cloud config (nodeconfig/config.py).
+    # ((spec.cloudConfig field, nodeup config key, only for groups that run an API server), ...): the cloudConfig
+    # fields kops hands to this cloud's nodes (nodeconfig/config.py).
     cloud_config_fields = ()
+    # The kubelet's image credential provider binary, {arch} to fill (nodeconfig/config.py's asset URLs); a cloud
+    # with one also gets the nodeup config's kubeops.cloud section (provider, region) that nodeup/kubelet.py reads.
+    credential_provider_url = None
+    # True: the bootstrap service (kops-controller's) verifies a worker's instance identity in this cloud, and
+    # workers get their credentials from it (nodeconfig/credentials.py); elsewhere they bootstrap with a token.
+    verifies_node_identity = False
     # --- day 2 (rolling/) ---
     surges_by_default = False  # kops surges by default here (rollingupdate settings.go: AWS)
 

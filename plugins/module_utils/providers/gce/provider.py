@@ -20,6 +20,13 @@ class GceProvider(Provider):
     user_data_limit = (262144, "GCE's metadata value limit")
     node_functions = True  # etcd's peers and volume through Compute (kops' labels), api.internal in Cloud DNS
     labels_nodes = True
+    cloud_config_fields = (("multizone", "multizone", False), ("nodeTags", "nodeTags", False),
+                           ("nodeInstancePrefix", "nodeInstancePrefix", False))
+    credential_provider_url = ("https://artifacts.k8s.io/binaries/cloud-provider-gcp/v35.0.0"
+                               "/auth-provider-gcp/linux/{arch}/auth-provider-gcp")
+    store_scheme = "gs://"
+    dns_types = ("Public", "Private", "None")
+    api_server_groups = True
     default_machine_types = {"Master": "e2-medium", "Node": "e2-medium", "APIServer": "e2-medium", "Bastion": "e2-micro"}
 
     def driver(self):
