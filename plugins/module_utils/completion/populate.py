@@ -32,6 +32,13 @@ BUILDERS = (
     node_termination_handler.build, node_problem_detector.build, aws.build, ebs_csi.build,
     cloud_controller_manager.build_aws, cloud_controller_manager.build_gce, gcp_pd_csi.build, karpenter.build,
 )
+# The builders of one cloud's own components, by the name a Provider lists them under (completion_builders): they
+# run, in BUILDERS' order, for the clouds that list them only.
+CLOUD_BUILDERS = {
+    node_termination_handler.build: "node_termination_handler", aws.build: "aws_node_ip_families",
+    ebs_csi.build: "ebs_csi", cloud_controller_manager.build_aws: "aws_cloud_controller_manager",
+    cloud_controller_manager.build_gce: "gce_cloud_controller_manager", gcp_pd_csi.build: "gcp_pd_csi",
+}
 # kops reruns the builders until the spec stops changing; they settle in two passes.
 MAX_BUILDER_PASSES = 10
 
@@ -158,9 +165,11 @@ def assign_dns(cluster_name, spec, cloud_facts):
 
 
 def run_builders(spec, ctx):
+    own = provider_names.declared_value(ctx.cloud, "completion_builders", ())
+    builders = [build for build in BUILDERS if build not in CLOUD_BUILDERS or CLOUD_BUILDERS[build] in own]
     for _pass in range(MAX_BUILDER_PASSES):
         before = copy.deepcopy(spec)
-        for build in BUILDERS:
+        for build in builders:
             build(spec, ctx)
         if spec == before:
             return

@@ -171,6 +171,11 @@ class Provider(abc.ABC):
     # {architecture: {role: (machine type, ...)}} in kops' order of preference: the first offered in every zone of
     # the group wins (AWS's awsup DefaultInstanceType; without a lookup, the first).
     machine_type_candidates = {}
+    # The completion builders of the cloud's own components (its cloud controller manager, CSI driver, ...), by their
+    # names in completion/populate.CLOUD_BUILDERS.
+    completion_builders = ()
+    # The kubelet's --cloud-provider (completion/components/kubelet.py): an external cloud controller manager.
+    kubelet_cloud_provider = "external"
     assigns_network_cidrs = True  # False: no networkCIDR nor subnet CIDRs (kops' PerformAssignments)
     # The URL scheme of the cloud's storage (s3://): a state store there guesses this cloud at create
     # (completion/new_cluster.py) and an asset repository there needs it (api/validation.py).  None: it has none.

@@ -20,6 +20,7 @@ class GceProvider(Provider):
     user_data_limit = (262144, "GCE's metadata value limit")
     node_functions = True  # etcd's peers and volume through Compute (kops' labels), api.internal in Cloud DNS
     labels_nodes = True
+    completion_builders = ("gce_cloud_controller_manager", "gcp_pd_csi")
     cloud_config_fields = (("multizone", "multizone", False), ("nodeTags", "nodeTags", False),
                            ("nodeInstancePrefix", "nodeInstancePrefix", False))
     credential_provider_url = ("https://artifacts.k8s.io/binaries/cloud-provider-gcp/v35.0.0"
