@@ -125,7 +125,8 @@ def _play(tmp_path, playbook, extra=(), **environment):
 def _inventory(tmp_path, toy_api):
     """The kops inventory plugin's hosts of the cluster (ansible-inventory, as a user lists them)."""
     config = tmp_path / "work" / "toy.kops.yml"
-    config.write_text("plugin: kubeops.kops.kops\nstate_store: file://%s/store\ncluster_name: %s\n" % (tmp_path, CLUSTER))
+    config.write_text("plugin: kubeops.kops.kops\nstate_store: file://%s/store\ncluster_name: %s\n"
+                      % (tmp_path, CLUSTER))
     env = ansible_env(tmp_path / "collections")
     env.update(TOY_API_URL=toy_api.url, ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED="true", PYTHONDONTWRITEBYTECODE="1")
     proc = subprocess.run([str(BIN / "ansible-inventory"), "-i", str(config), "--list"], cwd=config.parent, env=env,
@@ -169,7 +170,8 @@ def test_a_third_cloud_is_one_new_package(tmp_path, in_process, toy_api):
     network, = toy_api.objects["networks"].values()
     pools = {p["name"]: p for p in toy_api.objects["pools"].values()}
     assert sorted(pools) == ["control-plane-toy-1a-toy-example-com", "nodes-toy-1a-toy-example-com"]
-    assert all(p["network_id"] == network["id"] and p["labels"] == {"kubernetes-cluster": CLUSTER} for p in pools.values())
+    assert all(p["network_id"] == network["id"] and p["labels"] == {"kubernetes-cluster": CLUSTER}
+               for p in pools.values())
     assert pools["nodes-toy-1a-toy-example-com"]["machine_type"] == "toy.small"
     again = task_results(run, "again")
     assert again["changed"] is False and again["summary"]["unchanged"] == 3, again.get("lines")
@@ -178,7 +180,8 @@ def test_a_third_cloud_is_one_new_package(tmp_path, in_process, toy_api):
     text = (tmp_path / "tf" / "kubernetes.tf").read_text()
     assert 'provider "toy"' in text and "example.com/kubeops/toy" in text
     assert 'resource "toy_network" "toy-example-com"' in text
-    rendered = sorted(line.split('"')[3] for line in text.splitlines() if line.startswith('resource "toy_machine_pool"'))
+    rendered = sorted(line.split('"')[3] for line in text.splitlines()
+                      if line.startswith('resource "toy_machine_pool"'))
     assert rendered == sorted(pools), rendered
     # The pools refer to the network by a Terraform reference (the engine's Ref), one per pool.
     assert len(re.findall(r"\n  network_id +=  *toy_network\.toy-example-com\.id\n", text)) == 2

@@ -8,7 +8,8 @@ that no module ships every cloud's deletion, options and node parts for it: the 
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils import provider_names
-from ansible_collections.kubeops.kops.plugins.module_utils.providers import base, deleters, module_options, node, registry
+from ansible_collections.kubeops.kops.plugins.module_utils.providers import (
+    base, deleters, module_options, node, registry)
 
 # What cluster_update's target may be (Driver.targets).
 TARGETS = ("direct", "terraform", "cloudformation")

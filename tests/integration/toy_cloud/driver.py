@@ -27,14 +27,15 @@ class ToyDriver(Driver):
     def build_tasks(self, completed, groups, ssh_public_keys, user_data, account_id=None):
         del ssh_public_keys, account_id
         name = completed["metadata"]["name"]
+        safe_name = name.replace(".", "-")
         labels = {OWNER_LABEL: name}
-        network = toy_tasks.ToyNetwork(name, name=name.replace(".", "-"), cidr=completed["spec"]["networkCIDR"],
+        network = toy_tasks.ToyNetwork(name, name=safe_name, cidr=completed["spec"]["networkCIDR"],
                                        labels=labels)
         tasks = {network.key: network}
         for group in groups:
             spec = group["spec"]
             pool = toy_tasks.ToyMachinePool(
-                "%s.%s" % (group["metadata"]["name"], name), name="%s-%s" % (group["metadata"]["name"], name.replace(".", "-")),
+                "%s.%s" % (group["metadata"]["name"], name), name="%s-%s" % (group["metadata"]["name"], safe_name),
                 network_id=Ref(network), zones=list(spec.get("subnets") or []), min_size=spec.get("minSize"),
                 max_size=spec.get("maxSize"), machine_type=spec.get("machineType"), image=spec.get("image"),
                 role=spec.get("role"), user_data=user_data.get(group["metadata"]["name"]), labels=labels)

@@ -5,9 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.providers.toy.cloud import OWNER_LABEL, ToyCloud
-
-GROUP_LABEL = "kops.k8s.io/instancegroup"
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.toy.cloud import ToyCloud
 
 
 def cloud(cluster_name, region, profile=None):

@@ -73,3 +73,18 @@ def test_a_cloud_with_node_functions_must_define_all_three(monkeypatch):
     from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import node
     monkeypatch.delattr(node, "api_dns")
     assert contract.unanswered_contract("gce") == ["NodePart.api_dns"]
+
+
+def test_a_package_whose_provider_cannot_be_made_is_refused_naming_the_method(monkeypatch):
+    class NoInventory(base.Provider):
+        name = "partial"
+        driver = reader = registry.provider("metal").driver  # anything callable: not the contract's own
+
+    def declared(name):
+        del name
+        return NoInventory()  # what importing providers/partial/provider.py runs: PROVIDER = NoInventory()
+
+    monkeypatch.setattr(provider_names, "discovered", lambda: {"partial": "/nowhere"})
+    monkeypatch.setattr(provider_names, "declared", declared)
+    with pytest.raises(registry.DriverError, match=r"^providers/partial/provider\.py: .*inventory_hosts.*; define it"):
+        registry.provider("partial")

@@ -19,7 +19,8 @@ class AwsProvider(Provider):
     user_data_limit = (16384, "EC2's user data limit")
     node_functions = True  # etcd's peers and volume through EC2, api.internal in Route53
     labels_nodes = True
-    completion_builders = ("node_termination_handler", "aws_node_ip_families", "ebs_csi", "aws_cloud_controller_manager")
+    completion_builders = ("node_termination_handler", "aws_node_ip_families", "ebs_csi",
+                           "aws_cloud_controller_manager")
     verifies_node_identity = True  # the bootstrap service checks a worker's EC2 identity document (STS)
     cloud_config_fields = (("disableSecurityGroupIngress", "disableSecurityGroupIngress", True),
                            ("elbSecurityGroup", "elbSecurityGroup", True),

@@ -28,7 +28,8 @@ class GceProvider(Provider):
     store_scheme = "gs://"
     dns_types = ("Public", "Private", "None")
     api_server_groups = True
-    default_machine_types = {"Master": "e2-medium", "Node": "e2-medium", "APIServer": "e2-medium", "Bastion": "e2-micro"}
+    default_machine_types = {"Master": "e2-medium", "Node": "e2-medium", "APIServer": "e2-medium",
+                             "Bastion": "e2-micro"}
 
     def driver(self):
         from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import driver
