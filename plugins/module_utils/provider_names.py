@@ -3,8 +3,9 @@
 # Apache License 2.0 (see LICENSE)
 """Which clouds this collection builds: the names of the packages under providers/, found on disk.
 
-Kept apart from providers/ (and importing nothing of the collection) so that the layers below the providers
-(api/ validates cloudProvider, completion/ accepts cloud_provider) can ask without importing a cloud.
+Kept apart from providers/ (and importing nothing of the collection but errors.py) so that the layers below the
+providers (api/ validates cloudProvider, completion/ accepts cloud_provider, nodeconfig/ and rolling/ read what a
+cloud declares) can ask without importing a cloud.
 
 Where the packages are found:
 - next to this file, when the collection runs from its directory (the controller: action and inventory plugins,
@@ -22,7 +23,14 @@ import importlib.util
 import os
 import sys
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import CloudError
+
 BUILT_IN = ("aws", "gce")
+
+
+class NotShipped(CloudError):
+    """A cloud's package the running module can neither find in its zip nor in a collection directory."""
+
 COLLECTION_ENV = "KUBEOPS_COLLECTION_DIR"
 PREFIX = "ansible_collections.kubeops.kops."
 _PROVIDERS = os.path.join("plugins", "module_utils", "providers")
@@ -61,7 +69,13 @@ def declared(name):
     if not isinstance(name, str) or (name not in BUILT_IN and name not in discovered()):
         return None
     enable_collection_imports()
-    return importlib.import_module(PREFIX + "plugins.module_utils.providers.%s.provider" % name).PROVIDER
+    try:
+        return importlib.import_module(PREFIX + "plugins.module_utils.providers.%s.provider" % name).PROVIDER
+    except ImportError as exc:  # a module packaged without the cloud's package, run where no directory was handed
+        raise NotShipped("the %s cloud's package (providers/%s/provider.py) is not in this module's zip and no "
+                         "collection directory was handed over (%s: %s); run the module on the controller with a "
+                         "local connection, where the collection's action plugin hands its directory"
+                         % (name, name, COLLECTION_ENV, exc))
 
 
 def declared_value(name, attribute, default):

@@ -88,3 +88,29 @@ def test_a_package_whose_provider_cannot_be_made_is_refused_naming_the_method(mo
     monkeypatch.setattr(provider_names, "declared", declared)
     with pytest.raises(registry.DriverError, match=r"^providers/partial/provider\.py: .*inventory_hosts.*; define it"):
         registry.provider("partial")
+
+
+def test_a_built_in_cloud_the_module_zip_lacks_is_said_in_one_line(monkeypatch):
+    # A module packaged without providers/aws/provider.py, run where no collection directory was handed over.
+    import importlib
+
+    def missing(name):
+        raise ImportError("No module named %r" % name)
+
+    monkeypatch.setattr(importlib, "import_module", missing)
+    with pytest.raises(provider_names.NotShipped, match=r"^the aws cloud's package \(providers/aws/provider\.py\) is "
+                                                       r"not in this module's zip .*; run the module on the controller"):
+        provider_names.declared_value("aws", "surges_by_default", False)
+
+
+def test_the_node_side_reads_an_aws_or_gce_cluster_without_their_packages(monkeypatch):
+    # channel_apply and node_certificates load the cluster on a node, whose zip holds no cloud package.
+    from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+
+    def not_on_a_node(name):
+        raise AssertionError("asked for the %s package" % name)
+
+    monkeypatch.setattr(provider_names, "declared", not_on_a_node)
+    cluster = {"apiVersion": "kops.k8s.io/v1alpha2", "kind": "Cluster", "metadata": {"name": "c.example.com"},
+               "spec": {"cloudProvider": "gce"}}
+    assert objects.with_cloud_from_label(cluster)["spec"]["cloudProvider"] == "gce"
