@@ -142,7 +142,7 @@ class RollingUpdate(object):
         limits = budget.parse(params["budget_max_unavailable"], params["budget_max_surge"],
                               budget.node_group_count(instance_groups, cloud_groups))
         node_plans = dict(plans).get("node") or []
-        return budget.schedule(node_plans, limits, provider in planner.SURGING_CLOUDS) if node_plans else None
+        return budget.schedule(node_plans, limits, planner.surges_by_default(provider)) if node_plans else None
 
     @staticmethod
     def _roller(rolling, instance_groups, api, options, log):

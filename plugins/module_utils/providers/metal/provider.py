@@ -24,6 +24,7 @@ class MetalProvider(Provider):
     machine_types = False  # kops' defaultMachineType has none for metal: the machines exist already
     assigns_network_cidrs = False  # kops' PerformAssignments carves CIDRs on AWS, OpenStack and Azure only
     named_by_label = True  # kops' Cluster.GetCloudProvider: metadata.labels["alpha.kops.k8s.io/cloud"] == "metal"
+    kubelet_cloud_provider = ""  # no cloud controller manager: the kubelet runs without --cloud-provider
 
     def driver(self):
         from ansible_collections.kubeops.kops.plugins.module_utils.providers.metal import driver

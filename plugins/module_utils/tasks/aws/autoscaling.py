@@ -301,6 +301,7 @@ class LaunchTemplate(ComparedTask):
     template's own tags are compared exactly (AWS's aws:* tags aside)."""
 
     kind = "aws_launch_template"
+    restarts_instances = True  # instances pick a new template up when replaced (rolling update)
     cloudformation_type = "AWS::EC2::LaunchTemplate"
     FIELDS = (
         ApiField("name", read="LaunchTemplateName", compare=False),

@@ -272,6 +272,7 @@ class InstanceTemplate(GceTask):
     is the wanted one when all of them read the same (none is compared or changed on its own)."""
 
     kind = "google_compute_instance_template"
+    restarts_instances = True  # instances pick a new template up when replaced (rolling update)
     collection = "instanceTemplates"
     labelled = True
     FIELDS = (
