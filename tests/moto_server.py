@@ -29,6 +29,7 @@ Nothing else differs from `python -m moto.server`.
 
 from __future__ import annotations
 
+import re
 import threading
 
 from moto.autoscaling import models as autoscaling_models
@@ -40,6 +41,7 @@ from moto.ec2.models import subnets as subnet_models
 from moto.ec2.responses import launch_templates as template_responses
 from moto.ec2.responses import subnets
 from moto.ec2.utils import parse_user_data
+from moto.elbv2 import models as elbv2_models
 from moto.events import models as events_models
 from moto.moto_api._internal import urls as moto_api_urls
 from moto.server import main
@@ -167,6 +169,24 @@ def _every_named_template(describe):
 
 template_responses.LaunchTemplates.describe_launch_templates = _every_named_template(
     template_responses.LaunchTemplates.describe_launch_templates)
+
+
+# AWS: CreateTargetGroup takes consecutive hyphens in a name (its constraint: at most 32 alphanumerics or hyphens,
+# not beginning or ending with one; the API made "new--targetgroup", aws-sdk-js issue 3300). moto 5.2 adds an
+# "undocumented validation" refusing "--", which kops' GetResourceName32 makes whenever the truncated cluster name
+# ends in a hyphen (walk-cluster.example.com: tcp-walk-cluster-example--kt06jc). Only that one pattern is relaxed.
+class _TargetGroupNameRules(object):
+    NO_DOUBLE_HYPHEN = r"(?!.*--)(?!^-)(?!.*-$)^[A-Za-z0-9-]+$"
+    AWS = r"(?!^-)(?!.*-$)^[A-Za-z0-9-]+$"
+
+    def __getattr__(self, name):
+        return getattr(re, name)
+
+    def match(self, pattern, string, flags=0):
+        return re.match(self.AWS if pattern == self.NO_DOUBLE_HYPHEN else pattern, string, flags)
+
+
+elbv2_models.re = _TargetGroupNameRules()
 
 
 def _instance_credentials(request, full_url, headers):

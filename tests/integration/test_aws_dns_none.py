@@ -147,3 +147,20 @@ def test_a_balancer_just_made_is_waited_for_and_a_stuck_one_fails_naming_the_fix
     with pytest.raises(ValueError, match="is provisioning after 30 s.*run update again once it is active"):
         update_facts.wait_until_active(Balancers(lambda: "provisioning"), completed, 30, sleep=sleep,
                                           clock=lambda: now[0])
+
+
+def test_a_cluster_whose_balancer_names_hold_two_hyphens_is_made(aws, tmp_path):
+    """walk-cluster.example.com: kops' GetResourceName32 truncates tcp-walk-cluster-example-com after a hyphen, so the
+    API's target group is tcp-walk-cluster-example--<hash>, which AWS takes (tests/moto_server.py says why moto needs
+    telling); the cluster is made and a second run changes nothing."""
+    name = "walk-cluster.example.com"
+    service = clusters.ClusterService("file://%s" % tmp_path)
+    service.execute(service.plan_create({
+        "cluster_name": name, "cloud_provider": "aws", "networking": "cni", "kubernetes_version": "v1.34.2",
+        "zones": ["us-east-1a"], "image": MOTO_AMI, "dns_type": "none"}))
+    assert "--" in resource_name_32(name, "tcp")
+    updates.apply_direct(service, name, False)
+    groups = boto3.client("elbv2", region_name="us-east-1").describe_target_groups()["TargetGroups"]
+    assert resource_name_32(name, "tcp") in [g["TargetGroupName"] for g in groups]
+    _plan, _completed, changed = updates.apply_direct(service, name, False)
+    assert not changed

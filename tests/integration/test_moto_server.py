@@ -1,6 +1,7 @@
 """tests/moto_server.py behaves as AWS where moto 5.2 does not (issue 22 item 8): a launch template version made by
 CreateLaunchTemplateVersion launches, an autoscaling group's instances are tagged and reported with the version they
-were launched from, and a deleted subnet's route table association is dropped.  Plain boto3 on the tests' moto
+were launched from, a deleted subnet's route table association is dropped, templates asked for by id are all
+answered and a target group name may hold "--".  Plain boto3 on the tests' moto
 server."""
 
 from __future__ import annotations
@@ -92,3 +93,17 @@ def test_describing_templates_by_id_answers_every_one_as_on_aws(aws):
     found = ec2.describe_launch_templates(LaunchTemplateIds=ids)["LaunchTemplates"]
     assert sorted(t["LaunchTemplateId"] for t in found) == sorted(ids)
     assert len(ec2.describe_launch_templates(MaxResults=5)["LaunchTemplates"]) == 5  # without ids: paged as before
+
+
+def test_a_target_group_name_with_consecutive_hyphens_is_made_as_on_aws(aws):
+    """kops' GetResourceName32 names the API's target group tcp-walk-cluster-example--kt06jc for walk-cluster.example.com
+    (the truncated name ends in a hyphen); AWS makes it, moto 5.2 refused it. Its documented rules still hold."""
+    from botocore.exceptions import ClientError
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    elbv2 = boto3.client("elbv2", region_name="us-east-1")
+    vpc = ec2.describe_vpcs()["Vpcs"][0]["VpcId"]
+    made = elbv2.create_target_group(Name="tcp-walk-cluster-example--kt06jc", Protocol="TCP", Port=443, VpcId=vpc)
+    assert made["TargetGroups"][0]["TargetGroupName"] == "tcp-walk-cluster-example--kt06jc"
+    for refused in ("-tcp-leading", "tcp-trailing-", "tcp_underscore", "t" * 33):
+        with pytest.raises(ClientError):
+            elbv2.create_target_group(Name=refused, Protocol="TCP", Port=443, VpcId=vpc)
