@@ -6,7 +6,8 @@
 
 KUBESPRAY_DIR is a checkout of github.com/kubernetes-sigs/kubespray (nothing of it is in this repository);
 KUBESPRAY_PYTHON the Python of a virtualenv holding its requirements.txt (kubespray pins its own ansible, which is
-not ours: `python3 -m venv /tmp/kubespray-venv && /tmp/kubespray-venv/bin/pip install -r $KUBESPRAY_DIR/requirements.txt`).
+not ours):
+    python3 -m venv /tmp/kubespray-venv && /tmp/kubespray-venv/bin/pip install -r $KUBESPRAY_DIR/requirements.txt
 
 What one round does, on fresh test hosts (tests/hosts/testhosts.py, kubelet mode: one control plane + etcd, two
 workers, as our metal e2e, and a fourth host for scale):
@@ -50,6 +51,7 @@ import json
 import os
 import pathlib
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -209,8 +211,10 @@ def registry_images(build, directory):
             if component == "kube-proxy":
                 files.update(images.iptables_files(root))
             tag = "registry.k8s.io/%s:%s" % (component, version)
-            archives.append(images.write_image(directory / ("%s-%s.tar" % (component, version)), [tag], files,
-                                               entrypoint=["/go-runner"]).path)
+            path = directory / ("%s-%s.tar" % (component, version))
+            if not path.is_file():  # a work directory used again: the same inputs give the same archive
+                images.write_image(path, [tag], files, entrypoint=["/go-runner"])
+            archives.append(str(path))
     pause = {"/pause": images.File(str(build.binary("pause")), mode=0o755)}
     archives.append(images.write_image(directory / "pause.tar", ["registry.k8s.io/pause:%s" % t for t in PAUSE_TAGS],
                                        pause, entrypoint=["/pause"], user=images.PAUSE_USER).path)
@@ -220,9 +224,9 @@ def registry_images(build, directory):
 # -- the hosts and kubespray's inventory ----------------------------------------------------------------------------
 HOST_PREPARATION = """set -e
 # kubespray raises fs.inotify.max_user_instances to 8192; /proc/sys/fs is the machine's and read-only here.
-echo 8192 > /usr/local/lib/kubeops-kubelet-host/fs.inotify.max_user_instances
-mountpoint -q /proc/sys/fs/inotify/max_user_instances || \
-    mount --bind /usr/local/lib/kubeops-kubelet-host/fs.inotify.max_user_instances /proc/sys/fs/inotify/max_user_instances
+value=/usr/local/lib/kubeops-kubelet-host/fs.inotify.max_user_instances
+echo 8192 > $value
+mountpoint -q /proc/sys/fs/inotify/max_user_instances || mount --bind $value /proc/sys/fs/inotify/max_user_instances
 # kube_network_plugin: cni leaves the pod network to the user: the CNI bridge, pods of this host in its own range.
 mkdir -p /etc/cni/net.d
 cat > /etc/cni/net.d/10-bench-bridge.conflist <<'EOF'
@@ -270,10 +274,21 @@ def settings(files_url, registry_url):
         "dns_mode": "none",
         "enable_nodelocaldns": False,
         "resolvconf_mode": "none",
+        # Workers reach the API at the control plane's address, as ours do (api.internal in /etc/hosts); kubespray's
+        # default is a local nginx static pod on each worker (an image not here), for several control planes.
+        "loadbalancer_apiserver_localhost": False,
         "kubelet_fail_cgroup_v1": False,
+        # kubeadm >= 1.35's preflight refuses cgroup v1 ("You must also explicitly skip this validation").
+        "kubeadm_ignore_preflight_errors": ["SystemVerification"],
         "kubelet_protect_kernel_defaults": False,
         "kube_proxy_conntrack_max_per_core": 0,
         "containerd_extra_args": 'plugins."io.containerd.grpc.v1.cri".restrict_oom_score_adj = true',
+        # kubespray's containerd 1.x template (config-v1.toml.j2) reads a runtime's `engine` and `root`, which its
+        # default runc runtime no longer has ("'dict object' has no attribute 'engine'"): the default with both.
+        "containerd_runc_runtime": {"name": "runc", "type": "io.containerd.runc.v2", "engine": "", "root": "",
+                                    "base_runtime_spec": "cri-base.json",
+                                    "options": {"Root": "", "SystemdCgroup": "true",
+                                                "BinaryName": "{{ bin_dir }}/runc"}},
     }
 
 
@@ -285,12 +300,18 @@ class Kubespray(object):
         self.workdir = workdir
         self.logs = workdir / "logs"
         self.logs.mkdir(exist_ok=True)
+        self.round = 0
+        self.loads = {}  # playbook -> [the machine's 5-minute load average when each run ended]
 
     def env(self):
         env = {key: value for key, value in os.environ.items() if not key.startswith("ANSIBLE_")}
         env.pop("PYTHONPATH", None)
         env["PATH"] = "%s:%s" % (self.bin, env.get("PATH", "/usr/bin:/bin"))
         env["ANSIBLE_FORCE_COLOR"] = "0"
+        # kubespray's ansible.cfg caches facts in /tmp for a day and keeps SSH masters for 30 minutes, by host name
+        # and address, which the next round's fresh hosts reuse: both per round here.
+        env["ANSIBLE_CACHE_PLUGIN_CONNECTION"] = str(self.workdir / ("facts-%d" % self.round))
+        env["ANSIBLE_SSH_CONTROL_PATH_DIR"] = str(self.workdir / ("ssh-%d" % self.round))
         return env
 
     def run(self, label, playbook, *args):
@@ -343,9 +364,11 @@ def round_of(kubespray, pool, names, wanted, keep_going):
         if label not in wanted:
             continue
         seconds, code, log_path = kubespray.run("%s-%d" % (label, kubespray.round), playbook, *args)
+        load = os.getloadavg()[1]  # the 5-minute load: what else ran on the machine's cores meanwhile
+        kubespray.loads.setdefault(label, []).append(round(load, 1))
         if code == 0:
             times[label] = seconds
-            log("%-22s %7.1f s   (%s)" % (label, seconds, log_path))
+            log("%-22s %7.1f s   load %.1f   (%s)" % (label, seconds, load, log_path))
         else:
             failures[label] = "exit %s after %.1f s: %s" % (code, seconds, failure(log_path))
             log("%-22s FAILED after %.1f s (%s):\n%s" % (label, seconds, log_path, failures[label]))
@@ -354,11 +377,26 @@ def round_of(kubespray, pool, names, wanted, keep_going):
     return times, failures
 
 
+def serve(kubespray, pool, names):
+    """--serve-only: the hosts, files and mirror up for kubespray's playbooks run by hand, until interrupted."""
+    inventory(kubespray.workdir / "inventory" / "hosts.json", pool, names, WORKERS + (ADDED,))
+    log("cd %s && PATH=%s:$PATH ansible-playbook -i %s -e @%s -e kube_version=%s cluster.yml --limit '!%s'"
+        % (kubespray.checkout, kubespray.bin, kubespray.workdir / "inventory", kubespray.workdir / "overrides.json",
+           OLD.lstrip("v"), ADDED))
+    try:
+        signal.pause()
+    except KeyboardInterrupt:
+        pass
+
+
 def main(argv=None):
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # kill <pid> tears the hosts down as Ctrl-C does
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--playbooks", default=",".join(PLAYBOOKS), help="which of %s" % ",".join(PLAYBOOKS))
     parser.add_argument("--keep-going", action="store_true", help="go on after a playbook failed")
+    parser.add_argument("--serve-only", action="store_true", help="bring up the hosts, the files repo and the "
+                        "mirror, write the inventory, print the ansible-playbook command and wait (Ctrl-C ends it)")
     parser.add_argument("--workdir", help="where the files repo, images, inventory and logs go (default: a new "
                         "directory under /tmp, kept)")
     args = parser.parse_args(argv)
@@ -402,6 +440,9 @@ def main(argv=None):
                 overrides = dict(checksums, pkgs={name: [] for name in PRESENT_PACKAGES}, etcd_version=ETCD_VERSION)
                 (workdir / "overrides.json").write_text(json.dumps(overrides, indent=1))
                 log("round %d: hosts %s" % (number, ", ".join("%s=%s" % (n, h.address) for n, h in names.items())))
+                if args.serve_only:
+                    serve(kubespray, pool, names)
+                    return 0
                 times, failures = round_of(kubespray, pool, names, wanted, args.keep_going)
             finally:
                 mirror.stop()
@@ -410,7 +451,8 @@ def main(argv=None):
         for label, seconds in times.items():
             results[label].append(seconds)
         all_failures.append(failures)
-    summary = {label: {"median_s": statistics.median(values), "n": len(values), "runs_s": values}
+    summary = {label: {"median_s": statistics.median(values), "n": len(values), "runs_s": values,
+                       "load_5min": kubespray.loads.get(label)}
                for label, values in results.items() if values}
     print(json.dumps({"kubespray": subprocess.run(["git", "-C", str(checkout), "describe", "--always", "--tags"],
                                                   capture_output=True, text=True).stdout.strip(),
