@@ -50,6 +50,7 @@ import hashlib
 import json
 import os
 import pathlib
+import resource
 import shutil
 import signal
 import statistics
@@ -282,6 +283,10 @@ def settings(files_url, registry_url):
         "kubeadm_ignore_preflight_errors": ["SystemVerification"],
         "kubelet_protect_kernel_defaults": False,
         "kube_proxy_conntrack_max_per_core": 0,
+        # kubespray's base runtime spec gives every container RLIMIT_NOFILE 65535; a test host cannot raise a hard
+        # limit (no CAP_SYS_RESOURCE) above its own, 20000 here ("error setting rlimit type 7: operation not
+        # permitted"): the hosts' own hard limit, which they inherit from this process.
+        "containerd_base_runtime_spec_rlimit_nofile": min(65535, resource.getrlimit(resource.RLIMIT_NOFILE)[1]),
         "containerd_extra_args": 'plugins."io.containerd.grpc.v1.cri".restrict_oom_score_adj = true',
         # kubespray's containerd 1.x template (config-v1.toml.j2) reads a runtime's `engine` and `root`, which its
         # default runc runtime no longer has ("'dict object' has no attribute 'engine'"): the default with both.
