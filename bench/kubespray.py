@@ -279,8 +279,10 @@ def settings(files_url, registry_url):
         # default is a local nginx static pod on each worker (an image not here), for several control planes.
         "loadbalancer_apiserver_localhost": False,
         "kubelet_fail_cgroup_v1": False,
-        # kubeadm >= 1.35's preflight refuses cgroup v1 ("You must also explicitly skip this validation").
-        "kubeadm_ignore_preflight_errors": ["SystemVerification"],
+        # kubeadm >= 1.35's preflight refuses cgroup v1 ("You must also explicitly skip this validation"); `kubeadm
+        # upgrade apply` refuses a cluster without CoreDNS ("CoreDNS will not be upgraded: start version '' not
+        # supported"), which dns_mode none is (kubespray writes the list into its UpgradeConfiguration too).
+        "kubeadm_ignore_preflight_errors": ["SystemVerification", "CoreDNSUnsupportedPlugins", "CoreDNSMigration"],
         "kubelet_protect_kernel_defaults": False,
         "kube_proxy_conntrack_max_per_core": 0,
         # kubespray's base runtime spec gives every container RLIMIT_NOFILE 65535; a test host cannot raise a hard
