@@ -397,7 +397,7 @@ def serve(kubespray, pool, names):
 
 
 def main(argv=None):
-    signal.signal(signal.SIGTERM, signal.default_int_handler)  # kill <pid> tears the hosts down as Ctrl-C does
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # kill <pid> ends --serve-only as Ctrl-C does
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--playbooks", default=",".join(PLAYBOOKS), help="which of %s" % ",".join(PLAYBOOKS))
