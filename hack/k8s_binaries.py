@@ -17,7 +17,7 @@ replaces every staging module the release requires with its published tag (v1.36
 read from the release's own go.mod (it changes between minors), never typed here.  The binaries are stamped
 with the version (-X ...gitVersion) as Kubernetes' hack/lib/version.sh does, so each reports its real version.
 
-Usage: hack/k8s_binaries.py [--kubernetes v1.36.3 ...] [--etcd v3.6.16] [--json]
+Usage: hack/k8s_binaries.py [--kubernetes v1.36.3 ...] [--etcd v3.6.16] [--kubeadm v1.36.3 ...] [--json]
 A directory already built is reused (a warm run builds nothing).  --json prints the directories.
 """
 
@@ -230,6 +230,32 @@ def build_kubernetes(version, log):
     return _publish(partial, target)
 
 
+def build_kubeadm(version, log):
+    """kubeadm (k8s.io/kubernetes/cmd/kubeadm), built as build_kubernetes builds the other commands, into its own
+    cache directory: only bench/kubespray.py needs it (kubespray installs clusters with kubeadm), so `make
+    k8s-binaries` does not build it, and adding it to KUBERNETES_COMMANDS would rebuild every checkout's cache."""
+    target = cache_dir("kubeadm", version)
+    if (target / "kubeadm").is_file():
+        return target
+    partial = _fresh(target)
+    with tempfile.TemporaryDirectory(prefix="kubeops-kubeadmbuild-") as workdir:
+        work = pathlib.Path(workdir)
+        (work / "go.mod").write_text("module example.invalid/probe\n")
+        release = module_info("k8s.io/kubernetes", version, workdir)
+        staging = set(local_replaces(release["GoModText"], "./staging/")) & required_modules(release["GoModText"])
+        if not staging:
+            raise BuildError("k8s.io/kubernetes %s: no staging replaces found in its go.mod" % version)
+        (work / "go.mod").write_text(wrapper_gomod({"k8s.io/kubernetes": version},
+                                                   dict.fromkeys(staging, staging_version(version)),
+                                                   go_directives(release["GoModText"])))
+        started = time.monotonic()
+        ldflags = version_ldflags(version, release["Sum"], release["ReleaseTime"])
+        _go(["build", "-trimpath", "-ldflags", ldflags, "-o", str(partial / "kubeadm"),
+             "k8s.io/kubernetes/cmd/kubeadm"], workdir)
+        log("kubeadm %s: built in %.0f s" % (version, time.monotonic() - started))
+    return _publish(partial, target)
+
+
 def build_etcd(version, log, client_version=ETCD_CLIENT_VERSION):
     """etcd (version), etcdctl and etcdutl (client_version) in bin/ and as etcd's release tarball (amd64) with its
     SHA256SUMS line: what roles/protokube installs (its install override names the tarball's sha256 and URL)."""
@@ -320,6 +346,7 @@ def ensure(kubernetes_versions=KUBERNETES_VERSIONS, etcd_version=ETCD_VERSION, l
 
 _COMMON = (_go, module_info, local_replaces, wrapper_gomod, go_directives, _publish, _fresh)
 RECIPES = {"kubernetes": _COMMON + (build_kubernetes, required_modules, staging_version, version_ldflags),
+           "kubeadm": _COMMON + (build_kubeadm, required_modules, staging_version, version_ldflags),
            "etcd": _COMMON + (build_etcd,),
            "tools": _COMMON + (build_tools, _pause_version)}
 
@@ -329,11 +356,14 @@ def main(argv=None):
     parser.add_argument("--kubernetes", action="append", help="a k8s.io/kubernetes release (repeatable); default "
                         + " ".join(KUBERNETES_VERSIONS))
     parser.add_argument("--etcd", default=ETCD_VERSION)
+    parser.add_argument("--kubeadm", action="append", default=[], help="also build kubeadm of this release "
+                        "(repeatable; bench/kubespray.py's, not built by default)")
     parser.add_argument("--json", action="store_true", help="print the built directories as JSON")
     args = parser.parse_args(argv)
     try:
-        built = ensure(tuple(args.kubernetes or KUBERNETES_VERSIONS), args.etcd,
-                       log=lambda line: print(line, file=sys.stderr))
+        log = lambda line: print(line, file=sys.stderr)  # noqa: E731 - one line, used twice
+        built = ensure(tuple(args.kubernetes or KUBERNETES_VERSIONS), args.etcd, log=log)
+        built["kubeadm"] = {version: str(build_kubeadm(version, log)) for version in args.kubeadm}
     except BuildError as exc:
         print("hack/k8s_binaries.py: %s" % exc, file=sys.stderr)
         return 1
