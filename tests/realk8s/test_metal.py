@@ -16,7 +16,6 @@ the registry mirror). No cloud and no stand-in: metal has no cloud controller.
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 
@@ -24,37 +23,20 @@ import pytest
 import yaml
 
 from tests.realk8s import binaries, cluster as e2e, registry as test_registry
-from tests.realk8s.test_cluster import _etcd_install, _served_directory
 
 pytestmark = pytest.mark.hosts
 
 CLUSTER = "metal.k8s.local"
 CONTROL_PLANE_GROUP = "control-plane-main"
 NODE_GROUP = "nodes-main"
-# Debian's containerd, runc and CNI plugins from the image's apt cache (kops' releases are on GitHub).
-DISTRO = {"containerd": "containerd", "runc": "runc", "cni-plugins": "containernetworking-plugins"}
 
 
 def _prepare_machine(host):
-    """What the test machine image carries: the kubelet's cgroup-v1 drop-in (cluster.py's CGROUP_V1_DROPIN). The
-    host keeps its own name (kops' metal nodes register under their host name: the inventory's name here)."""
-    dropin = "/etc/systemd/system/kubelet.service.d/10-test-host-cgroupv1.conf"
-    done = host.run("mkdir -p %s && cat > %s <<'EOF'\n%sEOF\nhostname"
-                    % (os.path.dirname(dropin), dropin, e2e.CGROUP_V1_DROPIN))
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == host.name, done.stdout
-
-
-def _edit_spec(path, registry_url):
-    """The user's edits of the spec kept in git (kops fields; docs/real-cluster.md says why each):
-    the registry mirror, conntrackMaxPerCore 0 (/sys read-only in a test host), restrict_oom_score_adj (TEST HOSTS
-    ONLY: no CAP_SYS_RESOURCE here)."""
-    documents = list(yaml.safe_load_all(path.read_text()))
-    spec = next(d for d in documents if d["kind"] == "Cluster")["spec"]
-    spec.setdefault("containerd", {})["registryMirrors"] = {"registry.k8s.io": [registry_url]}
-    spec["containerd"]["configAdditions"] = {'plugins."io.containerd.grpc.v1.cri".restrict_oom_score_adj': "true"}
-    spec.setdefault("kubeProxy", {})["conntrackMaxPerCore"] = 0
-    path.write_text(yaml.safe_dump_all(documents, sort_keys=False))
+    """What the test machine image carries: the kubelet's cgroup-v1 drop-in. The host keeps its own name (kops'
+    metal nodes register under their host name: the inventory's name here)."""
+    e2e.write_cgroup_v1_dropin(host)
+    named = host.run("hostname")
+    assert named.stdout.strip() == host.name, named.stdout
 
 
 def _recap(output):
@@ -73,7 +55,7 @@ def test_a_metal_cluster_is_enrolled_ready_and_validated(host_pool, tmp_path):
     control, worker1, worker2 = pool.hosts
     hosts = pool.hosts
     bridge = "%s.1" % pool.subnet
-    served_url = pool.serve_directory(_served_directory(build, [binaries.NEWER], tmp_path / "served"))
+    served_url = pool.serve_directory(e2e.served_directory(build, [binaries.NEWER], tmp_path / "served"))
     registry = test_registry.Registry(images=test_registry.standard_images(build, tmp_path / "images"),
                                       host=bridge).start()
     user_dir = tmp_path / "user"  # the user's own directory, where they run ansible-playbook
@@ -82,8 +64,8 @@ def test_a_metal_cluster_is_enrolled_ready_and_validated(host_pool, tmp_path):
     day2 = ("-e", "cluster_name=%s" % CLUSTER, "-e", "state_store=%s" % store)
     # The user's inventory: each host names its instance group. The test-host settings (Debian's packages, the etcd
     # build served here) are host variables, as a user's machines would carry theirs.
-    test_host_vars = {"nodeup_distro_packages": DISTRO,
-                      "protokube_etcd_install_override": _etcd_install(build, served_url)}
+    test_host_vars = {"nodeup_distro_packages": e2e.DISTRO_PACKAGES,
+                      "protokube_etcd_install_override": e2e.etcd_install(build, served_url)}
     pool.inventory_file(user_dir / "hosts.yml", hostvars={
         control.name: dict(test_host_vars, kops_instance_group=CONTROL_PLANE_GROUP),
         worker1.name: dict(test_host_vars, kops_instance_group=NODE_GROUP),
@@ -101,7 +83,7 @@ def test_a_metal_cluster_is_enrolled_ready_and_validated(host_pool, tmp_path):
                                        cwd=user_dir), "create_cluster.yml")
             e2e.check(e2e.run_playbook("get_cluster.yml", *day2, "-e", "output=%s.yaml" % CLUSTER, cwd=user_dir),
                       "get_cluster.yml")
-            _edit_spec(user_dir / ("%s.yaml" % CLUSTER), registry.url)
+            e2e.edit_spec(user_dir / ("%s.yaml" % CLUSTER), registry.url)
             e2e.check(e2e.run_playbook("replace_cluster.yml", "-e", "state_store=%s" % store, "-e",
                                        "spec_file=%s.yaml" % CLUSTER, cwd=user_dir), "replace_cluster.yml")
             e2e.check(e2e.run_playbook("update_cluster.yml", *day2, cwd=user_dir), "update_cluster.yml")
