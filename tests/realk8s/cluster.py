@@ -28,6 +28,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -229,6 +230,23 @@ def write_cgroup_v1_dropin(host):
     done = host.run("mkdir -p %s && printf %%s %s > %s" % (os.path.dirname(CGROUP_V1_DROPIN_PATH),
                                                             shlex.quote(CGROUP_V1_DROPIN), CGROUP_V1_DROPIN_PATH))
     assert done.returncode == 0, done.stderr
+
+
+def prepare_metal_host(host):
+    """What a metal test host's machine image carries: the kubelet's cgroup-v1 drop-in. The host keeps its own name
+    (kops' metal nodes register under their host name: the inventory's name here)."""
+    write_cgroup_v1_dropin(host)
+    named = host.run("hostname")
+    assert named.stdout.strip() == host.name, named.stdout
+
+
+def playbook_recap(output):
+    """{host: {"changed": n, "failed": n}} from ansible-playbook's PLAY RECAP."""
+    found = {}
+    for host, changed, failed in re.findall(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)",
+                                            output, re.M):
+        found[host] = {"changed": int(changed), "failed": int(failed)}
+    return found
 
 
 def prepare_machine(host, build, names, instance_id):

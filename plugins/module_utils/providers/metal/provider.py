@@ -36,6 +36,13 @@ class MetalProvider(Provider):
         from ansible_collections.kubeops.kops.plugins.module_utils.providers.metal import groups
         return groups
 
+    def rolling(self, cloud):
+        """No instance to replace: a metal cluster's hosts are updated in place by playbooks/rolling_update.yml."""
+        from ansible_collections.kubeops.kops.plugins.module_utils.providers.base import NotBuilt
+        raise NotBuilt("spec.cloudProvider: a metal cluster's hosts are updated in place, not replaced: run "
+                       "rolling_update.yml with the inventory of its hosts (ansible-playbook "
+                       "kubeops.kops.rolling_update -i hosts.yml -e cluster_name=...; docs/metal.md)")
+
     def check_region(self, region, completed):
         """A region option means nothing to a metal cluster (it serves an s3:// store only)."""
         del region, completed
