@@ -64,7 +64,7 @@ def test_check_mode_plans_the_in_place_roll_and_changes_nothing(playbook, tmp_pa
 
     code, run = _roll(playbook, "-e", "max_surge=1")
     assert code == 0, run
-    plan = task_results(run, "Plan the roll of %s's hosts" % NAME)
+    plan = task_results(run, "Plan the in-place roll of the hosts of %s" % NAME)
     rows = assert_kops_table(plan["lines"], HEADER)
     assert rows == [["control-plane-main", "Ready", "0", "1", "1", "1", "1", "0"],
                     ["nodes-main", "NeedsUpdate", "2", "0", "2", "2", "2", "0"]]
@@ -81,7 +81,7 @@ def test_check_mode_plans_the_in_place_roll_and_changes_nothing(playbook, tmp_pa
     # force: every host, the control plane first; the node hosts two at a time under the budget.
     code, run = _roll(playbook, "-e", "force=true", "-e", "budget_max_unavailable=2")
     assert code == 0, run
-    plan = task_results(run, "Plan the roll of %s's hosts" % NAME)
+    plan = task_results(run, "Plan the in-place roll of the hosts of %s" % NAME)
     assert plan["control_plane"] == ["vm0"] and plan["nodes"] == ["vm1", "vm2"] and plan["node_batch"] == 2
     assert plan["lines"][-2:] == [
         "control-plane-main: 1 host(s) to update in place (vm0), one at a time",
@@ -98,7 +98,7 @@ def test_hosts_running_their_groups_config_need_no_roll(playbook, tmp_path):
     _inventory(tmp_path, records)
     code, run = _roll(playbook)
     assert code == 0, run
-    plan = task_results(run, "Plan the roll of %s's hosts" % NAME)
+    plan = task_results(run, "Plan the in-place roll of the hosts of %s" % NAME)
     assert plan["lines"][-1] == "No rolling-update required." and plan["nodes"] == plan["control_plane"] == []
 
 
@@ -107,6 +107,6 @@ def test_a_metal_roll_without_the_inventory_fails_in_one_line(playbook, tmp_path
     code, run = playbook("kubeops.kops.rolling_update", "-e", "cluster_name=%s" % NAME, "-e",
                          "state_store=file://state", "-e", "api_server=https://127.0.0.1:9", "--check")
     assert code != 0
-    result = task_results(run, "Plan the roll of %s's hosts" % NAME)
+    result = task_results(run, "Plan the in-place roll of the hosts of %s" % NAME)
     assert result["msg"].startswith("rolling update of metal cluster %s: no inventory host names" % NAME), result
     assert "\n" not in result["msg"]

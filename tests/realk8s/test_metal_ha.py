@@ -154,8 +154,10 @@ def test_an_ha_metal_cluster_is_upgraded_in_place_keeping_etcd_quorum(host_pool,
                 watch.stop()
             times["in-place upgrade roll of 3 control planes"] = round(time.monotonic() - started, 1)
             e2e.check(roll, "rolling_update.yml")
-            order = list(dict.fromkeys(re.findall(r" cordon: cordoned (\S+)", roll.stdout)))
-            assert order == [h.name.lower() for h in hosts], roll.stdout[-6000:]  # kops' order: by group name
+            # kops' order: the control-plane groups by name, one host at a time (serial 1: a task per host).
+            order = re.findall(r"TASK \[Drain the host's Node\][^\n]*\n(?:[^\n]*\n)*?changed: \[(\S+) -> localhost\]",
+                               roll.stdout)
+            assert order == [h.name for h in hosts], roll.stdout[-6000:]
             fewest = watch.fewest()
             lost = [i for i, s in enumerate(watch.samples) if not s]
             assert fewest is not None and fewest >= 1 and not lost, \
