@@ -6,8 +6,8 @@ rolling_update.yml updating the hosts in place, one control plane at a time, whi
 for its etcd check: at every sample at least one answers, so etcd never lost its quorum. Afterwards every component
 runs the new version, etcd kept its data, and a second roll changes nothing.
 
-No worker: the user's spec file drops kops' nodes-main group (replace_cluster.yml prune=true), so the three test
-hosts are the control plane. The test-host adjustments are tests/realk8s/cluster.py's (docs/real-cluster.md).
+One worker in kops' nodes-main (kops refuses a cluster without a Node group), rolled after the control plane. The
+test-host adjustments are tests/realk8s/cluster.py's (docs/real-cluster.md).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ pytestmark = pytest.mark.hosts
 
 CLUSTER = "ha.k8s.local"
 GROUPS = ["control-plane-main-1", "control-plane-main-2", "control-plane-main-3"]
+NODES = "nodes-main"
 COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy")
 
 
@@ -63,18 +64,17 @@ class QuorumWatch(e2e.Poller):
         return min((len(s) for s in self.samples), default=None)
 
 
-def _drop_workers(spec_path):
-    """The user's file without kops' nodes-main group: the three hosts are the control plane."""
-    documents = [d for d in yaml.safe_load_all(spec_path.read_text())
-                 if not (d["kind"] == "InstanceGroup" and d["spec"].get("role") == "Node")]
-    spec_path.write_text(yaml.safe_dump_all(documents, sort_keys=False))
+def _at_version(images, components):
+    """The node's static pod images when every component's is at the newer version, else None."""
+    return images if all(images.get(c, "").endswith(":" + binaries.NEWER) for c in components) else None
 
 
 def test_an_ha_metal_cluster_is_upgraded_in_place_keeping_etcd_quorum(host_pool, tmp_path):
     build = binaries.require_build((binaries.OLDER, binaries.NEWER))
     times = {}
-    pool = host_pool(3, kubelet=True)
-    hosts = pool.hosts
+    pool = host_pool(4, kubelet=True)
+    machines = pool.hosts
+    hosts = machines[:3]  # the three control planes; machines[3] the worker
     bridge = "%s.1" % pool.subnet
     served_url = pool.serve_directory(e2e.served_directory(build, [binaries.OLDER, binaries.NEWER],
                                                            tmp_path / "served"))
@@ -87,7 +87,7 @@ def test_an_ha_metal_cluster_is_upgraded_in_place_keeping_etcd_quorum(host_pool,
     test_host_vars = {"nodeup_distro_packages": e2e.DISTRO_PACKAGES,
                       "protokube_etcd_install_override": e2e.etcd_install(build, served_url)}
     pool.inventory_file(user_dir / "hosts.yml", hostvars={
-        host.name: dict(test_host_vars, kops_instance_group=group) for host, group in zip(hosts, GROUPS)})
+        host.name: dict(test_host_vars, kops_instance_group=group) for host, group in zip(machines, GROUPS + [NODES])})
     inventory = ("-i", "hosts.yml")
     try:
         with e2e.step("create (three control planes), edit, replace and update the metal cluster", [], times):
@@ -95,7 +95,7 @@ def test_an_ha_metal_cluster_is_upgraded_in_place_keeping_etcd_quorum(host_pool,
                 "state_store": store,
                 "cluster_options": {"cluster_name": CLUSTER, "cloud_provider": "metal", "zones": ["main"],
                                     "networking": "kubenet", "api_public_name": hosts[0].address,
-                                    "control_plane_count": 3,
+                                    "control_plane_count": 3, "node_count": 1,
                                     "kubernetes_version": "%s/%s" % (served_url, binaries.OLDER)}}))
             e2e.check(e2e.run_playbook("create_cluster.yml", "-e", "@ha.yml", "-e", "target=direct", cwd=user_dir),
                       "create_cluster.yml")
@@ -103,37 +103,35 @@ def test_an_ha_metal_cluster_is_upgraded_in_place_keeping_etcd_quorum(host_pool,
                       "get_cluster.yml")
             spec_file = user_dir / ("%s.yaml" % CLUSTER)
             e2e.edit_spec(spec_file, registry.url)
-            _drop_workers(spec_file)
             groups = sorted(d["metadata"]["name"] for d in yaml.safe_load_all(spec_file.read_text())
                             if d["kind"] == "InstanceGroup")
-            assert groups == GROUPS, groups  # kops' HA layout: one control-plane group per member
+            assert groups == GROUPS + [NODES], groups  # kops' HA layout: one control-plane group per member
             e2e.check(e2e.run_playbook("replace_cluster.yml", "-e", "state_store=%s" % store, "-e",
-                                       "spec_file=%s" % spec_file.name, "-e", "prune=true", cwd=user_dir),
-                      "replace_cluster.yml")
+                                       "spec_file=%s" % spec_file.name, cwd=user_dir), "replace_cluster.yml")
             e2e.check(e2e.run_playbook("update_cluster.yml", *day2, cwd=user_dir), "update_cluster.yml")
-        for host in hosts:
+        for host in machines:
             e2e.prepare_metal_host(host)
         admin = tmp_path / "admin.kubeconfig"
         e2e.check(e2e.run_playbook("export_kubeconfig.yml", *day2, "-e", "path=%s" % admin, cwd=user_dir),
                   "export_kubeconfig.yml")
 
         started = time.monotonic()
-        with e2e.step("enroll.yml: the three control planes together", hosts, times):
+        with e2e.step("enroll.yml: the three control planes together, then the worker", machines, times):
             e2e.check(e2e.run_playbook("enroll.yml", *inventory, *day2, cwd=user_dir), "enroll.yml")
         core = e2e.core_api(admin)
-        with e2e.step("the three nodes Ready", hosts, times):
-            for host in hosts:
+        with e2e.step("the four nodes Ready", machines, times):
+            for host in machines:
                 node = e2e.wait_for("node %s Ready" % host.name, lambda n=host.name.lower(): e2e.ready_node(core, n),
                                     600)
                 assert node.status.node_info.kubelet_version == binaries.OLDER, node.status.node_info
-        times["enroll.yml to three control planes Ready"] = round(time.monotonic() - started, 1)
+        times["enroll.yml to three control planes and a worker Ready"] = round(time.monotonic() - started, 1)
         with e2e.step("every API server answers its etcd check; what has no image here is removed", hosts, times):
             watch = QuorumWatch(admin, hosts)
             e2e.wait_for("three API servers with etcd", lambda: watch.sample() or len(watch.samples[-1]) == 3, 300)
             e2e.wait_for("kube-system's control-plane pods Running", lambda: e2e.control_plane_pods_running(
                 core, ("kube-apiserver", "kube-controller-manager", "kube-scheduler")), 300)
             e2e.remove_workloads_without_images(e2e.apps_api(admin), core, registry)
-        with e2e.step("validate_cluster.yml", hosts, times):
+        with e2e.step("validate_cluster.yml", machines, times):
             validate = e2e.check(e2e.run_playbook("validate_cluster.yml", *inventory, *day2, "-e", "wait=300",
                                                   cwd=user_dir), "validate_cluster.yml")
             assert "Your cluster %s is ready" % CLUSTER in validate.stdout, validate.stdout[-3000:]
@@ -144,7 +142,7 @@ def test_an_ha_metal_cluster_is_upgraded_in_place_keeping_etcd_quorum(host_pool,
                 "-e", "then_update=true", cwd=user_dir), "upgrade_cluster.yml")
             assert "%s/%s" % (served_url, binaries.NEWER) in upgrade.stdout, upgrade.stdout[-3000:]
         with e2e.step("rolling_update.yml upgrades the three control planes in place, one at a time, etcd keeping "
-                      "its quorum", hosts, times):
+                      "its quorum, then the worker", machines, times):
             watch = QuorumWatch(admin, hosts).start()
             started = time.monotonic()
             try:
@@ -152,12 +150,13 @@ def test_an_ha_metal_cluster_is_upgraded_in_place_keeping_etcd_quorum(host_pool,
                                         cwd=user_dir)
             finally:
                 watch.stop()
-            times["in-place upgrade roll of 3 control planes"] = round(time.monotonic() - started, 1)
+            times["in-place upgrade roll of 3 control planes and a worker"] = round(time.monotonic() - started, 1)
             e2e.check(roll, "rolling_update.yml")
-            # kops' order: the control-plane groups by name, one host at a time (serial 1: a task per host).
+            # kops' order: the control-plane groups by name, one host at a time (serial 1: a task per host), then the
+            # node groups.
             order = re.findall(r"TASK \[Drain the host's Node\][^\n]*\n(?:[^\n]*\n)*?changed: \[(\S+) -> localhost\]",
                                roll.stdout)
-            assert order == [h.name for h in hosts], roll.stdout[-6000:]
+            assert order == [h.name for h in machines], roll.stdout[-6000:]
             fewest = watch.fewest()
             lost = [i for i, s in enumerate(watch.samples) if not s]
             assert fewest is not None and fewest >= 1 and not lost, \
@@ -165,17 +164,18 @@ def test_an_ha_metal_cluster_is_upgraded_in_place_keeping_etcd_quorum(host_pool,
                                                                                                     watch.samples)
             print("upgrade roll: %d samples, fewest API servers with etcd %d, the samples with two: %d" % (
                 len(watch.samples), fewest, sum(1 for s in watch.samples if len(s) == 2)))
-        with e2e.step("the new version everywhere, etcd kept its data, a second roll changes nothing", hosts,
+        with e2e.step("the new version everywhere, etcd kept its data, a second roll changes nothing", machines,
                       times):
             assert e2e.api_server_version(admin) == binaries.NEWER
-            for host in hosts:
+            for host in machines:
                 name = host.name.lower()
+                components = COMPONENTS if host in hosts else ("kube-proxy",)
                 node = e2e.wait_for("node %s Ready" % name, lambda n=name: e2e.ready_node(core, n), 300)
                 assert node.status.node_info.kubelet_version == binaries.NEWER, node.status.node_info
                 assert not node.spec.unschedulable, name
-                images = e2e.wait_for("%s's static pods at %s" % (name, binaries.NEWER), lambda n=name: (
-                    lambda found: found if all(found.get(c, "").endswith(":" + binaries.NEWER) for c in COMPONENTS)
-                    else None)(e2e.static_pod_images(core, n)), 300)
+                images = e2e.wait_for("%s's static pods at %s" % (name, binaries.NEWER),
+                                      lambda n=name, want=components: _at_version(e2e.static_pod_images(core, n), want),
+                                      300)
                 print("%s: %s" % (name, images))
             assert core.read_namespaced_config_map("written-before-the-upgrade", "default").data == {
                 "etcd": "keeps its data"}
