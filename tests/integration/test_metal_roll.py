@@ -110,3 +110,19 @@ def test_a_metal_roll_without_the_inventory_fails_in_one_line(playbook, tmp_path
     result = task_results(run, "Plan the in-place roll of the hosts of %s" % NAME)
     assert result["msg"].startswith("rolling update of metal cluster %s: no inventory host names" % NAME), result
     assert "\n" not in result["msg"]
+
+
+def test_the_cloud_roll_module_names_the_playbook_a_metal_cluster_rolls_with(playbook, tmp_path):
+    """kubeops.kops.rolling_update (and upgrade_cluster.yml's then_roll, which runs it) has no inventory."""
+    _cluster(playbook, tmp_path)
+    (tmp_path / "roll.yml").write_text(yaml.safe_dump([{
+        "hosts": "localhost", "connection": "local", "gather_facts": False,
+        "vars": {"ansible_python_interpreter": "{{ ansible_playbook_python }}"},
+        "tasks": [{"name": "Roll", "kubeops.kops.rolling_update": {
+            "state_store": "file://%s" % (tmp_path / "state"), "cluster_name": NAME, "cloud_only": True}}]}]))
+    code, run = playbook(tmp_path / "roll.yml", "--check")
+    assert code != 0
+    message = task_results(run, "Roll")["msg"]
+    assert message.startswith("spec.cloudProvider: a metal cluster's hosts are updated in place, not replaced: run "
+                              "rolling_update.yml with the inventory of its hosts"), message
+    assert "\n" not in message and "Traceback" not in message
