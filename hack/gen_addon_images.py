@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Regenerate plugins/module_utils/addons/image_data.py from a kops checkout.
+"""Regenerate plugins/module_utils/addons/generated/image_data.py from a kops checkout.
 
 kops pins most addon images in its addon templates
 (upup/models/cloudup/resources/addons/<addon>/<file>.template): a literal
@@ -10,7 +10,7 @@ whose tag is only a template value ({{ .Version }}) come from the completed
 cluster spec instead and are skipped.  One repository pinned at two
 tags in one addon is refused (the table could not say which one applies).
 
-    hack/gen_addon_images.py --kops ../kops > plugins/module_utils/addons/image_data.py
+    hack/gen_addon_images.py --kops ../kops > plugins/module_utils/addons/generated/image_data.py
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Regenerate plugins/module_utils/nodeconfig/asset_data.py from a kops checkout.
+"""Regenerate plugins/module_utils/nodeconfig/generated/asset_data.py from a kops checkout.
 
 kops keeps the published sha256 of the release files it installs in
 pkg/assets/assetdata/*.yaml (filestores: [{base}], files: [{name, sha256}]).
@@ -13,7 +13,7 @@ download/v<version>/SHA256SUMS), saved as <dir>/v<version>/SHA256SUMS and
 given with --etcd-sums <dir>; the versions kept are the ones kops supports
 (pkg/model/components/etcd.go: <minor>.0 up to each LatestEtcd3xVersion).
 
-    hack/gen_asset_data.py --kops ../kops --etcd-sums ../etcd-sums > plugins/module_utils/nodeconfig/asset_data.py
+    hack/gen_asset_data.py --kops ../kops --etcd-sums ../etcd-sums > plugins/module_utils/nodeconfig/generated/asset_data.py
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 #!/usr/bin/env python
-"""Regenerate plugins/module_utils/nodeup/containerd_license.py from a kops checkout.
+"""Regenerate plugins/module_utils/nodeup/generated/containerd_license.py from a kops checkout.
 
 kops' ContainerdBuilder writes containerd's license (Apache 2.0, nodeup/pkg/model/resources/containerd-license.txt)
 to /usr/share/doc/containerd/apache.txt beside the binaries it installs; the node writes the same text.
 
-    hack/gen_containerd_license.py --kops ../kops --write plugins/module_utils/nodeup/containerd_license.py
+    hack/gen_containerd_license.py --kops ../kops --write plugins/module_utils/nodeup/generated/containerd_license.py
 """
 
 from __future__ import annotations

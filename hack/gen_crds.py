@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Regenerate an addon's CustomResourceDefinitions module (plugins/module_utils/addons/<addon>_crds.py) from kops.
+"""Regenerate an addon's CustomResourceDefinitions module (plugins/module_utils/addons/generated/<addon>_crds.py) from kops.
 
 CustomResourceDefinitions are upstream data (charts' OpenAPI schemas, up to 12,000 lines an addon) that kops
 ships verbatim in its addon templates.  This copies one addon's CRD documents, parsed, in the template's order,
@@ -9,9 +9,9 @@ refused: it would depend on the cluster and belong in Python.  Subtrees the sche
 sharing one schema, Issuer and ClusterIssuer sharing a spec) are written once, as module constants, and so are
 subtrees nested too deep for pep8's four-column indents within 160 columns.
 
-    hack/gen_crds.py --addon cert-manager --kops ../kops --write plugins/module_utils/addons/cert_manager_crds.py
+    hack/gen_crds.py --addon cert-manager --kops ../kops --write plugins/module_utils/addons/generated/cert_manager_crds.py
     for a in $(hack/gen_crds.py --list); do hack/gen_crds.py --addon $a --kops ../kops --write \\
-        plugins/module_utils/addons/$(hack/gen_crds.py --module $a); done
+        plugins/module_utils/addons/generated/$(hack/gen_crds.py --module $a); done
 """
 
 from __future__ import annotations

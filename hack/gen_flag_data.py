@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Regenerate plugins/module_utils/nodeup/flag_data.py from a kops checkout.
+"""Regenerate plugins/module_utils/nodeup/generated/flag_data.py from a kops checkout.
 
 The flags are the `flag` struct tags of kops' internal component configs
 (pkg/apis/kops/componentconfig.go), which kops' flagbuilder turns into
@@ -7,7 +7,7 @@ arguments.  Each row is keyed by the field's name in a user's spec: the JSON
 name the same Go field has in pkg/apis/kops/v1alpha2/componentconfig.go
 (v1alpha2 spells some differently: concurrentRcSyncs, not concurrentRCSyncs).
 
-    hack/gen_flag_data.py --kops ../kops > plugins/module_utils/nodeup/flag_data.py
+    hack/gen_flag_data.py --kops ../kops > plugins/module_utils/nodeup/generated/flag_data.py
 """
 
 from __future__ import annotations

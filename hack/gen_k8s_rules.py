@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Regenerate plugins/module_utils/nodeup/component_rules_data.py from Kubernetes' and containerd's sources.
+"""Regenerate plugins/module_utils/nodeup/generated/component_rules_data.py from Kubernetes' and containerd's sources.
 
 The real kubelet, kube-apiserver and containerd cannot run here, so what our node side writes is held to the
 rules those programs apply at start-up, read from their own source by this script (docs/data-tables.md):
@@ -22,7 +22,7 @@ one per containerd release (`containerd/<tag>/<path>`), `kubelet-options/options
 cmd/kubelet/app/options/options.go with ValidateKubeletFlags), and SOURCES: one line per file,
 `<file> <repository> <tag or ref> <commit> <path in the repository>`, which the table's header repeats.
 
-    hack/gen_k8s_rules.py --source /work/k8s-src --write plugins/module_utils/nodeup/component_rules_data.py
+    hack/gen_k8s_rules.py --source /work/k8s-src --write plugins/module_utils/nodeup/generated/component_rules_data.py
 """
 
 from __future__ import annotations

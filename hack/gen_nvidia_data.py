@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Regenerate plugins/module_utils/addons/nvidia_data.py from a kops checkout.
+"""Regenerate plugins/module_utils/addons/generated/nvidia_data.py from a kops checkout.
 
 The DCGM exporter's metrics list (the exporter-metrics-config-map ConfigMap's
 `metrics` CSV, NVIDIA's upstream default, some 80 lines) is data: this copies it
@@ -8,7 +8,7 @@ out of kops' addon template
 The addon's objects are written in Python in addons/nvidia.py.  The ConfigMap
 must hold no template action (it would depend on the cluster and belong in Python).
 
-    hack/gen_nvidia_data.py --kops ../kops --write plugins/module_utils/addons/nvidia_data.py
+    hack/gen_nvidia_data.py --kops ../kops --write plugins/module_utils/addons/generated/nvidia_data.py
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: kubeops.kops contributors
 # Apache License 2.0 (see LICENSE)
-"""What roles/enroll records on a metal host, computed as the roll computes it (providers/metal/roll.py), so the
+"""What roles/enroll records on a metal host, computed as the roll computes it (rolling/in_place.py), so the
 two agree on whether the host runs its group's current nodeup config."""
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.providers.metal import roll
+from ansible_collections.kubeops.kops.plugins.module_utils.rolling import in_place as roll
 
 
 def nodeup_config_digest(nodeup_config):

@@ -71,7 +71,7 @@ class LookupModule(LookupBase):
         try:
             state_store, cluster_name = self.get_option("state_store"), self.get_option("cluster_name")
             if self.get_option("config_base"):
-                state_store, _sep, cluster_name = self.get_option("config_base").rstrip("/").rpartition("/")
+                state_store, cluster_name = layout.split_config_base(self.get_option("config_base"))
             if not state_store or not cluster_name:
                 raise AnsibleLookupError("kubeops.kops.state_store: give state_store and cluster_name, or config_base "
                                          "(<state store>/<cluster name>)")

@@ -436,23 +436,23 @@ class ClusterService(object):
         return Plan(name, current, after, completed, interrupted=self.cluster_store(name).interrupted_write(),
                     operation=operation)
 
-    def completed_groups(self, cluster, groups):
-        """The instance groups as kops' update completes them (PopulateInstanceGroupSpec): a group stored without a
-        machine type (kops replace -f stores it as given) gets its cloud's default for its zones, as kops create ig
-        would have given it; the others as stored."""
+    def completed_groups(self, cluster, completed_cluster, groups):
+        """The instance groups as kops' update completes them, once for every stage after it (new dicts): a group
+        stored without a machine type (kops replace -f stores it as given) first gets its cloud's default for its
+        zones, as kops create ig would have given it; then each is completed against the completed cluster
+        (PopulateInstanceGroupSpec: sizes, image, subnets, manager, its kubelet)."""
         completed, channel = [], None
         for group in groups:
             spec = group.get("spec") or {}
-            if spec.get("machineType") or spec.get("manager") == "Karpenter":
-                completed.append(group)
-                continue
-            group = copy.deepcopy(group)
-            channel = channel or channels.load_channel(cluster["spec"].get("channel"))  # parsed once, if at all
-            try:
-                instance_groups.fill_new_group_defaults(cluster, group, channel, self._facts_for(cluster), sizes=True)
-            except instance_groups.InstanceGroupDefaultsError as exc:
-                raise ClusterError(str(exc))
-            completed.append(group)
+            if not (spec.get("machineType") or spec.get("manager") == "Karpenter"):
+                group = copy.deepcopy(group)
+                channel = channel or channels.load_channel(cluster["spec"].get("channel"))  # parsed once, if at all
+                try:
+                    instance_groups.fill_new_group_defaults(cluster, group, channel, self._facts_for(cluster),
+                                                            sizes=True)
+                except instance_groups.InstanceGroupDefaultsError as exc:
+                    raise ClusterError(str(exc))
+            completed.append(populate.populate_instance_group_spec(completed_cluster, group))
         return completed
 
     def _facts_for(self, cluster):

@@ -9,13 +9,14 @@ fail_json with that text and no traceback (module.py's reports_errors for KopsMo
 the others).  KopsError stays a ValueError: callers that catch ValueError (bad input in general) keep working.
 
 Each layer's errors subclass that layer's class below, so a caller can catch one layer's errors
-(``except errors.StateStoreError``) without knowing each module's own class.  This file imports nothing: the
-node side (plugins/module_utils/nodeup/) raises these too.
+(``except errors.StateStoreError``) without knowing each module's own class.  This file imports only the standard
+library: the node side (plugins/module_utils/nodeup/) raises these too.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 
 
 class KopsError(ValueError):
@@ -92,3 +93,28 @@ def reported(run):
         except ValueError as exc:
             module.fail_json(**(exc.result() if isinstance(exc, KopsError) else {"msg": str(exc)}))
     return wrapper
+
+
+# The connection a urllib3 message names first ("HTTPSConnectionPool(host='h', port=443): "): the caller names the API.
+_CONNECTION = re.compile(r"\w*Connection(Pool)?\(host='[^']*', port=\d+\): ")
+
+
+def unreachable(exc):
+    """Why an HTTP endpoint (a Kubernetes API, a Google API, a bucket) could not be reached, in a few words
+    ("Connection refused", "certificate verify failed: ...", "Read timed out. (read timeout=30)"): the innermost
+    cause of what urllib3 and requests wrap it in (their text repeats the address, the URL and "Max retries
+    exceeded", and nests each cause's text in the next)."""
+    cause, seen = exc, set()
+    while id(cause) not in seen:
+        seen.add(id(cause))
+        inner = getattr(cause, "reason", None)
+        if not isinstance(inner, BaseException):
+            inner = next((arg for arg in cause.args if isinstance(arg, BaseException)), None) or cause.__cause__
+        if inner is None:
+            break
+        cause = inner
+    if getattr(cause, "verify_message", None):  # ssl.SSLCertVerificationError
+        return "TLS: certificate verify failed: %s" % cause.verify_message
+    if isinstance(cause, OSError) and cause.strerror:
+        return cause.strerror
+    return _CONNECTION.sub("", str(cause)).strip() or type(cause).__name__

@@ -3,8 +3,9 @@
 # Apache License 2.0 (see LICENSE)
 """Which clouds this collection builds: the names of the packages under providers/, found on disk.
 
-Kept apart from providers/ (and importing nothing of the collection) so that the layers below the providers
-(api/ validates cloudProvider, completion/ accepts cloud_provider) can ask without importing a cloud.
+Kept apart from providers/ (and importing nothing of the collection but errors.py) so that the layers below the
+providers (api/ validates cloudProvider, completion/ accepts cloud_provider, nodeconfig/ and rolling/ read what a
+cloud declares) can ask without importing a cloud.
 
 Where the packages are found:
 - next to this file, when the collection runs from its directory (the controller: action and inventory plugins,
@@ -22,7 +23,14 @@ import importlib.util
 import os
 import sys
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import CloudError
+
 BUILT_IN = ("aws", "gce")
+
+
+class NotShipped(CloudError):
+    """A cloud's package the running module can neither find in its zip nor in a collection directory."""
+
 COLLECTION_ENV = "KUBEOPS_COLLECTION_DIR"
 PREFIX = "ansible_collections.kubeops.kops."
 _PROVIDERS = os.path.join("plugins", "module_utils", "providers")
@@ -52,20 +60,29 @@ def discovered():
 
 
 def declared(name):
-    """The PROVIDER of a package found on disk (not a built-in one), for what it declares as data (its zone pattern):
-    imported by name, so that the layers below providers/ depend on no cloud's code."""
+    """The PROVIDER of cloud name's package (providers/<name>/provider.py), for what it declares as data: imported by
+    name, so that the layers below providers/ depend on no cloud's code (provider.py imports only providers/base.py).
+    aws and gce travel in the zip of every module that imports providers/registry.py (which imports them by name),
+    and a module whose action hands over the collection directory finds them there, as it finds a package added
+    later.  None for a name without a package."""
     import importlib
-    if name in BUILT_IN or name not in discovered():
+    if not isinstance(name, str) or (name not in BUILT_IN and name not in discovered()):
         return None
     enable_collection_imports()
-    return importlib.import_module(PREFIX + "plugins.module_utils.providers.%s.provider" % name).PROVIDER
+    try:
+        return importlib.import_module(PREFIX + "plugins.module_utils.providers.%s.provider" % name).PROVIDER
+    except ImportError as exc:  # a module packaged without the cloud's package, run where no directory was handed
+        raise NotShipped("the %s cloud's package (providers/%s/provider.py) is not in this module's zip and no "
+                         "collection directory was handed over (%s: %s); run the module on the controller with a "
+                         "local connection, where the collection's action plugin hands its directory"
+                         % (name, name, COLLECTION_ENV, exc))
 
 
 def declared_value(name, attribute, default):
-    """What a package found on disk declares as data (its Provider's attribute); default for aws and gce, whose
-    values the layers below providers/ hold themselves, and for a name without a package."""
-    provider = declared(name) if isinstance(name, str) else None
-    return getattr(provider, attribute, default) if provider is not None else default
+    """What cloud name's Provider declares as data (providers/base.py's attributes, e.g. surges_by_default);
+    default for a name without a package (kops knows clouds this collection does not build)."""
+    provider = declared(name)
+    return getattr(provider, attribute) if provider is not None else default
 
 
 def part(name, part_name, built_in):

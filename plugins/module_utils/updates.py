@@ -3,11 +3,13 @@
 # Apache License 2.0 (see LICENSE)
 """`kops update cluster`: completed spec -> the provider's tasks -> engine -> target.
 
-One pipeline for every cloud: load the cluster and complete it with its
-instance groups once, write what the nodes read, ask the provider's driver
-(providers/) for the tasks, then run them (direct; check mode = find and
-compare only) or render them (terraform, cloudformation).  Nothing here
-knows a particular cloud.
+One pipeline (Update) for every cloud and every target, in the shape of kops'
+apply_cluster.go: load the cluster and complete it with its instance groups
+once, write what the nodes read, ask the provider's driver (providers/) for
+what it finds in the cloud and for the tasks (built once), then hand them to
+the target, the one step that varies: Direct runs them (check mode: find and
+compare only), Terraform and CloudFormation render them.  Nothing here knows
+a particular cloud.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ class UpdateError(ServiceError):
 
 
 def load_completed(service, cluster_name, planned=None):
-    """(completed Cluster, instance groups) of a stored cluster, validated.
+    """(completed Cluster, completed instance groups) of a stored cluster, validated: the one place the groups are
+    completed (ClusterService.completed_groups); every stage after it takes them as they are.
 
     planned: (Cluster, instance groups) to use instead of the stored ones: what a check-mode
     create would write, so a new cluster's cloud can be planned before anything is stored.
@@ -50,7 +53,7 @@ def load_completed(service, cluster_name, planned=None):
     if cluster is None:
         raise UpdateError("cluster %r not found in %s; create it first" % (cluster_name, service.store.url("")))
     completed = service.validate(cluster, groups)
-    return completed, service.completed_groups(cluster, groups)
+    return completed, service.completed_groups(cluster, completed, groups)
 
 
 def ssh_public_keys(service, cluster_name, new_key=None, dry_run=False):
@@ -76,6 +79,294 @@ def ssh_public_keys(service, cluster_name, new_key=None, dry_run=False):
     return [new_key.strip()], True
 
 
+class Update(object):
+    """One run of the pipeline, whatever its target: the cluster and its instance groups loaded and completed once,
+    what the nodes read, the model (the driver's tasks) built once.  Its stages, in kops' apply_cluster order:
+    names -> nodes' files -> boot artefacts -> user data -> addons -> tasks -> store -> target -> discovery."""
+
+    def __init__(self, service, cluster_name, target, dry_run, ssh_public_key, planned, warn, documents):
+        self.service, self.cluster_name, self.target, self.dry_run = service, cluster_name, target, dry_run
+        self.warn = warn or _ignore
+        target.say(self, "reading %s from the state store and rendering what its nodes read" % cluster_name)
+        self.documents = [] if documents is None else documents
+        self.completed, self.groups = load_completed(service, cluster_name, planned)
+        self.driver = driver_for(self.completed["spec"])
+        target.refuse_unless_rendered_by(self.driver)  # before anything is written
+        _warn_not_rendered(self.completed, self.groups, self.warn)
+        self.store = service.cluster_store(cluster_name)
+        self.keys, self.keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
+        self._cloud = None
+
+    def cloud(self):
+        """The cloud the target runs against, made when first asked (a rendered target may never ask)."""
+        if self._cloud is None:
+            self._cloud = self.target.new_cloud(self)
+        return self._cloud
+
+    def run(self):
+        """The stages; returns what the target returns."""
+        completed, groups, store, driver = self.completed, self.groups, self.store, self.driver
+        self.names_plan = self.target.choose_names(self)
+        # Before the tasks: each launch template's user data pins its group's nodeup config hash.
+        self.node_changes, self.hashes = nodeup_store.node_files(
+            store, completed, groups, getattr(self.service.facts, "etcd_sha256", None), self.warn)
+        self.documents.extend(node_config_changes(store, groups, self.node_changes))
+        self.boot = boot_artifacts_for(self.service, completed, store, self.dry_run)
+        self.account = self.target.account(self)
+        # Without DNS the workers' user data pins the control plane's addresses (kops' APIServerIPs), once they exist.
+        self.addresses = self.target.control_plane_addresses(self)
+        self.user_data = self.group_user_data(self.addresses)
+        # Karpenter's EC2NodeClasses carry the boot scripts of its groups (kops' nodeupscript as userData).
+        self.karpenter_nodes = driver.karpenter_nodes(self.target.karpenter_cloud(self), completed, groups,
+                                                      self.user_data, self.warn)
+        files = managed_files(completed) + self.node_changes + self.addon_files(self.karpenter_nodes)
+        files += karpenter_scripts(groups, self.user_data)
+        tasks = self.build_tasks(self.user_data)
+        self.target.resolve(self, tasks)
+        discovery = discovery_documents(store, completed, self.node_changes)
+        covered, rendered_discovery = self.target.store_objects(self, files, discovery, tasks)
+        # The store first (kops' keypair and managed-file tasks come before the launch templates that pin them):
+        # every object a node's user data pins (nodeup configs, the keysets they carry, the boot artefacts above)
+        # is stored before any launch template, group or instance can refer to it, so a run killed after the
+        # groups launched leaves no instance pinned to a config the store lacks, and the next run finds and reuses
+        # the same CAs.
+        changes = store.differing([(path, data) for path, data in files if path not in covered])
+        if changes and not self.dry_run:
+            self.target.say(self, "writing %d file(s) the nodes read to the state store" % len(changes))
+            store.apply(changes)
+        if not self.dry_run:
+            nodeup_store.refresh_keyset_bundle(store, completed)
+        outcome = self.target.apply(self, list(tasks.values()))
+        published = discovery_store.publish(completed, [d for d in discovery if d[0] not in rendered_discovery],
+                                            self.dry_run, self.warn)
+        store_changed = (bool(changes) or self.keys_changed or bool(self.boot.uploaded) or published
+                         or outcome.store_changed)
+        return self.target.result(self, outcome, store_changed)
+
+    def group_user_data(self, addresses):
+        return group_user_data(self.driver, self.completed, self.groups, self.store.config_base(), self.hashes,
+                               self.boot, self.node_changes, addresses)
+
+    def addon_files(self, karpenter_nodes):
+        return addon_channel.store_files(self.completed, self.groups, self.node_changes, account_id=self.account,
+                                         karpenter_nodes=karpenter_nodes)
+
+    def build_tasks(self, user_data):
+        """The model: the driver's tasks from the completed cluster and groups."""
+        return self.driver.build_tasks(self.completed, self.groups, self.keys, user_data, account_id=self.account)
+
+
+class Outcome(object):
+    """What a target did with the tasks: the plan (direct), the rendered tasks, whether it wrote the store again."""
+
+    def __init__(self, plan=(), tasks=(), store_changed=False):
+        self.plan, self.tasks, self.store_changed = list(plan), list(tasks), store_changed
+
+
+class Target(object):
+    """The one step of the pipeline that varies (kops' apply_cluster target): what the cloud is asked before the
+    model is built and what is done with the tasks.  This base is a rendered target (Terraform, CloudFormation):
+    it asks the cloud only for what it cannot render without (the AWS account, Karpenter's root devices when cloud
+    lookups are on) and takes the rest from the store's record and the cloud facts."""
+
+    name = None
+
+    def refuse_unless_rendered_by(self, driver):
+        if self.name in driver.targets:
+            return
+        rendered = " or ".join(t for t in driver.targets if t != "direct")
+        if "direct" not in driver.targets:
+            what = "renders as %s only" % rendered
+        elif rendered:
+            what = "applies directly or renders as " + rendered
+        else:
+            what = "has nothing in a cloud to render; use target: direct, which writes the state store's files"
+        raise UpdateError("target=%s: a %s cluster %s" % (self.name, driver.provider.upper(), what))
+
+    def say(self, update, line):
+        """A real direct run's phases on the console (module_utils/waits.py); a render is quick and quiet."""
+
+    def new_cloud(self, update):
+        return update.driver.cloud(update.cluster_name, region_of(update.completed["spec"]),
+                                   spec=update.completed["spec"])
+
+    def choose_names(self, update):
+        """The names choice a direct run recorded (no cloud is asked); no plan entries."""
+        update.driver.recorded_names(update.store, update.completed)
+        return []
+
+    def account(self, update):
+        return _render_account(update.driver, update.completed, update.cloud, update.warn)
+
+    def control_plane_addresses(self, update):
+        return ()
+
+    def karpenter_cloud(self, update):
+        """Karpenter's node classes name their images' root devices: asked of the cloud when cloud lookups are on."""
+        looks_up = getattr(update.service.facts, "looks_up", False)
+        return update.cloud if looks_up else _no_cloud
+
+    def resolve(self, update, tasks):
+        resolve_from_facts(tasks.values(), update.service.facts)
+
+    def store_objects(self, update, files, discovery, tasks):
+        """(store paths, discovery documents) the rendered template manages itself, not written to the store."""
+        return (), ()
+
+    def apply(self, update, tasks):
+        """What the target does with the tasks (a render: nothing yet, result writes them)."""
+        return Outcome(tasks=tasks)
+
+    def result(self, update, outcome, store_changed):
+        raise NotImplementedError
+
+
+def _no_cloud():
+    return None
+
+
+class Direct(Target):
+    """Reconcile the cloud's objects (check mode: find and compare only)."""
+
+    name = "direct"
+
+    def __init__(self, cloud_factory, cloud_options, workers, deadline, progress):
+        self.cloud_factory, self.workers, self.deadline, self.progress = cloud_factory, workers, deadline, progress
+        self.options = dict(cloud_options or {})
+
+    def say(self, update, line):
+        if not update.dry_run:
+            waits.notice(line)
+
+    def new_cloud(self, update):
+        # A region other than the zones' would plan a second cluster there: refused before any call.
+        options = dict(self.options)
+        provider_for(update.completed["spec"]).check_region(options.get("region"), update.completed)
+        region = options.pop("region", None) or region_of(update.completed["spec"])
+        if self.cloud_factory:
+            return self.cloud_factory(update.cluster_name, region)
+        return update.driver.cloud(update.cluster_name, region, spec=update.completed["spec"], **options)
+
+    def choose_names(self, update):
+        """Before anything derives a name from the completed spec: whether a look-alike cluster holds kops' names."""
+        names_plan = update.driver.choose_names(update.cloud(), update.store, update.completed, update.dry_run)
+        for entry in names_plan:
+            if entry.action != "unchanged":
+                update.warn(entry.name)
+        return names_plan
+
+    def account(self, update):
+        return _addon_account(update.driver, update.completed, update.cloud)
+
+    def control_plane_addresses(self, update):
+        return update.driver.control_plane_addresses(update.cloud(), update.completed)
+
+    def karpenter_cloud(self, update):
+        return update.cloud
+
+    def resolve(self, update, tasks):
+        """Nothing: the tasks find what they refer to in the cloud."""
+
+    def _run_tasks(self, update, cloud, tasks, dry_run):
+        # What earlier runs made that no query by tag finds (AWS's service-account IAM) comes from the cluster's
+        # record.
+        made = update.driver.recall_made_objects(cloud, update.store, tasks, dry_run)
+        plan = runner.run(tasks, cloud, dry_run=dry_run, workers=self.workers, deadline=self.deadline,
+                          progress=self.progress, kinds=update.driver.task_classes())
+        update.driver.record_made_objects(update.store, made, dry_run)
+        return plan
+
+    def apply(self, update, tasks):
+        driver, completed = update.driver, update.completed
+        self.say(update, "reconciling %d cloud object(s), %d at a time (gives up after %d s)"
+                 % (len(tasks), self.workers, self.deadline))
+        plan = update.names_plan + self._run_tasks(update, update.cloud(), tasks, update.dry_run)
+        if update.dry_run or update.addresses or not driver.made_control_plane_endpoint(plan, completed):
+            return Outcome(plan)
+        # The one second pass, only on the run that made the control plane's endpoint of a cluster without DNS: the
+        # workers' launch templates pin the API balancer's addresses (kops' APIServerIPs), which exist only once
+        # the balancer does.  kops waits for the balancer before it renders the workers' boot config; the task
+        # graph here is built before the run, so the launch templates are written again with the addresses.
+        # Measured in tests/integration/test_aws_dns_none.py: the second pass changes one object, the workers'
+        # launch template, which without it would boot workers with no address for api.internal (they never
+        # join); it costs that one create a second find of every object, and a run on a cluster whose balancer
+        # exists (every later run, every check-mode run) never makes it.
+        self.say(update, "waiting (up to %d s) for the control plane's new endpoint, whose addresses the workers' "
+                 "launch templates pin" % self.deadline)
+        cloud = self.new_cloud(update)  # a fresh cloud: no cached lookups of the first pass
+        addresses = driver.control_plane_addresses(cloud, completed, wait=self.deadline)
+        if not addresses:
+            return Outcome(plan)
+        self.say(update, "writing the launch templates again with the control plane's addresses %s"
+                 % ", ".join(addresses))
+        user_data = update.group_user_data(addresses)
+        plan = merge_plans(plan, self._run_tasks(update, cloud, list(update.build_tasks(user_data).values()), False))
+        # Karpenter's boot scripts carry the final user data (no instance of ours pins them, nor its node classes).
+        final = karpenter_scripts(update.groups, user_data)
+        if update.karpenter_nodes and any(node["user_data"] != user_data.get(name)
+                                          for name, node in update.karpenter_nodes.items()):
+            final += update.addon_files(driver.karpenter_nodes(lambda: cloud, completed, update.groups, user_data,
+                                                               update.warn))
+        changes = update.store.differing(final)
+        if changes:
+            update.store.apply(changes)
+        return Outcome(plan, store_changed=bool(changes))
+
+    def result(self, update, outcome, store_changed):
+        return outcome.plan, update.completed, store_changed
+
+
+class Terraform(Target):
+    """kubernetes.tf and its data/ files in out_dir; with an s3:// store, the files kops manages through Terraform
+    become aws_s3_object resources instead of being written (keys, secrets and the bootstrap addon, which holds the
+    token, are still written directly)."""
+
+    name = "terraform"
+
+    def __init__(self, out_dir):
+        self.out_dir = out_dir
+
+    def store_objects(self, update, files, discovery, tasks):
+        covered = update.driver.store_objects(
+            update.cluster_name, update.store.config_base(),
+            [(p, d) for p, d in files if p != nodeup_store.BOOTSTRAP_ADDON_PATH], tasks)
+        return covered, update.driver.discovery_objects(update.completed, discovery, tasks, update.warn)
+
+    def result(self, update, outcome, store_changed):
+        driver, spec = update.driver, update.completed["spec"]
+        text = terraform.render(outcome.tasks, driver.terraform_providers(region_of(spec), spec=spec),
+                                variables=terraform_variables(update.completed))
+        path, changed, text = _write_if_changed(os.path.join(self.out_dir, "kubernetes.tf"), text, update.dry_run)
+        for relpath, data in terraform.data_files(outcome.tasks):
+            before = _read_text(os.path.join(self.out_dir, relpath))
+            file_changed = _write_if_changed(os.path.join(self.out_dir, relpath), data, update.dry_run)[1]
+            after = _text(data)
+            if file_changed and after is not None and "\n" in after:
+                update.documents.append((TERRAFORM_FILE_KIND, relpath, before, after))
+            changed = file_changed or changed
+        return path, changed or store_changed, text
+
+
+class CloudFormation(Target):
+    """kubernetes.json, a CloudFormation template, in out_dir (the user data is in the template)."""
+
+    name = "cloudformation"
+
+    def __init__(self, out_dir):
+        self.out_dir = out_dir
+
+    def result(self, update, outcome, store_changed):
+        text = cloudformation.render(outcome.tasks, description="kops cluster %s" % update.cluster_name)
+        path, changed, text = _write_if_changed(os.path.join(self.out_dir, "kubernetes.json"), text, update.dry_run)
+        return path, changed or store_changed, text
+
+
+def _updated(service, cluster_name, target, dry_run, ssh_public_key, planned, warn, documents):
+    """The pipeline under the cluster's lease (check mode and a planned cluster take none)."""
+    with _lease(service, cluster_name, dry_run or planned is not None):
+        return Update(service, cluster_name, target, dry_run, ssh_public_key, planned, warn, documents).run()
+
+
 def apply_direct(service, cluster_name, dry_run, cloud_factory=None, workers=8, ssh_public_key=None,
                  deadline=runner.DEFAULT_DEADLINE, progress=None, cloud_options=None, planned=None, warn=None,
                  documents=None):
@@ -88,10 +379,8 @@ def apply_direct(service, cluster_name, dry_run, cloud_factory=None, workers=8, 
     documents: a list the nodeup configs this run writes anew are appended to (node_config_changes).
     A real run holds the cluster's lease in the store throughout, so a second run cannot race it.
     """
-    with _lease(service, cluster_name, dry_run or planned is not None):
-        return _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_public_key, deadline,
-                             progress, cloud_options, planned, warn or _ignore,
-                             [] if documents is None else documents)
+    target = Direct(cloud_factory, cloud_options, workers, deadline, progress)
+    return _updated(service, cluster_name, target, dry_run, ssh_public_key, planned, warn, documents)
 
 
 def _lease(service, cluster_name, dry_run):
@@ -105,92 +394,6 @@ def _lease(service, cluster_name, dry_run):
 
 def _ignore(_message):
     pass
-
-
-def _apply_direct(service, cluster_name, dry_run, cloud_factory, workers, ssh_public_key, deadline, progress,
-                  cloud_options, planned, warn, documents):
-    def say(line):  # a real run's phases on the console (module_utils/waits.py); a dry run is quick and quiet
-        if not dry_run:
-            waits.notice(line)
-    say("reading %s from the state store and rendering what its nodes read" % cluster_name)
-    completed, groups = load_completed(service, cluster_name, planned)
-    _warn_not_rendered(completed, groups, warn)
-    driver = driver_for(completed["spec"])
-    keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
-    store = service.cluster_store(cluster_name)
-    options = dict(cloud_options or {})
-    # A region other than the zones' would plan a second cluster there: refused before any call.
-    provider_for(completed["spec"]).check_region(options.get("region"), completed)
-    region = options.pop("region", None) or region_of(completed["spec"])
-
-    def new_cloud():
-        return cloud_factory(cluster_name, region) if cloud_factory else driver.cloud(cluster_name, region,
-                                                                                      spec=completed["spec"], **options)
-    cloud = new_cloud()
-    # Before anything derives a name from the completed spec: whether a look-alike cluster holds kops' names.
-    names_plan = driver.choose_names(cloud, store, completed, dry_run)
-    for entry in names_plan:
-        if entry.action != "unchanged":
-            warn(entry.name)
-    # Before the tasks: each launch template's user data pins its group's nodeup config hash.
-    node_changes, hashes = nodeup_store.node_files(store, completed, groups,
-                                                   getattr(service.facts, "etcd_sha256", None), warn)
-    documents.extend(node_config_changes(store, groups, node_changes))
-    boot = boot_artifacts_for(service, completed, store, dry_run)
-    # The store first (kops' keypair and managed-file tasks come before the launch templates that pin them): every
-    # object a node's user data pins (nodeup configs, the keysets they carry, the boot artefacts above) is stored
-    # before any launch template, group or instance can refer to it, so a run killed after the groups launched
-    # leaves no instance pinned to a config the store lacks, and the next run finds and reuses the same CAs.
-    account = _addon_account(completed, lambda: cloud)
-    # Without DNS the workers' user data pins the control plane's addresses (kops' APIServerIPs), once they exist.
-    addresses = driver.control_plane_addresses(cloud, completed)
-    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot, node_changes, addresses)
-    # Karpenter's EC2NodeClasses carry the boot scripts of its groups (kops' nodeupscript as userData).
-    karpenter_nodes = driver.karpenter_nodes(lambda: cloud, completed, groups, user_data, warn)
-    addon_changes = addon_channel.store_files(completed, groups, node_changes, account_id=account,
-                                              karpenter_nodes=karpenter_nodes)
-    changes = store.differing(managed_files(completed) + node_changes + addon_changes)
-    if changes and not dry_run:
-        say("writing %d file(s) the nodes read to the state store" % len(changes))
-        store.apply(changes)
-    if not dry_run:
-        nodeup_store.refresh_keyset_bundle(store, completed)
-    tasks = list(driver.build_tasks(completed, groups, keys, user_data, account_id=account).values())
-    # What earlier runs made that no query by tag finds (AWS's service-account IAM) comes from the cluster's record.
-    made = driver.recall_made_objects(cloud, store, tasks, dry_run)
-    say("reconciling %d cloud object(s), %d at a time (gives up after %d s)" % (len(tasks), workers, deadline))
-    plan = runner.run(tasks, cloud, dry_run=dry_run, workers=workers, deadline=deadline, progress=progress,
-                      kinds=driver.task_classes())
-    driver.record_made_objects(store, made, dry_run)
-    if not dry_run and not addresses and driver.made_control_plane_endpoint(plan, completed):
-        say("waiting (up to %d s) for the control plane's new endpoint, whose addresses the workers' launch "
-            "templates pin" % deadline)
-        addresses = driver.control_plane_addresses(new_cloud(), completed, wait=deadline)
-        if addresses:
-            say("writing the launch templates again with the control plane's addresses %s" % ", ".join(addresses))
-            # The endpoint was made by this run: kops waits for it before rendering the workers' boot config;
-            # here a second pass writes the launch templates again with its addresses (a fresh cloud: no cached
-            # lookups of the first pass).
-            user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot, node_changes,
-                                        addresses)
-            tasks = list(driver.build_tasks(completed, groups, keys, user_data, account_id=account).values())
-            second_cloud = new_cloud()
-            made = driver.recall_made_objects(second_cloud, store, tasks, False)
-            plan = merge_plans(plan, runner.run(tasks, second_cloud, dry_run=False, workers=workers, deadline=deadline,
-                                                progress=progress, kinds=driver.task_classes()))
-            driver.record_made_objects(store, made, False)
-    # Karpenter's boot scripts carry the final user data; no instance of ours pins them (nor its node classes,
-    # rendered again when the second pass changed the scripts).
-    final_scripts = karpenter_scripts(groups, user_data)
-    if karpenter_nodes and any(node["user_data"] != user_data.get(name) for name, node in karpenter_nodes.items()):
-        karpenter_nodes = driver.karpenter_nodes(new_cloud, completed, groups, user_data, warn)
-        final_scripts += addon_channel.store_files(completed, groups, node_changes, account_id=account,
-                                                   karpenter_nodes=karpenter_nodes)
-    script_changes = store.differing(final_scripts)
-    if script_changes and not dry_run:
-        store.apply(script_changes)
-    published = discovery_store.publish(completed, discovery_documents(store, completed, node_changes), dry_run, warn)
-    return names_plan + plan, completed, bool(changes) or bool(script_changes) or keys_changed or bool(boot.uploaded) or published
 
 
 # The kind the plan shows a group's nodeup config as (kops' dry run: ManagedFile/nodeupconfig-<group>).
@@ -249,11 +452,11 @@ def _warn_not_rendered(completed, groups, warn):
 UNKNOWN_ACCOUNT = "000000000000"
 
 
-def _render_account(completed, cloud, warn):
+def _render_account(driver, completed, cloud, warn):
     """_addon_account for a rendered target: UNKNOWN_ACCOUNT, with a warning, when the account cannot be asked (no
     credentials: Terraform for review, `make demo`); a direct apply has a cloud, and its lookup failing fails the run."""
     try:
-        return _addon_account(completed, cloud)
+        return _addon_account(driver, completed, cloud)
     except ValueError:
         warn("no AWS account could be asked (no credentials): node-termination-handler's QUEUE_URL and the "
              "service-account roles' ARNs and trust policies (IRSA) name account %s; render again with AWS credentials "
@@ -261,10 +464,10 @@ def _render_account(completed, cloud, warn):
         return UNKNOWN_ACCOUNT
 
 
-def _addon_account(completed, cloud):
-    """The AWS account id when the addons or the model need it (the termination handler's SQS queue URL, the
-    service-account roles' ARNs and trust policies), else None."""
-    return addon_channel.account_of(cloud()) if addon_channel.needs_account_id(completed) else None
+def _addon_account(driver, completed, cloud):
+    """The account id (the driver's) when the addons or the model need it (the termination handler's SQS queue URL,
+    the service-account roles' ARNs and trust policies), else None."""
+    return driver.account_id(cloud()) if addon_channel.needs_account_id(completed) else None
 
 
 def boot_artifacts_for(service, completed, store, dry_run):
@@ -354,23 +557,7 @@ def render_terraform(service, cluster_name, out_dir, dry_run, ssh_public_key=Non
     """Write <out_dir>/kubernetes.tf and its data/ files; returns (path, changed, text).
     documents: a list the nodeup configs and the data/ text files (user data) this run writes anew are appended to,
     as (kind, name, before or None, after)."""
-    documents = [] if documents is None else documents
-    with _lease(service, cluster_name, dry_run or planned is not None):
-        completed, _groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
-                                                              store_objects=True, planned=planned, target="terraform",
-                                                              warn=warn or _ignore, documents=documents)
-    driver = driver_for(completed["spec"])
-    text = terraform.render(tasks, driver.terraform_providers(region_of(completed["spec"]), spec=completed["spec"]),
-                            variables=terraform_variables(completed))
-    path, changed, text = _write_if_changed(os.path.join(out_dir, "kubernetes.tf"), text, dry_run)
-    for relpath, data in terraform.data_files(tasks):
-        before = _read_text(os.path.join(out_dir, relpath))
-        file_changed = _write_if_changed(os.path.join(out_dir, relpath), data, dry_run)[1]
-        after = _text(data)
-        if file_changed and after is not None and "\n" in after:
-            documents.append((TERRAFORM_FILE_KIND, relpath, before, after))
-        changed = file_changed or changed
-    return path, changed or store_changed, text
+    return _updated(service, cluster_name, Terraform(out_dir), dry_run, ssh_public_key, planned, warn, documents)
 
 
 def _text(data):
@@ -394,72 +581,7 @@ def render_cloudformation(service, cluster_name, out_dir, dry_run, ssh_public_ke
                           documents=None):
     """Write <out_dir>/kubernetes.json (a CloudFormation template); returns (path, changed, text).
     documents: as render_terraform's, for the nodeup configs (the user data is in the template)."""
-    with _lease(service, cluster_name, dry_run or planned is not None):
-        completed, _groups, tasks, store_changed = _tasks_for(service, cluster_name, ssh_public_key, dry_run,
-                                                              planned=planned, target="cloudformation",
-                                                              warn=warn or _ignore, documents=documents)
-    text = cloudformation.render(tasks, description="kops cluster %s" % cluster_name)
-    path, changed, text = _write_if_changed(os.path.join(out_dir, "kubernetes.json"), text, dry_run)
-    return path, changed or store_changed, text
-
-
-def _tasks_for(service, cluster_name, ssh_public_key, dry_run, store_objects=False, planned=None, target=None,
-               warn=_ignore, documents=None):
-    """(completed spec, instance groups, tasks, whether the store changes) for a rendered target.
-
-    The nodes of a Terraform / CloudFormation cluster boot from the same store
-    files as a direct one, so (unless dry_run) the nodeup configs, new keysets
-    and the bootstrap token are written to the store like apply_direct does;
-    their hashes go into the launch templates' user data.  With store_objects
-    (Terraform) and an s3:// store, the files kops manages through Terraform
-    become aws_s3_object resources instead of being written (keys, secrets and
-    the bootstrap addon, which holds the token, are still written directly).
-    """
-    completed, groups = load_completed(service, cluster_name, planned)
-    driver = driver_for(completed["spec"])
-    if target not in driver.targets:  # refused before anything is written
-        rendered = " or ".join(t for t in driver.targets if t != "direct")
-        raise UpdateError("target=%s: a %s cluster %s" % (
-            target, driver.provider.upper(), "applies directly or renders as " + rendered if rendered else
-            "has nothing in a cloud to render; use target: direct, which writes the state store's files"))
-    _warn_not_rendered(completed, groups, warn)
-    keys, keys_changed = ssh_public_keys(service, cluster_name, ssh_public_key, dry_run)
-    store = service.cluster_store(cluster_name)
-    driver.recorded_names(store, completed)
-    node_changes, hashes = nodeup_store.node_files(store, completed, groups,
-                                                   getattr(service.facts, "etcd_sha256", None), warn)
-    if documents is not None:
-        documents.extend(node_config_changes(store, groups, node_changes))
-    account = _render_account(
-        completed, lambda: driver.cloud(cluster_name, region_of(completed["spec"]), spec=completed["spec"]), warn)
-    boot = boot_artifacts_for(service, completed, store, dry_run)
-    user_data = group_user_data(driver, completed, groups, store.config_base(), hashes, boot, node_changes)
-    # Karpenter's node classes name their images' root devices: asked of the cloud when cloud lookups are on.
-    looks_up = getattr(service.facts, "looks_up", False)
-    karpenter_nodes = driver.karpenter_nodes(
-        lambda: driver.cloud(cluster_name, region_of(completed["spec"]), spec=completed["spec"]) if looks_up else None,
-        completed, groups, user_data, warn)
-    files = managed_files(completed) + node_changes + addon_channel.store_files(
-        completed, groups, node_changes, account_id=account, karpenter_nodes=karpenter_nodes)
-    files += karpenter_scripts(groups, user_data)
-    tasks = driver.build_tasks(completed, groups, keys, user_data, account_id=account)
-    resolve_from_facts(tasks.values(), service.facts)
-    documents = discovery_documents(store, completed, node_changes)
-    covered, published = [], []
-    if store_objects:
-        covered = driver.store_objects(
-            cluster_name, store.config_base(), [(p, d) for p, d in files if p != nodeup_store.BOOTSTRAP_ADDON_PATH],
-            tasks)
-        published = driver.discovery_objects(completed, documents, tasks, warn)
-    changes = store.differing([(path, data) for path, data in files if path not in covered])
-    if changes and not dry_run:
-        store.apply(changes)
-    if not dry_run:
-        nodeup_store.refresh_keyset_bundle(store, completed)
-    documents = [d for d in documents if d[0] not in published]
-    discovery_changed = discovery_store.publish(completed, documents, dry_run, warn)
-    return (completed, groups, list(tasks.values()),
-            bool(changes) or keys_changed or bool(boot.uploaded) or discovery_changed)
+    return _updated(service, cluster_name, CloudFormation(out_dir), dry_run, ssh_public_key, planned, warn, documents)
 
 
 def resolve_from_facts(tasks, facts):

@@ -25,8 +25,9 @@ class ZoneError(CloudError):
 
 def region_of_zone(provider, zone):
     """The region a zone belongs to: ("aws", "us-east-1a") -> us-east-1, ("gce", "us-central1-a") -> us-central1."""
-    declared = provider_names.declared(provider)  # a cloud added as a package declares its own (Provider.zone_pattern)
-    known = ZONE_PATTERNS.get(provider) or (declared.zone_pattern if declared is not None else None)
+    # aws and gce first: the node side asks too, and its zip holds no cloud package; a cloud added as a package
+    # declares its own (Provider.zone_pattern).
+    known = ZONE_PATTERNS.get(provider) or provider_names.declared_value(provider, "zone_pattern", None)
     if not known:
         raise ZoneError("cloudProvider %r has no zones known to kubeops.kops (%s)"
                         % (provider, ", ".join(provider_names.names())))

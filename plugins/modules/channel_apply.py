@@ -115,7 +115,7 @@ channel:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.kubeops.kops.plugins.module_utils.errors import KubeError, reported
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import reported
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
 
 
@@ -124,12 +124,9 @@ def api_service(params):
     from ansible_collections.kubeops.kops.plugins.module_utils.kube import channels, credentials
     if params["kubeconfig"]:
         return channels.ApiService.from_kubeconfig(params["kubeconfig"], params["context"])
-    from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
-    store_url, _sep, cluster_name = params["config_base"].rstrip("/").rpartition("/")
-    if not cluster_name or "://" not in store_url and not store_url.startswith("/"):
-        raise KubeError("config_base %r: expected <state store>/<cluster name>, for example "
-                        "s3://my-kops-state/k8s.example.com" % params["config_base"])
-    cluster_store = layout.ClusterStore(vfs.open_store(store_url, endpoint=params["endpoint"]), cluster_name)
+    from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout
+    cluster_store = layout.cluster_store_at(params["config_base"], params["endpoint"])
+    cluster_name = cluster_store.name
     ca_pem, certificate_pem, key_pem = credentials.admin_credentials(
         credentials.cluster_ca(cluster_store, cluster_name), user="kubeops-channels",
         lifetime=credentials.SHORT_LIFETIME)

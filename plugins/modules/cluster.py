@@ -446,105 +446,11 @@ from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsMod
 
 @reports_errors
 def run(module):
-    from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
+    from ansible_collections.kubeops.kops.plugins.module_utils import cluster_writes
 
-    params = module.params
-    if params["history_limit"] is not None and params["history_limit"] < 1:
-        module.fail_json(msg="history_limit: %d keeps no revision; give at least 1 (the revision the store is at)"
-                         % params["history_limit"])
-    options = dict(params["options"] or {})
-    service = module.service(zone_hint=(options.get("zones") or [None])[0])
-    if params["name"] and options and options.get("cluster_name") not in (None, params["name"]):
-        module.fail_json(msg="name %r and options.cluster_name %r differ; give one of them"
-                         % (params["name"], options["cluster_name"]))
-    if options and params["name"]:
-        options["cluster_name"] = params["name"]
-
-    if params["state"] == "absent":
-        name = params["name"] or options.get("cluster_name") or _definition_name(module)
-        service.cluster_store(name).refuse_while_deleting("cluster state=absent")
-        plan = service.plan_delete(name, force=params["force"], region=params["region"], profile=params["profile"])
-    elif not options and params["definition"] is None and params["name"] and params["revision"]:
-        service.cluster_store(params["name"]).refuse_while_deleting("cluster rollback")
-        plan = service.plan_rollback(params["name"], params["revision"])
-    elif options:
-        plan = service.plan_create(options, overwrite=params["overwrite"])
-        service.cluster_store(plan.cluster_name).refuse_while_deleting("cluster create")
-    else:
-        additional = []
-        documents = _load_definition(module, additional)
-        revision = _read_at(module, documents)
-        plan = service.plan_replace(documents, force=params["force"], prune=params["prune"], revision=revision,
-                                    additional_objects=additional)
-        # Planning only reads; a replace during a delete would write back a cluster being taken apart.
-        service.cluster_store(plan.cluster_name).refuse_while_deleting("cluster replace")
-
-    if not module.check_mode:
-        service.execute(plan)
-
-    result = dict(changed=plan.changed, changed_paths=plan.changed_paths,
-                  config_base=service.cluster_store(plan.cluster_name).config_base())
-    if module._diff:
-        result["diff"] = plan.diff()
-    if params["state"] == "present":
-        after = plan.objects_after()
-        result["cluster"] = next(o for o in after if o["kind"] == objects.CLUSTER)
-        result["instance_groups"] = sorted((o for o in after if o["kind"] == objects.INSTANCE_GROUP),
-                                           key=objects.name_of)
-        result["completed_spec"] = plan.completed
-        if plan.restores is not None:
-            result["restored"] = plan.restores
-        if not module.check_mode:
-            result["revision"] = str(service.revision(plan.cluster_name))
-    result["lines"] = plan.report(result["config_base"], result.get("revision"), module.check_mode)
-    module.exit_json(**result)
-
-
-def _load_definition(module, additional=None):
-    """The definition's kops objects; with additional (a list), its other Kubernetes objects go there (kops'
-    additional objects) instead of being refused."""
-    from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
-
-    definition = module.params["definition"]
-    if definition is None:
-        module.fail_json(msg="state=present needs options (create-cluster options) or definition (Cluster/InstanceGroup YAML)")
-    warnings = []
-    if isinstance(definition, str):
-        documents = objects.load_objects(definition, source=module.params["definition_source"] or "definition", warnings=warnings,
-                                         additional=additional)
-    else:
-        documents = definition if isinstance(definition, list) else [definition]
-        documents = objects.load_objects(objects.dump_objects(documents), source="definition", warnings=warnings,
-                                         additional=additional)
-    for warning in warnings:
-        module.warn(warning)
-    return documents
-
-
-def _read_at(module, documents):
-    """The revision the definition was read at: the revision option, the Cluster's annotation, or (a file of an
-    earlier release) its comment line; a warning when there is none and the replace is not forced."""
-    from ansible_collections.kubeops.kops.plugins.module_utils import revisions
-
-    try:
-        revision = (module.params["revision"] or revisions.of_objects(documents)
-                    or revisions.in_comment(module.params["definition"]))
-    except revisions.RevisionError as exc:
-        module.fail_json(msg=str(exc))
-    if revision is None and not module.params["force"]:
-        module.warn("%s names no revision it was read at (metadata.annotations %s, as get_cluster.yml writes it): "
-                    "replaced without checking for changes stored since it was read"
-                    % (module.params["definition_source"] or "the definition", revisions.ANNOTATION))
-    return revision
-
-
-def _definition_name(module):
-    from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
-
-    if module.params["definition"] is None:
-        module.fail_json(msg="state=absent needs name (the cluster to delete)")
-    cluster = objects.split_objects(_load_definition(module))[0]
-    return objects.name_of(cluster)
+    write = cluster_writes.ClusterWrite(module.params, check_mode=module.check_mode, diff=module._diff,
+                                        warn=module.warn)
+    module.exit_json(**write.run(module.service(zone_hint=write.zone_hint())))
 
 
 class ClusterModule(KopsModule):

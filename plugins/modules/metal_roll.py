@@ -214,7 +214,7 @@ def run(module):
 
 def _plan(module, service, completed, instance_groups, hosts, api):
     from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeconfig
-    from ansible_collections.kubeops.kops.plugins.module_utils.providers.metal import roll
+    from ansible_collections.kubeops.kops.plugins.module_utils.rolling import in_place as roll
     import yaml
     params = module.params
     if not hosts:
@@ -256,7 +256,8 @@ def _plan(module, service, completed, instance_groups, hosts, api):
 
 
 def _node_step(module, api, log):
-    from ansible_collections.kubeops.kops.plugins.module_utils.providers.metal import node_steps, roll
+    from ansible_collections.kubeops.kops.plugins.module_utils.rolling import in_place as roll
+    from ansible_collections.kubeops.kops.plugins.module_utils.rolling import in_place_node as node_steps
     params = module.params
     if not params["host"]:
         module.fail_json(msg="metal_roll: step %s needs host (the inventory host whose Node it is)" % params["step"])

@@ -170,10 +170,11 @@ from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
 def run(module):
     from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import node_issuance
     from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
+    from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout
 
     certs.require_cryptography()
     params = module.params
-    cluster_store = node_issuance.cluster_store_at(params["config_base"], params["endpoint"])
+    cluster_store = layout.cluster_store_at(params["config_base"], params["endpoint"])
     requests, copies = node_issuance.node_requests(params["certificates"], params["nodeup_config"],
                                                    params["node_name"], params["node_addresses"], params["root"])
     changed_paths, reports, diffs = node_issuance.issue_node_certificates(cluster_store, requests, copies,

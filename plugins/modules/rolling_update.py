@@ -249,118 +249,18 @@ schedule:
     notes: {description: What the budget changed in the groups' settings., type: list}
 """
 
-from ansible.module_utils.basic import missing_required_lib
-
 from ansible_collections.kubeops.kops.plugins.module_utils.module import KopsModule, reports_errors
-
-ROLL_OPTIONS = ("force", "cloud_only", "fail_on_validate_error", "fail_on_drain_error", "drain_timeout",
-                "validation_timeout", "validate_count", "validate_retry_interval", "validate_recheck_interval",
-                "post_drain_delay", "interval", "max_surge", "max_unavailable", "pending_pods_timeout")
-DURATIONS = ("drain_timeout", "validation_timeout", "validate_retry_interval", "validate_recheck_interval",
-             "post_drain_delay", "interval", "pending_pods_timeout")
 
 
 @reports_errors
 def run(module):
-    from ansible_collections.kubeops.kops.plugins.module_utils import durations, progress, updates, waits, watchdog
-    from ansible_collections.kubeops.kops.plugins.module_utils.providers import registry as providers
-    from ansible_collections.kubeops.kops.plugins.module_utils.rolling import budget, planner, roller
+    from ansible_collections.kubeops.kops.plugins.module_utils import durations, watchdog
+    from ansible_collections.kubeops.kops.plugins.module_utils.rolling import service
 
     watchdog.start("rolling_update")  # a killed ansible-playbook stops the roll (its worker would not)
-    params = module.params
-    durations.in_seconds(module, *DURATIONS)
-    if params["validate_count"] < 0:
-        module.fail_json(msg="validate_count: must be 0 or more, got %d" % params["validate_count"])
-    name = params["cluster_name"]
-    service = module.service()
-    # A roll takes no lease (it may run for hours beside updates), but it never runs beside a delete.
-    service.cluster_store(name).refuse_while_deleting("rolling_update")
-    completed, instance_groups = updates.load_completed(service, name)
-    selected = planner.select(instance_groups, params["instance_groups"], params["roles"])
-    _reader, cloud = providers.cloud_for(completed, params["region"], params["profile"])
-    rolling = providers.provider_for(completed["spec"], "rolling update").rolling(cloud)
-
-    api = None
-    if not params["cloud_only"]:
-        try:
-            from ansible_collections.kubeops.kops.plugins.module_utils.kube import client
-            client.import_kubernetes()
-        except ImportError as exc:
-            module.fail_json(msg=missing_required_lib("kubernetes") + " (or set cloud_only: true)", exception=str(exc))
-        api = client.cluster_client(module.service(), completed, cloud, params["kubeconfig"], params["context"],
-                                    params["api_server"])
-        try:
-            nodes = api.nodes()
-        except ValueError as exc:
-            module.fail_json(msg="Unable to reach the Kubernetes API: %s. Set cloud_only: true to roll without it "
-                                 "(no drain, no validation: downtime)." % exc)
-    else:
-        nodes = []
-    # DeregisterControlPlaneNodes is off when the control plane and API servers have one instance in all.
-    api_minimum = sum((g["spec"].get("minSize", 1) if g["spec"].get("minSize") is not None else 1)
-                      for g in instance_groups if planner.phase_of(g) in ("control-plane", "apiserver"))
-
-    cloud_groups = rolling.cloud_groups()
-    groups = planner.statuses(selected, cloud_groups, nodes)
-    lines = planner.table(groups, params["cloud_only"])
-    options = {k: params[k] for k in ROLL_OPTIONS}
-    options["deregister_control_plane"] = api_minimum > 1
-    plans = roller.plans_for(completed, groups, options)
-    node_schedule = None
-    if params["budget_max_unavailable"] not in (None, ""):
-        limits = budget.parse(params["budget_max_unavailable"], params["budget_max_surge"],
-                              budget.node_group_count(instance_groups, cloud_groups))
-        node_plans = dict(plans).get("node") or []
-        can_surge = rolling.provider in planner.SURGING_CLOUDS
-        node_schedule = budget.schedule(node_plans, limits, can_surge) if node_plans else None
-    elif params["budget_max_surge"] not in (None, ""):
-        module.fail_json(msg="budget_max_surge: needs budget_max_unavailable (the budget), e.g. budget_max_unavailable: 1")
-    outcome = {g.name: "nothing to do" for g in groups}
-    found = [g.as_result() for g in groups]  # as found, before the roll changes the instances' status
-    rolls = planner.needs_roll(groups, params["force"]) and not module.check_mode
-    log = progress.Progress(params["progress_file"] if rolls else None)  # the file is made only for a roll
-    result = {"changed": False}
-
-    if not planner.needs_roll(groups, params["force"]):
-        lines += ["", "No rolling-update required."]
-    else:
-        lines += [""] + [planner.describe(p) for phase, phase_plans in plans for p in phase_plans
-                         if node_schedule is None or phase != "node"]
-        if node_schedule is not None:
-            lines += budget.describe(node_schedule)
-            result["schedule"] = budget.as_result(node_schedule)
-        if not module.check_mode:
-            validator = None
-            drainer = None
-            if api is not None:
-                from ansible_collections.kubeops.kops.plugins.module_utils.kube import validation
-                from ansible_collections.kubeops.kops.plugins.module_utils.rolling.drain import Drainer
-                drainer = Drainer(api.core)
-
-                def validator():
-                    return validation.validate(instance_groups, rolling.cloud_groups(), api.nodes(), api.pods())["failures"]
-            runner = roller.Roller(rolling, log, options, drainer=drainer, validator=validator,
-                                   capacity=(lambda: (api.nodes(), api.pods())) if api is not None else None)
-            result["changed"] = True
-            for line in lines:  # kops prints the table and the plan, then each step as it happens
-                waits.notice(line)
-            try:
-                runner.run(plans, node_schedule)
-            except ValueError as exc:
-                outcome.update(runner.outcome)
-                module.fail_json(msg="rolling update of %s stopped: %s" % (name, exc), lines=lines, log=log.lines,
-                                 steps=log.steps, groups=_groups(found, outcome), changed=True,
-                                 **({"schedule": result["schedule"]} if "schedule" in result else {}))
-            outcome.update(runner.outcome)
-    result.update(groups=_groups(found, outcome), lines=lines, log=log.lines, steps=log.steps)
-    if module._diff:
-        result["diff"] = {"before_header": "%s (cloud)" % name, "after_header": "%s (rolling update)" % name,
-                          "before": "", "after": "\n".join(lines) + "\n"}
-    module.exit_json(**result)
-
-
-def _groups(groups, outcome):
-    return [dict(g, outcome=outcome.get(g["name"], "nothing to do")) for g in groups]
+    durations.in_seconds(module, *service.DURATIONS)
+    rolling_update = service.RollingUpdate(module.params, check_mode=module.check_mode, diff=module._diff)
+    module.exit_json(**rolling_update.run(module.service()))
 
 
 def main():

@@ -21,6 +21,13 @@ task:
 Anything else runs the normal way (ActionBase._execute_module): another connection or interpreter, become, async,
 an ansible-core without this module protocol (before 2.19), AnsiballZ extensions (ansible-test's coverage, a
 debugger), module metadata profiles, or KUBEOPS_IN_PROCESS=0 (the switch to compare or to debug).
+
+ansible-core has no public API to run a module in a process it did not start, so a few of its private names are
+used; each use says why, and PROTOCOL checks they are there (a core without them runs modules the normal way).
+Public API is used wherever there is one: the configuration (C.config.get_config_value) and the task's Templar for
+the interpreter, module_utils.common.json for the encoding, vars.clean for the result.  The underscored methods of
+the action (_execute_module, _update_module_args, _parse_returned_data, _task, _connection, ...) are ActionBase's
+interface to its subclasses, what every action plugin calls; they are not counted here as private.
 """
 
 from __future__ import annotations
@@ -38,12 +45,16 @@ from ansible import constants as C
 from ansible.utils.display import Display
 
 try:  # ansible-core 2.19's module protocol; older cores run modules the normal way
-    from ansible.executor import module_common
     from ansible.module_utils import basic
+    # Private: the AnsiballZ wrapper's entry point (runpy as __main__, an uncaught exception turned into the
+    # result Ansible expects) is the only code that runs a module as a packaged run does; no public equivalent.
     from ansible.module_utils._internal._ansiballz import _loader
     from ansible.module_utils.common import warnings as module_warnings
     from ansible.module_utils.common.json import Direction, get_module_encoder
     from ansible.vars.clean import remove_internal_keys
+    # Private, read and restored only: basic._ANSIBLE_ARGS/_ANSIBLE_PROFILE (the arguments _loader hands the module)
+    # and module_warnings._global_warnings/_global_deprecations (what a module warned of, module-level state that a
+    # new interpreter starts empty: the public get_warning_messages() reads it but nothing public clears it).
     PROTOCOL = hasattr(basic, "_ANSIBLE_PROFILE") and hasattr(module_warnings, "_global_deprecations")
 except ImportError:
     PROTOCOL = False
@@ -54,6 +65,8 @@ COLLECTION_PACKAGE = "ansible_collections.kubeops.kops"
 # the finders in place.
 BYTECODE_PACKAGES = (COLLECTION_PACKAGE + ".plugins.module_utils", COLLECTION_PACKAGE + ".plugins.modules")
 LEGACY_PROFILE = "legacy"  # the profile of a module without METADATA (module_common._DEFAULT_LEGACY_METADATA)
+# INTERPRETER_PYTHON values that ask Ansible to discover the interpreter (module_common._get_shebang's list).
+DISCOVERY_MODES = ("auto", "auto_legacy", "auto_silent", "auto_legacy_silent")
 display = Display()
 
 
@@ -118,8 +131,9 @@ def _process_state(environment):
     saved_environ = dict(os.environ)
     saved_cwd = os.getcwd()
     saved_streams = sys.stdout, sys.stderr
-    saved_params = basic._ANSIBLE_ARGS, basic._ANSIBLE_PROFILE
+    saved_params = basic._ANSIBLE_ARGS, basic._ANSIBLE_PROFILE  # private, set by _loader: put back (see the imports)
     os.environ.update((str(k), str(v)) for k, v in environment.items())
+    # Private (see the imports): the module starts with no warnings, as in a new interpreter.
     module_warnings._global_warnings.clear()
     module_warnings._global_deprecations.clear()
     out, err = io.StringIO(), io.StringIO()
@@ -138,6 +152,20 @@ def _process_state(environment):
             os.chdir(saved_cwd)
         except OSError:
             pass
+
+
+def python_interpreter(action, task_vars):
+    """The Python a module would run under, or None while Ansible would discover it first: INTERPRETER_PYTHON as
+    the task's variables set it (ansible_python_interpreter, else the configuration), templated, else the
+    interpreter discovery already found.  What module_common._get_shebang (private) decides for python, through
+    the public configuration API and the task's Templar."""
+    configured = C.config.get_config_value("INTERPRETER_PYTHON", variables=task_vars)
+    # Templated as given: a str method (strip) would drop the value's trust, and the template would stay a string.
+    interpreter = action._templar.template(configured) if isinstance(configured, str) else configured
+    interpreter = interpreter.strip() if isinstance(interpreter, str) else interpreter
+    if not interpreter or interpreter in DISCOVERY_MODES:
+        return (task_vars.get("ansible_facts") or {}).get("discovered_interpreter_python")
+    return interpreter
 
 
 def _exit_status(code, err):
@@ -178,23 +206,28 @@ class InProcess(object):
             return "%s is off" % SWITCH_ENV
         if not PROTOCOL:
             return "this ansible-core's module protocol is not the one this runs (2.19)"
+        # _remote_is_local: ConnectionBase's flag for a "local" connection that runs elsewhere (network OSes),
+        # which ActionBase itself reads; no public property says it.
         if action._connection.transport != "local" or getattr(action._connection, "_remote_is_local", False):
             return "the connection is not local"
         if wrap_async or action._task.async_val:
             return "async"
         if action._play_context.become:
             return "become"
+        # A private setting (its name starts with _): the experimental switch that lets a module pick another
+        # serialization profile; this runs the legacy profile only, and there is no public way to ask.
         if C.config.get_config_value("_MODULE_METADATA"):
             return "module metadata profiles are on"
         try:
+            # Private: AnsiballZ's extension manager is the only place that knows whether coverage or a debugger
+            # is wired into module runs (from private settings); a public way to ask does not exist.
             from ansible._internal._ansiballz import _builder
             if _builder.ExtensionManager.create(task_vars=task_vars).extension_names:
                 return "AnsiballZ extensions (coverage, a debugger) are on"
         except Exception:  # pylint: disable=broad-except  # a core without them: the normal way, to be safe
             return "AnsiballZ extensions cannot be checked"
-        try:
-            _shebang, interpreter = module_common._get_shebang("/usr/bin/python", task_vars, action._templar)
-        except Exception:  # pylint: disable=broad-except  # interpreter discovery needed: the normal way
+        interpreter = python_interpreter(action, task_vars)
+        if interpreter is None:
             return "the interpreter needs discovery"
         if os.path.normpath(str(interpreter)) != os.path.normpath(sys.executable):
             return "the module's interpreter %s is not this Python" % interpreter
@@ -206,7 +239,9 @@ class InProcess(object):
         """The module's result, as ActionBase._execute_module returns it."""
         action = self.action
         module_args = dict(module_args)
-        if action._connection._shell.tmpdir is None:  # as Ansible's run without pipelining: the module's tmpdir
+        # As ActionBase._execute_module without pipelining: the module's tmpdir (the shell's tmpdir is where
+        # ActionBase keeps it; no public accessor).
+        if action._connection._shell.tmpdir is None:
             action._make_tmp_path()
         action._update_module_args(module_name, module_args, task_vars)
         encoder = get_module_encoder(LEGACY_PROFILE, Direction.CONTROLLER_TO_MODULE)

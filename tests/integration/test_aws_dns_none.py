@@ -16,7 +16,8 @@ import pytest
 
 from ansible_collections.kubeops.kops.plugins.module_utils import clusters, updates
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import kops_controller
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import resource_name_32
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import update_facts
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import resource_name_32
 
 CLUSTER = "k8s.example.com"
 MOTO_AMI = "ami-1e749f67"
@@ -116,7 +117,7 @@ def test_a_cluster_with_dns_asks_nothing():
             raise AssertionError("asked %s" % name)
     completed = {"metadata": {"name": CLUSTER}, "spec": {"api": {"loadBalancer": {"type": "Public"}},
                                                          "topology": {"dns": {"type": "Public"}}}}
-    assert kops_controller.find_addresses(NoCalls(), completed) == []
+    assert update_facts.control_plane_addresses(NoCalls(), completed) == []
 
 
 def test_a_balancer_just_made_is_waited_for_and_a_stuck_one_fails_naming_the_fix():
@@ -141,8 +142,8 @@ def test_a_balancer_just_made_is_waited_for_and_a_stuck_one_fails_naming_the_fix
     def sleep(seconds):
         slept.append(seconds)
         now[0] += seconds
-    kops_controller.wait_until_active(Balancers(lambda: next(states)), completed, 60, sleep=sleep, clock=lambda: now[0])
+    update_facts.wait_until_active(Balancers(lambda: next(states)), completed, 60, sleep=sleep, clock=lambda: now[0])
     assert slept == [5, 5]
     with pytest.raises(ValueError, match="is provisioning after 30 s.*run update again once it is active"):
-        kops_controller.wait_until_active(Balancers(lambda: "provisioning"), completed, 30, sleep=sleep,
+        update_facts.wait_until_active(Balancers(lambda: "provisioning"), completed, 30, sleep=sleep,
                                           clock=lambda: now[0])

@@ -16,7 +16,7 @@ import pytest
 from ansible_collections.kubeops.kops.plugins.module_utils import clusters, updates
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import tag_dict
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.runner import TaskFailed
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import queue_name, resource_name_32
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import queue_name, resource_name_32
 
 from tests.integration.test_aws_update import MOTO_AMI, READ_ONLY, CountingCloud
 

@@ -8,7 +8,7 @@ import boto3
 
 from ansible_collections.kubeops.kops.plugins.module_utils import clusters, updates
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import tag_dict
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import resource_name_32
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import resource_name_32
 
 from tests.integration.test_aws_update import CountingCloud
 

@@ -10,7 +10,8 @@ import pathlib
 import jsonschema
 import pytest
 
-from ansible_collections.kubeops.kops.plugins.module_utils.addons import cert_manager_crds, channel
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel
+from ansible_collections.kubeops.kops.plugins.module_utils.addons.generated import cert_manager_crds
 from ansible_collections.kubeops.kops.plugins.module_utils.kube import channels
 from tests.unit.addons.test_addons_vs_kops import ACCOUNT
 from tests.unit.addons.test_channel import _case

@@ -94,7 +94,7 @@ def _fleet(store_url, groups=FLEET_GROUPS, per_group=PER_GROUP):
     """The cluster in the store (private topology, a bastion, `groups` instance groups) and on moto: per group a
     launch template and an autoscaling group following $Latest, tagged as kops tags them, per_group instances each
     (bench/inventory.py builds its fleet here too)."""
-    from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import resource_name_32
+    from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import resource_name_32
     service = ClusterService(store_url)
     service.execute(service.plan_create(dict(OPTIONS, cluster_name=FLEET, zones=["us-east-1a"])))
     existing = [g["metadata"]["name"] for g in service.read(FLEET)[1]]

@@ -119,8 +119,15 @@ def test_a_metal_cluster_through_the_playbooks(playbook, tmp_path):
     assert code == 0, deleted
     result = task_results(deleted, "Delete cluster " + NAME)
     assert result["changed"] is True and result["store_deleted"] is True and not cluster_dir.exists()
-    # Said where the user looks: the hosts keep what enroll put there until the host side of delete exists.
-    assert any("not reset by delete yet" in w for w in result.get("warnings", [])), result
+    # Said in one line where the user looks: without an inventory no host is reset, and how to reset them.
+    said = task_results(deleted, "Say the hosts are not reset without an inventory")["msg"]
+    assert said.startswith("the hosts of metal cluster %s are not reset: no inventory host names an instance group;"
+                           % NAME) and "-i hosts.yml" in said and "\n" not in said, said
+    code, again = playbook("kubeops.kops.delete_cluster", "-e", "state_store=file://%s" % store,
+                           "-e", "cluster_name=" + NAME, "-e", "yes=true")
+    assert code == 0, again
+    assert task_results(again, "Delete cluster " + NAME)["changed"] is False
+    assert "not found" in " ".join(task_results(again, "Report")["msg"]), task_results(again, "Report")
 
 
 def test_a_metal_cluster_is_refused_what_kops_refuses(playbook, tmp_path):
@@ -231,3 +238,85 @@ def test_a_host_naming_a_group_the_cluster_lacks_fails_in_one_line(tmp_path, hos
     proc, _store = _inventory(tmp_path, hosts, ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED="true")
     assert proc.returncode != 0
     assert expected in proc.stderr, proc.stderr
+
+
+def _host_result(run, task_name, host):
+    for play in run["plays"]:
+        for task in play["tasks"]:
+            if task["task"]["name"] == task_name and host in task["hosts"]:
+                return task["hosts"][host]
+    raise AssertionError("no task %r on %s in run" % (task_name, host))
+
+
+def test_remove_node_refuses_in_one_line_before_touching_a_host(playbook, tmp_path):
+    """remove_node.yml's refusals come from the controller, before any host is reached (the inventory's addresses
+    answer nothing: 127.0.0.9, port 1): no -l; an etcd member (the only control plane); a host naming a group the
+    cluster lacks (a typo)."""
+    store = tmp_path / "state"
+    code, created = playbook("kubeops.kops.create_cluster", "-e", "@%s" % _vars_file(tmp_path, store),
+                             "-e", "target=direct")
+    assert code == 0, created
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"hosts": {
+        "vm0": {"ansible_host": "127.0.0.9", "ansible_port": 1, "kops_instance_group": "control-plane-main"},
+        "vm1": {"ansible_host": "127.0.0.9", "ansible_port": 1, "kops_instance_group": "nodes-main"},
+        "vm3": {"ansible_host": "127.0.0.9", "ansible_port": 1, "kops_instance_group": "nodes-mian"}}}}))
+    day2 = ("-i", "hosts.yml", "-e", "state_store=file://%s" % store, "-e", "cluster_name=" + NAME)
+
+    code, unlimited = playbook("kubeops.kops.remove_node", *day2)
+    assert code != 0
+    said = _host_result(unlimited, "Check cluster_name, the state store and the hosts to remove", "vm0")["msg"]
+    assert said == "name the hosts to remove with -l, e.g. -l vm2 (remove_node.yml never removes every host)"
+
+    code, member = playbook("kubeops.kops.remove_node", *day2, "-l", "vm0", "-e", "yes=true")
+    assert code != 0
+    said = _host_result(member, "Drain the host's Node", "vm0")
+    assert said["failed"] is True and "Traceback" not in said["msg"] and "\n" not in said["msg"], said
+    assert said["msg"].startswith("vm0 runs etcd (main member n, events member n, instance group control-plane-main): "
+                                  "removing an etcd member is not built"), said["msg"]
+
+    code, typo = playbook("kubeops.kops.remove_node", *day2, "-l", "vm3")
+    assert code != 0
+    said = _host_result(typo, "Check the store has the host's instance group", "vm3")["msg"]
+    assert said.startswith("host vm3: kops_instance_group: nodes-mian is not an instance group of %s" % NAME), said
+    assert (store / NAME / "config").is_file()  # nothing deleted
+
+
+def test_a_control_planes_store_files_come_from_an_s3_store(playbook, tmp_path, aws):
+    """enroll copies a control plane's files from any store: kubeops.kops.store_export (what roles/enroll runs on the
+    controller for an s3:// or gs:// store) writes the cluster's files, CA keys included, 0600 in 0700 directories,
+    byte for byte as the store holds them, leaving out the boot wheels and the run journal; the store is untouched."""
+    import boto3
+    from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
+
+    boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="metal-store")
+    store = "s3://metal-store/state"
+    (tmp_path / "metal.yml").write_text(yaml.safe_dump({"state_store": store, "cluster_options": OPTIONS}))
+    code, created = playbook("kubeops.kops.create_cluster", "-e", "@metal.yml", "-e", "target=direct")
+    assert code == 0, created
+    service = ClusterService(store)
+    stored = {p[len(NAME) + 1:]: service.store.read(p) for p in service.store.list(NAME + "/")}
+    dest = tmp_path / "copy"
+    dest.mkdir()
+    (tmp_path / "export.yml").write_text(yaml.safe_dump([{
+        "hosts": "localhost", "gather_facts": False, "tasks": [
+            {"name": "Export", "kubeops.kops.store_export": {"state_store": store, "cluster_name": NAME,
+                                                              "dest": str(dest)}, "no_log": False}]}]))
+    for extra in ((), ("--check",)):
+        code, run = playbook(tmp_path / "export.yml", *extra)
+        assert code == 0, run
+        result = task_results(run, "Export")
+        assert result["changed"] is False
+        wanted = {k: v for k, v in stored.items() if not k.startswith(("boot/", ".kubeops-"))}
+        assert sorted(result["files"]) == sorted(wanted) and "pki/private/kubernetes-ca/keyset.yaml" in wanted
+        assert _files(dest) == wanted
+        assert {oct(p.stat().st_mode & 0o777) for p in dest.rglob("*") if p.is_file()} == {"0o600"}
+        assert {oct(p.stat().st_mode & 0o777) for p in dest.rglob("*") if p.is_dir()} == {"0o700"}
+    assert {p[len(NAME) + 1:]: service.store.read(p) for p in ClusterService(store).store.list(NAME + "/")} == stored
+
+    (tmp_path / "typo.yml").write_text(yaml.safe_dump([{
+        "hosts": "localhost", "gather_facts": False, "tasks": [
+            {"name": "Export", "kubeops.kops.store_export": {"state_store": store, "cluster_name": "other.k8s.local",
+                                                              "dest": str(dest)}}]}]))
+    code, refused = playbook(tmp_path / "typo.yml")
+    assert code != 0
+    assert _failed_line(refused, "Export") == "cluster other.k8s.local not found in s3://metal-store/state"

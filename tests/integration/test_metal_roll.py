@@ -123,6 +123,6 @@ def test_the_cloud_roll_module_names_the_playbook_a_metal_cluster_rolls_with(pla
     code, run = playbook(tmp_path / "roll.yml", "--check")
     assert code != 0
     message = task_results(run, "Roll")["msg"]
-    assert message.startswith("spec.cloudProvider: a metal cluster's hosts are updated in place, not replaced: run "
-                              "rolling_update.yml with the inventory of its hosts"), message
+    assert message.startswith("spec.cloudProvider: rolling update is not built for metal clusters; a metal cluster's "
+                              "hosts are updated in place: run rolling_update.yml with the inventory"), message
     assert "\n" not in message and "Traceback" not in message

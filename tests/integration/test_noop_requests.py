@@ -27,7 +27,7 @@ STORE = "s3://kops-noop/state"
 # groups, 45 (store 8, cloud 37) with the keyset bundle (one GET for 9 keysets) and the elbv2 / EventBridge
 # ownership tags from one tagging-API GetResources (for 3 DescribeTags + 4 ListTagsForResource); still 45 (store 7,
 # cloud 38) with the API balancer's addresses this cluster's workers pin (it has no DNS: one
-# DescribeNetworkInterfaces, model/aws/kops_controller.py) and no GetBucketLocation (botocore follows S3's
+# DescribeNetworkInterfaces, providers/aws/update_facts.py) and no GetBucketLocation (botocore follows S3's
 # redirect to the bucket's region: statestore/s3.py).
 # 47 (store 7, cloud 40) on 26 Nov 2026: one ListRoles and one ListOpenIDConnectProviders find the service-account
 # roles and the OIDC provider the spec no longer asks for (IRSA turned off: tasks/aws/iam.py).

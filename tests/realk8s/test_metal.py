@@ -22,7 +22,9 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import os
 import pathlib
+import re
 import time
 
 import pytest
@@ -172,6 +174,7 @@ def test_a_metal_cluster_is_enrolled_ready_and_validated(host_pool, tmp_path):
             e2e.check(e2e.run_playbook("update_cluster.yml", *day2, cwd=user_dir), "update_cluster.yml")
         for host in hosts:
             e2e.prepare_metal_host(host)
+        os_before = {host.name: _os_state(host) for host in hosts}  # compared after delete_cluster.yml resets them
 
         admin = tmp_path / "admin.kubeconfig"
         with e2e.step("export_kubeconfig.yml", [], times):
@@ -220,6 +223,128 @@ def test_a_metal_cluster_is_enrolled_ready_and_validated(host_pool, tmp_path):
                                 "enroll.yml --check")
             assert all(r["changed"] == 0 for r in e2e.playbook_recap(checked.stdout).values()), checked.stdout[-6000:]
         _roll_a_config_change_in_place(admin, core, user_dir, store, [worker1, worker2], control, times)
+        _remove_enroll_and_delete(user_dir, hosts, worker2, core, inventory, day2, store, os_before, times)
         print("metal cluster times: %s" % json.dumps(times))
     finally:
         registry.stop()
+
+
+# What enroll put on a host and a reset removes (roles/nodeup, roles/protokube and roles/enroll tasks/reset.yml).
+ENROLLED_PATHS = ("/var/lib/kubelet", "/var/lib/containerd", "/etc/kubernetes", "/etc/containerd", "/srv/kubernetes",
+                  "/etc/cni/net.d", "/opt/cni", "/var/lib/kube-proxy", "/opt/kubeops", "/etc/kubeops",
+                  "/usr/local/bin/kubelet", "/usr/local/bin/kubectl", "/etc/systemd/system/kubelet.service",
+                  "/etc/sysctl.d/99-k8s-general.conf", "/etc/modules-load.d/kubeops-kops.conf")
+CONTROL_PLANE_PATHS = ("/mnt/etcd-main", "/mnt/etcd-events", "/etc/systemd/system/etcd-main.service",
+                       "/etc/systemd/system/etcd-main-backup.timer", "/usr/local/bin/etcdctl",
+                       "/var/log/kube-apiserver.log")
+# The processes of Kubernetes, etcd and containerd (pgrep -x on the command name, 15 characters).
+PROCESSES = ("kubelet", "kube-apiserver", "kube-controller", "kube-scheduler", "kube-proxy", "etcd", "containerd",
+             "containerd-shim", "pause")
+
+
+def _os_state(host):
+    """What a reset leaves as it was: the OS release, /etc/hosts, /etc/fstab, the installed packages with their
+    versions, sshd running."""
+    state = {}
+    for name, command in (("os-release", "cat /etc/os-release"), ("hosts", "cat /etc/hosts"),
+                          ("fstab", "cat /etc/fstab 2>/dev/null || true"),
+                          ("packages", "dpkg-query -W -f='${Package} ${Version}\\n'"),
+                          ("sshd", "systemctl is-active ssh sshd 2>&1; pgrep -x sshd >/dev/null && echo running; "
+                                   "true")):
+        done = host.run(command)
+        assert done.returncode == 0, "%s: %s: %s" % (host.name, command, done.stderr)
+        state[name] = done.stdout
+    return state
+
+
+def _assert_clean(host, control_plane, before):
+    """The host as a reset leaves it, file by file: what enroll put there gone, no Kubernetes, etcd or containerd
+    process, no kube-proxy chain; the OS as before enroll (packages enroll installed stay: docs/metal.md)."""
+    paths = ENROLLED_PATHS + (CONTROL_PLANE_PATHS if control_plane else ())
+    left = host.run("for p in %s; do test -e \"$p\" && echo \"$p\"; done; true" % " ".join(paths)).stdout.split()
+    assert left == [], "%s: the reset left %s" % (host.name, left)
+    running = host.run("for p in %s; do pgrep -x \"$p\" >/dev/null && echo \"$p\"; done; true"
+                       % " ".join(PROCESSES)).stdout.split()
+    assert running == [], "%s: still running after the reset: %s" % (host.name, running)
+    chains = host.run("(iptables-save; ip6tables-save) 2>/dev/null | grep -E '^:(KUBE-|CNI-)' || true").stdout
+    assert chains.strip() == "", "%s: iptables chains left: %s" % (host.name, chains)
+    enabled = host.run("systemctl is-enabled kubelet containerd 2>/dev/null; true").stdout.split()
+    assert "enabled" not in enabled, "%s: units still enabled: %s" % (host.name, enabled)
+    after = _os_state(host)
+    for name in ("os-release", "hosts", "fstab", "sshd"):
+        assert after[name] == before[name], "%s: %s changed:\n%s\n---\n%s" % (host.name, name, before[name],
+                                                                            after[name])
+    installed = set(after["packages"].splitlines())
+    assert set(before["packages"].splitlines()) <= installed, \
+        "%s: packages removed or changed: %s" % (host.name, set(before["packages"].splitlines()) - installed)
+    return sorted(p.split()[0] for p in installed - set(before["packages"].splitlines()))
+
+
+def _cluster_secrets(store):
+    """A line of each thing a worker must never hold: the kubelet bootstrap token, and a line from the middle of each
+    CA private key of the store (pki/private/*/keyset.yaml)."""
+    import base64
+    root = store[len("file://"):] + "/" + CLUSTER
+    with open(root + "/secrets/kubelet-bootstrap-token") as handle:
+        found = [base64.b64decode(json.load(handle)["Data"]).decode("ascii")]
+    private = root + "/pki/private"
+    for name in sorted(os.listdir(private)):
+        with open("%s/%s/keyset.yaml" % (private, name)) as handle:
+            for key in yaml.safe_load(handle)["spec"]["keys"]:
+                lines = base64.b64decode(key["privateMaterial"]).decode("ascii").splitlines()
+                found.append(lines[len(lines) // 2])
+    return found
+
+
+def _remove_enroll_and_delete(user_dir, hosts, worker, core, inventory, day2, store, os_before, times):
+    """kubespray's remove-node and scale, and delete: a worker removed (its Node gone, the host clean), enrolled
+    again (Ready); delete_cluster.yml --check lists what it would remove per host; then the three hosts reset and the
+    store deleted; a second delete finds nothing."""
+    import kubernetes
+    name = worker.name.lower()
+    with e2e.step("the etcd backup timer's program runs on the control-plane host", hosts, times):
+        control = hosts[0]
+        ran = control.run("systemctl start etcd-main-backup.service && "
+                          "ls /etc/kubernetes/kops/store/%s/backups/etcd/main/*/etcd.backup.gz" % CLUSTER)
+        assert ran.returncode == 0 and "etcd.backup.gz" in ran.stdout, (ran.stdout, ran.stderr, control.run(
+            "journalctl -u etcd-main-backup.service --no-pager | tail -20").stdout)
+    with e2e.step("no worker file holds the bootstrap token or a CA key", hosts, times):
+        secrets = _cluster_secrets(store)
+        for host in hosts[1:]:
+            found = host.run("grep -rlF %s /etc /var /srv /opt /root /tmp /usr/local 2>/dev/null; true"
+                             % " ".join("-e '%s'" % s for s in secrets)).stdout.split()
+            assert found == [], "%s: files holding the bootstrap token or a CA key: %s" % (host.name, found)
+            issued = host.run("openssl x509 -noout -subject -in /var/lib/kubelet/pki/kubelet-client.crt").stdout
+            assert "system:node:%s" % host.name.lower() in issued, issued
+    with e2e.step("remove_node.yml -l a worker: drained, reset, Node deleted", hosts, times):
+        removed = e2e.check(e2e.run_playbook("remove_node.yml", *inventory, *day2, "-l", worker.name, "-e", "yes=true",
+                                             cwd=user_dir), "remove_node.yml")
+        assert e2e.playbook_recap(removed.stdout)[worker.name]["failed"] == 0, removed.stdout[-3000:]
+        with pytest.raises(kubernetes.client.exceptions.ApiException) as gone:
+            core.read_node(name)
+        assert gone.value.status == 404
+        _assert_clean(worker, False, os_before[worker.name])
+    with e2e.step("enroll.yml -l the worker: Ready again", hosts, times):
+        e2e.check(e2e.run_playbook("enroll.yml", *inventory, *day2, "-l", worker.name, cwd=user_dir), "enroll.yml -l")
+        e2e.wait_for("node %s Ready" % name, lambda: e2e.ready_node(core, name), 300)
+    with e2e.step("delete_cluster.yml -i hosts.yml --check lists per host what it would remove", hosts, times):
+        checked = e2e.check(e2e.run_playbook("delete_cluster.yml", *inventory, *day2, "-e", "yes=true", "--check",
+                                             cwd=user_dir), "delete_cluster.yml --check")
+        for host in hosts:
+            assert re.search(r"%s: would stop kubelet" % re.escape(host.name), checked.stdout), checked.stdout[-4000:]
+            assert host.run("test -e /var/lib/kubelet && pgrep -x kubelet").returncode == 0, host.name
+        assert os.path.isdir(store[len("file://"):] + "/" + CLUSTER)
+    with e2e.step("delete_cluster.yml -i hosts.yml resets the three hosts, then deletes the store", hosts, times):
+        deleted = e2e.check(e2e.run_playbook("delete_cluster.yml", *inventory, *day2, "-e", "yes=true", cwd=user_dir),
+                            "delete_cluster.yml")
+        assert not os.path.exists(store[len("file://"):] + "/" + CLUSTER)
+        for host in hosts:
+            added = _assert_clean(host, host is hosts[0], os_before[host.name])
+            print("%s: packages enroll installed, left by the reset: %s" % (host.name, " ".join(added)))
+        assert e2e.playbook_recap(deleted.stdout)[hosts[0].name]["changed"] > 0, deleted.stdout[-3000:]
+    with e2e.step("delete_cluster.yml again: not found, the hosts untouched", hosts, times):
+        again = e2e.check(e2e.run_playbook("delete_cluster.yml", *inventory, *day2, "-e", "yes=true", cwd=user_dir),
+                          "delete_cluster.yml (2)")
+        assert "not found" in again.stdout, again.stdout[-3000:]
+        assert all(r["changed"] == 0 for h, r in e2e.playbook_recap(again.stdout).items() if h != "localhost"), \
+            again.stdout[-3000:]

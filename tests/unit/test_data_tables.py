@@ -23,21 +23,21 @@ import sys
 import pytest
 import yaml
 
-from ansible_collections.kubeops.kops.plugins.module_utils.api import schema_data
+from ansible_collections.kubeops.kops.plugins.module_utils.api.generated import schema_data
 from ansible_collections.kubeops.kops.plugins.module_utils import semver
-from ansible_collections.kubeops.kops.plugins.module_utils.completion import channel_data
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import asset_data
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import flag_data
+from ansible_collections.kubeops.kops.plugins.module_utils.completion.generated import channel_data
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig.generated import asset_data
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.generated import flag_data
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MINI = pathlib.Path(__file__).resolve().parent / "data" / "kops_mini"
 # etcd's SHA256SUMS files (not in kops) for gen_asset_data.py --etcd-sums, made up like kops_mini.
 ETCD_SUMS_MINI = pathlib.Path(__file__).resolve().parent / "data" / "etcd_sums_mini"
 TABLES = {
-    "schema_data": "plugins/module_utils/api/schema_data.py",
-    "asset_data": "plugins/module_utils/nodeconfig/asset_data.py",
-    "channel_data": "plugins/module_utils/completion/channel_data.py",
-    "flag_data": "plugins/module_utils/nodeup/flag_data.py",
+    "schema_data": "plugins/module_utils/api/generated/schema_data.py",
+    "asset_data": "plugins/module_utils/nodeconfig/generated/asset_data.py",
+    "channel_data": "plugins/module_utils/completion/generated/channel_data.py",
+    "flag_data": "plugins/module_utils/nodeup/generated/flag_data.py",
 }
 # flag_data table -> the v1alpha2 struct its rows are fields of.
 FLAG_STRUCTS = {
@@ -388,3 +388,53 @@ def test_a_hand_edit_of_a_table_is_caught():
     lines = [gen.HEADER + "SHA256 = {"] + ["    %s:\n        %s," % (json.dumps(u), json.dumps(d))
                                            for u, d in sorted(edited.items())]
     assert "\n".join(lines + ["}"]) + "\n" != (REPO / TABLES["asset_data"]).read_text()
+
+
+# ---------------------------------------------------------------- generated apart from hand-written code
+
+MODULE_UTILS = REPO / "plugins" / "module_utils"
+# What a generator's usage line says it writes: "--write <path>" or "> <path>".
+WRITES = re.compile(r"(?:--write|>) (plugins/module_utils/[\w/]+\.py)")
+
+
+def _generated_files():
+    return sorted(str(p.relative_to(REPO)) for p in MODULE_UTILS.glob("*/generated/*.py") if p.name != "__init__.py")
+
+
+def _written_by_generators():
+    """{module_utils file: the hack/gen_*.py that writes it}, from each generator's usage lines (gen_crds.py: one
+    data module per addon it lists, named as its --module says)."""
+    written = {}
+    for script in sorted((REPO / "hack").glob("gen_*.py")):
+        for path in WRITES.findall(script.read_text()):
+            written[path] = script.name
+    crds = [sys.executable, str(REPO / "hack" / "gen_crds.py")]
+    for addon in subprocess.run(crds + ["--list"], capture_output=True, text=True, check=True).stdout.split():
+        module = subprocess.run(crds + ["--module", addon], capture_output=True, text=True, check=True).stdout.strip()
+        written["plugins/module_utils/addons/generated/%s" % module] = "gen_crds.py"
+    return written
+
+
+def test_every_generated_table_is_in_a_generated_package_and_only_those():
+    """The layout says which code is generated: each layer's generated/ holds exactly what hack/gen_*.py write."""
+    written = _written_by_generators()
+    assert sorted(written) == _generated_files()
+
+
+def test_every_generated_table_names_its_generator():
+    for path, script in _written_by_generators().items():
+        header = (REPO / path).read_text()[:2000]
+        assert "hack/%s" % script in header, "%s: its header does not name hack/%s" % (path, script)
+
+
+def test_no_hand_written_module_says_it_is_generated():
+    """A module outside generated/ whose docstring says it is generated belongs in its layer's generated/."""
+    import ast
+    found = []
+    for path in sorted(MODULE_UTILS.rglob("*.py")):
+        if "generated" in path.relative_to(MODULE_UTILS).parts:
+            continue
+        doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+        if re.search(r"\b[Gg]enerated by hack/gen_", doc):
+            found.append(str(path.relative_to(REPO)))
+    assert found == []

@@ -4,7 +4,7 @@ What counts as ours (kops' paths, state store keys and node paths are also writt
 checked here):
 - a path under one of the repository's own top-level directories (``plugins/...``, ``tests/...``, ``roles/...``);
 - a module_utils path: ``<package>/<module>.py`` or ``<package>/<module>`` for a module or package of
-  plugins/module_utils (``engine/task.py``, ``addons/image_data``);
+  plugins/module_utils (``engine/task.py``, ``addons/generated/image_data``);
 - a symbol in one: ``<package>/<module>.<name>[.<attribute>]`` (``cloud/aws.create_once``,
   ``statestore/layout.ClusterStore.apply``), or ``tests/<module>.<name>``: the module must define it.
 """

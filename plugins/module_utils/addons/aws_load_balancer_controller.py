@@ -20,9 +20,9 @@ replicas) as its own IAM role (addons/service_accounts.py wires the token).
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import aws, service_accounts
-from ansible_collections.kubeops.kops.plugins.module_utils.addons.aws_load_balancer_controller_crds import CRDS
+from ansible_collections.kubeops.kops.plugins.module_utils.addons.generated.aws_load_balancer_controller_crds import CRDS
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
-from ansible_collections.kubeops.kops.plugins.module_utils.addons.image_data import IMAGES
+from ansible_collections.kubeops.kops.plugins.module_utils.addons.generated.image_data import IMAGES
 
 ADDON = "aws-load-balancer-controller.addons.k8s.io"
 NAME = "aws-load-balancer-controller"

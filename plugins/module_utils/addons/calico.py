@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.kubeops.kops.plugins.module_utils.addons import calico_crds
+from ansible_collections.kubeops.kops.plugins.module_utils.addons.generated import calico_crds
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.cilium import api_internal_name
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.core import (
     CRITICAL_ADDONS_ONLY, KUBE_SYSTEM, LINUX, binding, role, rule, sa_subject, service_account)
-from ansible_collections.kubeops.kops.plugins.module_utils.addons.image_data import IMAGES
+from ansible_collections.kubeops.kops.plugins.module_utils.addons.generated.image_data import IMAGES
 
 ADDON = "networking.projectcalico.org"
 CALICO_GROUP = "crd.projectcalico.org"

@@ -11,7 +11,7 @@ here; this addon only serves the cert-manager.io/v1 API it uses.
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.addons.cert_manager_crds import CRDS
+from ansible_collections.kubeops.kops.plugins.module_utils.addons.generated.cert_manager_crds import CRDS
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.core import (
     KUBE_SYSTEM, LINUX, binding, pinned_image, role, rule, service_account)
 

@@ -403,11 +403,6 @@ def needs_account_id(completed):
             or (_aws(facts) and bool((spec.get("iam") or {}).get("serviceAccountExternalPermissions"))))
 
 
-def account_of(cloud):
-    """The AWS account id, asked of STS once per cloud (the SQS queue task asks the same)."""
-    return cloud.lookup("account", lambda: cloud.client("sts").get_caller_identity()["Account"])
-
-
 def store_files(completed, groups, node_changes, account_id=None, karpenter_nodes=None):
     """The channel and manifests update writes, the kubelet bootstrap addon (written by nodeconfig.store, among
     node_changes) listed last so protokube applies it with the rest."""

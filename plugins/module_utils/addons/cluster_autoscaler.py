@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects as api_objects
-from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import split_across_zones
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import names as gce_names
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names import gce as gce_names
 
 GCE_INSTANCE_GROUP_URL = "https://www.googleapis.com/compute/v1/projects/%s/zones/%s/instanceGroups/%s"
 
@@ -23,7 +22,7 @@ def _node_groups(facts):
     found = {}
     for group in facts.groups:
         if (group.get("spec") or {}).get("role") == api_objects.ROLE_NODE:
-            found[api_objects.name_of(group)] = populate.populate_instance_group_spec(facts.cluster, group)["spec"]
+            found[api_objects.name_of(group)] = group["spec"]
     return found
 
 

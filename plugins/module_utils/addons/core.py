@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.kubeops.kops.plugins.module_utils.addons.image_data import IMAGES
+from ansible_collections.kubeops.kops.plugins.module_utils.addons.generated.image_data import IMAGES
 
 RBAC = "rbac.authorization.k8s.io"
 KUBE_SYSTEM = "kube-system"

@@ -9,7 +9,7 @@ import ipaddress
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import AddonError  # this layer's error, raised here
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import cluster_queue_name
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import cluster_queue_name
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 
 

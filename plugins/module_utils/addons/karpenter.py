@@ -14,7 +14,7 @@ What the node objects take from the AWS model and the boot scripts comes in as f
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.addons import karpenter_crds
+from ansible_collections.kubeops.kops.plugins.module_utils.addons.generated import karpenter_crds
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.core import KUBE_SYSTEM, binding, role, rule, sa_subject
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
 from ansible_collections.kubeops.kops.plugins.module_utils.taints import parse_taint

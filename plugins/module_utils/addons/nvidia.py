@@ -11,7 +11,7 @@ from __future__ import annotations
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.core import (
     KUBE_SYSTEM, binding, pinned_image, role, rule, sa_subject, service_account)
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
-from ansible_collections.kubeops.kops.plugins.module_utils.addons.nvidia_data import DCGM_METRICS
+from ansible_collections.kubeops.kops.plugins.module_utils.addons.generated.nvidia_data import DCGM_METRICS
 
 ADDON = "nvidia.addons.k8s.io"
 RUNTIME_CLASS = "nvidia"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.core import (
     KUBE_SYSTEM, binding, pinned_image, role, rule, sa_subject, service_account)
-from ansible_collections.kubeops.kops.plugins.module_utils.addons.snapshot_controller_crds import CRDS
+from ansible_collections.kubeops.kops.plugins.module_utils.addons.generated.snapshot_controller_crds import CRDS
 
 ADDON = "snapshot-controller.addons.k8s.io"
 NAME = "snapshot-controller"

@@ -325,7 +325,10 @@ ALPHA_CLOUD_LABEL = "alpha.kops.k8s.io/cloud"
 
 
 def _named_by_label(cloud):
-    return isinstance(cloud, str) and bool(cloud) and provider_names.declared_value(cloud, "named_by_label", False)
+    # aws and gce are named by spec.cloudProvider, and their packages are not asked: this runs on nodes too
+    # (channel_apply, node_certificates), whose module zip holds no cloud package.
+    return isinstance(cloud, str) and bool(cloud) and cloud not in provider_names.BUILT_IN and \
+        provider_names.declared_value(cloud, "named_by_label", False)
 
 
 def with_cloud_from_label(obj):

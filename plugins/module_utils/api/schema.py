@@ -14,7 +14,7 @@ import difflib
 import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, quantity
-from ansible_collections.kubeops.kops.plugins.module_utils.api.schema_data import ALIASES, STRUCTS
+from ansible_collections.kubeops.kops.plugins.module_utils.api.generated.schema_data import ALIASES, STRUCTS
 
 # Types from outside kops' API package, described the same way.
 EXTERNAL_STRUCTS = {

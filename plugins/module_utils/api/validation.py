@@ -22,12 +22,12 @@ OLDEST_SUPPORTED_KUBERNETES = "1.32.0"
 MINIMUM_CONTAINERD = "2.1.0"
 CLOUDS = ("aws", "gce", "azure", "digitalocean", "hetzner", "openstack", "scaleway", "linode", "metal")
 DNS_TYPES = ("Public", "Private", "None")
-DNS_TYPES_BY_CLOUD = {"aws": DNS_TYPES, "gce": DNS_TYPES, "openstack": DNS_TYPES,
-                      "digitalocean": ("None", "Public"), "scaleway": ("None", "Public")}
+# The DNS types of kops' clouds this collection has no package for (a package declares its own:
+# Provider.dns_types); any other kops cloud takes None only.
+DNS_TYPES_BY_CLOUD = {"openstack": DNS_TYPES, "digitalocean": ("None", "Public"), "scaleway": ("None", "Public")}
 ETCD_CLUSTER_NAMES = ("main", "events", "cilium", "leases")
 SUBNET_TYPES = ("Public", "Private", "Utility", "DualStack")
 EGRESS_PREFIXES = ("nat-", "eipalloc-", "i-", "tgw-")
-ROOT_VOLUME_TYPES_AWS = ("standard", "gp3", "gp2", "io1", "io2")
 LB_TYPES = ("Public", "Internal")
 NETWORKING_PLUGINS = ("cni", "cilium", "calico", "flannel", "kubenet", "amazonvpc", "kuberouter", "kindnet",
                       "gce", "external", "kopeio")
@@ -181,7 +181,8 @@ def _check_dns(cluster, spec, problems):
     if dns not in DNS_TYPES:
         problems.append(errors.unsupported("spec.topology.dns.type", dns, DNS_TYPES))
         return
-    allowed = DNS_TYPES_BY_CLOUD.get(spec.get("cloudProvider"), ("None",))
+    allowed = provider_names.declared_value(spec.get("cloudProvider"), "dns_types", None) or \
+        DNS_TYPES_BY_CLOUD.get(spec.get("cloudProvider"), ("None",))
     if spec.get("cloudProvider") in CLOUDS and dns not in allowed:
         problems.append(errors.unsupported("spec.topology.dns.type", dns, allowed,
                                            "not supported on %s" % spec.get("cloudProvider")))
@@ -750,8 +751,12 @@ def _check_misc(spec, problems):
         problems.append(errors.forbidden("spec.assets.containerProxy", "containerProxy cannot be used together with "
                                          "containerRegistry"))
     repository = assets.get("fileRepository") or ""
-    scheme_cloud = {"s3://": "aws", "gs://": "gce", "azureblob://": "azure"}
+    # A repository in a cloud's storage needs that cloud (Provider.store_scheme; Azure's, which has no package here).
+    scheme_cloud = {"azureblob://": "azure"}
+    scheme_cloud.update((provider_names.declared_value(c, "store_scheme", None), c) for c in provider_names.names())
     for scheme, cloud in scheme_cloud.items():
+        if scheme is None:  # a cloud without storage of its own
+            continue
         if repository.startswith(scheme) and spec.get("cloudProvider") != cloud:
             problems.append(errors.invalid("spec.assets.fileRepository", repository, "%s repositories need the %s "
                                            "cloud" % (scheme, cloud)))
@@ -875,8 +880,9 @@ def _check_group_labels(ig, spec, name, problems):
 def _check_group_volumes(spec, problems, cluster):
     cloud = ((cluster or {}).get("spec") or {}).get("cloudProvider")
     volume_type = spec.get("rootVolumeType")
-    if cloud == "aws" and volume_type and volume_type not in ROOT_VOLUME_TYPES_AWS:
-        problems.append(errors.unsupported("spec.rootVolumeType", volume_type, ROOT_VOLUME_TYPES_AWS))
+    volume_types = provider_names.declared_value(cloud, "root_volume_types", None)
+    if volume_types and volume_type and volume_type not in volume_types:
+        problems.append(errors.unsupported("spec.rootVolumeType", volume_type, volume_types))
     for field in ("rootVolumeSize", "rootVolumeIops", "rootVolumeThroughput"):
         if spec.get(field) is not None and spec[field] <= 0:
             problems.append(errors.invalid("spec.%s" % field, spec[field], "must be greater than zero"))
@@ -945,13 +951,13 @@ def _cross_validate(ig, spec, role, cluster, problems):
     if role == objects.ROLE_CONTROL_PLANE and not subnets:
         problems.append(errors.required("spec.subnets", "a control-plane group must name its subnet"))
     cloud = cluster_spec.get("cloudProvider")
-    if role == objects.ROLE_APISERVER and cloud not in ("aws", "gce"):
+    if role == objects.ROLE_APISERVER and not provider_names.declared_value(cloud, "api_server_groups", False):
         problems.append(errors.forbidden("spec.role", "APIServer groups are supported on AWS and GCE only"))
     elif role == objects.ROLE_APISERVER and cloud == "aws" and _dns_type(cluster_spec) == "None":
         problems.append(errors.forbidden("spec.role", "APIServer groups cannot be used with topology.dns.type None; "
                                          "use a DNS zone or role Node"))
     if spec.get("manager") == "Karpenter":
-        if cloud != "aws" or role != objects.ROLE_NODE:
+        if not provider_names.declared_value(cloud, "karpenter", False) or role != objects.ROLE_NODE:
             problems.append(errors.forbidden("spec.manager", "Karpenter manages Node groups on AWS only"))
         elif spec.get("maxSize") is not None and spec["maxSize"] <= 0:
             problems.append(errors.invalid("spec.maxSize", spec["maxSize"], "a Karpenter group's maxSize must be "

@@ -30,6 +30,7 @@ from ansible.module_utils.basic import env_fallback
 
 from ansible_collections.kubeops.kops.plugins.module_utils import aws_models, waits
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import Cloud, Failure
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import lookalike_cluster_names
 
 USER_AGENT = "kubeops.kops"
 DEFAULT_CONNECT_TIMEOUT = 10
@@ -483,26 +484,9 @@ def as_wanted(call, codes, is_wanted, **kwargs):
 TAGGED_RESOURCE_TYPES = ("elasticloadbalancing:loadbalancer", "elasticloadbalancing:targetgroup", "events:rule", "sqs")
 TAGGING_LOOKUP = "tagging:GetResources"
 # GetResources takes up to 20 values in a tag filter; past this many look-alike names (a name with 7 or more dots
-# and dashes) one call each 20 would be too many, and model/aws/lookalike.py asks by name instead.
+# and dashes) one call each 20 would be too many, and providers/aws/update_facts.py asks by name instead.
 TAG_FILTER_VALUES = 20
 MAX_LOOKALIKES = 3 * TAG_FILTER_VALUES - 1
-
-
-def lookalike_cluster_names(cluster_name):
-    """The other cluster names that give the same AWS names as this one where kops writes its dots as dashes
-    (a.example.com, a-example.com, a.example-com, a-example-com), sorted; each "." or "-" may be either."""
-    parts, separators = [], 0
-    for char in cluster_name:
-        parts.append("%s" if char in ".-" else char.replace("%", "%%"))
-        separators += char in ".-"
-    if not separators:
-        return []
-    template = "".join(parts)
-    names = set()
-    for bits in range(2 ** separators):
-        names.add(template % tuple("-" if bits >> i & 1 else "." for i in range(separators)))
-    names.discard(cluster_name)
-    return sorted(names)
 
 
 def error_code(exc):

@@ -10,10 +10,11 @@ that cannot be found is a CloudFactsError naming it and how to supply it.
 
 from __future__ import annotations
 
+from ansible_collections.kubeops.kops.plugins.module_utils import provider_names
 from ansible_collections.kubeops.kops.plugins.module_utils.api import validation_aws
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud import aws
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.cloudfacts import (
-    AWS_MACHINE_TYPE_CANDIDATES, CloudFactsError, StaticCloudFacts, UnknownZoneError, aws_region_of_zone)
+    CloudFactsError, StaticCloudFacts, UnknownZoneError, aws_region_of_zone)
 
 
 class AwsCloudFacts(StaticCloudFacts):
@@ -79,7 +80,8 @@ class AwsCloudFacts(StaticCloudFacts):
     def default_machine_type(self, cloud, role, zones, architecture="amd64"):
         if (self.machine_types.get(cloud) or {}).get(role) or cloud != "aws" or not zones:
             return StaticCloudFacts.default_machine_type(self, cloud, role, zones, architecture)
-        candidates = [c for c in AWS_MACHINE_TYPE_CANDIDATES[role] if c.startswith("t4g") == (architecture == "arm64")]
+        # kops' preferences (providers/aws/provider.py): the first offered in every zone of the group wins.
+        candidates = list(provider_names.declared_value(cloud, "machine_type_candidates", {})[architecture][role])
         self._check_regions(zones)
         offered = {}
         for offering in self._offerings(candidates, zones):

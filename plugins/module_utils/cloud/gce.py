@@ -29,7 +29,7 @@ import re
 import time
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import Cloud, Failure
-from ansible_collections.kubeops.kops.plugins.module_utils.errors import CloudError
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import CloudError, unreachable
 
 ENDPOINT_ENV = "KOPS_GCE_ENDPOINT"
 # Each API's base URL; under KOPS_GCE_ENDPOINT the same path prefixes hang off that one base.
@@ -246,7 +246,8 @@ class GceCloud(Cloud):
                     self.sleep(RETRY_DELAYS[attempt])
                     attempt += 1
                     continue
-                raise GceError(None, "connectionError", "%s (after %d tries)" % (exc, attempt + 1), method, path)
+                raise GceError(None, "connectionError", "%s (after %d tries)" % (unreachable(exc), attempt + 1),
+                               method, path)
             if response.status_code in RETRY_STATUSES and attempt < len(RETRY_DELAYS):
                 self.sleep(_retry_after(response, RETRY_DELAYS[attempt]))
                 attempt += 1

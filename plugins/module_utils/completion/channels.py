@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils import semver
-from ansible_collections.kubeops.kops.plugins.module_utils.completion.channel_data import CHANNEL_TEXT
+from ansible_collections.kubeops.kops.plugins.module_utils.completion.generated.channel_data import CHANNEL_TEXT
 # The kops release whose behaviour this collection reproduces; channels pick their recommendations by it.
 from ansible_collections.kubeops.kops.plugins.module_utils.kops_version import KOPS_VERSION
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import SpecError

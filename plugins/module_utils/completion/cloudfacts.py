@@ -15,17 +15,9 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.kubeops.kops.plugins.module_utils import provider_names
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import SpecError
 
-# kops' instance type preferences (awsup DefaultInstanceType): the first one
-# offered in every zone of the group and matching the image architecture wins.
-AWS_MACHINE_TYPE_CANDIDATES = {
-    "Master": ("t3.medium", "c5.large", "c4.large", "t4g.medium"),
-    "Node": ("t3.medium", "c5.large", "c4.large", "t4g.medium"),
-    "APIServer": ("t3.medium", "c5.large", "c4.large", "t4g.medium"),
-    "Bastion": ("t3.micro", "t2.micro", "t4g.micro"),
-}
-GCE_MACHINE_TYPES = {"Master": "e2-medium", "Node": "e2-medium", "APIServer": "e2-medium", "Bastion": "e2-micro"}
 
 
 class CloudFactsError(SpecError):
@@ -119,15 +111,16 @@ class StaticCloudFacts(object):
         self.egress_only_internet_gateways = dict(data.get("egress_only_internet_gateways") or {})
 
     def default_machine_type(self, cloud, role, zones, architecture="amd64"):
-        chosen = (self.machine_types.get(cloud) or {}).get(role)
+        """The facts' machine type for role, else the cloud's Provider.default_machine_types, else the first of its
+        machine_type_candidates of the architecture (the facts of a cloud that looks them up keep those offered
+        in the zones: cloud/aws_facts.py)."""
+        chosen = (self.machine_types.get(cloud) or {}).get(role) or \
+            provider_names.declared_value(cloud, "default_machine_types", {}).get(role)
         if chosen:
             return chosen
-        if cloud == "gce":
-            return GCE_MACHINE_TYPES[role]
-        if cloud == "aws":
-            for candidate in AWS_MACHINE_TYPE_CANDIDATES[role]:
-                if candidate.startswith("t4g") == (architecture == "arm64"):
-                    return candidate
+        candidates = provider_names.declared_value(cloud, "machine_type_candidates", {}).get(architecture) or {}
+        if candidates.get(role):
+            return candidates[role][0]
         raise CloudFactsError("no default machine type known for role %s on %s; set machineType" % (role, cloud))
 
     def vpc_cidr(self, vpc_id):

@@ -100,3 +100,27 @@ def fill_new_group_defaults(cluster, ig, channel, facts, image=None, sizes=False
         ig_spec.setdefault("maxSize", high)
     ig_spec.setdefault("nodeLabels", {})[objects.IG_LABEL] = name
     return ig
+
+
+def resolve_warm_pool(cluster_pool, group):
+    """kops' WarmPoolSpec.ResolveDefaults: the group's pool over the cluster's; none for the control plane
+    and bastions unless the group asks."""
+    spec = group["spec"]
+    own = spec.get("warmPool")
+    special = spec.get("role") in ("ControlPlane", "Master", "Bastion")
+    if own is None:
+        return None if cluster_pool is None or special else dict(cluster_pool)
+    if cluster_pool is None or special:
+        return dict(own)
+    pool = dict(own)
+    if pool.get("maxSize") is None and cluster_pool.get("maxSize") is not None:
+        pool["maxSize"] = cluster_pool["maxSize"]
+    if not pool.get("minSize"):
+        pool["minSize"] = cluster_pool.get("minSize") or 0
+    if not pool.get("enableLifecycleHook"):
+        pool["enableLifecycleHook"] = cluster_pool.get("enableLifecycleHook", False)
+    return pool
+
+
+def warm_pool_enabled(pool):
+    return pool is not None and pool.get("maxSize") != 0

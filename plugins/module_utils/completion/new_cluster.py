@@ -67,7 +67,6 @@ CILIUM_ETCD_ENV = [{"name": "ETCD_AUTO_COMPACTION_MODE", "value": "revision"},
                    {"name": "ETCD_AUTO_COMPACTION_RETENTION", "value": "2500"}]
 # Clouds whose subnets are regional and get their ranges from the network's used CIDRs (no carving).
 GCE_LIKE_NETWORKS = ("gce",)
-GUESS_CLOUD_FROM_STORE = {"s3://": "aws", "gs://": "gce"}
 
 
 def _str():
@@ -317,7 +316,9 @@ def _apply_feature_gates(spec, gates):
 def _cloud_provider(opt, config_base):
     cloud = opt["cloud_provider"]
     if not cloud:
-        cloud = next((c for prefix, c in GUESS_CLOUD_FROM_STORE.items() if config_base.startswith(prefix)), None)
+        # kops guesses the cloud from the store's scheme: the cloud whose storage it is (Provider.store_scheme).
+        schemes = {c: provider_names.declared_value(c, "store_scheme", None) for c in provider_names.names()}
+        cloud = next((c for c, scheme in schemes.items() if scheme and config_base.startswith(scheme)), None)
         if not cloud:
             raise CreateClusterError("cloud_provider: cannot guess the cloud from the state store %r; "
                                      "set cloud_provider to one of: %s" % (config_base, ", ".join(provider_names.names())))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import ipaddress
 
+from ansible_collections.kubeops.kops.plugins.module_utils import provider_names
 from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, objects, schema
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.components import (
     aws, calico, cilium, cloud_configuration, cloud_controller_manager, cluster_autoscaler, containerd, context,
@@ -31,6 +32,13 @@ BUILDERS = (
     node_termination_handler.build, node_problem_detector.build, aws.build, ebs_csi.build,
     cloud_controller_manager.build_aws, cloud_controller_manager.build_gce, gcp_pd_csi.build, karpenter.build,
 )
+# The builders of one cloud's own components, by the name a Provider lists them under (completion_builders): they
+# run, in BUILDERS' order, for the clouds that list them only.
+CLOUD_BUILDERS = {
+    node_termination_handler.build: "node_termination_handler", aws.build: "aws_node_ip_families",
+    ebs_csi.build: "ebs_csi", cloud_controller_manager.build_aws: "aws_cloud_controller_manager",
+    cloud_controller_manager.build_gce: "gce_cloud_controller_manager", gcp_pd_csi.build: "gcp_pd_csi",
+}
 # kops reruns the builders until the spec stops changing; they settle in two passes.
 MAX_BUILDER_PASSES = 10
 
@@ -157,9 +165,11 @@ def assign_dns(cluster_name, spec, cloud_facts):
 
 
 def run_builders(spec, ctx):
+    own = provider_names.declared_value(ctx.cloud, "completion_builders", ())
+    builders = [build for build in BUILDERS if build not in CLOUD_BUILDERS or CLOUD_BUILDERS[build] in own]
     for _pass in range(MAX_BUILDER_PASSES):
         before = copy.deepcopy(spec)
-        for build in BUILDERS:
+        for build in builders:
             build(spec, ctx)
         if spec == before:
             return
@@ -178,10 +188,9 @@ DEFAULT_SIZES = {
 }
 MANAGER_CLOUD_GROUP = "CloudGroup"
 MANAGER_KARPENTER = "Karpenter"
-# Default machine types of the clouds whose defaults need no cloud lookup, by role.
+# Default machine types, by role, of kops' clouds this collection has no package for (a package declares its own:
+# Provider.default_machine_types).
 STATIC_MACHINE_TYPES = {
-    "gce": {objects.ROLE_CONTROL_PLANE: "e2-medium", objects.ROLE_NODE: "e2-medium",
-            objects.ROLE_APISERVER: "e2-medium", objects.ROLE_BASTION: "e2-micro"},
     "digitalocean": {objects.ROLE_CONTROL_PLANE: "s-2vcpu-4gb-amd", objects.ROLE_NODE: "s-2vcpu-4gb-amd",
                      objects.ROLE_APISERVER: "s-2vcpu-4gb-amd"},
     "hetzner": {objects.ROLE_CONTROL_PLANE: "cx23", objects.ROLE_NODE: "cx23", objects.ROLE_APISERVER: "cx23",
@@ -241,7 +250,8 @@ def populate_instance_group_spec(completed_cluster, ig, channel_images=None):
         if spec.get("maxSize") is None:
             spec["maxSize"] = high
     if not spec.get("machineType") and spec.get("manager") != MANAGER_KARPENTER:
-        machine_type = (STATIC_MACHINE_TYPES.get(cloud) or {}).get(role)
+        machine_type = (provider_names.declared_value(cloud, "default_machine_types", None) or
+                        STATIC_MACHINE_TYPES.get(cloud) or {}).get(role)
         if machine_type:
             spec["machineType"] = machine_type
     if not spec.get("image"):

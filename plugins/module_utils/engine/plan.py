@@ -24,8 +24,6 @@ SYMBOLS = {CREATE: "+", UPDATE: "~", DELETE: "-", UNCHANGED: "="}
 # A value longer than this is summarised unless verbosity >= FULL_VALUES.
 LONG_VALUE = 120
 FULL_VALUES = 2
-# Kinds whose change means instances must be replaced to pick it up (kops prints the hint for these).
-RESTART_KINDS = ("aws_launch_template", "google_compute_instance_template")
 NO_CHANGES = "No changes need to be applied"
 RESTART_HINT = ("Changes may require instances to restart: run playbooks/rolling_update.yml "
                 "(kops rolling-update cluster)")
@@ -155,5 +153,6 @@ def _shown(value, verbosity):
 
 
 def restart_needed(entries):
-    """kops' hint: launch templates of existing groups change (a new cluster's are only created)."""
-    return any(e.action == UPDATE and e.kind in RESTART_KINDS for e in entries)
+    """kops' hint: launch templates of existing groups change (a new cluster's are only created): an update of a kind
+    whose Task.restarts_instances is set (the cloud's task kinds say so, engine/ names none)."""
+    return any(e.action == UPDATE and e.restarts for e in entries)

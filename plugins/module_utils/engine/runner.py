@@ -30,16 +30,17 @@ DEFAULT_DEADLINE = 600.0
 
 class PlanEntry(object):
     """One object of a plan.  shared: the cluster uses it but does not own it (an image, a VPC or subnet given by
-    id): found, never created, updated or deleted."""
-    __slots__ = ("kind", "name", "action", "changes", "id", "shared")
+    id): found, never created, updated or deleted.  restarts: its kind's Task.restarts_instances."""
+    __slots__ = ("kind", "name", "action", "changes", "id", "shared", "restarts")
 
-    def __init__(self, kind, name, action, changes=None, object_id=None, shared=False):
+    def __init__(self, kind, name, action, changes=None, object_id=None, shared=False, restarts=False):
         self.kind = kind
         self.name = name
         self.action = action
         self.changes = changes or {}
         self.id = object_id
         self.shared = shared
+        self.restarts = restarts
 
     def as_dict(self):
         entry = {"kind": self.kind, "name": self.name, "action": self.action,
@@ -195,7 +196,7 @@ def _reconcile(task, cloud, dry_run, new_parent=False):
     if new_parent:
         return PlanEntry(task.kind, task.name, CREATE, task.desired_fields(), task.outputs.get("id"))
     return PlanEntry(task.kind, task.name, UPDATE if changes else UNCHANGED, changes, task.outputs.get("id"),
-                     task.shared)
+                     task.shared, task.restarts_instances)
 
 
 def orphans(tasks, cloud, kinds=()):

@@ -187,6 +187,9 @@ class Task(object):
     cloudformation_type = None
     shared = False  # referred to, never created, changed, deleted or rendered (a BYO VPC, an image)
     parameter_type = "String"  # CloudFormation parameter type of a shared object without an id
+    # A change reaches running instances only when they are replaced (a launch or instance template): the plan then
+    # prints kops' rolling-update hint (engine/plan.py).
+    restarts_instances = False
 
     def __init__(self, task_name, /, **fields):
         # Positional-only: a task may have a field called "name" (security groups do).

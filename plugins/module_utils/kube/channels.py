@@ -23,7 +23,7 @@ import json
 import posixpath
 
 from ansible_collections.kubeops.kops.plugins.module_utils import waits
-from ansible_collections.kubeops.kops.plugins.module_utils.errors import KubeError
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import KubeError, unreachable
 
 ANNOTATION_PREFIX = "addons.k8s.io/"
 SYSTEM_GENERATION = 1  # kops' CurrentSystemGeneration: 1 since prune exists
@@ -327,7 +327,6 @@ class ApiService(object):
                                             data=None if body is None else json.dumps(body),
                                             verify=self.session.verify)
         except (requests.RequestException, OSError) as exc:
-            from ansible_collections.kubeops.kops.plugins.module_utils.kube.client import unreachable
             raise ApiCallError("cannot reach the Kubernetes API at %s (%s %s): %s"
                                % (self.host, method, path, unreachable(exc)))
         if not 200 <= response.status_code < 300:

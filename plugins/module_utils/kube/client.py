@@ -11,9 +11,8 @@ so the layers above work on the same data a kubectl -o json shows.
 from __future__ import annotations
 
 import json
-import re
 
-from ansible_collections.kubeops.kops.plugins.module_utils.errors import KubeError
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import KubeError, unreachable
 
 KUBERNETES_LIBRARY = "kubernetes"
 PAGE_SIZE = 500
@@ -75,30 +74,6 @@ class KubeClient(object):
 
     def pods(self):
         return self._list(self.core.list_pod_for_all_namespaces, "pods")
-
-
-# The connection a urllib3 message names first ("HTTPSConnectionPool(host='h', port=443): "): the caller names the API.
-_CONNECTION = re.compile(r"\w*Connection(Pool)?\(host='[^']*', port=\d+\): ")
-
-
-def unreachable(exc):
-    """Why the API could not be reached, in a few words ("Connection refused", "certificate verify failed: ...",
-    "Read timed out. (read timeout=30)"): the innermost cause of what urllib3 and requests wrap it in (their
-    text repeats the address, the URL and "Max retries exceeded", and nests each cause's text in the next)."""
-    cause, seen = exc, set()
-    while id(cause) not in seen:
-        seen.add(id(cause))
-        inner = getattr(cause, "reason", None)
-        if not isinstance(inner, BaseException):
-            inner = next((arg for arg in cause.args if isinstance(arg, BaseException)), None) or cause.__cause__
-        if inner is None:
-            break
-        cause = inner
-    if getattr(cause, "verify_message", None):  # ssl.SSLCertVerificationError
-        return "TLS: certificate verify failed: %s" % cause.verify_message
-    if isinstance(cause, OSError) and cause.strerror:
-        return cause.strerror
-    return _CONNECTION.sub("", str(cause)).strip() or type(cause).__name__
 
 
 def _message(body):

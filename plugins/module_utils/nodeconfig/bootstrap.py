@@ -32,24 +32,21 @@ import re
 import shlex
 import urllib.parse
 
+from ansible_collections.kubeops.kops.plugins.module_utils import provider_names
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import boot_fetch
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeConfigError
 
-# Per cloud: the largest user data it takes (EC2's user data; a GCE metadata value) and what it is called.
-USER_DATA_LIMITS = {"aws": (16384, "EC2's user data limit"), "gce": (262144, "GCE's metadata value limit")}
 # On boot the API server comes up in the same run (kubelet starts its static pod once etcd runs), so the
 # addons wait for it longer than an SSH run does.
 BOOT_NODEUP_VARS = {"nodeup_control_plane_python_packages": [], "nodeup_worker_python_packages": [],
                     "nodeup_node_python_packages": [],
                     "protokube_channel_python_packages": [], "protokube_bootstrap_python": "/opt/kubeops/venv/bin/python",
                     "protokube_bootstrap_packages": [], "protokube_api_wait_timeout": 600}
-# Per cloud: control-plane nodes find their etcd peers and volume in the cloud's API (EC2; Compute, by kops'
-# labels) and keep api.internal in its DNS (Route53; Cloud DNS).
-CLOUD_BOOT_NODEUP_VARS = {
-    provider: {"nodeup_etcd_peer_discovery": provider, "protokube_etcd_volume_provider": provider,
-               "protokube_api_dns_provider": provider} for provider in ("aws", "gce")}
+# On a cloud whose Provider has node_functions, control-plane nodes find their etcd peers and volume in the
+# cloud's API and keep api.internal in its DNS (providers/<cloud>/node.py): these boot variables name the cloud.
+NODE_FUNCTION_VARS = ("nodeup_etcd_peer_discovery", "protokube_etcd_volume_provider", "protokube_api_dns_provider")
 # kops' socket buffer sysctls, set before anything downloads.
 EARLY_SYSCTLS = ("net.core.rmem_max=16777216", "net.core.wmem_max=16777216",
                  "net.ipv4.tcp_rmem='4096 87380 16777216'", "net.ipv4.tcp_wmem='4096 87380 16777216'")
@@ -212,7 +209,9 @@ def boot_script(completed_cluster, instance_group, config_base, nodeup_config_ha
     if not nodeup_config_hash or not boot_manifest or not all(boot_manifest):
         raise NodeConfigError("instance group %s: the boot script needs the nodeup config's sha256 and the boot "
                               "manifest (URL and sha256)" % group)
-    defaults = dict(BOOT_NODEUP_VARS, **CLOUD_BOOT_NODEUP_VARS.get(completed_cluster["spec"].get("cloudProvider"), {}))
+    cloud = completed_cluster["spec"].get("cloudProvider")
+    defaults = dict(BOOT_NODEUP_VARS, **{variable: cloud for variable in NODE_FUNCTION_VARS
+                                        if provider_names.declared_value(cloud, "node_functions", False)})
     nodeup_vars = dict(defaults, **(nodeup_vars or {}))
     if config_server_settings:
         settings = dict(config_server_settings)
@@ -276,8 +275,9 @@ def bootstrap_user_data(completed_cluster, instance_group, config_base, nodeup_c
         return None
     user_data = multipart(script, additional) if additional else script
     size = len(user_data.encode("utf-8"))
-    limit, what = USER_DATA_LIMITS.get(completed_cluster["spec"].get("cloudProvider"), USER_DATA_LIMITS["aws"])
-    if size > limit:
+    limit, what = provider_names.declared_value(completed_cluster["spec"].get("cloudProvider"), "user_data_limit",
+                                                None) or (None, None)
+    if limit is not None and size > limit:
         raise NodeConfigError("instance group %s: user data is %d bytes, over %s of %d" % (group, size, what, limit),
                               fix=None if instance_group["spec"].get("compressUserData")
                               else "compressUserData: true shrinks it")

@@ -18,8 +18,11 @@ import re
 import posixpath
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects, quantity
-from ansible_collections.kubeops.kops.plugins.module_utils import semver, zones
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import asset_data, credentials, etcd, node_labels
+from ansible_collections.kubeops.kops.plugins.module_utils import provider_names, semver, zones
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names import aws as aws_names
+from ansible_collections.kubeops.kops.plugins.module_utils.completion import instance_groups as group_defaults
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import credentials, etcd, node_labels
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig.generated import asset_data
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeConfigError
 
@@ -34,20 +37,8 @@ BOOTSTRAP_GROUP = "system:bootstrappers:kubeops:%s"
 # cluster-bootstrap BootstrapGroupPattern): no dots, so a cluster name's dots cannot be kept.
 BOOTSTRAP_GROUP_PATTERN = re.compile(r"\Asystem:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]\Z")
 # Release locations of what every node downloads (kops' defaults; spec fields override the versions).
-ECR_CREDENTIAL_PROVIDER = "https://artifacts.k8s.io/binaries/cloud-provider-aws/v1.31.7"
-GCP_AUTH_PROVIDER = "https://artifacts.k8s.io/binaries/cloud-provider-gcp/v35.0.0"
 # CNI plugins release by Kubernetes minor (kops' wellknownassets), newest first.
 CNI_PLUGINS_VERSIONS = (((1, 36), "1.9.1"), ((1, 35), "1.8.0"), ((1, 34), "1.7.1"), ((0, 0), "1.6.2"))
-# cloudConfig fields kops hands to nodes: (field, nodeup config key, only for groups that run an API server)
-CLOUD_CONFIG_FIELDS = {
-    "aws": (("disableSecurityGroupIngress", "disableSecurityGroupIngress", True),
-            ("elbSecurityGroup", "elbSecurityGroup", True),
-            ("nlbSecurityGroupMode", "nlbSecurityGroupMode", True),
-            ("nodeIPFamilies", "nodeIPFamilies", True),
-            ("useIPBasedNodeNames", "useIPBasedNodeNames", False)),
-    "gce": (("multizone", "multizone", False), ("nodeTags", "nodeTags", False),
-            ("nodeInstancePrefix", "nodeInstancePrefix", False)),
-}
 
 
 def config_path(instance_group):
@@ -74,11 +65,11 @@ def asset_urls(cluster_spec, ig_spec, arch):
     version = cluster_spec["kubernetesVersion"].lstrip("v")
     base = version.rstrip("/") if semver.is_base_url(version) else "https://dl.k8s.io/release/v" + version
     urls = ["%s/bin/linux/%s/kubelet" % (base, arch), "%s/bin/linux/%s/kubectl" % (base, arch)]
-    cloud = cluster_spec.get("cloudProvider")
-    if cloud == "aws":
-        urls.append("%s/linux/%s/ecr-credential-provider-linux-%s" % (ECR_CREDENTIAL_PROVIDER, arch, arch))
-    elif cloud == "gce":
-        urls.append("%s/auth-provider-gcp/linux/%s/auth-provider-gcp" % (GCP_AUTH_PROVIDER, arch))
+    # The kubelet's image credential provider of the cloud (Provider.credential_provider_url), if it has one.
+    credential_provider = provider_names.declared_value(cluster_spec.get("cloudProvider"), "credential_provider_url",
+                                                        None)
+    if credential_provider:
+        urls.append(credential_provider.format(arch=arch))
     if installs_cni_assets(cluster_spec):
         cni = cni_plugins_version(version)
         urls.append("https://github.com/containernetworking/plugins/releases/download/v%s/"
@@ -292,7 +283,8 @@ def build_config(completed_cluster, instance_group, keysets, config_base, etcd_s
     if sysctls:
         config["SysctlParameters"] = sysctls
     cloud_config = cluster_spec.get("cloudConfig") or {}
-    for field, key, api_only in CLOUD_CONFIG_FIELDS.get(cluster_spec.get("cloudProvider"), ()):
+    for field, key, api_only in provider_names.declared_value(cluster_spec.get("cloudProvider"), "cloud_config_fields",
+                                                              ()):
         if cloud_config.get(field) not in (None, False, "", []) and (api_server or not api_only):
             config[key] = cloud_config[field]
     if ig_spec.get("volumeMounts"):
@@ -315,15 +307,14 @@ WARM_POOL_IMAGE_PREFIXES = ("registry.k8s.io/kube-proxy:", "registry.k8s.io/prov
 def warm_pool_settings(completed_cluster, instance_group, config):
     """kops' EnableLifecycleHook and WarmPoolImages for an AWS group (nodeup.NewConfig, buildWarmPoolImages), and
     the autoscaling group whose kops-warmpool hook the node completes (kubeops.warmPool)."""
-    from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import autoscaling
     cluster_spec, ig_spec = completed_cluster["spec"], instance_group["spec"]
     settings = {}
-    pool = autoscaling.resolve_warm_pool(cluster_spec.get("warmPool"), instance_group)
-    if autoscaling.warm_pool_enabled(pool) and pool.get("enableLifecycleHook"):
+    pool = group_defaults.resolve_warm_pool(cluster_spec.get("warmPool"), instance_group)
+    if group_defaults.warm_pool_enabled(pool) and pool.get("enableLifecycleHook"):
         settings["EnableLifecycleHook"] = True
         config["kubeops"] = dict(config.get("kubeops") or {}, warmPool={
-            "autoscalingGroup": autoscaling.group_object_name(completed_cluster["metadata"]["name"], instance_group),
-            "lifecycleHook": autoscaling.WARM_POOL_HOOK})
+            "autoscalingGroup": aws_names.group_object_name(completed_cluster["metadata"]["name"], instance_group),
+            "lifecycleHook": aws_names.WARM_POOL_HOOK})
     if (ig_spec.get("warmPool") is not None or cluster_spec.get("warmPool") is not None) and \
             ig_spec.get("role") not in (objects.ROLE_CONTROL_PLANE, "ControlPlane"):
         # Written even when empty (kops leaves it out then): its presence is what tells the node to ask whether
@@ -374,7 +365,7 @@ def kubeops_section(completed_cluster, instance_group, config_base, etcd_sha256=
         "nodeLabels": node_labels.node_labels(completed_cluster, instance_group),
     }
     provider = cluster_spec.get("cloudProvider")
-    if provider in ("aws", "gce"):
+    if provider_names.declared_value(provider, "credential_provider_url", None):
         # What kops' nodeup reads from its cloud: the kubelet's image credential provider (ECR's needs the region).
         section["cloud"] = {"provider": provider, "region": zones.region_of(cluster_spec)}
     bootstrap = credentials.bootstrap_settings(completed_cluster, instance_group)

@@ -8,7 +8,7 @@ What a node then issues for itself from them is the node side's (nodeup/credenti
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils import truncate, zones
+from ansible_collections.kubeops.kops.plugins.module_utils import provider_names, truncate, zones
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import manifests
 
 BOOTSTRAP_PORT = 3988  # kops-controller's port (bootstrap_service.PORT; the load balancer's 3988 listener)
@@ -32,9 +32,10 @@ def bootstrap_server_name(cluster_name):
 
 def bootstrap_settings(completed_cluster, instance_group):
     """The kubeops.bootstrapService section of a nodeup config: a worker's client side, the control plane's
-    service side; None for other roles and clouds (only AWS identities are verified)."""
+    service side; None for other roles, and for clouds whose instance identities the service cannot verify
+    (Provider.verifies_node_identity: AWS's)."""
     spec = completed_cluster["spec"]
-    if spec.get("cloudProvider") != "aws":
+    if not provider_names.declared_value(spec.get("cloudProvider"), "verifies_node_identity", False):
         return None
     name = completed_cluster["metadata"]["name"]
     role = (instance_group.get("spec") or {}).get("role")

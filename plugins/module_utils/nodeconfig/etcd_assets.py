@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import asset_data
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig.generated import asset_data
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeConfigError
 
 RELEASE = "https://github.com/etcd-io/etcd/releases/download/v{version}/etcd-v{version}-linux-{arch}.tar.gz"

@@ -12,15 +12,12 @@ plane (nodeup/node_labeller.py) reads it from the store and patches the Nodes (d
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils import zones
+from ansible_collections.kubeops.kops.plugins.module_utils import provider_names, zones
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeConfigError
 
 LABELLER_DIR = "/etc/kubernetes/kubeops-node-labeller"
-# The clouds whose node identity the labeller checks (nodeup/node_labeller.py): elsewhere nodes keep the labels
-# their kubelet may set, and the control plane runs no labeller.
-LABELLER_CLOUDS = ("aws", "gce")
 LABELLER_INTERVAL_SECONDS = 10
 
 
@@ -55,8 +52,10 @@ def node_labels(completed_cluster, instance_group):
 
 
 def labels_nodes(completed_cluster):
-    """Whether the cluster's control plane runs the node labeller (and gets its RBAC addon)."""
-    return completed_cluster["spec"].get("cloudProvider") in LABELLER_CLOUDS
+    """Whether the cluster's control plane runs the node labeller (and gets its RBAC addon): on a cloud whose node
+    identity the labeller checks (Provider.labels_nodes; nodeup/node_labeller.py); elsewhere nodes keep the labels
+    their kubelet may set."""
+    return provider_names.declared_value(completed_cluster["spec"].get("cloudProvider"), "labels_nodes", False)
 
 
 def labeller_settings(completed_cluster, instance_group, api_port=443):
@@ -70,6 +69,6 @@ def labeller_settings(completed_cluster, instance_group, api_port=443):
                 "apiServer": "https://127.0.0.1:%d" % api_port, "caCert": LABELLER_DIR + "/ca.crt",
                 "clientCert": LABELLER_DIR + "/client.crt", "clientKey": LABELLER_DIR + "/client.key",
                 "intervalSeconds": LABELLER_INTERVAL_SECONDS}
-    if spec["cloudProvider"] == "gce":
-        settings["project"] = spec.get("project")
+    settings.update({option: spec.get(field) for option, field in
+                     provider_names.declared_value(spec["cloudProvider"], "spec_options", {}).items()})
     return settings

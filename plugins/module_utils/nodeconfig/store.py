@@ -24,7 +24,6 @@ import string
 
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import node_labeller as node_labeller_addon
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
-from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config, node_labels
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout
@@ -200,8 +199,7 @@ def node_files(cluster_store, completed, groups, etcd_sha256=None, warn=None):
     for group in groups:
         if (group.get("spec") or {}).get("role") == objects.ROLE_BASTION:
             continue  # kops' bastions boot without nodeup: no config, and no user data pinning one
-        completed_group = populate.populate_instance_group_spec(completed, group)
-        documents[objects.name_of(group)] = nodeup_config.build_config(completed, completed_group, keysets, config_base,
+        documents[objects.name_of(group)] = nodeup_config.build_config(completed, group, keysets, config_base,
                                                                        etcd_sha256, additional)
     said = set()
     for document in documents.values():  # how the hashes of an etcd version asset_data does not pin were obtained

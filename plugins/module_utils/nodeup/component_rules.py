@@ -27,7 +27,7 @@ try:
 except ImportError:  # Python < 3.11: the containerd check needs a TOML reader
     tomllib = None
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import component_rules_data as data
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.generated import component_rules_data as data
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
 
 KUBELET_CONFIG_SOURCE = "k8s.io/kubelet config/v1beta1/types.go"

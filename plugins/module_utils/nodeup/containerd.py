@@ -20,7 +20,8 @@ import csv
 import json
 import re
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import containerd_license, distribution, toml
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import distribution, toml
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.generated import containerd_license
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.node_file import NodeFile
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
 

@@ -77,17 +77,20 @@ def static_pod_files(config, ca_pem, worker_server, arch="amd64"):
                                  for asset in config.get("FileAssets") or []):
         # kops' nodeup writes the scheduler's config itself when the cluster's static file is not in the config.
         files.append(NodeFile(manifests.SCHEDULER_CONFIG, manifests.kube_scheduler_config(config), mode=0o400))
+    kubeops = config.get("kubeops") or {}
+    # kube-proxy's own certificate: issued by the bootstrap service, or handed over by the controller that signed it
+    # for the host (a metal worker, providers/metal/worker_certificates.py).
+    issued = bool(kubeops.get("bootstrapService") or kubeops.get("certificatesHandedOver"))
     if config.get("KubeProxy") and not control_plane:
         server = worker_server
-        if (config.get("kubeops") or {}).get("bootstrapService"):
+        if issued:
             # The bootstrap service issued kube-proxy its own certificate, as kops-controller does.
             user = _client_files("/var/lib/kube-proxy")
         else:
             user = {"client-certificate": manifests.KUBELET_CLIENT_CERT, "client-key": manifests.KUBELET_CLIENT_CERT}
         files.append(NodeFile(manifests.PROXY_KUBECONFIG, kubeconfig(server, ca_pem, user, user_name="kube-proxy",
                                                                      embed_ca=True), mode=0o400))
-    if "kuberouter" in (config.get("Networking") or {}) and (control_plane or (config.get("kubeops") or {}).get(
-            "bootstrapService")):
+    if "kuberouter" in (config.get("Networking") or {}) and (control_plane or kubeops.get("bootstrapService")):
         # kube-router's pods (hostPath) read it, as kops' nodeup writes it; on a worker its certificate comes from the
         # bootstrap service (clouds without one: not written, cluster_update warns).
         files.append(NodeFile(KUBE_ROUTER_KUBECONFIG, kubeconfig(

@@ -16,7 +16,8 @@ from __future__ import annotations
 import copy
 import ipaddress
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import flag_data, goyaml, manifests
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import goyaml, manifests
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.generated import flag_data
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.node_file import NodeFile, kubeconfig
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
 

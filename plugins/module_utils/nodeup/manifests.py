@@ -22,7 +22,8 @@ import decimal
 import ipaddress
 import re
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import flag_data, goyaml
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import goyaml
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.generated import flag_data
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import NodeError
 
 SRV = "/srv/kubernetes"

@@ -15,7 +15,6 @@ import shutil
 import socket
 
 from ansible_collections.kubeops.kops.plugins.module_utils.atomic import atomic_write
-from ansible_collections.kubeops.kops.plugins.module_utils.errors import StateStoreError
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import node_file
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs, node_certs
 
@@ -43,17 +42,6 @@ class NodeFiles(object):
         if not self.check_mode:
             for path in paths:
                 shutil.chown(path, owner, group)
-
-
-def cluster_store_at(config_base, endpoint=None):
-    """The cluster's store from its config base, <state store>/<cluster name> (the nodeup config's configBase)."""
-    from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
-    base = config_base.rstrip("/")
-    store_url, _sep, cluster_name = base.rpartition("/")
-    if not cluster_name or "://" not in base or store_url.endswith(":/"):
-        raise StateStoreError("config_base %r: expected <state store>/<cluster name>" % config_base,
-                              fix="for example s3://my-kops-state/k8s.example.com")
-    return layout.ClusterStore(vfs.open_store(store_url, endpoint=endpoint), cluster_name)
 
 
 def _rooted(root, item, fields):

@@ -52,7 +52,11 @@ def provider(name, verb="kubeops.kops"):
         return BUILT_IN[name]()
     if isinstance(name, str) and name in provider_names.discovered():
         provider_names.enable_collection_imports()
-        return provider_names.declared(name)
+        try:
+            return provider_names.declared(name)
+        except TypeError as exc:  # abc: PROVIDER = ...() of a class that leaves a method of the contract out
+            raise DriverError("providers/%s/provider.py: %s; define it (providers/base.py Provider says what it "
+                              "answers)" % (name, exc))
     raise DriverError("spec.cloudProvider: %s is built for %s, not %r" % (verb, ", ".join(names()), name))
 
 
@@ -79,3 +83,4 @@ def cloud_for(completed, region=None, profile=None, hosts=None):
     if getattr(reader, "MACHINES_FROM_INVENTORY", False):
         options["hosts"] = hosts
     return reader, reader.cloud(completed["metadata"]["name"], region or region_of(spec), profile, **options)
+

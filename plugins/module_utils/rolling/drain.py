@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 
-from ansible_collections.kubeops.kops.plugins.module_utils.errors import RollingError
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import RollingError, unreachable
 
 STRATEGIC_MERGE = "application/strategic-merge-patch+json"
 EXCLUDE_LB_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers"
@@ -157,7 +157,6 @@ class Drainer(object):
 def _reason(exc):
     status = getattr(exc, "status", None)
     if status is None:
-        from ansible_collections.kubeops.kops.plugins.module_utils.kube.client import unreachable
         return "cannot reach the Kubernetes API: %s" % unreachable(exc)
     body = getattr(exc, "body", "") or ""
     try:

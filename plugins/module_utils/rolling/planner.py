@@ -15,7 +15,7 @@ import math
 import re
 
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import RollingError
-from ansible_collections.kubeops.kops.plugins.module_utils import tables
+from ansible_collections.kubeops.kops.plugins.module_utils import provider_names, tables
 
 NEEDS_UPDATE_ANNOTATION = "kops.k8s.io/needs-update"
 
@@ -27,9 +27,13 @@ ROLE_PHASE = {"Bastion": "bastion", "Master": "control-plane", "ControlPlane": "
 # What `roles` accepts (kops' ParseInstanceGroupRole, lenient), lower-cased -> phase.
 ROLE_NAMES = {"bastion": "bastion", "master": "control-plane", "controlplane": "control-plane",
               "control-plane": "control-plane", "apiserver": "apiserver", "node": "node"}
-# Clouds where kops surges by default (settings.go: AWS, unless Spotinst or Karpenter).
-SURGING_CLOUDS = ("aws",)
 KARPENTER = "Karpenter"
+
+
+def surges_by_default(cloud):
+    """Whether kops surges on cloud when nothing sets maxSurge (settings.go: AWS, unless Spotinst or Karpenter):
+    the cloud's Provider.surges_by_default."""
+    return provider_names.declared_value(cloud, "surges_by_default", False)
 
 
 class PlanError(RollingError):
@@ -165,7 +169,7 @@ def settings(cluster, instance_group, num_instances, max_surge=None, max_unavail
     drain, _where = pick("drainAndTerminate", None)
     surge, where = pick("maxSurge", max_surge)
     if surge is None:
-        surging = (cluster.get("spec") or {}).get("cloudProvider") in SURGING_CLOUDS
+        surging = surges_by_default((cluster.get("spec") or {}).get("cloudProvider"))
         surge = 1 if surging and (instance_group.get("spec") or {}).get("manager") != KARPENTER else 0
     surge = scaled(surge, num_instances, True, where)
     unavailable, where = pick("maxUnavailable", max_unavailable)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 
+from ansible_collections.kubeops.kops.plugins.module_utils.errors import unreachable
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore.store import ABSENT, ConflictError, NotFoundError, Store, StoreError
 
 GCS_ENDPOINT = "https://storage.googleapis.com"
@@ -94,7 +95,7 @@ class GCSStore(Store):
         try:
             response = self.session.request(method, url, timeout=TIMEOUT, **kwargs)
         except requests.RequestException as exc:
-            raise StoreError("state store %s: %s: %s" % (self.base_url, what, exc))
+            raise StoreError("state store %s: %s: %s" % (self.base_url, what, unreachable(exc)))
         if response.status_code < 400:
             return response
         message = _error_message(response)
@@ -124,7 +125,7 @@ class GCSStore(Store):
             response = self.session.get("%s/storage/v1/b/%s" % (self.endpoint, self.bucket),
                                         params={"fields": "name"}, timeout=TIMEOUT)
         except requests.RequestException as exc:
-            raise StoreError("state store %s: %s: %s" % (self.base_url, what, exc))
+            raise StoreError("state store %s: %s: %s" % (self.base_url, what, unreachable(exc)))
         if response.status_code == 404:
             raise StoreError("state store %s: %s: bucket %s does not exist; create the bucket or fix state_store"
                              % (self.base_url, what, self.bucket))

@@ -57,6 +57,24 @@ class ClusterBeingDeleted(LeaseHeld):
     """A live cluster_delete holds the cluster's lease: nothing else may change the cluster."""
 
 
+def split_config_base(config_base):
+    """(state store, cluster name) of a config base, kops' `<state store>/<cluster name>` (a nodeup config's
+    configBase, the day-2 modules' config_base): a store URL or an absolute path (vfs.open_store takes both)."""
+    store_url, _sep, cluster_name = (config_base or "").rstrip("/").rpartition("/")
+    has_store = store_url.startswith("/") or "://" in store_url and not store_url.endswith((":/", "://"))
+    if not cluster_name or not has_store:
+        raise StoreError("config_base %r: expected <state store>/<cluster name>" % config_base,
+                         fix="for example s3://my-kops-state/k8s.example.com")
+    return store_url, cluster_name
+
+
+def cluster_store_at(config_base, endpoint=None):
+    """The cluster's store named by its config base (split_config_base)."""
+    from ansible_collections.kubeops.kops.plugins.module_utils.statestore import vfs
+    store_url, cluster_name = split_config_base(config_base)
+    return ClusterStore(vfs.open_store(store_url, endpoint=endpoint), cluster_name)
+
+
 def instance_group_path(name):
     return INSTANCE_GROUP_DIR + name
 

@@ -24,7 +24,7 @@ from tests.unit.addons.test_addons_vs_kops import ACCOUNT, load_case
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 PATH = "addons/aws-load-balancer-controller.addons.k8s.io/k8s-1.19.yaml"
-CRD_DATA = REPO / "plugins/module_utils/addons/aws_load_balancer_controller_crds.py"
+CRD_DATA = REPO / "plugins/module_utils/addons/generated/aws_load_balancer_controller_crds.py"
 
 
 def alb_case(**controller):

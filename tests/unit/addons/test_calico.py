@@ -13,7 +13,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from ansible_collections.kubeops.kops.plugins.module_utils.addons import calico_crds, channel
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel
+from ansible_collections.kubeops.kops.plugins.module_utils.addons.generated import calico_crds
 
 from tests.unit.addons.test_addons_vs_kops import ACCOUNT
 from tests.unit.addons.test_channel import _case, _documents, _populated
@@ -213,4 +214,4 @@ def test_committed_crd_table_is_what_kops_source_generates():
     args = ["--commit", os.environ["KOPS_COMMIT"]] if os.environ.get("KOPS_COMMIT") else []
     result = _generator(os.environ["KOPS_SOURCE"], *args)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == (REPO / "plugins/module_utils/addons/calico_crds.py").read_text()
+    assert result.stdout == (REPO / "plugins/module_utils/addons/generated/calico_crds.py").read_text()

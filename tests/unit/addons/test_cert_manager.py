@@ -12,7 +12,8 @@ import sys
 import pytest
 import yaml
 
-from ansible_collections.kubeops.kops.plugins.module_utils.addons import cert_manager, cert_manager_crds, channel
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import cert_manager, channel
+from ansible_collections.kubeops.kops.plugins.module_utils.addons.generated import cert_manager_crds
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError, Facts
 
 from tests.unit.addons.test_addons_vs_kops import load_case

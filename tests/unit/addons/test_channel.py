@@ -16,7 +16,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from ansible_collections.kubeops.kops.plugins.module_utils.addons import cert_manager_crds, channel, image_data
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel
+from ansible_collections.kubeops.kops.plugins.module_utils.addons.generated import cert_manager_crds, image_data
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
@@ -465,4 +466,4 @@ def test_committed_image_table_is_what_kops_source_generates():
     args = ["--commit", os.environ["KOPS_COMMIT"]] if os.environ.get("KOPS_COMMIT") else []
     result = _generator(os.environ["KOPS_SOURCE"], *args)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == (REPO / "plugins/module_utils/addons/image_data.py").read_text()
+    assert result.stdout == (REPO / "plugins/module_utils/addons/generated/image_data.py").read_text()

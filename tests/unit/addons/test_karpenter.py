@@ -21,6 +21,7 @@ import yaml
 from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel, karpenter
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import karpenter as karpenter_model
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import update_facts
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig.node_labels import build_node_labels
 
 from tests.conformance import kops_fixtures
@@ -32,7 +33,7 @@ KOPS = os.environ.get("KOPS_SOURCE")
 NEEDS_KOPS = pytest.mark.skipif(not KOPS, reason="KOPS_SOURCE is not set: point it at a kops checkout to compare "
                                 "with kops' rendered files")
 MANIFEST = "addons/karpenter.sh/k8s-1.19.yaml"
-CRD_DATA = REPO / "plugins/module_utils/addons/karpenter_crds.py"
+CRD_DATA = REPO / "plugins/module_utils/addons/generated/karpenter_crds.py"
 IMAGE = "ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-20250610"
 
 
@@ -157,7 +158,7 @@ def test_without_the_model_inputs_the_addon_refuses():
 def test_root_device_guessed_by_owner_without_a_cloud():
     warnings = []
     groups = [_group("a"), _group("b", image="ami-1"), _group("c", manager="CloudGroup", image="x/y")]
-    assert karpenter_model.root_device_names(None, groups, warnings.append) == {IMAGE: "/dev/sda1", "ami-1": "/dev/xvda"}
+    assert update_facts.root_device_names(None, groups, warnings.append) == {IMAGE: "/dev/sda1", "ami-1": "/dev/xvda"}
     assert len(warnings) == 2 and "render again with AWS credentials" in warnings[0]
 
 

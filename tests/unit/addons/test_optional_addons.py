@@ -22,9 +22,10 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel, image_data
+from ansible_collections.kubeops.kops.plugins.module_utils.addons import channel
+from ansible_collections.kubeops.kops.plugins.module_utils.addons.generated import image_data
 from ansible_collections.kubeops.kops.plugins.module_utils.addons.facts import AddonError
-from ansible_collections.kubeops.kops.plugins.module_utils.addons.nvidia_data import DCGM_METRICS
+from ansible_collections.kubeops.kops.plugins.module_utils.addons.generated.nvidia_data import DCGM_METRICS
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
 
@@ -37,9 +38,9 @@ NEEDS_KOPS = pytest.mark.skipif(not KOPS, reason="KOPS_SOURCE is not set: point 
                                 "with kops' rendered files")
 SNAPSHOT = "addons/snapshot-controller.addons.k8s.io/k8s-1.20.yaml"
 NPD = "addons/node-problem-detector.addons.k8s.io/k8s-1.17.yaml"
-CRD_DATA = REPO / "plugins/module_utils/addons/snapshot_controller_crds.py"
+CRD_DATA = REPO / "plugins/module_utils/addons/generated/snapshot_controller_crds.py"
 NVIDIA = "addons/nvidia.addons.k8s.io/k8s-1.16.yaml"
-NVIDIA_DATA = REPO / "plugins/module_utils/addons/nvidia_data.py"
+NVIDIA_DATA = REPO / "plugins/module_utils/addons/generated/nvidia_data.py"
 KOPEIO = "addons/networking.kope.io/k8s-1.12.yaml"
 AUTHENTICATOR = "addons/authentication.aws/k8s-1.12.yaml"
 EXTERNAL_DNS = "addons/external-dns.addons.k8s.io/k8s-1.19.yaml"

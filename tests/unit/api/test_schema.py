@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, objects, schema, schema_data
+from ansible_collections.kubeops.kops.plugins.module_utils.api import errors, objects, schema
+from ansible_collections.kubeops.kops.plugins.module_utils.api.generated import schema_data
 
 
 def _cluster(spec_extra=None, **meta):

@@ -293,3 +293,19 @@ def test_an_html_page_is_said_by_its_title_not_its_body():
     assert str(error) == ('GET projects/p/global/networks: HTTP 502 with an HTML page ("502 Bad Gateway") from '
                           'https://compute.googleapis.com, not a Google API answer: the endpoint or a proxy before it '
                           'failed; try again, or check the endpoint')
+
+
+def test_an_unreachable_endpoint_says_its_innermost_cause_once(monkeypatch):
+    # A closed port on 127.0.0.1: requests nests urllib3's text (pool, URL, "Max retries exceeded", the socket's
+    # error) in its own; the error says the call, the tries and only the socket's reason.
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv(gce_cloud.ENDPOINT_ENV, "http://127.0.0.1:%d" % port)
+    cloud = GceCloud("minimal.example.com", PROJECT, "us-test1")
+    cloud.sleep = lambda _seconds: None
+    with pytest.raises(gce_cloud.GceError) as caught:
+        cloud.list("compute", NETWORKS)
+    assert str(caught.value) == "GET %s: connectionError: Connection refused (after %d tries)" % (
+        NETWORKS, len(gce_cloud.RETRY_DELAYS) + 1)

@@ -122,7 +122,7 @@ def test_delete_finds_nothing_in_a_cloud_and_says_what_it_leaves():
     module = deletion.driver_module("metal")
     cloud = module.cloud("metal.k8s.local", "", None, {})
     assert module.discover(cloud, {}) == [] and module.any_owned(cloud) is None and module.KINDS_BY_NAME == {}
-    assert "not reset by delete yet" in module.left_behind({})[0]
+    assert "reset by playbooks/delete_cluster.yml given the inventory" in module.left_behind({})[0]
 
 
 GROUPS = [_group("control-plane-main", "Master"), dict(_group("nodes-main", "Node"), spec=dict(
@@ -197,3 +197,69 @@ def test_validate_without_inventory_hosts_says_how_to_give_them():
     reader, machines = registry.cloud_for(completed, hosts={})
     with pytest.raises(CloudError, match="no inventory host names an instance group of metal cluster metal.k8s.local: run with"):
         reader.cloud_groups(machines)
+
+
+def test_removing_a_host_is_refused_for_an_etcd_member_and_the_last_control_plane():
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers.metal import removal
+    etcd = [{"name": "main", "etcdMembers": [{"name": "a", "instanceGroup": "control-plane-a"}]},
+            {"name": "events", "etcdMembers": [{"name": "a", "instanceGroup": "control-plane-a"}]}]
+    member = _group("control-plane-a", "ControlPlane")
+    said = removal.refusal("vm0", member, etcd, ["vm0", "vm3"])
+    assert said.startswith("vm0 runs etcd (main member a, events member a, instance group control-plane-a): removing "
+                           "an etcd member is not built; to take the host out, move the members") and "\n" not in said
+    api_only = _group("apiservers", "APIServer")
+    assert removal.refusal("vm3", api_only, etcd, ["vm0", "vm3"]) is None
+    assert removal.refusal("vm3", api_only, etcd, ["vm3"]).startswith(
+        "vm3 is the cluster's last control-plane host: the cluster would have no API; enroll another")
+    assert removal.refusal("vm2", _group("nodes-main", "Node"), etcd, ["vm0"]) is None
+
+
+class _Gone(Exception):
+    status = 404
+
+
+class _FakeCore(object):
+    """CoreV1Api as removal.py uses it: one node, its pods; records what changes."""
+
+    def __init__(self, nodes):
+        self.nodes = set(nodes)
+        self.calls = []
+
+    def read_node(self, name, _request_timeout=None):
+        if name not in self.nodes:
+            raise _Gone()
+        return {"metadata": {"name": name}}
+
+    def delete_node(self, name, _request_timeout=None):
+        self.calls.append(("delete", name))
+        self.nodes.discard(name)
+
+
+class _FakeDrainer(object):
+    def __init__(self, core, pods):
+        self.core, self.pods, self.calls = core, pods, []
+
+    def pods_to_evict(self, name):
+        return [{"metadata": {"namespace": "default", "name": p}} for p in self.pods]
+
+    def cordon_and_label(self, name):
+        self.calls.append(("cordon", name))
+
+    def drain(self, name, timeout, report=None):
+        self.calls.append(("drain", name, timeout))
+        return len(self.pods)
+
+
+def test_a_node_is_drained_then_deleted_and_check_mode_changes_nothing():
+    from ansible_collections.kubeops.kops.plugins.module_utils.providers.metal import removal
+    core = _FakeCore(["vm2"])
+    drainer = _FakeDrainer(core, ["web-1", "web-2"])
+    assert removal.drain(drainer, "vm2", 900, check_mode=True) == {"found": True, "evicted": 0,
+                                                                   "pods": ["default/web-1", "default/web-2"]}
+    assert drainer.calls == [] and removal.delete_node(core, "vm2", check_mode=True) is True and core.calls == []
+    assert removal.drain(drainer, "vm2", 900, check_mode=False)["evicted"] == 2
+    assert drainer.calls == [("cordon", "vm2"), ("drain", "vm2", 900)]
+    assert removal.delete_node(core, "vm2", check_mode=False) is True and core.calls == [("delete", "vm2")]
+    # A second run: the Node is gone, nothing to drain or delete.
+    assert removal.drain(drainer, "vm2", 900, check_mode=False) == {"found": False, "evicted": 0, "pods": []}
+    assert removal.delete_node(core, "vm2", check_mode=False) is False and core.calls == [("delete", "vm2")]

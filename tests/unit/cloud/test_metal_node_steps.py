@@ -1,4 +1,4 @@
-"""The Kubernetes side of an in-place roll of a metal host (providers/metal/node_steps.py): after the host was
+"""The Kubernetes side of an in-place roll of a metal host (rolling/in_place_node.py): after the host was
 updated, wait for its Node to be Ready (through an API that may be restarting) and undo the drain's cordon, label
 and taint, keeping the Node's other taints."""
 
@@ -8,7 +8,7 @@ import copy
 
 import pytest
 
-from ansible_collections.kubeops.kops.plugins.module_utils.providers.metal import node_steps
+from ansible_collections.kubeops.kops.plugins.module_utils.rolling import in_place_node as node_steps
 from ansible_collections.kubeops.kops.plugins.module_utils.rolling.drain import EXCLUDE_LB_LABEL, Drainer
 
 CONTROL_PLANE_TAINT = {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}

@@ -1,4 +1,4 @@
-"""The in-place roll of a metal cluster, planned (providers/metal/roll.py): which hosts need an update, kops' order
+"""The in-place roll of a metal cluster, planned (rolling/in_place.py): which hosts need an update, kops' order
 and table, the node batch under the budget, and the surge that hosts cannot make."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from ansible_collections.kubeops.kops.plugins.module_utils.providers.metal import roll
+from ansible_collections.kubeops.kops.plugins.module_utils.rolling import in_place as roll
 
 CLUSTER = {"metadata": {"name": "metal.k8s.local"}, "spec": {"cloudProvider": "metal"}}
 

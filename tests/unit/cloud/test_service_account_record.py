@@ -16,7 +16,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.errors import TaskErr
 from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import made_objects
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import layout, vfs
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import iam
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import TAG_SERVICE_ACCOUNT_NAME
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import TAG_SERVICE_ACCOUNT_NAME
 
 CLUSTER = "rec.example.com"
 OWNED = {"KubernetesCluster": CLUSTER, "kubernetes.io/cluster/%s" % CLUSTER: "owned"}

@@ -3,6 +3,7 @@ breaks the seam fails here rather than in review."""
 
 from __future__ import annotations
 
+import ast
 import pathlib
 import re
 
@@ -20,6 +21,11 @@ FORBIDDEN = {
     "cloud/base.py": ("cloud.aws", "model", "tasks", "engine", "providers"),
     "updates.py": ("model", "tasks.aws", "cloud.aws"),
     "completion": ("model", "tasks", "engine", "cloud.aws", "providers", "statestore"),
+    # The model and the addons are handed what a driver asked the cloud (providers/<cloud>/), never a cloud client;
+    # the addons and the node configs read names from cloud_names/, not from the tasks or the model.
+    "model": ("cloud", "providers", "updates"),
+    "addons": ("cloud", "tasks", "model", "providers", "engine", "updates"),
+    "nodeconfig": ("cloud", "tasks", "model", "providers", "engine", "updates"),
 }
 
 
@@ -43,6 +49,37 @@ def test_layer_imports_only_downstream(layer):
             if any(imported == f or imported.startswith(f + ".") for f in FORBIDDEN[layer]):
                 bad.append("%s imports %s" % (path.relative_to(ROOT), imported))
     assert bad == []
+
+
+# A cloud library, or a call through a cloud client: what only a driver (providers/<cloud>/) or a task (tasks/) may do.
+CLOUD_CALL = re.compile(r"^\s*(?:from|import) (?:boto3|botocore|google\.auth|google\.oauth2)\b"
+                        r"|\.client\(|\.get_paginator\(|\.tagged_resources\(|\.find\(cloud\b"
+                        r"|\bAuthorizedSession\b", re.M)
+NO_CLOUD_CALLS = ("model", "addons")
+
+
+def cloud_calls(source):
+    """The lines of source that import a cloud library or call through a cloud client."""
+    return [line.strip() for line in source.splitlines() if CLOUD_CALL.search(line)]
+
+
+@pytest.mark.parametrize("layer", NO_CLOUD_CALLS)
+def test_model_and_addons_call_no_cloud(layer):
+    bad = ["%s: %s" % (path.relative_to(ROOT), line) for path in sorted((ROOT / layer).rglob("*.py"))
+           for line in cloud_calls(path.read_text())]
+    assert bad == []
+
+
+def test_the_cloud_call_rule_finds_what_it_forbids():
+    """What model/aws/lookalike.py, model/aws/kops_controller.py, model/aws/karpenter.py and addons/channel.py did
+    before their lookups moved to providers/aws/update_facts.py: each is found."""
+    for line in ('    elbv2 = cloud.client("elbv2")', "    import botocore.exceptions",
+                 "    from botocore.exceptions import BotoCoreError, ClientError",
+                 '    pages = cloud.client("ec2").get_paginator("describe_network_interfaces").paginate(',
+                 "    tagged = cloud.tagged_resources() if wanted else None", "            task.find(cloud)",
+                 '    return cloud.lookup("account", lambda: cloud.client("sts").get_caller_identity()["Account"])'):
+        assert cloud_calls(line) == [line.strip()], line
+    assert cloud_calls('    """the cloud\'s client is the driver\'s"""\n    found = tasks.get(name)') == []
 
 
 # Every import of module_utils by module_utils, wherever it is written (a function-level import is an import too).
@@ -135,3 +172,26 @@ def test_the_cycle_finder_finds_a_cycle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
     assert cycles(graph) == [["a", "b", "c"]]
     assert package_graph({"x.one": {"y.two"}, "y.two": {"x.three"}, "x.three": set()}) == {"x": {"y"}, "y": {"x"}}
+
+
+def test_generated_tables_import_nothing():
+    """Each layer's generated/ (hack/gen_*.py's output) is data: it imports nothing, so a table never carries an
+    import past the layer rules above, and the layer's hand-written code is all that reads it."""
+    paths = sorted(ROOT.glob("*/generated/*.py"))
+    assert len(paths) > 5
+    bad = ["%s imports %s" % (p.relative_to(ROOT), ast.dump(node)) for p in paths for node in ast.walk(ast.parse(p.read_text()))
+           if isinstance(node, ast.Import) or isinstance(node, ast.ImportFrom) and node.module != "__future__"]
+    assert bad == []
+
+
+def test_a_generated_table_is_read_only_by_its_own_layer():
+    """api/generated/ is read by api/, nodeup/generated/ by nodeup/ (the node side ships its own tables): a table
+    another layer needs is asked of its layer's code, so the layer rules above also hold for the data."""
+    bad = []
+    for path in sorted(ROOT.rglob("*.py")):
+        layer = path.relative_to(ROOT).parts[0]
+        for imported in _imports(path):
+            parts = imported.split(".")
+            if "generated" in parts and parts[0] != layer:
+                bad.append("%s imports %s" % (path.relative_to(ROOT), imported))
+    assert bad == []

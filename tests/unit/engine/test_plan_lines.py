@@ -14,7 +14,8 @@ def test_a_changed_field_shows_old_and_new_values_long_ones_as_their_hash_and_do
     before, after = (base64.b64encode((user_data % h).encode()).decode() for h in ("aaa", "bbb"))
     entries = [PlanEntry("aws_launch_template", "nodes.k.example.com", "update",
                          {"instance_type": ("t3.medium", "t3.large"), "user_data": (before, after),
-                          "tags": ({"a": "1"}, {"a": "2"}), "policy": (policy, dict(policy, Version="2012-10-17"))})]
+                          "tags": ({"a": "1"}, {"a": "2"}), "policy": (policy, dict(policy, Version="2012-10-17"))},
+                         restarts=True)]
     lines = plan.lines(entries)
     assert lines[:4] == ["~ aws_launch_template nodes.k.example.com",
                          "    instance_type: t3.medium -> t3.large",
@@ -71,3 +72,14 @@ def test_nothing_to_do_is_said_in_kops_words():
     entries = [PlanEntry("aws_vpc", "k.example.com", "unchanged"), PlanEntry("aws_ami", "ami-1", "unchanged", shared=True)]
     assert plan.lines(entries) == [plan.NO_CHANGES, "Plan: 0 to create, 0 to update, 0 to delete, 2 unchanged."]
     assert plan.NO_CHANGES == "No changes need to be applied"
+
+
+def test_the_restart_hint_follows_the_kinds_that_restart_instances_not_a_table_of_cloud_kinds():
+    from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.autoscaling import LaunchTemplate
+    from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce.compute import InstanceTemplate
+
+    assert LaunchTemplate.restarts_instances and InstanceTemplate.restarts_instances
+    changed = {"x": (1, 2)}
+    assert plan.RESTART_HINT not in plan.lines([PlanEntry("aws_launch_template", "n", "update", changed)])
+    assert plan.RESTART_HINT not in plan.lines([PlanEntry("toy_pool", "n", "create", changed, restarts=True)])
+    assert plan.lines([PlanEntry("toy_pool", "n", "update", changed, restarts=True)])[-1] == plan.RESTART_HINT

@@ -15,7 +15,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import terraform
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import names
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names import aws as names
 
 from tests.conformance import kops_fixtures
 

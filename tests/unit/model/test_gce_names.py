@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import names
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names import gce as names
 
 LONG = "minimal-gce-with-a-very-very-very-very-very-long-name.example.com"
 

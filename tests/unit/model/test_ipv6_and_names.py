@@ -17,7 +17,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.api import objects, v
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import cloudfacts, populate
 from ansible_collections.kubeops.kops.plugins.module_utils.engine import terraform
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import cluster as aws_model
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import names
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names import aws as names
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ipv6
 
 from tests.conformance import kops_fixtures

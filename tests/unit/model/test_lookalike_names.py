@@ -1,5 +1,6 @@
-"""Look-alike cluster names (model/aws/lookalike.py): the unique names, and who gets them, decided from the
-ownership tags of the objects holding kops' names, recorded once (the moto test: tests/integration/
+"""Look-alike cluster names (model/aws/lookalike.py decides, the AWS driver asks the cloud: providers/aws/
+update_facts.py): the unique names, and who gets them, decided from the ownership tags of the objects holding
+kops' names, recorded once (the moto test: tests/integration/
 test_aws_no_adoption.py)."""
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ import botocore.exceptions
 import pytest
 
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import lookalike
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import names
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import update_facts
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws.driver import DRIVER
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names import aws as names
 
 FIRST, SECOND = "a.example.com", "a-example.com"
 ARN = "arn:aws:elasticloadbalancing:us-east-1:123456789012:"
@@ -84,7 +87,7 @@ def test_the_model_reads_the_annotation_only():
     (QUEUE_ARN + "a-example-com-nth", "a-example-com-nth"),
 ])
 def test_name_in_arn(arn, name):
-    assert lookalike.name_in_arn(arn) == name
+    assert update_facts.name_in_arn(arn) == name
 
 
 def test_a_look_alike_holding_kops_names_makes_them_unique_and_recorded():
@@ -92,14 +95,14 @@ def test_a_look_alike_holding_kops_names_makes_them_unique_and_recorded():
             QUEUE_ARN + names.queue_name(FIRST): _tags(FIRST),
             ARN + "loadbalancer/net/other-lb/2": _tags(FIRST)}  # not a derived name: no part in the decision
     store, completed = FakeStore(), _completed()
-    entries = lookalike.choose(FakeCloud(held), store, completed, dry_run=True)
+    entries = DRIVER.choose_names(FakeCloud(held), store, completed, dry_run=True)
     assert [(e.kind, e.action) for e in entries] == [(lookalike.PLAN_KIND, "create")]
     assert "look-alike cluster %s holds kops' names %s, %s" % (
         FIRST, names.queue_name(FIRST), names.resource_name_32(FIRST, "api")) in entries[0].name
     assert names.uses_unique_names(completed) and store.written == []  # check mode: said, not recorded
 
     completed = _completed()
-    entries = lookalike.choose(FakeCloud(held), store, completed, dry_run=False)
+    entries = DRIVER.choose_names(FakeCloud(held), store, completed, dry_run=False)
     assert [e.action for e in entries] == ["create"]
     assert [path for path, _data in store.written] == [lookalike.RECORD]
     record = json.loads(store.objects[lookalike.RECORD])
@@ -107,7 +110,7 @@ def test_a_look_alike_holding_kops_names_makes_them_unique_and_recorded():
                       "held": sorted([names.queue_name(FIRST), names.resource_name_32(FIRST, "api")])}
     # The next run reads the record and asks nothing, even once the look-alike is gone.
     completed = _completed()
-    entries = lookalike.choose(FakeCloud({}), store, completed, dry_run=False)
+    entries = DRIVER.choose_names(FakeCloud({}), store, completed, dry_run=False)
     assert [e.action for e in entries] == ["unchanged"] and names.uses_unique_names(completed)
     assert len(store.written) == 1
 
@@ -122,7 +125,7 @@ def test_a_look_alike_holding_kops_names_makes_them_unique_and_recorded():
 ])
 def test_kops_names_stay_unless_a_look_alike_alone_holds_them(held):
     store, completed = FakeStore(), _completed(annotations={names.UNIQUE_NAMES_ANNOTATION: names.UNIQUE_NAMES})
-    assert lookalike.choose(FakeCloud(held), store, completed, dry_run=False) == []
+    assert DRIVER.choose_names(FakeCloud(held), store, completed, dry_run=False) == []
     # The record alone decides: an annotation the user's spec carried is dropped.
     assert not names.uses_unique_names(completed) and store.written == []
 
@@ -191,10 +194,10 @@ class DeniedCloud(object):
 def test_without_tag_get_resources_each_name_is_asked():
     api = FakeApi({names.resource_name_32(FIRST, "api"): FIRST}, {names.resource_name_32(FIRST, "tcp"): FIRST},
                   {names.queue_name(FIRST): FIRST})
-    held = lookalike.held_names(DeniedCloud(api), SECOND)
+    held = update_facts.held_names(DeniedCloud(api), SECOND)
     assert held == {names.resource_name_32(FIRST, "api"): FIRST, names.resource_name_32(FIRST, "tcp"): FIRST,
                     names.queue_name(FIRST): FIRST}
     assert sorted(api.calls) == sorted(["DescribeLoadBalancers"] * 2 + ["DescribeTargetGroups"] * 4
                                        + ["DescribeTags", "GetQueueUrl", "ListQueueTags"])
-    entries = lookalike.choose(DeniedCloud(api), FakeStore(), _completed(), dry_run=True)
+    entries = DRIVER.choose_names(DeniedCloud(api), FakeStore(), _completed(), dry_run=True)
     assert [e.action for e in entries] == ["create"]

@@ -14,7 +14,8 @@ import jinja2
 import pytest
 import yaml
 
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import asset_data, config as nodeup_config
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig.generated import asset_data
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import etcd, etcd_assets
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import etcd_members
 

@@ -13,6 +13,7 @@ import pytest
 
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import boot_artifacts, bootstrap
 from ansible_collections.kubeops.kops.plugins.module_utils.statestore import vfs
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws.provider import PROVIDER as AWS
 
 from tests.unit.nodeconfig.test_config import _completed
 
@@ -40,7 +41,7 @@ def test_script_is_valid_bash_under_the_ec2_limit_and_pins_what_it_fetches(group
     size = len(script.encode())
     compressed = len(_user_data(group, compressUserData=True).encode())
     print("user data of %s: %d bytes, %d with compressUserData" % (group, size, compressed))
-    assert size < bootstrap.USER_DATA_LIMITS["aws"][0] and compressed < size
+    assert size < AWS.user_data_limit[0] and compressed < size
     path = tmp_path / "user_data"
     path.write_text(script)
     subprocess.run(["bash", "-n", str(path)], check=True)
@@ -206,7 +207,7 @@ def test_workers_ask_the_bootstrap_service_for_their_config_and_never_name_it_in
     assert carried == settings
     size = len(script.encode())
     print("worker user data with the bootstrap service's settings: %d bytes" % size)
-    assert size < bootstrap.USER_DATA_LIMITS["aws"][0]
+    assert size < AWS.user_data_limit[0]
 
 
 def test_fetch_config_runs_the_service_client_with_the_pinned_hash_and_retries_only_an_unreachable_service(tmp_path):

@@ -9,7 +9,8 @@ import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import asset_data, config
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig.generated import asset_data
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import keystore
 
 from tests.conformance import kops_fixtures

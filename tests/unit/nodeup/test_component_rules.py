@@ -20,13 +20,14 @@ import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
-from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import component_rules, component_rules_data, files
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import component_rules, files
+from ansible_collections.kubeops.kops.plugins.module_utils.nodeup.generated import component_rules_data
 
 from tests.conformance import kops_fixtures
 from tests.unit.nodeconfig.test_config import _completed, _keysets
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
-DATA = "plugins/module_utils/nodeup/component_rules_data.py"
+DATA = "plugins/module_utils/nodeup/generated/component_rules_data.py"
 GOLDEN = kops_fixtures.ROOT / "nodeup"
 NODE = {"name": "i-0123456789abcdef0", "address": None}
 FIXTURES = sorted(path.parent.name for path in kops_fixtures.UPDATE_CLUSTER.glob("*/in-v1alpha2.yaml"))

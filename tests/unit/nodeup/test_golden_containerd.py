@@ -450,7 +450,7 @@ def test_license_table_is_what_its_generator_writes_from_kops(tmp_path):
         license_path.write_text(text)
     generated = subprocess.run([sys.executable, str(repo / "hack/gen_containerd_license.py"), "--kops", str(source)],
                                capture_output=True, text=True, check=True).stdout
-    assert generated == (repo / "plugins/module_utils/nodeup/containerd_license.py").read_text()
+    assert generated == (repo / "plugins/module_utils/nodeup/generated/containerd_license.py").read_text()
 
 
 def test_gcp_credential_provider_installs_under_the_name_the_kubelet_config_gives():

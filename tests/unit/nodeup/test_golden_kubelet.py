@@ -124,7 +124,7 @@ def test_control_plane():
 
 
 def test_kubelet_configuration_fields_map_to_kops_spec_fields():
-    from ansible_collections.kubeops.kops.plugins.module_utils.api import schema_data
+    from ansible_collections.kubeops.kops.plugins.module_utils.api.generated import schema_data
     fields = schema_data.STRUCTS["KubeletConfigSpec"]
     assert [f for f, _path, _kind in kubelet.CONFIG_FIELDS if f not in fields] == []
     assert [f for f, _flag, _kind, _options in kubelet.FLAGS if f not in fields] == []

@@ -304,3 +304,35 @@ def test_file_stores_do_not_import_cloud_libraries(tmp_path):
     result = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True,
                             env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
     assert result.stdout.strip() == ""
+
+
+def test_gs_unreachable_endpoint_says_the_store_and_the_socket_error_only(monkeypatch):
+    import socket
+    monkeypatch.delenv("STORAGE_EMULATOR_HOST", raising=False)
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    store = vfs.open_store("gs://kops-state/prefix", endpoint="http://127.0.0.1:%d" % port)
+    with pytest.raises(vfs.StoreError) as error:
+        store.read("c/config")
+    assert str(error.value) == "state store gs://kops-state/prefix: reading c/config: Connection refused"
+
+
+@pytest.mark.parametrize("config_base,expected", [
+    ("s3://kops-state/k8s.example.com", ("s3://kops-state", "k8s.example.com")),
+    ("s3://kops-state/team/k8s.example.com/", ("s3://kops-state/team", "k8s.example.com")),
+    ("gs://kops-state/k8s.example.com", ("gs://kops-state", "k8s.example.com")),
+    ("file:///srv/kops/k8s.example.com", ("file:///srv/kops", "k8s.example.com")),
+    ("/srv/kops/k8s.example.com", ("/srv/kops", "k8s.example.com")),
+])
+def test_a_config_base_is_a_store_and_a_cluster_name(config_base, expected):
+    assert layout.split_config_base(config_base) == expected
+
+
+@pytest.mark.parametrize("config_base", ["s3://kops-state", "k8s.example.com", "kops/k8s.example.com",
+                                         "file:///k8s.example.com", "", None])
+def test_a_config_base_without_a_store_or_a_name_is_refused_with_an_example(config_base):
+    with pytest.raises(vfs.StoreError) as error:
+        layout.split_config_base(config_base)
+    assert str(error.value) == ("config_base %r: expected <state store>/<cluster name>; "
+                                "for example s3://my-kops-state/k8s.example.com" % config_base)

@@ -9,7 +9,9 @@ from ansible_collections.kubeops.kops.plugins.module_utils.completion.components
 
 
 def build(spec, ctx):
-    if ctx.cloud != context.CLOUD_AWS or not context.is_ipv6_only(spec):
+    """Run for the clouds whose Provider lists it (populate.CLOUD_BUILDERS: AWS)."""
+    del ctx
+    if not context.is_ipv6_only(spec):
         return
     cloud_config = context.section(spec, "cloudConfig")
     if not cloud_config.get("nodeIPFamilies"):

@@ -9,8 +9,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.completion.components
 
 
 def build_aws(spec, ctx):
-    if ctx.cloud != context.CLOUD_AWS:
-        return
+    """Run for the clouds whose Provider lists it (populate.CLOUD_BUILDERS: AWS)."""
     ccm = context.section(spec, "cloudControllerManager")
     ccm["leaderElection"] = {"leaderElect": True}
     ccm["clusterName"] = ctx.cluster_name
@@ -25,8 +24,7 @@ def build_aws(spec, ctx):
 
 
 def build_gce(spec, ctx):
-    if ctx.cloud != context.CLOUD_GCE:
-        return
+    """Run for the clouds whose Provider lists it (populate.CLOUD_BUILDERS: GCE)."""
     ccm = context.section(spec, "cloudControllerManager")
     ccm["leaderElection"] = {"leaderElect": True}
     ccm["clusterName"] = context.gce_safe_cluster_name(ctx.cluster_name)

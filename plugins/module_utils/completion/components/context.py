@@ -17,7 +17,6 @@ CLOUD_AWS = "aws"
 CLOUD_GCE = "gce"
 CLOUD_AZURE = "azure"
 CLOUD_OPENSTACK = "openstack"
-CLOUD_METAL = "metal"
 
 
 class OptionsContext(object):

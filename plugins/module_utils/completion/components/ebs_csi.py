@@ -9,8 +9,8 @@ from ansible_collections.kubeops.kops.plugins.module_utils.completion.components
 
 
 def build(spec, ctx):
-    if ctx.cloud != context.CLOUD_AWS:
-        return
+    """Run for the clouds whose Provider lists it (populate.CLOUD_BUILDERS: AWS)."""
+    del ctx
     driver = context.section(context.section(spec, "cloudConfig"), "awsEBSCSIDriver")
     # kops' internal EBSCSIDriverSpec.Enabled is json:"-": read (validation allows only true), never written back.
     driver.pop("enabled", None)

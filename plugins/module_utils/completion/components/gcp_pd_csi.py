@@ -11,5 +11,6 @@ DEFAULTS = {"enabled": True, "defaultStorageClassName": "balanced-csi", "version
 
 
 def build(spec, ctx):
-    if ctx.cloud == context.CLOUD_GCE:
-        context.fill(context.section(context.section(spec, "cloudConfig"), "gcpPDCSIDriver"), DEFAULTS)
+    """Run for the clouds whose Provider lists it (populate.CLOUD_BUILDERS: GCE)."""
+    del ctx
+    context.fill(context.section(context.section(spec, "cloudConfig"), "gcpPDCSIDriver"), DEFAULTS)

@@ -9,7 +9,7 @@ cluster kubelet overlaid with the user's masterKubelet before the builders run.
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils import semver
+from ansible_collections.kubeops.kops.plugins.module_utils import provider_names, semver
 from ansible_collections.kubeops.kops.plugins.module_utils.completion.components import context, kube_dns
 
 EVICTION_HARD = ",".join((
@@ -28,8 +28,8 @@ FORCED = {
     "cgroupRoot": "/",
     "cgroupDriver": "systemd",
 }
-# Kubelet --cloud-provider per cloud; every cloud but bare metal runs an external cloud controller manager.
-CLOUD_PROVIDER_FLAG = {context.CLOUD_METAL: ""}
+# Kubelet --cloud-provider of a cloud without a package (a package declares its own: Provider.kubelet_cloud_provider,
+# "" for bare metal): an external cloud controller manager.
 DEFAULT_CLOUD_PROVIDER_FLAG = "external"
 # Graceful node shutdown; amazon-vpc-cni nodes shut down at once (its IPs go with the ENI).
 SHUTDOWN_GRACE = {"shutdownGracePeriod": "30s", "shutdownGracePeriodCriticalPods": "10s"}
@@ -62,7 +62,7 @@ def _configure(spec, kubelet, ctx, version):
             kubelet["clusterDNS"] = context.well_known_service_ip(spec, kube_dns.KUBE_DNS_SERVICE_OFFSET)
     if kubelet.get("evictionHard") is None:
         kubelet["evictionHard"] = EVICTION_HARD
-    flag = CLOUD_PROVIDER_FLAG.get(ctx.cloud, DEFAULT_CLOUD_PROVIDER_FLAG)
+    flag = provider_names.declared_value(ctx.cloud, "kubelet_cloud_provider", DEFAULT_CLOUD_PROVIDER_FLAG)
     if flag:
         kubelet["cloudProvider"] = flag
     else:

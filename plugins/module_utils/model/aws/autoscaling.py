@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import balancer_name, cluster_tags
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import (
+    NTH_HOOK_SUFFIX, WARM_POOL_HOOK, balancer_name, cluster_tags, group_object_name)
+from ansible_collections.kubeops.kops.plugins.module_utils.completion.instance_groups import (
+    resolve_warm_pool, warm_pool_enabled)
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 from ansible_collections.kubeops.kops.plugins.module_utils.taints import parse_taint
@@ -43,17 +45,6 @@ ROLE_TAGS = {
     "Bastion": {"k8s.io/role/bastion": "1"},
     "APIServer": {"k8s.io/role/apiserver": "1"},  # kops: the role lower-cased
 }
-
-
-def group_object_name(cluster_name, group):
-    """kops' AutoscalingGroupName: <ig>.masters.<c> for the control plane, <ig>.apiservers.<c> for API servers,
-    <ig>.<c> otherwise."""
-    role = group["spec"].get("role")
-    if role in ("ControlPlane", "Master"):
-        return "%s.masters.%s" % (group["metadata"]["name"], cluster_name)
-    if role == "APIServer":
-        return "%s.apiservers.%s" % (group["metadata"]["name"], cluster_name)
-    return "%s.%s" % (group["metadata"]["name"], cluster_name)
 
 
 def nth_queue_mode(cluster):
@@ -101,9 +92,6 @@ EPHEMERAL_DISKS = {
     "d2.xlarge": 3, "d2.2xlarge": 6, "d2.4xlarge": 12, "d2.8xlarge": 24,
     "g2.2xlarge": 1, "g2.8xlarge": 2,
 }
-# The hook names live with the task, whose orphans() deletes only hooks of these names.
-NTH_HOOK_SUFFIX = autoscaling_tasks.NTH_HOOK_SUFFIX
-WARM_POOL_HOOK = autoscaling_tasks.WARM_POOL_HOOK
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
 
@@ -161,30 +149,6 @@ def _extra_volume(volume):
     if volume.get("key"):
         ebs["kms_key_id"] = volume["key"]
     return {"device_name": volume["device"], "ebs": ebs}
-
-
-def resolve_warm_pool(cluster_pool, group):
-    """kops' WarmPoolSpec.ResolveDefaults: the group's pool over the cluster's; none for the control plane
-    and bastions unless the group asks."""
-    spec = group["spec"]
-    own = spec.get("warmPool")
-    special = spec.get("role") in ("ControlPlane", "Master", "Bastion")
-    if own is None:
-        return None if cluster_pool is None or special else dict(cluster_pool)
-    if cluster_pool is None or special:
-        return dict(own)
-    pool = dict(own)
-    if pool.get("maxSize") is None and cluster_pool.get("maxSize") is not None:
-        pool["maxSize"] = cluster_pool["maxSize"]
-    if not pool.get("minSize"):
-        pool["minSize"] = cluster_pool.get("minSize") or 0
-    if not pool.get("enableLifecycleHook"):
-        pool["enableLifecycleHook"] = cluster_pool.get("enableLifecycleHook", False)
-    return pool
-
-
-def warm_pool_enabled(pool):
-    return pool is not None and pool.get("maxSize") != 0
 
 
 def _target_groups(cluster, group, tasks):
@@ -248,8 +212,7 @@ def build_autoscaling(completed_cluster, instance_groups, tasks, user_data=None,
     subnet_specs = {s["name"]: s for s in spec.get("subnets") or []}
     nlb = (spec.get("api") or {}).get("loadBalancer") or {}
     built = {}
-    for raw_group in instance_groups:
-        group = populate.populate_instance_group_spec(cluster, raw_group)
+    for group in instance_groups:
         group_spec = group["spec"]
         if group_spec.get("manager") == "Karpenter":
             continue

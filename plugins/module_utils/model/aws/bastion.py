@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import dns
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.firewall import _cidr_peer, _egress, _rule
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import balancer_name, cluster_tags
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import balancer_name, cluster_tags
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, elbv2
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import ModelError

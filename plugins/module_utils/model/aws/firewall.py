@@ -10,7 +10,7 @@ Nodes may reach the control plane on every port except etcd's (2380-2381 peers,
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import cluster_tags
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import cluster_tags
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import ModelError

@@ -18,8 +18,9 @@ import json
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import iam_statements
-from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.autoscaling import resolve_warm_pool, warm_pool_enabled
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import cluster_tags, iam_role_name
+from ansible_collections.kubeops.kops.plugins.module_utils.completion.instance_groups import (
+    resolve_warm_pool, warm_pool_enabled)
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import cluster_tags, iam_role_name
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import iam
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of

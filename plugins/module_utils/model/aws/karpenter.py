@@ -5,22 +5,15 @@
 (kops' template functions KarpenterEC2NodeClass and KarpenterNodePool read them from its model and tasks): the
 completed group, its instances' tags (CloudTagsForInstanceGroup), node labels (BuildNodeLabels), instance profile
 and security group names, the boot script Karpenter's instances run (our user data, as kops' nodeupscript) and
-the root device of the group's image.  addons/karpenter.py builds the objects from them."""
+the root device of the group's image (which the AWS driver asks of the cloud before the model is built:
+providers/aws/update_facts.py root_device_names).  addons/karpenter.py builds the objects from them."""
 
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
-from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.autoscaling import group_tags
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import iam_role_name
-from ansible_collections.kubeops.kops.plugins.module_utils.errors import ModelError
-
-try:
-    from botocore.exceptions import BotoCoreError, ClientError
-    LOOKUP_ERRORS = (ValueError, BotoCoreError, ClientError)
-except ImportError:  # no AWS SDK: nothing can be asked, and the cloud's own errors are ValueErrors
-    LOOKUP_ERRORS = (ValueError,)
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import iam_role_name
 
 MANAGER_KARPENTER = "Karpenter"
 
@@ -36,24 +29,6 @@ def default_root_device(image):
     return "/dev/sda1" if owner == autoscaling_tasks.IMAGE_OWNERS["ubuntu"] else autoscaling_tasks.DEFAULT_ROOT_DEVICE
 
 
-def root_device_names(cloud, groups, warn):
-    """{image: root device name} of the Karpenter groups' images, looked up as the launch templates' images are
-    (the newest match); without a cloud to ask (no credentials), guessed by owner with a warning."""
-    found = {}
-    for image in sorted({(g.get("spec") or {}).get("image") for g in karpenter_groups(groups)} - {None, ""}):
-        task = autoscaling_tasks.Image(image, image=image)
-        try:
-            if cloud is None:
-                raise ModelError("cloud lookups are off")
-            task.find(cloud)
-            found[image] = task.outputs["root_device_name"]
-        except LOOKUP_ERRORS as err:
-            found[image] = default_root_device(image)
-            warn("Karpenter's EC2NodeClass: the root device of image %s could not be looked up (%s); %s is assumed "
-                 "(render again with AWS credentials)" % (image, err, found[image]))
-    return found
-
-
 def node_inputs(completed, groups, user_data, root_devices, node_labels):
     """{group name: {"group", "tags", "node_labels", "instance_profile", "security_group", "user_data",
     "root_device_name"}} for each Karpenter group (addons/karpenter.py's input).
@@ -62,8 +37,7 @@ def node_inputs(completed, groups, user_data, root_devices, node_labels):
     which imports the model: given, not imported)."""
     name = completed["metadata"]["name"]
     inputs = {}
-    for raw in karpenter_groups(groups):
-        group = populate.populate_instance_group_spec(completed, raw)
+    for group in karpenter_groups(groups):
         spec = group["spec"]
         group_name = objects.name_of(group)
         profile = (spec.get("iam") or {}).get("profile")

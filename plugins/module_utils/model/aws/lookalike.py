@@ -15,7 +15,8 @@ stable whatever the other cluster does afterwards:
 - a record says "unique": unique names (the choice stands, even after the other cluster is deleted);
 - else the cloud is asked which of this cluster's kops-derived names are held, and by whom (the ownership tag of
   objects tagged as this cluster's or as a look-alike's: the Resource Groups Tagging API GetResources the run
-  makes anyway, or, without tag:GetResources, each name asked of elbv2 and SQS);
+  makes anyway, or, without tag:GetResources, each name asked of elbv2 and SQS) - by the AWS driver, before the
+  model is built (providers/aws/update_facts.py: held_names); this module decides from that answer and asks nothing;
 - some held by this cluster itself: kops' names (a cluster already built keeps what it has);
 - else some held by a look-alike: unique names, recorded by a real run; the plan has an entry saying so;
 - else kops' names, unrecorded (a kops-named cluster with no look-alike keeps kops' names and its store files).
@@ -28,19 +29,15 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import (
-    MAX_LOOKALIKES, TAG_FILTER_VALUES, error_code, lookalike_cluster_names, tag_dict)
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import lookalike_cluster_names
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.runner import PlanEntry
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import (
-    RESOURCE_NAME_PREFIXES, UNIQUE_NAMES, UNIQUE_NAMES_ANNOTATION, kops_derived_names, queue_name, resource_name_32)
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import (
+    UNIQUE_NAMES, UNIQUE_NAMES_ANNOTATION)
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import ModelError
 
 # Beside kops' files in <store>/<cluster>/ (kops ignores it); deleted with the cluster.
 RECORD = ".kubeops-aws-names"
 PLAN_KIND = "kubeops_aws_names"
-BALANCER_PREFIXES = ("api", "bastion")
-NOT_FOUND = ("LoadBalancerNotFound", "TargetGroupNotFound", "AWS.SimpleQueueService.NonExistentQueue",
-             "QueueDoesNotExist")
 
 
 def read_record(store):
@@ -76,14 +73,15 @@ def _annotate(completed, unique):
         del metadata["annotations"][UNIQUE_NAMES_ANNOTATION]
 
 
-def choose(cloud, store, completed, dry_run):
+def choose(store, completed, record, held, dry_run):
     """Decide this cluster's AWS names (see the module doc), annotate completed, record a new unique choice
-    unless dry_run; returns the plan entries that say so (none for kops' names)."""
+    unless dry_run; returns the plan entries that say so (none for kops' names).
+
+    record: apply_record's (a recorded choice stands); held: else the facts {kops-derived name of this cluster:
+    KubernetesCluster tag of the object holding it} the driver gathered."""
     name = completed["metadata"]["name"]
-    record = apply_record(store, completed)
     if record is not None:
         return [PlanEntry(PLAN_KIND, _describe(name, record), "unchanged")]
-    held = held_names(cloud, name)
     if not held or name in held.values():
         return []
     lookalikes = set(lookalike_cluster_names(name))
@@ -101,66 +99,3 @@ def choose(cloud, store, completed, dry_run):
 def _describe(name, record):
     return "%s: unique AWS names (a hash of the full cluster name): look-alike cluster %s holds kops' names %s" % (
         name, " and ".join(record.get("lookalikes") or ["?"]), ", ".join(record.get("held") or []))
-
-
-def held_names(cloud, cluster_name):
-    """{kops-derived name of this cluster: KubernetesCluster tag of the object that holds it} for the balancers,
-    target groups and queue that exist with those names."""
-    wanted = kops_derived_names(cluster_name)
-    tagged = cloud.tagged_resources() if len(lookalike_cluster_names(cluster_name)) <= MAX_LOOKALIKES else None
-    if tagged is None:
-        return _held_by_name(cloud, cluster_name)
-    held = {}
-    for arn, tags in tagged.items():
-        owner = tag_dict(tags).get("KubernetesCluster")
-        object_name = name_in_arn(arn)
-        if owner and object_name in wanted:
-            held[object_name] = owner
-    return held
-
-
-def name_in_arn(arn):
-    """The name in a balancer's, target group's or queue's ARN (loadbalancer/net/<name>/<id>,
-    targetgroup/<name>/<id>, <queue name>)."""
-    resource = arn.split(":", 5)[-1]
-    return resource.split("/")[-2] if "/" in resource else resource
-
-
-def _held_by_name(cloud, cluster_name):
-    """held_names without tag:GetResources: each name asked of its service (6 balancer and target group calls,
-    one DescribeTags, and the queue's two)."""
-    import botocore.exceptions
-
-    elbv2 = cloud.client("elbv2")
-    names = {}
-    lookups = [("describe_load_balancers", "LoadBalancers", "LoadBalancerArn", p) for p in BALANCER_PREFIXES]
-    lookups += [("describe_target_groups", "TargetGroups", "TargetGroupArn", p) for p in RESOURCE_NAME_PREFIXES
-                if p != "api"]
-    for operation, key, arn_key, prefix in lookups:
-        name = resource_name_32(cluster_name, prefix)
-        try:
-            found = getattr(elbv2, operation)(Names=[name]).get(key) or []
-        except botocore.exceptions.ClientError as exc:
-            if error_code(exc) in NOT_FOUND:
-                continue
-            raise
-        names.update((item[arn_key], name) for item in found)
-    held = {}
-    arns = sorted(names)
-    for start in range(0, len(arns), TAG_FILTER_VALUES):
-        for description in elbv2.describe_tags(ResourceArns=arns[start:start + TAG_FILTER_VALUES])["TagDescriptions"]:
-            owner = tag_dict(description.get("Tags")).get("KubernetesCluster")
-            if owner:
-                held[names[description["ResourceArn"]]] = owner
-    sqs = cloud.client("sqs")
-    queue = queue_name(cluster_name)
-    try:
-        url = sqs.get_queue_url(QueueName=queue)["QueueUrl"]
-        owner = (sqs.list_queue_tags(QueueUrl=url).get("Tags") or {}).get("KubernetesCluster")
-    except botocore.exceptions.ClientError as exc:
-        if error_code(exc) not in NOT_FOUND:
-            raise
-        owner = None
-    if owner:
-        held[queue] = owner
-    return held

@@ -9,7 +9,7 @@ elastic IP and a private route table for private topologies.
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import TAG_CLUSTER_OWNERSHIP, cluster_tags
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import TAG_CLUSTER_OWNERSHIP, cluster_tags
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, ipv6
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of

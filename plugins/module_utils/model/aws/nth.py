@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import cluster_tags, event_rule_name
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import cluster_queue_name
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import cluster_tags, event_rule_name
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import cluster_queue_name
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import nth
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 
@@ -45,9 +45,8 @@ def build_nth(cluster, tasks):
     for event in enabled_events(spec):
         rule_name = event_rule_name(name, event)
         rule = nth.EventBridgeRule(rule_name, name=rule_name, event_pattern=json.dumps(EVENTS[event]),
-                                   tags=cluster_tags(name, rule_name))
+                                   tags=cluster_tags(name, rule_name), cloudformation_targets=[Ref(queue, "arn")])
         target = nth.EventBridgeTarget(rule_name + "-Target", rule=Ref(rule), arn=Ref(queue, "arn"))
-        rule.cloudformation_targets = [Ref(queue, "arn")]
         tasks[rule.key] = rule
         tasks[target.key] = target
     return queue

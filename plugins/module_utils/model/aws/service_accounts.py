@@ -22,8 +22,8 @@ from ansible_collections.kubeops.kops.plugins.module_utils.addons import service
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import iam_statements
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws.iam import (
     IAMPolicyError, build_role, policy_json, publishing_zone_id)
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import names
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import cluster_tags, iam_role_name
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names import aws as names
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import cluster_tags, iam_role_name
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import discovery
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import iam
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.s3 import S3Object

@@ -10,7 +10,7 @@ an existing EC2 key pair instead ("" = no key at all): then nothing is built.
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import cluster_tags
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import cluster_tags
 from ansible_collections.kubeops.kops.plugins.module_utils.pki.sshkey import fingerprint
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2
 

@@ -6,7 +6,7 @@ tagged the way etcd-manager (and roles/protokube) finds them."""
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import cluster_tags
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import cluster_tags
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2
 
 DEFAULT_VOLUME = {"size": 20, "type": "gp3", "iops": 3000, "throughput": 125}

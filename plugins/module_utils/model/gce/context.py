@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import names
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names import gce as names
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import region_of
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import ModelError
 

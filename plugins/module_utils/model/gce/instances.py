@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ansible_collections.kubeops.kops.plugins.module_utils.api import objects
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import names
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names import gce as names
 from ansible_collections.kubeops.kops.plugins.module_utils.model.gce.context import GceModelError
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import compute, iam

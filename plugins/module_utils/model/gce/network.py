@@ -6,7 +6,7 @@ private subnets, a router with Cloud NAT (kops' gcemodel NetworkModelBuilder).""
 
 from __future__ import annotations
 
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import names
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names import gce as names
 from ansible_collections.kubeops.kops.plugins.module_utils.model.gce.context import GceModelError
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Ref
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import compute

@@ -33,7 +33,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import erro
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.base import TryAgain
 from ansible_collections.kubeops.kops.plugins.module_utils.providers.deletion_base import ALREADY_GONE, Resource
 from ansible_collections.kubeops.kops.plugins.module_utils.providers.deletion_base import each_object
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import queue_name_prefix
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import queue_name_prefix
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import CloudError
 
 TAG_CLUSTER = "KubernetesCluster"

@@ -11,7 +11,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import clus
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import karpenter as karpenter_model
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import kops_controller, lookalike
 from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import service_accounts, store_objects
-from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import made_objects
+from ansible_collections.kubeops.kops.plugins.module_utils.providers.aws import made_objects, update_facts
 from ansible_collections.kubeops.kops.plugins.module_utils.providers.base import Driver
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import autoscaling as autoscaling_tasks
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws import ec2, elbv2, iam, ipv6, nth, route53, s3
@@ -40,8 +40,14 @@ class AwsDriver(Driver):
 
     def choose_names(self, cloud, store, completed, dry_run):
         """Decide (once, recorded in the store) whether this cluster's derived AWS names are kops' or unique because
-        a look-alike cluster holds kops' (model/aws/lookalike.py); annotates completed; returns plan entries."""
-        return lookalike.choose(cloud, store, completed, dry_run)
+        a look-alike cluster holds kops' (model/aws/lookalike.py); annotates completed; returns plan entries.  The
+        cloud is asked who holds the names only while no record has decided."""
+        record = lookalike.apply_record(store, completed)
+        held = None if record is not None else update_facts.held_names(cloud, completed["metadata"]["name"])
+        return lookalike.choose(store, completed, record, held, dry_run)
+
+    def account_id(self, cloud):
+        return update_facts.account_of(cloud)
 
     def recorded_names(self, store, completed):
         """The names choice a direct run recorded, for a render (no cloud is asked)."""
@@ -68,7 +74,7 @@ class AwsDriver(Driver):
             cloud = cloud_factory()
         except ValueError:
             cloud = None
-        root_devices = karpenter_model.root_device_names(cloud, groups, warn)
+        root_devices = update_facts.root_device_names(cloud, groups, warn)
         return karpenter_model.node_inputs(completed, groups, user_data, root_devices, node_labels.build_node_labels)
 
     def control_plane_addresses(self, cloud, completed, wait=0):
@@ -76,8 +82,8 @@ class AwsDriver(Driver):
         cluster has no DNS (kops' BootConfig.APIServerIPs); [] otherwise or before the balancer exists.
         wait: seconds to wait for a balancer just made to be active first."""
         if wait and kops_controller.uses_load_balancer(completed["spec"]):
-            kops_controller.wait_until_active(cloud, completed, wait)
-        return kops_controller.find_addresses(cloud, completed)
+            update_facts.wait_until_active(cloud, completed, wait)
+        return update_facts.control_plane_addresses(cloud, completed)
 
     def made_control_plane_endpoint(self, plan, completed):
         """Whether this run's plan created the API load balancer whose addresses the workers pin (dns None): the

@@ -163,7 +163,7 @@ def _jump_host(plugin, aws, region, cluster, groups, service):
     load balancer (kops names it; a look-alike cluster's unique name as its store records it), else None
     (instance_hosts then uses the bastion's public address)."""
     from ansible_collections.kubeops.kops.plugins.module_utils.model.aws import lookalike
-    from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import resource_name_32
+    from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import resource_name_32
 
     if not any((g.get("spec") or {}).get("role") == "Bastion" for g in groups):
         return None

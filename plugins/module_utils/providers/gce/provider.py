@@ -17,6 +17,19 @@ from ansible_collections.kubeops.kops.plugins.module_utils.providers.base import
 class GceProvider(Provider):
     name = "gce"
     spec_options = {"project": "project"}
+    user_data_limit = (262144, "GCE's metadata value limit")
+    node_functions = True  # etcd's peers and volume through Compute (kops' labels), api.internal in Cloud DNS
+    labels_nodes = True
+    completion_builders = ("gce_cloud_controller_manager", "gcp_pd_csi")
+    cloud_config_fields = (("multizone", "multizone", False), ("nodeTags", "nodeTags", False),
+                           ("nodeInstancePrefix", "nodeInstancePrefix", False))
+    credential_provider_url = ("https://artifacts.k8s.io/binaries/cloud-provider-gcp/v35.0.0"
+                               "/auth-provider-gcp/linux/{arch}/auth-provider-gcp")
+    store_scheme = "gs://"
+    dns_types = ("Public", "Private", "None")
+    api_server_groups = True
+    default_machine_types = {"Master": "e2-medium", "Node": "e2-medium", "APIServer": "e2-medium",
+                             "Bastion": "e2-micro"}
 
     def driver(self):
         from ansible_collections.kubeops.kops.plugins.module_utils.providers.gce import driver

@@ -3,8 +3,8 @@
 # Apache License 2.0 (see LICENSE)
 """Deleting a metal cluster: no cloud holds anything of it, so `delete cluster` removes the state store only.
 
-The hosts keep what enroll put on them until they are reset (kubelet, etcd and containerd state, the units):
-that is the host side of delete, a later slice (docs/metal.md)."""
+The hosts are reset by playbooks/delete_cluster.yml over SSH (roles/enroll tasks/reset.yml), before this deletes the
+store; without an inventory the playbook says, in one line, that they are not (docs/metal.md)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def any_owned(cloud):
 
 
 def left_behind(spec):
-    """What deleting a metal cluster does not do yet: reset its hosts (a later slice, docs/metal.md)."""
+    """The hosts, which this module does not reach over SSH: delete_cluster.yml resets them with the inventory."""
     del spec
-    return ["the hosts of a metal cluster are not reset by delete yet: kubelet, etcd and containerd state and their "
-            "units stay on each host until it is reset by hand (docs/metal.md, 'What is not built yet')"]
+    return ["the hosts of a metal cluster are reset by playbooks/delete_cluster.yml given the inventory (-i hosts.yml),"
+            " not by this module (docs/metal.md, 'Delete and remove a node')"]

@@ -24,6 +24,11 @@ class MetalProvider(Provider):
     machine_types = False  # kops' defaultMachineType has none for metal: the machines exist already
     assigns_network_cidrs = False  # kops' PerformAssignments carves CIDRs on AWS, OpenStack and Azure only
     named_by_label = True  # kops' Cluster.GetCloudProvider: metadata.labels["alpha.kops.k8s.io/cloud"] == "metal"
+    # No instance to replace: the hosts are updated in place by the playbook, which has the inventory.
+    instead_of = {"rolling update": "a metal cluster's hosts are updated in place: run rolling_update.yml with the "
+                                    "inventory of its hosts (ansible-playbook kubeops.kops.rolling_update -i hosts.yml "
+                                    "-e cluster_name=...; docs/metal.md)"}
+    kubelet_cloud_provider = ""  # no cloud controller manager: the kubelet runs without --cloud-provider
 
     def driver(self):
         from ansible_collections.kubeops.kops.plugins.module_utils.providers.metal import driver
@@ -35,13 +40,6 @@ class MetalProvider(Provider):
     def reader(self):
         from ansible_collections.kubeops.kops.plugins.module_utils.providers.metal import groups
         return groups
-
-    def rolling(self, cloud):
-        """No instance to replace: a metal cluster's hosts are updated in place by playbooks/rolling_update.yml."""
-        from ansible_collections.kubeops.kops.plugins.module_utils.providers.base import NotBuilt
-        raise NotBuilt("spec.cloudProvider: a metal cluster's hosts are updated in place, not replaced: run "
-                       "rolling_update.yml with the inventory of its hosts (ansible-playbook "
-                       "kubeops.kops.rolling_update -i hosts.yml -e cluster_name=...; docs/metal.md)")
 
     def check_region(self, region, completed):
         """A region option means nothing to a metal cluster (it serves an s3:// store only)."""

@@ -35,6 +35,7 @@ import uuid
 
 from ansible_collections.kubeops.kops.plugins.module_utils.cloud.aws import (
     create_named, error_code, paginate, tag_dict, tag_list)
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import NTH_HOOK_SUFFIX, WARM_POOL_HOOK
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Block, Expression
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Deletion, Field, Ref, Task, to_terraform
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import TaskError
@@ -180,9 +181,6 @@ class ComparedTask(Task):
 
 INSTANCE_GROUP_TAG = "kops.k8s.io/instancegroup"
 DETACHED_TAG = "kops.k8s.io/detached-from-asg"  # kops' tag on instances a rolling update detached
-# The lifecycle hooks kops makes (model/aws/autoscaling.py names them): only these are ever deleted.
-NTH_HOOK_SUFFIX = "-NTHLifecycleHook"
-WARM_POOL_HOOK = "kops-warmpool"
 
 
 def own_tags(items):
@@ -303,6 +301,7 @@ class LaunchTemplate(ComparedTask):
     template's own tags are compared exactly (AWS's aws:* tags aside)."""
 
     kind = "aws_launch_template"
+    restarts_instances = True  # instances pick a new template up when replaced (rolling update)
     cloudformation_type = "AWS::EC2::LaunchTemplate"
     FIELDS = (
         ApiField("name", read="LaunchTemplateName", compare=False),

@@ -21,7 +21,7 @@ from ansible_collections.kubeops.kops.plugins.module_utils.engine.cloudformation
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Deletion, Field, Ref, Task
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import TaskError
 from ansible_collections.kubeops.kops.plugins.module_utils.zones import aws_partition_of
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.aws.names import (
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names.aws import (
     MAX_IAM_ROLE_NAME, TAG_SERVICE_ACCOUNT_NAME, TAG_SERVICE_ACCOUNT_NAMESPACE)
 
 

@@ -138,6 +138,12 @@ class EventBridgeRule(ComparedTask):
         ApiField("tags", api="Tags", read="Tags", to_api=tag_list, from_api=own_tags, mutable=True),
     )
 
+    def __init__(self, task_name, /, cloudformation_targets=(), **fields):
+        """cloudformation_targets: the ARNs (Refs) of the targets CloudFormation lists inside the rule; the API and
+        Terraform make each target its own object (EventBridgeTarget), so they are not a field."""
+        ComparedTask.__init__(self, task_name, **fields)
+        self.cloudformation_targets = list(cloudformation_targets)
+
     def cloudformation_value(self, attribute):
         """The ARN as Fn::GetAtt (a rule's Ref is its name)."""
         return get_att(self, "Arn") if attribute == "arn" else None
@@ -174,7 +180,7 @@ class EventBridgeRule(ComparedTask):
         """Name and pattern; in CloudFormation a rule's targets are part of the rule (no Tags: kops writes none)."""
         return {"Name": self.fields["name"], "EventPattern": json.loads(self.fields["event_pattern"]),
                 "Targets": [{"Id": EventBridgeTarget.TARGET_ID, "Arn": arn}
-                            for arn in getattr(self, "cloudformation_targets", [])]}
+                            for arn in self.cloudformation_targets]}
 
 
 class EventBridgeTarget(Task):

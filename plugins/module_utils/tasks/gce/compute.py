@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 
 from ansible_collections.kubeops.kops.plugins.module_utils.hcl import Expression
-from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce import names
+from ansible_collections.kubeops.kops.plugins.module_utils.cloud_names import gce as names
 from ansible_collections.kubeops.kops.plugins.module_utils.truncate import hash_string
 from ansible_collections.kubeops.kops.plugins.module_utils.engine.task import Deletion
 from ansible_collections.kubeops.kops.plugins.module_utils.tasks.gce.base import (
@@ -272,6 +272,7 @@ class InstanceTemplate(GceTask):
     is the wanted one when all of them read the same (none is compared or changed on its own)."""
 
     kind = "google_compute_instance_template"
+    restarts_instances = True  # instances pick a new template up when replaced (rolling update)
     collection = "instanceTemplates"
     labelled = True
     FIELDS = (

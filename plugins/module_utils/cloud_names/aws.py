@@ -96,3 +96,37 @@ def kops_derived_names(cluster_name):
 def event_rule_name(cluster_name, event):
     """An EventBridge rule: <c hashed to 40>-<event> (kops' GetClusterName40)."""
     return "%s-%s" % (truncate(cluster_name, MAX_EVENT_RULE_PREFIX), event)
+
+
+def lookalike_cluster_names(cluster_name):
+    """The other cluster names that give the same AWS names as this one where kops writes its dots as dashes
+    (a.example.com, a-example.com, a.example-com, a-example-com), sorted; each "." or "-" may be either."""
+    parts, separators = [], 0
+    for char in cluster_name:
+        parts.append("%s" if char in ".-" else char.replace("%", "%%"))
+        separators += char in ".-"
+    if not separators:
+        return []
+    template = "".join(parts)
+    names = set()
+    for bits in range(2 ** separators):
+        names.add(template % tuple("-" if bits >> i & 1 else "." for i in range(separators)))
+    names.discard(cluster_name)
+    return sorted(names)
+
+
+# The lifecycle hooks kops makes (model/aws/autoscaling.py names them): only these are ever deleted
+# (tasks/aws/autoscaling.py); a warming node completes the warm pool's (nodeconfig/config.py).
+NTH_HOOK_SUFFIX = "-NTHLifecycleHook"
+WARM_POOL_HOOK = "kops-warmpool"
+
+
+def group_object_name(cluster_name, group):
+    """kops' AutoscalingGroupName: <ig>.masters.<c> for the control plane, <ig>.apiservers.<c> for API servers,
+    <ig>.<c> otherwise."""
+    role = group["spec"].get("role")
+    if role in ("ControlPlane", "Master"):
+        return "%s.masters.%s" % (group["metadata"]["name"], cluster_name)
+    if role == "APIServer":
+        return "%s.apiservers.%s" % (group["metadata"]["name"], cluster_name)
+    return "%s.%s" % (group["metadata"]["name"], cluster_name)

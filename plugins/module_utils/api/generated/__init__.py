@@ -1,0 +1,7 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubeops.kops contributors
+# Apache License 2.0 (see LICENSE)
+"""Generated tables of api/, data only: written by hack/gen_schema_data.py (schema_data.py) from kops' (or the
+components') source, never edited by hand; each has a drift test that fails when it differs from what its generator
+writes (docs/data-tables.md).  The code that reads them is the hand-written api/ beside this package; a generated
+file imports nothing (tests/unit/engine/test_layers.py)."""
