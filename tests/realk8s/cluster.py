@@ -28,16 +28,20 @@ import contextlib
 import json
 import logging
 import os
+import re
 import shlex
+import shutil
 import subprocess
 import threading
 import time
 import urllib.request
 
 import botocore.credentials
+import yaml
 
 from tests.integration.conftest import BIN, REPO, ansible_env
 from tests.nodes import boot_artifacts
+from tests.realk8s import binaries, images
 from tests.unit.nodeup import bootstrap_cloud
 
 COLLECTIONS = REPO / "build" / "collections"
@@ -54,6 +58,10 @@ CGROUP_V1_DROPIN = """[Service]
 ExecStart=
 ExecStart=/usr/local/bin/kubelet "$DAEMON_ARGS" --fail-cgroupv1=false
 """
+CGROUP_V1_DROPIN_PATH = "/etc/systemd/system/kubelet.service.d/10-test-host-cgroupv1.conf"
+# Debian's containerd, runc and CNI plugins from the image's apt cache (kops' releases are on GitHub, which test hosts
+# cannot reach): roles/nodeup's nodeup_distro_packages.
+DISTRO_PACKAGES = {"containerd": "containerd", "runc": "runc", "cni-plugins": "containernetworking-plugins"}
 
 
 # The API is polled before it is up: urllib3's retry warnings would bury the test's own output.
@@ -180,17 +188,77 @@ def write_credentials(host, credentials):
 IMAGE_BINARIES = {"ecr-credential-provider": "/usr/local/bin/ecr-credential-provider"}
 
 
+def served_directory(build, versions, directory):
+    """One directory served on the bridge: a Kubernetes CI build per version in <version>/ (kubernetesVersion is its
+    URL, which must name the version) and etcd's release tarball in etcd/."""
+    for version in versions:
+        images.kubernetes_build_directory(build, version, directory / version)
+    (directory / "etcd").mkdir(parents=True, exist_ok=True)
+    shutil.copy(build.etcd_tarball, directory / "etcd" / build.etcd_tarball.name)
+    return directory
+
+
+def etcd_install(build, served_url):
+    """roles/protokube's etcd install override: kops' etcd version (3.6.12 for 1.36), built here from the Go module
+    proxy, so its tarball is not etcd's published one whose sha256 the install plan pins."""
+    version = binaries.ETCD_VERSION.lstrip("v")
+    digest = (build.etcd_dir / "SHA256SUMS").read_text().split()[0]
+    asset = "%s@%s/etcd/%s" % (digest, served_url, build.etcd_tarball.name)
+    return {"version": version, "dir": "/opt/etcd-v%s" % version, "assets": {"amd64": asset, "arm64": asset}}
+
+
+def edit_spec(path, registry_url, more=None):
+    """The user's edits of the spec kept in git (each a kops field; docs/real-cluster.md says why each):
+    - containerd.registryMirrors: images that are not side-loaded (the pause image, the test workload) come from a
+      registry on the hosts' network, as an air-gapped user's mirror;
+    - kubeProxy.conntrackMaxPerCore 0: /sys is read-only in a test host (kind sets the same);
+    - containerd.configAdditions restrict_oom_score_adj (TEST HOSTS ONLY, as kind sets it): this machine lacks
+      CAP_SYS_RESOURCE, so runc cannot lower a sandbox's oom_score_adj and every pod sandbox fails without it.
+    more(spec): a test's own edits of the Cluster's spec; the file holds the Cluster and its InstanceGroups."""
+    documents = list(yaml.safe_load_all(path.read_text()))
+    spec = next(d for d in documents if d["kind"] == "Cluster")["spec"]
+    spec.setdefault("containerd", {})["registryMirrors"] = {"registry.k8s.io": [registry_url]}
+    spec["containerd"]["configAdditions"] = {'plugins."io.containerd.grpc.v1.cri".restrict_oom_score_adj': "true"}
+    spec.setdefault("kubeProxy", {})["conntrackMaxPerCore"] = 0
+    if more is not None:
+        more(spec)
+    path.write_text(yaml.safe_dump_all(documents, sort_keys=False))
+
+
+def write_cgroup_v1_dropin(host):
+    """The kubelet's cgroup-v1 drop-in a test machine image carries (CGROUP_V1_DROPIN)."""
+    done = host.run("mkdir -p %s && printf %%s %s > %s" % (os.path.dirname(CGROUP_V1_DROPIN_PATH),
+                                                            shlex.quote(CGROUP_V1_DROPIN), CGROUP_V1_DROPIN_PATH))
+    assert done.returncode == 0, done.stderr
+
+
+def prepare_metal_host(host):
+    """What a metal test host's machine image carries: the kubelet's cgroup-v1 drop-in. The host keeps its own name
+    (kops' metal nodes register under their host name: the inventory's name here)."""
+    write_cgroup_v1_dropin(host)
+    named = host.run("hostname")
+    assert named.stdout.strip() == host.name, named.stdout
+
+
+def playbook_recap(output):
+    """{host: {"changed": n, "failed": n}} from ansible-playbook's PLAY RECAP."""
+    found = {}
+    for host, changed, failed in re.findall(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)",
+                                            output, re.M):
+        found[host] = {"changed": int(changed), "failed": int(failed)}
+    return found
+
+
 def prepare_machine(host, build, names, instance_id):
     """What the test machine image carries besides Debian: the kubelet's cgroup-v1 drop-in, IMAGE_BINARIES; names in
     /etc/hosts ({name: address}: the cluster's internal API and bootstrap-service names, kops' APIServerIPs block).
     The host takes the instance's name, as an EC2 instance's is its own (kops names AWS nodes by instance ID), so a
     replacement played by the same host registers as a new node."""
-    dropin = "/etc/systemd/system/kubelet.service.d/10-test-host-cgroupv1.conf"
+    write_cgroup_v1_dropin(host)
     names = dict(names, **{instance_id: host.address})
     hosts = "".join("%s %s\n" % (address, name) for name, address in sorted(names.items()))
-    script = ("hostname %s && echo %s > /etc/hostname && mkdir -p %s && printf %%s %s > %s && "
-              "printf %%s %s >> /etc/hosts" % (instance_id, instance_id, os.path.dirname(dropin),
-                                               shlex.quote(CGROUP_V1_DROPIN), dropin, shlex.quote(hosts)))
+    script = "hostname %s && echo %s > /etc/hostname && printf %%s %s >> /etc/hosts" % (
+        instance_id, instance_id, shlex.quote(hosts))
     done = host.run(script)
     assert done.returncode == 0, done.stderr
     for name, path in IMAGE_BINARIES.items():

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
 import subprocess
 import threading
 
 import pytest
 import yaml
 
-from tests.realk8s import binaries, cluster as e2e, images, registry as test_registry
+from tests.realk8s import binaries, cluster as e2e, registry as test_registry
 
 pytestmark = pytest.mark.hosts
 
@@ -34,41 +33,11 @@ CONTROL_PLANE_GROUP = "control-plane-%s" % e2e.ZONE
 NODE_GROUP = "nodes-%s" % e2e.ZONE
 
 
-def _served_directory(build, versions, directory):
-    """One directory served on the bridge: a Kubernetes CI build per version in <version>/ (kubernetesVersion is its
-    URL, which must name the version) and etcd's release tarball in etcd/."""
-    for version in versions:
-        images.kubernetes_build_directory(build, version, directory / version)
-    (directory / "etcd").mkdir(parents=True, exist_ok=True)
-    shutil.copy(build.etcd_tarball, directory / "etcd" / build.etcd_tarball.name)
-    return directory
-
-
-def _etcd_install(build, served_url):
-    """roles/protokube's etcd install override: kops' etcd version (3.6.12 for 1.36), built here from the Go module
-    proxy, so its tarball is not etcd's published one whose sha256 the install plan pins."""
-    version = binaries.ETCD_VERSION.lstrip("v")
-    digest = (build.etcd_dir / "SHA256SUMS").read_text().split()[0]
-    asset = "%s@%s/etcd/%s" % (digest, served_url, build.etcd_tarball.name)
-    return {"version": version, "dir": "/opt/etcd-v%s" % version, "assets": {"amd64": asset, "arm64": asset}}
-
-
-def _edit_spec(path, registry_url):
-    """The user's edits of the spec kept in git (each a kops field):
-    - containerd.registryMirrors: images that are not side-loaded (the pause image, the test workload) come from a
-      registry on the hosts' network, as an air-gapped user's mirror;
-    - kubeProxy.conntrackMaxPerCore 0: /sys is read-only in a test host (kind sets the same);
-    - the EBS CSI driver and node-termination-handler off: no volume and no queue to serve here, and no image;
-    - containerd.configAdditions restrict_oom_score_adj (TEST HOSTS ONLY, as kind sets it): this machine lacks
-      CAP_SYS_RESOURCE, so runc cannot lower a sandbox's oom_score_adj and every pod sandbox fails without it."""
-    documents = list(yaml.safe_load_all(path.read_text()))
-    spec = next(d for d in documents if d["kind"] == "Cluster")["spec"]
-    spec.setdefault("containerd", {})["registryMirrors"] = {"registry.k8s.io": [registry_url]}
-    spec["containerd"]["configAdditions"] = {'plugins."io.containerd.grpc.v1.cri".restrict_oom_score_adj': "true"}
-    spec.setdefault("kubeProxy", {})["conntrackMaxPerCore"] = 0
+def _edit_aws_spec(spec):
+    """The AWS e2e's own edit besides the shared ones (cluster.py edit_spec): the EBS CSI driver and
+    node-termination-handler off (no volume and no queue to serve here, and no image)."""
     spec.setdefault("cloudConfig", {})["awsEBSCSIDriver"] = {"enabled": False}
     spec["nodeTerminationHandler"] = {"enabled": False}
-    path.write_text(yaml.safe_dump_all(documents, sort_keys=False))
 
 
 def _adapted(user_data, config_server=None, nodeup_vars=None):
@@ -99,7 +68,7 @@ def test_a_real_cluster_comes_up_and_is_upgraded(host_pool, tmp_path):
     hosts = [control, worker]
     bridge = "%s.1" % pool.subnet
     cloud = e2e.Cloud(bridge)
-    served = _served_directory(build, [binaries.OLDER, binaries.NEWER], tmp_path / "served")
+    served = e2e.served_directory(build, [binaries.OLDER, binaries.NEWER], tmp_path / "served")
     served_url = pool.serve_directory(served)
     registry = test_registry.Registry(images=test_registry.standard_images(build, tmp_path / "images"),
                                       host=bridge).start()
@@ -119,7 +88,7 @@ def test_a_real_cluster_comes_up_and_is_upgraded(host_pool, tmp_path):
             e2e.check(e2e.run_playbook("get_cluster.yml", "-e", "cluster_name=%s" % CLUSTER, "-e",
                                        "state_store=%s" % store, "-e", "output=%s.yaml" % CLUSTER, env=cloud.env,
                                        cwd=user_dir), "get_cluster.yml")
-            _edit_spec(user_dir / ("%s.yaml" % CLUSTER), registry.url)
+            e2e.edit_spec(user_dir / ("%s.yaml" % CLUSTER), registry.url, _edit_aws_spec)
             e2e.check(e2e.run_playbook("replace_cluster.yml", "-e", "state_store=%s" % store, "-e",
                                        "spec_file=%s.yaml" % CLUSTER, env=cloud.env, cwd=user_dir),
                       "replace_cluster.yml")
@@ -134,13 +103,12 @@ def test_a_real_cluster_comes_up_and_is_upgraded(host_pool, tmp_path):
         names = {"api.internal.%s" % CLUSTER: control.address, "kops-controller.internal.%s" % CLUSTER: control.address}
         # Debian's containerd, runc and CNI plugins from the image's apt cache (kops' releases are on GitHub, which
         # test hosts cannot reach); the ECR credential provider from the machine image (no package).
-        distro = {"containerd": "containerd", "runc": "runc", "cni-plugins": "containernetworking-plugins",
-                  "ecr-credential-provider": ""}
+        distro = dict(e2e.DISTRO_PACKAGES, **{"ecr-credential-provider": ""})
         moto_endpoints = {"ec2Endpoint": cloud.moto.url, "stsEndpoint": cloud.moto.url + "/"}
         control_vars = {
             "nodeup_distro_packages": distro, "nodeup_node_address": control.address,
             "nodeup_etcd_peer_discovery": "inventory", "protokube_etcd_peers": {"a": control.address},
-            "protokube_etcd_install_override": _etcd_install(build, served_url),
+            "protokube_etcd_install_override": e2e.etcd_install(build, served_url),
             "protokube_etcd_volume_provider": "none", "protokube_api_dns_provider": "none",
             "protokube_bootstrap_overrides": moto_endpoints, "protokube_node_labeller_overrides": moto_endpoints}
         worker_vars = {"nodeup_distro_packages": distro, "nodeup_bootstrap_sts_endpoint": cloud.moto.url + "/"}

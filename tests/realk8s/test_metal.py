@@ -6,7 +6,11 @@ The user's directory holds hosts.yml (each host naming its instance group, kops_
 store: create_cluster.yml (cloud_provider metal, api_public_name the control-plane host's address,
 kubernetesVersion the served build URL) -> get_cluster.yml, the spec edited as in git -> replace_cluster.yml ->
 update_cluster.yml -> enroll.yml (control plane, then workers, over SSH) -> the three Nodes Ready ->
-validate_cluster.yml against the real API -> enroll.yml again: changed=0 -> enroll.yml --check: nothing changes.
+validate_cluster.yml against the real API -> enroll.yml again: changed=0 -> enroll.yml --check: nothing changes ->
+rolling_update.yml --check: nothing to roll -> two sleepers under a PodDisruptionBudget -> the workers' group's
+kubelet maxPods changed in git, replaced and updated -> rolling_update.yml --check lists the two workers, changes
+nothing -> rolling_update.yml drains, re-enrolls and uncordons them one at a time, the budget held (sampled) -> the
+workers' Nodes report the new maxPods -> a second roll changes nothing.
 
 The test-host adjustments are tests/realk8s/cluster.py's and docs/real-cluster.md's (the cgroup-v1 kubelet drop-in,
 restrict_oom_score_adj, conntrackMaxPerCore 0, Debian's containerd, runc and CNI plugins, the etcd install override,
@@ -15,8 +19,11 @@ the registry mirror). No cloud and no stand-in: metal has no cloud controller.
 
 from __future__ import annotations
 
+import difflib
+import hashlib
 import json
 import os
+import pathlib
 import re
 import time
 
@@ -24,46 +31,106 @@ import pytest
 import yaml
 
 from tests.realk8s import binaries, cluster as e2e, registry as test_registry
-from tests.realk8s.test_cluster import _etcd_install, _served_directory
 
 pytestmark = pytest.mark.hosts
 
 CLUSTER = "metal.k8s.local"
 CONTROL_PLANE_GROUP = "control-plane-main"
 NODE_GROUP = "nodes-main"
-# Debian's containerd, runc and CNI plugins from the image's apt cache (kops' releases are on GitHub).
-DISTRO = {"containerd": "containerd", "runc": "runc", "cni-plugins": "containernetworking-plugins"}
+MAX_PODS = 60  # the workers' group's kubelet maxPods after the change rolled in place (the default is 110)
 
 
-def _prepare_machine(host):
-    """What the test machine image carries: the kubelet's cgroup-v1 drop-in (cluster.py's CGROUP_V1_DROPIN). The
-    host keeps its own name (kops' metal nodes register under their host name: the inventory's name here)."""
-    dropin = "/etc/systemd/system/kubelet.service.d/10-test-host-cgroupv1.conf"
-    done = host.run("mkdir -p %s && cat > %s <<'EOF'\n%sEOF\nhostname"
-                    % (os.path.dirname(dropin), dropin, e2e.CGROUP_V1_DROPIN))
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == host.name, done.stdout
-
-
-def _edit_spec(path, registry_url):
-    """The user's edits of the spec kept in git (kops fields; docs/real-cluster.md says why each):
-    the registry mirror, conntrackMaxPerCore 0 (/sys read-only in a test host), restrict_oom_score_adj (TEST HOSTS
-    ONLY: no CAP_SYS_RESOURCE here)."""
+def _edit_group(path, group, edit):
+    """The user's edit of one InstanceGroup in the file get_cluster.yml wrote (the Cluster and its groups)."""
     documents = list(yaml.safe_load_all(path.read_text()))
-    spec = next(d for d in documents if d["kind"] == "Cluster")["spec"]
-    spec.setdefault("containerd", {})["registryMirrors"] = {"registry.k8s.io": [registry_url]}
-    spec["containerd"]["configAdditions"] = {'plugins."io.containerd.grpc.v1.cri".restrict_oom_score_adj': "true"}
-    spec.setdefault("kubeProxy", {})["conntrackMaxPerCore"] = 0
+    edit(next(d for d in documents if d["kind"] == "InstanceGroup" and d["metadata"]["name"] == group)["spec"])
     path.write_text(yaml.safe_dump_all(documents, sort_keys=False))
 
 
-def _recap(output):
-    """{host: {"changed": n, "failed": n}} from ansible-playbook's PLAY RECAP."""
-    found = {}
-    for host, changed, failed in re.findall(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)",
-                                            output, re.M):
-        found[host] = {"changed": int(changed), "failed": int(failed)}
-    return found
+CONTROL_PLANE_CONFIG = "igconfig/control-plane/%s/nodeupconfig.yaml" % CONTROL_PLANE_GROUP
+NODE_CONFIG = "igconfig/node/%s/nodeupconfig.yaml" % NODE_GROUP
+
+
+def _store_file(store, path):
+    return pathlib.Path(store[len("file://"):], CLUSTER, path).read_text()
+
+
+def _store_digests(store):
+    """The digests enroll records, of the store's nodeup configs (sha256 of the parsed config's canonical JSON)."""
+    return {path: "sha256:" + hashlib.sha256(json.dumps(yaml.safe_load(_store_file(store, path)), sort_keys=True,
+                                                        separators=(",", ":")).encode()).hexdigest()
+            for path in (CONTROL_PLANE_CONFIG, NODE_CONFIG)}
+
+
+def _record(host):
+    """The enroll record on the host (roles/enroll: the digest of the nodeup config it runs)."""
+    return host.run("cat /etc/kubernetes/kops/enrolled.json").stdout
+
+
+def _roll_a_config_change_in_place(admin, core, user_dir, store, workers, control, times):
+    """Day 2 on the hosts: a kubelet field of the workers' group changed in git, replaced and updated, then
+    rolling_update.yml (--check first) drains, re-enrolls and uncordons the two workers one at a time while a
+    PodDisruptionBudget keeps one of two sleepers Ready; the control plane, whose config did not change, is left."""
+    day2 = ("-e", "cluster_name=%s" % CLUSTER, "-e", "state_store=%s" % store)
+    args = ("-i", "hosts.yml") + day2
+    with e2e.step("rolling_update.yml --check right after enroll: nothing to roll", [], times):
+        checked = e2e.check(e2e.run_playbook("rolling_update.yml", *args, "--check", cwd=user_dir),
+                            "rolling_update.yml --check (enrolled)")
+        if "No rolling-update required." not in checked.stdout:
+            pytest.fail("an enrolled cluster has hosts to roll:\n%s\nrecords: %s\nthe store's: %s" % (
+                checked.stdout[-3000:], {h.name: _record(h) for h in workers + [control]}, _store_digests(store)))
+    with e2e.step("two sleepers on the workers under a PodDisruptionBudget (minAvailable 1)", workers, times):
+        e2e.run_sleepers(e2e.apps_api(admin), core, replicas=2)
+        e2e.create_budget(admin, {"app": "sleeper"}, 1)
+    with e2e.step("maxPods of the workers' group changed: replace_cluster.yml, update_cluster.yml", [], times):
+        spec_file = user_dir / ("%s.yaml" % CLUSTER)
+        _edit_group(spec_file, NODE_GROUP, lambda spec: spec.setdefault("kubelet", {}).update(maxPods=MAX_PODS))
+        e2e.check(e2e.run_playbook("replace_cluster.yml", "-e", "state_store=%s" % store, "-e",
+                                   "spec_file=%s" % spec_file.name, cwd=user_dir), "replace_cluster.yml (maxPods)")
+        e2e.check(e2e.run_playbook("update_cluster.yml", *day2, cwd=user_dir), "update_cluster.yml (maxPods)")
+    control_config = _store_file(store, CONTROL_PLANE_CONFIG)
+    records = {h.name: _record(h) for h in workers + [control]}
+    with e2e.step("rolling_update.yml --check: the two workers to update, nothing changed", workers, times):
+        checked = e2e.check(e2e.run_playbook("rolling_update.yml", *args, "--check", cwd=user_dir),
+                            "rolling_update.yml --check")
+        assert "%s: 2 host(s) to update in place (%s)" % (NODE_GROUP, ", ".join(sorted(h.name for h in workers))) \
+            in checked.stdout, checked.stdout[-4000:]
+        if "%s: 1 host(s) to update" % CONTROL_PLANE_GROUP in checked.stdout:
+            pytest.fail("the control plane's config did not change, yet it is to roll:\n%s\nrecords: %s\nthe store's: "
+                        "%s\n%s" % (checked.stdout[-3000:], records, _store_digests(store), "".join(
+                            difflib.unified_diff(control_config.splitlines(True),
+                                                 _store_file(store, CONTROL_PLANE_CONFIG).splitlines(True)))))
+        assert sorted(e2e.playbook_recap(checked.stdout)) == ["localhost"], checked.stdout[-4000:]  # no host was rolled
+        assert {h.name: _record(h) for h in workers + [control]} == records
+    with e2e.step("rolling_update.yml rolls the two workers in place, the budget honoured", workers + [control],
+                  times):
+        watch = e2e.ReadyPodsWatch(admin, "app=sleeper").start()
+        started = time.monotonic()
+        try:
+            roll = e2e.run_playbook("rolling_update.yml", *args, "-e", "validate_count=1", cwd=user_dir)
+        finally:
+            watch.stop()
+        times["in-place roll of 2 workers"] = round(time.monotonic() - started, 1)
+        e2e.check(roll, "rolling_update.yml")
+        recap = e2e.playbook_recap(roll.stdout)
+        assert all(recap[h.name]["changed"] > 0 for h in workers) and control.name not in recap, roll.stdout[-6000:]
+        fewest = watch.fewest()
+        assert fewest is not None and fewest >= 1, "the budget (minAvailable 1) was broken: %s" % watch.samples
+        assert "a disruption budget refuses to evict" in roll.stdout or fewest == 1, roll.stdout[-6000:]
+        print("in-place roll: fewest ready sleepers %s of 2 over %d samples" % (fewest, len(watch.samples)))
+    with e2e.step("the workers run the new config, schedulable; a second roll changes nothing", workers, times):
+        for host in workers:
+            node = core.read_node(host.name.lower())
+            assert node.status.capacity["pods"] == str(MAX_PODS) and not node.spec.unschedulable, node.status.capacity
+            assert _record(host) != records[host.name]
+        assert core.read_node(control.name.lower()).status.capacity["pods"] != str(MAX_PODS)
+        assert _record(control) == records[control.name]
+        e2e.wait_for("2 sleepers Running", lambda: len([
+            p for p in core.list_namespaced_pod("default", label_selector="app=sleeper").items
+            if p.status.phase == "Running"]) == 2, 120)
+        again = e2e.check(e2e.run_playbook("rolling_update.yml", *args, cwd=user_dir), "rolling_update.yml (2)")
+        assert "No rolling-update required." in again.stdout, again.stdout[-4000:]
+        assert all(r["changed"] == 0 for r in e2e.playbook_recap(again.stdout).values()), again.stdout[-4000:]
 
 
 def test_a_metal_cluster_is_enrolled_ready_and_validated(host_pool, tmp_path):
@@ -73,7 +140,7 @@ def test_a_metal_cluster_is_enrolled_ready_and_validated(host_pool, tmp_path):
     control, worker1, worker2 = pool.hosts
     hosts = pool.hosts
     bridge = "%s.1" % pool.subnet
-    served_url = pool.serve_directory(_served_directory(build, [binaries.NEWER], tmp_path / "served"))
+    served_url = pool.serve_directory(e2e.served_directory(build, [binaries.NEWER], tmp_path / "served"))
     registry = test_registry.Registry(images=test_registry.standard_images(build, tmp_path / "images"),
                                       host=bridge).start()
     user_dir = tmp_path / "user"  # the user's own directory, where they run ansible-playbook
@@ -82,8 +149,8 @@ def test_a_metal_cluster_is_enrolled_ready_and_validated(host_pool, tmp_path):
     day2 = ("-e", "cluster_name=%s" % CLUSTER, "-e", "state_store=%s" % store)
     # The user's inventory: each host names its instance group. The test-host settings (Debian's packages, the etcd
     # build served here) are host variables, as a user's machines would carry theirs.
-    test_host_vars = {"nodeup_distro_packages": DISTRO,
-                      "protokube_etcd_install_override": _etcd_install(build, served_url)}
+    test_host_vars = {"nodeup_distro_packages": e2e.DISTRO_PACKAGES,
+                      "protokube_etcd_install_override": e2e.etcd_install(build, served_url)}
     pool.inventory_file(user_dir / "hosts.yml", hostvars={
         control.name: dict(test_host_vars, kops_instance_group=CONTROL_PLANE_GROUP),
         worker1.name: dict(test_host_vars, kops_instance_group=NODE_GROUP),
@@ -101,12 +168,12 @@ def test_a_metal_cluster_is_enrolled_ready_and_validated(host_pool, tmp_path):
                                        cwd=user_dir), "create_cluster.yml")
             e2e.check(e2e.run_playbook("get_cluster.yml", *day2, "-e", "output=%s.yaml" % CLUSTER, cwd=user_dir),
                       "get_cluster.yml")
-            _edit_spec(user_dir / ("%s.yaml" % CLUSTER), registry.url)
+            e2e.edit_spec(user_dir / ("%s.yaml" % CLUSTER), registry.url)
             e2e.check(e2e.run_playbook("replace_cluster.yml", "-e", "state_store=%s" % store, "-e",
                                        "spec_file=%s.yaml" % CLUSTER, cwd=user_dir), "replace_cluster.yml")
             e2e.check(e2e.run_playbook("update_cluster.yml", *day2, cwd=user_dir), "update_cluster.yml")
         for host in hosts:
-            _prepare_machine(host)
+            e2e.prepare_metal_host(host)
         os_before = {host.name: _os_state(host) for host in hosts}  # compared after delete_cluster.yml resets them
 
         admin = tmp_path / "admin.kubeconfig"
@@ -117,7 +184,7 @@ def test_a_metal_cluster_is_enrolled_ready_and_validated(host_pool, tmp_path):
         with e2e.step("enroll.yml --check on new hosts lists what it would do and does nothing", hosts, times):
             checked = e2e.check(e2e.run_playbook("enroll.yml", *inventory, *day2, "--check", cwd=user_dir),
                                 "enroll.yml --check (new hosts)")
-            recap = _recap(checked.stdout)
+            recap = e2e.playbook_recap(checked.stdout)
             assert sorted(recap) == sorted(h.name for h in hosts), checked.stdout[-3000:]
             assert all(r["changed"] > 0 for r in recap.values()), checked.stdout[-3000:]
             for host in hosts:
@@ -126,7 +193,7 @@ def test_a_metal_cluster_is_enrolled_ready_and_validated(host_pool, tmp_path):
         started = time.monotonic()
         with e2e.step("enroll.yml: the control plane, then the two workers", hosts, times):
             enroll = e2e.check(e2e.run_playbook("enroll.yml", *inventory, *day2, cwd=user_dir), "enroll.yml")
-            recap = _recap(enroll.stdout)
+            recap = e2e.playbook_recap(enroll.stdout)
             assert sorted(recap) == sorted(h.name for h in hosts), enroll.stdout[-3000:]
         core = e2e.core_api(admin)
         with e2e.step("the three nodes Ready", hosts, times):
@@ -149,12 +216,13 @@ def test_a_metal_cluster_is_enrolled_ready_and_validated(host_pool, tmp_path):
                 assert host.name.lower() in validate.stdout, validate.stdout[-3000:]
         with e2e.step("enroll.yml again changes nothing", hosts, times):
             again = e2e.check(e2e.run_playbook("enroll.yml", *inventory, *day2, cwd=user_dir), "enroll.yml (2)")
-            recap = _recap(again.stdout)
+            recap = e2e.playbook_recap(again.stdout)
             assert recap and all(r["changed"] == 0 for r in recap.values()), again.stdout[-6000:]
         with e2e.step("enroll.yml --check lists nothing to do on an enrolled cluster", hosts, times):
             checked = e2e.check(e2e.run_playbook("enroll.yml", *inventory, *day2, "--check", cwd=user_dir),
                                 "enroll.yml --check")
-            assert all(r["changed"] == 0 for r in _recap(checked.stdout).values()), checked.stdout[-6000:]
+            assert all(r["changed"] == 0 for r in e2e.playbook_recap(checked.stdout).values()), checked.stdout[-6000:]
+        _roll_a_config_change_in_place(admin, core, user_dir, store, [worker1, worker2], control, times)
         _remove_enroll_and_delete(user_dir, hosts, worker2, core, inventory, day2, store, os_before, times)
         print("metal cluster times: %s" % json.dumps(times))
     finally:
@@ -251,7 +319,7 @@ def _remove_enroll_and_delete(user_dir, hosts, worker, core, inventory, day2, st
     with e2e.step("remove_node.yml -l a worker: drained, reset, Node deleted", hosts, times):
         removed = e2e.check(e2e.run_playbook("remove_node.yml", *inventory, *day2, "-l", worker.name, "-e", "yes=true",
                                              cwd=user_dir), "remove_node.yml")
-        assert _recap(removed.stdout)[worker.name]["failed"] == 0, removed.stdout[-3000:]
+        assert e2e.playbook_recap(removed.stdout)[worker.name]["failed"] == 0, removed.stdout[-3000:]
         with pytest.raises(kubernetes.client.exceptions.ApiException) as gone:
             core.read_node(name)
         assert gone.value.status == 404
@@ -273,9 +341,10 @@ def _remove_enroll_and_delete(user_dir, hosts, worker, core, inventory, day2, st
         for host in hosts:
             added = _assert_clean(host, host is hosts[0], os_before[host.name])
             print("%s: packages enroll installed, left by the reset: %s" % (host.name, " ".join(added)))
-        assert _recap(deleted.stdout)[hosts[0].name]["changed"] > 0, deleted.stdout[-3000:]
+        assert e2e.playbook_recap(deleted.stdout)[hosts[0].name]["changed"] > 0, deleted.stdout[-3000:]
     with e2e.step("delete_cluster.yml again: not found, the hosts untouched", hosts, times):
         again = e2e.check(e2e.run_playbook("delete_cluster.yml", *inventory, *day2, "-e", "yes=true", cwd=user_dir),
                           "delete_cluster.yml (2)")
         assert "not found" in again.stdout, again.stdout[-3000:]
-        assert all(r["changed"] == 0 for h, r in _recap(again.stdout).items() if h != "localhost"), again.stdout[-3000:]
+        assert all(r["changed"] == 0 for h, r in e2e.playbook_recap(again.stdout).items() if h != "localhost"), \
+            again.stdout[-3000:]

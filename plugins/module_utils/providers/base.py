@@ -214,8 +214,14 @@ class Provider(abc.ABC):
     # --- day 2 (rolling/) ---
     surges_by_default = False  # kops surges by default here (rollingupdate settings.go: AWS)
 
+    # {verb: what to run instead}: said with the refusal of a verb this cloud does not build (metal's rolling update
+    # is a playbook over the inventory's hosts, not a cloud's rolling side).
+    instead_of = {}
+
     def _not_built(self, verb):
-        raise NotBuilt("spec.cloudProvider: %s is not built for %s clusters" % (verb, self.name))
+        instead = self.instead_of.get(verb)
+        raise NotBuilt("spec.cloudProvider: %s is not built for %s clusters%s"
+                       % (verb, self.name, "; %s" % instead if instead else ""))
 
     # --- what every cloud answers ---
     @abc.abstractmethod

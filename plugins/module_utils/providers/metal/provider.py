@@ -24,6 +24,10 @@ class MetalProvider(Provider):
     machine_types = False  # kops' defaultMachineType has none for metal: the machines exist already
     assigns_network_cidrs = False  # kops' PerformAssignments carves CIDRs on AWS, OpenStack and Azure only
     named_by_label = True  # kops' Cluster.GetCloudProvider: metadata.labels["alpha.kops.k8s.io/cloud"] == "metal"
+    # No instance to replace: the hosts are updated in place by the playbook, which has the inventory.
+    instead_of = {"rolling update": "a metal cluster's hosts are updated in place: run rolling_update.yml with the "
+                                    "inventory of its hosts (ansible-playbook kubeops.kops.rolling_update -i hosts.yml "
+                                    "-e cluster_name=...; docs/metal.md)"}
     kubelet_cloud_provider = ""  # no cloud controller manager: the kubelet runs without --cloud-provider
 
     def driver(self):
