@@ -54,7 +54,7 @@ def test_tarball_holds_only_the_collection(installed):
 # docs/ in two: what a user of the collection reads (shipped), and how its tests, benchmarks and generators work
 # (not shipped). galaxy.yml's manifest lists the first by name.
 USER_DOCS = ["addons.md", "awx.md", "aws-model.md", "bootstrap-service.md", "create-cluster-options.md",
-             "delete-cluster.md", "gce-model.md", "inventory.md", "kubeconfig.md", "metal.md", "node-labels.md",
+             "delete-cluster.md", "gce-model.md", "inventory.md", "kubeconfig.md", "kubespray.md", "metal.md", "node-labels.md",
              "nodeup-config.md", "nodeup.md", "performance.md", "playbooks.md", "protokube.md", "rolling-update.md",
              "state-store.md", "upgrade-cluster.md", "validate-cluster.md"]
 DEVELOPER_DOCS = ["architecture.md", "data-tables.md", "faults.md", "gce-test-server.md", "kube-api-test-server.md",
