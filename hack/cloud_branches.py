@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 # -*- coding: utf-8 -*-
 # Copyright: kubeops.kops contributors
 # Apache License 2.0 (see LICENSE)
@@ -194,7 +194,7 @@ def files(root):
 def count(root):
     """{relative path: [(line, kind, cloud)]} of the files with at least one place."""
     parsed = [(relative, ast.parse(path.read_text(), str(path))) for relative, path in files(root)]
-    constants = _constants(tree for _, tree in parsed)
+    constants = _constants(tree for _relative, tree in parsed)
     result = {}
     for relative, tree in parsed:
         walker = _Walker(constants)
@@ -220,7 +220,7 @@ def main(argv=None):
     by_kind = collections.Counter()
     for path, places in result.items():
         by_area[_area(path)] += len(places)
-        by_kind.update(kind for _, kind, _ in places)
+        by_kind.update(kind for _line, kind, _cloud in places)
     print("%d places name a cloud outside providers/, in %d files" % (total, len(result)))
     print("by area: " + ", ".join("%s %d" % item for item in by_area.most_common()))
     print("by kind: " + ", ".join("%s %d" % item for item in by_kind.most_common()))

@@ -360,8 +360,11 @@ def main(argv=None):
                         "(repeatable; bench/kubespray.py's, not built by default)")
     parser.add_argument("--json", action="store_true", help="print the built directories as JSON")
     args = parser.parse_args(argv)
+
+    def log(line):
+        print(line, file=sys.stderr)
+
     try:
-        log = lambda line: print(line, file=sys.stderr)  # noqa: E731 - one line, used twice
         built = ensure(tuple(args.kubernetes or KUBERNETES_VERSIONS), args.etcd, log=log)
         built["kubeadm"] = {version: str(build_kubeadm(version, log)) for version in args.kubeadm}
     except BuildError as exc:

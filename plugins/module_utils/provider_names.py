@@ -31,6 +31,7 @@ BUILT_IN = ("aws", "gce")
 class NotShipped(CloudError):
     """A cloud's package the running module can neither find in its zip nor in a collection directory."""
 
+
 COLLECTION_ENV = "KUBEOPS_COLLECTION_DIR"
 PREFIX = "ansible_collections.kubeops.kops."
 _PROVIDERS = os.path.join("plugins", "module_utils", "providers")

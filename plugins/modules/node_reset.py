@@ -44,7 +44,7 @@ options:
     elements: str
     default: [KUBE-, CNI-]
 author:
-  - kubeops.kops contributors
+  - kubeops maintainers (@kubeops)
 """
 
 EXAMPLES = r"""

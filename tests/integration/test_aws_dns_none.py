@@ -146,7 +146,7 @@ def test_a_balancer_just_made_is_waited_for_and_a_stuck_one_fails_naming_the_fix
     assert slept == [5, 5]
     with pytest.raises(ValueError, match="is provisioning after 30 s.*run update again once it is active"):
         update_facts.wait_until_active(Balancers(lambda: "provisioning"), completed, 30, sleep=sleep,
-                                          clock=lambda: now[0])
+                                       clock=lambda: now[0])
 
 
 def test_a_cluster_whose_balancer_names_hold_two_hyphens_is_made(aws, tmp_path):

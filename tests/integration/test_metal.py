@@ -300,7 +300,7 @@ def test_a_control_planes_store_files_come_from_an_s3_store(playbook, tmp_path, 
     (tmp_path / "export.yml").write_text(yaml.safe_dump([{
         "hosts": "localhost", "gather_facts": False, "tasks": [
             {"name": "Export", "kubeops.kops.store_export": {"state_store": store, "cluster_name": NAME,
-                                                              "dest": str(dest)}, "no_log": False}]}]))
+                                                             "dest": str(dest)}, "no_log": False}]}]))
     for extra in ((), ("--check",)):
         code, run = playbook(tmp_path / "export.yml", *extra)
         assert code == 0, run
@@ -316,7 +316,7 @@ def test_a_control_planes_store_files_come_from_an_s3_store(playbook, tmp_path, 
     (tmp_path / "typo.yml").write_text(yaml.safe_dump([{
         "hosts": "localhost", "gather_facts": False, "tasks": [
             {"name": "Export", "kubeops.kops.store_export": {"state_store": store, "cluster_name": "other.k8s.local",
-                                                              "dest": str(dest)}}]}]))
+                                                             "dest": str(dest)}}]}]))
     code, refused = playbook(tmp_path / "typo.yml")
     assert code != 0
     assert _failed_line(refused, "Export") == "cluster other.k8s.local not found in s3://metal-store/state"

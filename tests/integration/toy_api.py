@@ -34,7 +34,7 @@ class ToyApi(object):
         for key, values in query.items():
             for value in values:
                 if key == "label":
-                    name, _, wanted = value.partition("=")
+                    name, _sep, wanted = value.partition("=")
                     if (item.get("labels") or {}).get(name) != wanted:
                         return False
                 elif str(item.get(key)) != value:

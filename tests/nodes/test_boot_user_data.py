@@ -16,6 +16,7 @@ import pytest
 
 from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import bootstrap, config as nodeup_config
+from ansible_collections.kubeops.kops.plugins.module_utils import updates
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import store as nodeup_store
 
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeup import component_rules
@@ -48,8 +49,7 @@ def test_user_data_boots_a_worker(host_pool, tmp_path):
     store = tmp_path / "state"
     service = ClusterService("file://%s" % store)
     service.execute(service.plan_create(OPTIONS))
-    cluster, groups = service.read(CLUSTER)
-    completed = service.validate(cluster, groups)
+    completed, groups = updates.load_completed(service, CLUSTER)  # as update completes them, once
     cluster_store = service.cluster_store(CLUSTER)
     changes, hashes = nodeup_store.node_files(cluster_store, completed, groups)
     cluster_store.apply(changes)

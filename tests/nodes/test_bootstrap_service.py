@@ -19,6 +19,7 @@ import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import config as nodeup_config
+from ansible_collections.kubeops.kops.plugins.module_utils import updates
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import store as nodeup_store
 from ansible_collections.kubeops.kops.plugins.module_utils.completion import populate
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs, keystore
@@ -92,9 +93,8 @@ def _store(tmp_path):
     root = tmp_path / "state"
     service = ClusterService("file://%s" % root)
     service.execute(service.plan_create(OPTIONS))
-    cluster, groups = service.read(CLUSTER)
+    completed, groups = updates.load_completed(service, CLUSTER)  # as update completes them, once
     cluster_store = service.cluster_store(CLUSTER)
-    completed = service.validate(cluster, groups)
     changes, _hashes = nodeup_store.node_files(cluster_store, completed, groups)
     cluster_store.apply(changes)
     keysets = nodeup_config.load_keysets(cluster_store, completed)

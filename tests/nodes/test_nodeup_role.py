@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from ansible_collections.kubeops.kops.plugins.module_utils.clusters import ClusterService
+from ansible_collections.kubeops.kops.plugins.module_utils import updates
 from ansible_collections.kubeops.kops.plugins.module_utils.nodeconfig import store as nodeup_store
 
 from ansible_collections.kubeops.kops.plugins.module_utils.pki import certs
@@ -38,9 +39,9 @@ def _store(tmp_path, url=None):
     root = tmp_path / "state"
     service = ClusterService(url or "file://%s" % root)
     service.execute(service.plan_create(OPTIONS))
-    cluster, groups = service.read(CLUSTER)
+    completed, groups = updates.load_completed(service, CLUSTER)  # as update completes them, once
     cluster_store = service.cluster_store(CLUSTER)
-    changes, _hashes = nodeup_store.node_files(cluster_store, service.validate(cluster, groups), groups)
+    changes, _hashes = nodeup_store.node_files(cluster_store, completed, groups)
     cluster_store.apply(changes)
     return root, {g["spec"]["role"]: g["metadata"]["name"] for g in groups}
 

@@ -228,7 +228,7 @@ def edit_spec(path, registry_url, more=None):
 def write_cgroup_v1_dropin(host):
     """The kubelet's cgroup-v1 drop-in a test machine image carries (CGROUP_V1_DROPIN)."""
     done = host.run("mkdir -p %s && printf %%s %s > %s" % (os.path.dirname(CGROUP_V1_DROPIN_PATH),
-                                                            shlex.quote(CGROUP_V1_DROPIN), CGROUP_V1_DROPIN_PATH))
+                                                           shlex.quote(CGROUP_V1_DROPIN), CGROUP_V1_DROPIN_PATH))
     assert done.returncode == 0, done.stderr
 
 

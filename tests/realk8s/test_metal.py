@@ -272,8 +272,8 @@ def _assert_clean(host, control_plane, before):
     assert "enabled" not in enabled, "%s: units still enabled: %s" % (host.name, enabled)
     after = _os_state(host)
     for name in ("os-release", "hosts", "fstab", "sshd"):
-        assert after[name] == before[name], "%s: %s changed:\n%s\n---\n%s" % (host.name, name, before[name],
-                                                                            after[name])
+        assert after[name] == before[name], "%s: %s changed:\n%s\n---\n%s" % (
+            host.name, name, before[name], after[name])
     installed = set(after["packages"].splitlines())
     assert set(before["packages"].splitlines()) <= installed, \
         "%s: packages removed or changed: %s" % (host.name, set(before["packages"].splitlines()) - installed)

@@ -19,7 +19,6 @@ from ansible_collections.kubeops.kops.plugins.module_utils import provider_names
 from ansible_collections.kubeops.kops.plugins.module_utils.errors import SpecError
 
 
-
 class CloudFactsError(SpecError):
     pass
 

@@ -210,8 +210,8 @@ def boot_script(completed_cluster, instance_group, config_base, nodeup_config_ha
         raise NodeConfigError("instance group %s: the boot script needs the nodeup config's sha256 and the boot "
                               "manifest (URL and sha256)" % group)
     cloud = completed_cluster["spec"].get("cloudProvider")
-    defaults = dict(BOOT_NODEUP_VARS, **{variable: cloud for variable in NODE_FUNCTION_VARS
-                                        if provider_names.declared_value(cloud, "node_functions", False)})
+    node_functions = provider_names.declared_value(cloud, "node_functions", False)
+    defaults = dict(BOOT_NODEUP_VARS, **{variable: cloud for variable in NODE_FUNCTION_VARS if node_functions})
     nodeup_vars = dict(defaults, **(nodeup_vars or {}))
     if config_server_settings:
         settings = dict(config_server_settings)

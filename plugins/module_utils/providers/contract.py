@@ -43,4 +43,3 @@ def unanswered_contract(name):
     if cloud.node_functions:
         gaps += ["NodePart.%s" % n for n in base.unanswered(node_part, base.NodePart)]
     return gaps
-

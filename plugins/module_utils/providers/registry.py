@@ -83,4 +83,3 @@ def cloud_for(completed, region=None, profile=None, hosts=None):
     if getattr(reader, "MACHINES_FROM_INVENTORY", False):
         options["hosts"] = hosts
     return reader, reader.cloud(completed["metadata"]["name"], region or region_of(spec), profile, **options)
-

@@ -104,9 +104,9 @@ def node_batch(cluster, node_hosts, max_unavailable=None, budget_max_unavailable
 def surge_note(cluster, max_surge=None, budget_max_surge=None):
     """The line saying a surge is not made, when one was asked for (an option or spec.rollingUpdate.maxSurge)."""
     spec = (cluster.get("spec") or {}).get("rollingUpdate") or {}
-    asked = [where for value, where in ((max_surge, "max_surge"), (budget_max_surge, "budget_max_surge"),
-                                         (spec.get("maxSurge"), "spec.rollingUpdate.maxSurge"))
-             if value not in (None, "", 0, "0", "0%")]
+    options = ((max_surge, "max_surge"), (budget_max_surge, "budget_max_surge"),
+               (spec.get("maxSurge"), "spec.rollingUpdate.maxSurge"))
+    asked = [where for value, where in options if value not in (None, "", 0, "0", "0%")]
     if not asked:
         return None
     return ("%s: no surge on metal (the hosts are the machines, there is none to add); each host is drained and "

@@ -30,7 +30,7 @@ class ToyTask(Task):
 
     def update(self, cloud, actual, changes):
         self.immutable_changes(changes)
-        cloud.update(self.collection, self.outputs["id"], {name: desired for name, (_, desired) in changes.items()})
+        cloud.update(self.collection, self.outputs["id"], {name: desired for name, (_actual, desired) in changes.items()})
 
     @classmethod
     def orphans(cls, cloud, wanted):

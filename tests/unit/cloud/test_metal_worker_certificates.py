@@ -31,7 +31,7 @@ def _subject(pem):
 def test_keys_on_the_host_certificates_from_the_controller(ca, places, tmp_path):
     ca_pem = certs.certificate_pem(ca[0]).decode("ascii")
     assert wc.host_keys(ca_pem, places, check_mode=True) == {"kubelet": None, "kubelet-server": None,
-                                                              "kube-proxy": None}
+                                                             "kube-proxy": None}
     assert list(tmp_path.rglob("*")) == []  # check mode wrote nothing
     public = wc.host_keys(ca_pem, places)
     assert sorted(public) == ["kube-proxy", "kubelet", "kubelet-server"]

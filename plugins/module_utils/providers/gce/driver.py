@@ -25,7 +25,7 @@ class GceDriver(Driver):
     provider = "gce"
     targets = ("direct", "terraform")  # CloudFormation is AWS's
 
-    def cloud(self, cluster_name, region, project=None, credentials_file=None, spec=None, profile=None):
+    def cloud(self, cluster_name, region, profile=None, spec=None, project=None, credentials_file=None):
         """The cluster's GceCloud; project from the spec unless given.  Credentials: application default
         (GOOGLE_APPLICATION_CREDENTIALS, gcloud's) unless credentials_file.  profile is the AWS option: on a
         GCE cluster it serves an s3:// state store only, never Compute."""
